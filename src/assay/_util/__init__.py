@@ -1,0 +1,1 @@
+"""Small internal helpers shared by every layer (no public API here)."""

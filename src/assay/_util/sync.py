@@ -1,0 +1,47 @@
+"""Run a coroutine to completion from synchronous code.
+
+Without a running event loop we simply use `asyncio.run`. Inside one (Jupyter, an async web
+handler, pytest-asyncio) we must not block or re-enter that loop, and we refuse to patch it
+globally the way nest_asyncio does; instead the coroutine runs on a fresh loop in a worker
+thread and the caller's thread waits for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def _has_running_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Drive `coro` to completion and return its result (or raise its exception)."""
+    if not _has_running_loop():
+        return asyncio.run(coro)
+
+    outcome: dict[str, Any] = {}
+    context = contextvars.copy_context()
+
+    def worker() -> None:
+        try:
+            outcome["value"] = context.run(asyncio.run, coro)
+        except BaseException as exc:  # re-raised in the caller's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=worker, name="assay-run-sync", daemon=True)
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]

@@ -1,0 +1,139 @@
+"""The one metric base class.
+
+A metric is a dataclass whose fields are its parameters (`RougeScore(rouge_type="rouge1")`).
+It declares which sample fields it needs, and implements one coroutine, `_ascore(**fields)`,
+returning a `MetricResult`. Callers use:
+
+- `await metric.ascore(**fields)` / `metric.score(**fields)`: score loose values directly;
+- `await metric.ascore_sample(sample)`: score a `SingleTurnSample`/`MultiTurnSample`.
+
+A metric raises `NotApplicable` when a sample is outside its domain; the engine records that
+as a `skipped` outcome. Any other exception becomes an `error` outcome in a run.
+Metrics never know which model provider runs them: models arrive as the `llm`/`embeddings`
+fields of the metrics that declare them.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from assay._util.sync import run_sync
+from assay.errors import UsageError
+from assay.schema.outcome import MetricResult
+from assay.schema.samples import MultiTurnSample, Sample, SingleTurnSample
+
+SampleKind = Literal["single_turn", "multi_turn"]
+
+# Fields that hold models or other live objects, not configuration.
+_RUNTIME_FIELDS = frozenset({"llm", "embeddings"})
+
+
+@dataclass(kw_only=True)
+class Metric(abc.ABC):
+    """Base class of every metric. Subclasses are `@dataclass(kw_only=True)` too."""
+
+    name: str = ""
+
+    required_fields: ClassVar[tuple[str, ...]] = ()
+    optional_fields: ClassVar[tuple[str, ...]] = ()
+    sample_kind: ClassVar[SampleKind] = "single_turn"
+    needs_llm: ClassVar[bool] = False
+    needs_embeddings: ClassVar[bool] = False
+    version: ClassVar[str] = "1"
+    # "higher" for most scores; "lower" for error-like metrics such as noise sensitivity.
+    better: ClassVar[Literal["higher", "lower"]] = "higher"
+
+    def __post_init__(self) -> None:
+        if not self.name:
+            raise UsageError(f"{type(self).__name__} needs a non-empty name")
+
+    # -- the part a subclass writes ----------------------------------------------------
+    @abc.abstractmethod
+    async def _ascore(self, **fields: Any) -> MetricResult:
+        """Compute the score from the sample fields this metric declared."""
+
+    # -- calling a metric --------------------------------------------------------------
+    async def ascore(self, **fields: Any) -> MetricResult:
+        """Score one sample given as keyword arguments named like sample fields."""
+        missing = [field for field in self.required_fields if fields.get(field) is None]
+        if missing:
+            raise UsageError(
+                f"{type(self).__name__}.score() needs {', '.join(missing)} "
+                f"(required: {', '.join(self.required_fields)})"
+            )
+        known = set(self.required_fields) | set(self.optional_fields)
+        unknown = sorted(set(fields) - known)
+        if unknown:
+            raise UsageError(
+                f"{type(self).__name__}.score() got unexpected field(s) {', '.join(unknown)}; "
+                f"it takes {', '.join(sorted(known))}"
+            )
+        result = await self._ascore(**fields)
+        if not isinstance(result, MetricResult):
+            result = MetricResult(result)
+        return result
+
+    def score(self, **fields: Any) -> MetricResult:
+        """Synchronous twin of `ascore`; safe inside a running event loop."""
+        return run_sync(self.ascore(**fields))
+
+    def missing_fields(self, sample: Sample) -> list[str]:
+        """Required fields the sample lacks (None or empty)."""
+        return [field for field in self.required_fields if not sample.has(field)]
+
+    def accepts(self, sample: Sample) -> bool:
+        expected = MultiTurnSample if self.sample_kind == "multi_turn" else SingleTurnSample
+        return isinstance(sample, expected)
+
+    async def ascore_sample(self, sample: Sample) -> MetricResult:
+        fields = {
+            field: getattr(sample, field)
+            for field in (*self.required_fields, *self.optional_fields)
+            if getattr(sample, field, None) is not None
+        }
+        return await self.ascore(**fields)
+
+    # Ragas spellings, for users porting code.
+    async def single_turn_ascore(self, sample: Sample) -> float | Any:
+        return (await self.ascore_sample(sample)).value
+
+    def single_turn_score(self, sample: Sample) -> float | Any:
+        return run_sync(self.single_turn_ascore(sample))
+
+    multi_turn_ascore = single_turn_ascore
+    multi_turn_score = single_turn_score
+
+    # -- description -------------------------------------------------------------------
+    def params(self) -> dict[str, Any]:
+        """Configuration fields (models excluded), JSON-friendly."""
+        values = {}
+        for field in dataclasses.fields(self):
+            if field.name in _RUNTIME_FIELDS or field.name == "name":
+                continue
+            value = getattr(self, field.name)
+            values[field.name] = getattr(value, "value", value)  # enums by value
+        return values
+
+    def spec(self) -> dict[str, Any]:
+        """Identity of this metric configuration, stored with results and checkpoints."""
+        return {
+            "name": self.name,
+            "class": type(self).__name__,
+            "version": self.version,
+            "params": self.params(),
+        }
+
+    def with_models(self, *, llm: Any = None, embeddings: Any = None) -> Metric:
+        """A copy with missing models filled in; the original is left untouched."""
+        changes = {}
+        if llm is not None and self.needs_llm and getattr(self, "llm", None) is None:
+            changes["llm"] = llm
+        if embeddings is not None and self.needs_embeddings and getattr(self, "embeddings", None) is None:
+            changes["embeddings"] = embeddings
+        return dataclasses.replace(self, **changes) if changes else self
+
+
+__all__ = ["Metric", "SampleKind"]

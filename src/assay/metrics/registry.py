@@ -1,0 +1,59 @@
+"""Find metric classes by their id (`bleu_score`, `faithfulness`, ...).
+
+Every concrete `Metric` subclass imported by `assay.metrics` is in the catalogue; its id is
+the default of its `name` field. Third-party metrics join by subclassing `Metric` and being
+imported before lookup.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import inspect
+from typing import Any
+
+from assay.errors import UsageError
+from assay.metrics.base import Metric
+
+
+def _concrete_subclasses(cls: type[Metric]) -> list[type[Metric]]:
+    found: list[type[Metric]] = []
+    for sub in cls.__subclasses__():
+        if not inspect.isabstract(sub):
+            found.append(sub)
+        found.extend(_concrete_subclasses(sub))
+    return found
+
+
+def default_name(cls: type[Metric]) -> str:
+    field = {f.name: f for f in dataclasses.fields(cls)}["name"]
+    return field.default if isinstance(field.default, str) else ""
+
+
+def metric_classes() -> dict[str, type[Metric]]:
+    """Metric id -> class, for every concrete metric currently imported."""
+    import assay.metrics  # noqa: F401  (importing the package fills the catalogue)
+
+    catalogue: dict[str, type[Metric]] = {}
+    for cls in _concrete_subclasses(Metric):
+        name = default_name(cls)
+        if name and name not in catalogue:
+            catalogue[name] = cls
+    return dict(sorted(catalogue.items()))
+
+
+def create_metric(name: str, **params: Any) -> Metric:
+    """Instantiate the metric with id `name`; an unknown id is a UsageError with suggestions."""
+    catalogue = metric_classes()
+    cls = catalogue.get(name)
+    if cls is None:
+        close = difflib.get_close_matches(name, list(catalogue), n=3)
+        hint = f"; did you mean {', '.join(close)}?" if close else "; `assay metrics` lists them all"
+        raise UsageError(f"unknown metric {name!r}{hint}")
+    try:
+        return cls(**params)
+    except TypeError as exc:
+        raise UsageError(f"metric {name!r}: {exc}") from None
+
+
+__all__ = ["create_metric", "default_name", "metric_classes"]

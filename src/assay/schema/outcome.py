@@ -1,0 +1,134 @@
+"""What one metric produced for one row: a typed outcome, never a bare NaN.
+
+`MetricResult` is what a metric returns when called directly (`metric.score(...)`).
+Inside an evaluation run each (row, metric) cell ends as exactly one of:
+
+- `Ok`: a value (finite number, bool, label or ranking), with the reason and details;
+- `Skipped`: the metric does not apply to that row (missing fields, nothing to judge), and why;
+- `Error`: the metric tried and failed: exception type, message, attempts, raw model output.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, StrictBool, StrictInt
+
+# Order matters for pydantic's union matching: bool must be tried before int.
+Value = StrictBool | StrictInt | FiniteFloat | str | list[str]
+
+
+class MetricResult:
+    """A metric's answer for one sample. Behaves like its value in arithmetic and comparisons."""
+
+    __slots__ = ("details", "reason", "value")
+
+    def __init__(self, value: Any, reason: str | None = None, details: dict[str, Any] | None = None):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError(f"a metric value must be finite, got {value!r}")
+        self.value = value
+        self.reason = reason
+        self.details = details
+
+    def __repr__(self) -> str:
+        return f"MetricResult(value={self.value!r}, reason={self.reason!r})"
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def __int__(self) -> int:
+        return int(self.value)
+
+    def __bool__(self) -> bool:
+        return bool(self.value)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, MetricResult):
+            return self.value == other.value and self.reason == other.reason
+        return self.value == other
+
+    def __hash__(self) -> int:
+        return hash(self.value) if not isinstance(self.value, list) else hash(tuple(self.value))
+
+    def __lt__(self, other: Any) -> bool:
+        return self.value < _unwrap(other)
+
+    def __le__(self, other: Any) -> bool:
+        return self.value <= _unwrap(other)
+
+    def __gt__(self, other: Any) -> bool:
+        return self.value > _unwrap(other)
+
+    def __ge__(self, other: Any) -> bool:
+        return self.value >= _unwrap(other)
+
+    def __add__(self, other: Any) -> Any:
+        return self.value + _unwrap(other)
+
+    __radd__ = __add__
+
+    def __mul__(self, other: Any) -> Any:
+        return self.value * _unwrap(other)
+
+    __rmul__ = __mul__
+
+    def __sub__(self, other: Any) -> Any:
+        return self.value - _unwrap(other)
+
+    def __rsub__(self, other: Any) -> Any:
+        return _unwrap(other) - self.value
+
+    def __truediv__(self, other: Any) -> Any:
+        return self.value / _unwrap(other)
+
+    def __round__(self, ndigits: int | None = None) -> Any:
+        return round(self.value, ndigits)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"result": self.value, "reason": self.reason}
+
+
+def _unwrap(value: Any) -> Any:
+    return value.value if isinstance(value, MetricResult) else value
+
+
+class _Outcome(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Ok(_Outcome):
+    status: Literal["ok"] = "ok"
+    value: Value
+    reason: str | None = None
+    details: dict[str, Any] | None = None
+
+
+class Skipped(_Outcome):
+    status: Literal["skipped"] = "skipped"
+    reason: str
+
+
+class Error(_Outcome):
+    status: Literal["error"] = "error"
+    error_type: str
+    message: str
+    attempts: int = 1
+    raw: str | None = None
+
+
+Outcome = Annotated[Ok | Skipped | Error, Field(discriminator="status")]
+
+
+class Cell(BaseModel):
+    """One finished (row, metric) job: the unit of checkpointing and of result files."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    row: int
+    metric: str
+    outcome: Outcome
+    seconds: float = 0.0
+
+
+__all__ = ["Cell", "Error", "MetricResult", "Ok", "Outcome", "Skipped", "Value"]
