@@ -1,0 +1,39 @@
+"""assay: measure how good LLM, RAG and agent applications are.
+
+The public surface is re-exported here; everything else is an implementation detail.
+"""
+
+from assay._version import __version__
+from assay.engine import aevaluate, evaluate
+from assay.errors import (
+    AssayError,
+    CheckpointMismatch,
+    DataError,
+    MetricError,
+    MissingDependency,
+    ModelError,
+    NotApplicable,
+    RunFailed,
+    UsageError,
+)
+from assay.metrics import *  # noqa: F403
+from assay.metrics import __all__ as _metrics_all
+from assay.schema import *  # noqa: F403
+from assay.schema import __all__ as _schema_all
+
+__all__ = [
+    "AssayError",
+    "CheckpointMismatch",
+    "DataError",
+    "MetricError",
+    "MissingDependency",
+    "ModelError",
+    "NotApplicable",
+    "RunFailed",
+    "UsageError",
+    "__version__",
+    "aevaluate",
+    "evaluate",
+    *_metrics_all,
+    *_schema_all,
+]

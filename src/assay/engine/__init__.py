@@ -1,0 +1,5 @@
+"""Running evaluations: planning, concurrency, checkpoints, progress."""
+
+from assay.engine.run import aevaluate, evaluate
+
+__all__ = ["aevaluate", "evaluate"]

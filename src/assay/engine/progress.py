@@ -1,0 +1,99 @@
+"""Progress display and the summary table, both with rich, both on stderr/stdout as asked."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from assay.schema.result import EvaluationResult
+
+
+class CellProgress:
+    """A rows x metrics progress bar with ETA and a running error count; silent when disabled."""
+
+    def __init__(self, total: int, *, done: int = 0, enabled: bool = True, console: Console | None = None):
+        self.enabled = enabled
+        self.errors = 0
+        self._progress: Progress | None = None
+        if enabled:
+            self._progress = Progress(
+                TextColumn("[bold]Evaluating"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("cells"),
+                TimeElapsedColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
+                TextColumn("{task.fields[errors]}"),
+                console=console or Console(stderr=True),
+                transient=False,
+            )
+            self._task = self._progress.add_task("evaluate", total=total, completed=done, errors="")
+
+    def __enter__(self) -> CellProgress:
+        if self._progress is not None:
+            self._progress.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._progress is not None:
+            self._progress.stop()
+
+    def advance(self, *, failed: bool) -> None:
+        if failed:
+            self.errors += 1
+        if self._progress is not None:
+            label = f"[red]{self.errors} error(s)" if self.errors else ""
+            self._progress.update(self._task, advance=1, errors=label)
+
+
+def summary_table(result: EvaluationResult) -> Table:
+    """Mean, coverage and the counts that explain it, one line per metric."""
+    table = Table(title=f"assay: {len(result.dataset)} rows, {len(result.metric_names)} metrics")
+    table.add_column("metric", style="bold")
+    table.add_column("mean", justify="right")
+    table.add_column("coverage", justify="right")
+    table.add_column("skipped", justify="right")
+    table.add_column("errors", justify="right")
+    for item in result.summaries():
+        if item.mean is not None:
+            shown = f"{item.mean:.4f}"
+        elif item.labels:
+            shown = ", ".join(f"{label}: {count}" for label, count in sorted(item.labels.items()))
+        else:
+            shown = "n/a"
+        table.add_row(
+            item.name,
+            shown,
+            f"{item.coverage_text()} ({item.coverage:.0%})",
+            str(item.n_skipped),
+            f"[red]{item.n_error}" if item.n_error else "0",
+        )
+    return table
+
+
+def print_summary(result: EvaluationResult, console: Console | None = None, *, max_errors: int = 5) -> None:
+    console = console or Console()
+    console.print(summary_table(result))
+    errors = result.errors()
+    for row, metric, error in errors[:max_errors]:
+        console.print(
+            f"[red]error[/red] row {row}, {escape(metric)}: {escape(error.error_type)}: {escape(error.message)}",
+            highlight=False,
+        )
+    if len(errors) > max_errors:
+        console.print(f"... and {len(errors) - max_errors} more errors (see the per-row output)")
+
+
+__all__ = ["CellProgress", "print_summary", "summary_table"]

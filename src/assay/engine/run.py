@@ -1,0 +1,250 @@
+"""`evaluate` / `aevaluate`: one job per (row, metric), every cell ending in a typed outcome.
+
+The run is planned up front (which cells apply, which are already in the checkpoint), then
+the remaining cells run concurrently under a limit. Each finished cell is appended to the run
+directory (when one is given) before the progress bar moves, so a crash or kill -9 loses at
+most the cells in flight.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from assay._util.sync import run_sync
+from assay.engine.checkpoint import RunDirectory, fingerprint
+from assay.engine.progress import CellProgress
+from assay.errors import NotApplicable, RunFailed, UsageError
+from assay.metrics.base import Metric
+from assay.metrics.registry import create_metric
+from assay.schema.dataset import EvaluationDataset
+from assay.schema.outcome import Cell, Error, Ok, Outcome, Skipped
+from assay.schema.result import EvaluationResult
+from assay.schema.samples import Sample
+
+
+def coerce_dataset(dataset: Any, column_map: Mapping[str, str] | None = None) -> EvaluationDataset:
+    """Accept an EvaluationDataset, a list of dicts/samples, a pandas frame, an HF dataset or a path."""
+    if dataset is None:
+        raise UsageError("evaluate() needs a dataset")
+    if isinstance(dataset, EvaluationDataset):
+        if column_map:
+            return EvaluationDataset.from_list(dataset.to_list(), column_map=column_map)
+        return dataset
+    if isinstance(dataset, (str, Path)):
+        return EvaluationDataset.load(dataset, column_map=column_map)
+    if hasattr(dataset, "to_dict") and hasattr(dataset, "columns"):  # pandas DataFrame
+        return EvaluationDataset.from_pandas(dataset, column_map=column_map)
+    if hasattr(dataset, "to_list") and hasattr(dataset, "features"):  # Hugging Face datasets.Dataset
+        return EvaluationDataset.from_hf_dataset(dataset, column_map=column_map)
+    if isinstance(dataset, Sequence):
+        items = list(dataset)
+        if items and all(not isinstance(item, Mapping) for item in items):
+            return EvaluationDataset(items)
+        return EvaluationDataset.from_list(items, column_map=column_map)
+    raise UsageError(f"evaluate() cannot use a dataset of type {type(dataset).__name__}")
+
+
+def coerce_metrics(metrics: Any) -> list[Metric]:
+    if metrics is None or (isinstance(metrics, Sequence) and not metrics):
+        raise UsageError("evaluate() needs at least one metric, e.g. metrics=[BleuScore()]")
+    if isinstance(metrics, (str, Metric)) or not isinstance(metrics, Sequence):
+        raise UsageError("metrics must be a list, e.g. metrics=[BleuScore()] or metrics=['bleu_score']")
+    resolved = [create_metric(item) if isinstance(item, str) else item for item in metrics]
+    for position, metric in enumerate(resolved):
+        if not isinstance(metric, Metric):
+            raise UsageError(
+                f"metrics[{position}] is a {type(metric).__name__}, not a metric object or metric name"
+            )
+    names = [metric.name for metric in resolved]
+    duplicates = sorted({name for name in names if names.count(name) > 1})
+    if duplicates:
+        raise UsageError(
+            f"two metrics are named {', '.join(duplicates)}; give one a different name=... so results "
+            "can be told apart"
+        )
+    return resolved
+
+
+def _check_metric_fits(metric: Metric, dataset: EvaluationDataset) -> None:
+    """Mistakes that would skip every row are reported before any work starts."""
+    if not len(dataset):
+        return
+    if dataset.kind != metric.sample_kind:
+        wanted = "multi-turn (conversation)" if metric.sample_kind == "multi_turn" else "single-turn"
+        raise UsageError(f"metric {metric.name} scores {wanted} samples, but the dataset is {dataset.kind.replace('_', '-')}")
+    present = set(dataset.features())
+    absent = [field for field in metric.required_fields if field not in present]
+    if absent:
+        raise UsageError(
+            f"metric {metric.name} needs {', '.join(absent)}, which no row of the dataset has "
+            f"(it has {', '.join(sorted(present)) or 'no fields'})"
+        )
+
+
+def _prepare_metrics(metrics: list[Metric], llm: Any, embeddings: Any) -> list[Metric]:
+    prepared = []
+    for metric in metrics:
+        metric = metric.with_models(llm=llm, embeddings=embeddings)
+        if metric.needs_llm and getattr(metric, "llm", None) is None:
+            raise UsageError(f"metric {metric.name} needs an LLM judge: pass llm=... to evaluate() or to the metric")
+        if metric.needs_embeddings and getattr(metric, "embeddings", None) is None:
+            raise UsageError(f"metric {metric.name} needs embeddings: pass embeddings=... to evaluate() or to the metric")
+        prepared.append(metric)
+    return prepared
+
+
+async def score_cell(metric: Metric, sample: Sample, *, timeout: float | None) -> Outcome:
+    """Run one metric on one sample and classify what happened."""
+    missing = metric.missing_fields(sample)
+    if missing:
+        return Skipped(reason=f"row has no {', '.join(missing)}")
+    scope: anyio.CancelScope | None = None
+    try:
+        with anyio.fail_after(timeout) as scope:
+            result = await metric.ascore_sample(sample)
+    except NotApplicable as exc:
+        return Skipped(reason=str(exc) or "not applicable")
+    except TimeoutError as exc:
+        if scope is not None and scope.cancel_called:
+            return Error(error_type="Timeout", message=f"no result within {timeout:g} s for this cell")
+        return Error(error_type=type(exc).__name__, message=str(exc) or "timed out")
+    except Exception as exc:
+        return Error(
+            error_type=type(exc).__name__,
+            message=str(exc) or repr(exc),
+            attempts=getattr(exc, "attempts", 1),
+            raw=getattr(exc, "raw", None),
+        )
+    try:
+        return Ok(value=result.value, reason=result.reason, details=result.details)
+    except ValueError as exc:  # e.g. a non-finite float from a metric: refuse to store NaN
+        return Error(error_type="InvalidValue", message=f"metric returned {result.value!r}: {exc}")
+
+
+async def aevaluate(
+    dataset: Any,
+    metrics: Sequence[Metric | str] | None = None,
+    *,
+    llm: Any = None,
+    embeddings: Any = None,
+    column_map: Mapping[str, str] | None = None,
+    run_dir: str | Path | None = None,
+    max_concurrency: int = 16,
+    timeout: float | None = 600.0,
+    strict: bool = False,
+    show_progress: bool = True,
+) -> EvaluationResult:
+    """Score every row of `dataset` with every metric; see `evaluate` for the parameters."""
+    data = coerce_dataset(dataset, column_map)
+    chosen = _prepare_metrics(coerce_metrics(metrics), llm, embeddings)
+    for metric in chosen:
+        _check_metric_fits(metric, data)
+    if max_concurrency < 1:
+        raise UsageError(f"max_concurrency must be at least 1, got {max_concurrency}")
+
+    specs = [metric.spec() for metric in chosen]
+    outcomes: list[dict[str, Outcome]] = [{} for _ in range(len(data))]
+    checkpoint = RunDirectory(run_dir) if run_dir is not None else None
+    if checkpoint is not None:
+        rows = data.to_list()
+        kept = checkpoint.open(
+            run_fingerprint=fingerprint(rows, specs, {}),
+            description={"n_rows": len(rows), "metrics": specs},
+        )
+        for (row, name), cell in kept.items():
+            if row < len(outcomes):
+                outcomes[row][name] = cell.outcome
+
+    pending = [
+        (row, metric) for row in range(len(data)) for metric in chosen if metric.name not in outcomes[row]
+    ]
+    total = len(data) * len(chosen)
+    started = time.perf_counter()
+    failure: list[RunFailed] = []
+    queue = iter(pending)
+
+    try:
+        with CellProgress(total, done=total - len(pending), enabled=show_progress) as progress:
+
+            async def worker(cancel: anyio.CancelScope) -> None:
+                # A fixed pool of workers pulls cells from one queue: memory stays flat
+                # however many cells there are, and at most `max_concurrency` run at once.
+                for row, metric in queue:
+                    began = time.perf_counter()
+                    outcome = await score_cell(metric, data[row], timeout=timeout)
+                    outcomes[row][metric.name] = outcome
+                    if checkpoint is not None:
+                        checkpoint.append(
+                            Cell(row=row, metric=metric.name, outcome=outcome, seconds=time.perf_counter() - began)
+                        )
+                    progress.advance(failed=isinstance(outcome, Error))
+                    if strict and isinstance(outcome, Error):
+                        failure.append(RunFailed(row, metric.name, outcome.error_type, outcome.message))
+                        cancel.cancel()
+                        return
+
+            async with anyio.create_task_group() as group:
+                for _ in range(min(max_concurrency, len(pending))):
+                    group.start_soon(worker, group.cancel_scope)
+    finally:
+        if checkpoint is not None:
+            checkpoint.close()
+    if failure:
+        raise failure[0]
+    return EvaluationResult(
+        data,
+        specs,
+        outcomes,
+        seconds=time.perf_counter() - started,
+        run_dir=str(run_dir) if run_dir is not None else None,
+    )
+
+
+def evaluate(
+    dataset: Any,
+    metrics: Sequence[Metric | str] | None = None,
+    *,
+    llm: Any = None,
+    embeddings: Any = None,
+    column_map: Mapping[str, str] | None = None,
+    run_dir: str | Path | None = None,
+    max_concurrency: int = 16,
+    timeout: float | None = 600.0,
+    strict: bool = False,
+    show_progress: bool = True,
+) -> EvaluationResult:
+    """Score every row of `dataset` with every metric.
+
+    dataset: an EvaluationDataset, a list of dicts or samples, a pandas DataFrame, a Hugging
+        Face dataset, or a path to .jsonl/.json/.csv. Legacy column names are mapped.
+    metrics: metric objects (`BleuScore()`) or ids (`"bleu_score"`).
+    llm / embeddings: given to metrics that need them and have none of their own.
+    run_dir: a directory where finished cells are saved as they complete; running again
+        with the same directory resumes, recomputing only what is missing or failed.
+    timeout: seconds allowed per cell before it becomes an `error` outcome.
+    strict: raise `RunFailed` at the first error outcome instead of recording it.
+
+    Works in scripts, in Jupyter and inside a running event loop (the loop is not patched).
+    """
+    return run_sync(
+        aevaluate(
+            dataset,
+            metrics,
+            llm=llm,
+            embeddings=embeddings,
+            column_map=column_map,
+            run_dir=run_dir,
+            max_concurrency=max_concurrency,
+            timeout=timeout,
+            strict=strict,
+            show_progress=show_progress,
+        )
+    )
+
+
+__all__ = ["aevaluate", "coerce_dataset", "coerce_metrics", "evaluate", "score_cell"]

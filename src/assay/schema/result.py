@@ -1,0 +1,199 @@
+"""`EvaluationResult`: every cell's outcome, and aggregates that say how many rows they cover."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from assay._util.deps import require
+from assay.errors import UsageError
+from assay.schema.dataset import EvaluationDataset
+from assay.schema.outcome import Error, Ok, Outcome
+
+RESULT_FORMAT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class MetricSummary:
+    """One metric's aggregate over a run. `mean` is over `ok` cells only; `coverage` says how many."""
+
+    name: str
+    n_rows: int
+    n_ok: int
+    n_skipped: int
+    n_error: int
+    mean: float | None
+    labels: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def coverage(self) -> float:
+        return self.n_ok / self.n_rows if self.n_rows else 0.0
+
+    def coverage_text(self) -> str:
+        return f"{self.n_ok}/{self.n_rows}"
+
+
+def _numeric(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value)
+    return None
+
+
+class EvaluationResult:
+    """The outcome of `evaluate()`: a grid of typed outcomes, rows x metrics."""
+
+    def __init__(
+        self,
+        dataset: EvaluationDataset,
+        metric_specs: list[dict[str, Any]],
+        outcomes: list[dict[str, Outcome]],
+        *,
+        seconds: float = 0.0,
+        run_dir: str | None = None,
+    ) -> None:
+        if len(outcomes) != len(dataset):
+            raise ValueError("one outcome row per dataset row is required")
+        self.dataset = dataset
+        self.metric_specs = metric_specs
+        self.metric_names = [spec["name"] for spec in metric_specs]
+        self.outcomes = outcomes
+        self.seconds = seconds
+        self.run_dir = run_dir
+
+    # -- per cell ------------------------------------------------------------------------
+    def outcome(self, row: int, metric: str) -> Outcome:
+        self._check_metric(metric)
+        return self.outcomes[row][metric]
+
+    def __getitem__(self, metric: str) -> list[Any]:
+        """The value per row for `metric`; None where the cell was skipped or failed."""
+        self._check_metric(metric)
+        return [
+            cell.value if isinstance(cell, Ok) else None for cell in (row[metric] for row in self.outcomes)
+        ]
+
+    def errors(self) -> list[tuple[int, str, Error]]:
+        """Every failed cell as (row, metric, error)."""
+        return [
+            (row, name, cell)
+            for row, cells in enumerate(self.outcomes)
+            for name, cell in cells.items()
+            if isinstance(cell, Error)
+        ]
+
+    def _check_metric(self, metric: str) -> None:
+        if metric not in self.metric_names:
+            raise UsageError(f"no metric {metric!r} in this result; it has {', '.join(self.metric_names)}")
+
+    # -- aggregates ------------------------------------------------------------------------
+    def summary(self, metric: str) -> MetricSummary:
+        self._check_metric(metric)
+        cells = [row[metric] for row in self.outcomes]
+        oks = [cell for cell in cells if isinstance(cell, Ok)]
+        numbers = [n for n in (_numeric(cell.value) for cell in oks) if n is not None]
+        labels = Counter(cell.value for cell in oks if isinstance(cell.value, str))
+        return MetricSummary(
+            name=metric,
+            n_rows=len(cells),
+            n_ok=len(oks),
+            n_skipped=sum(cell.status == "skipped" for cell in cells),
+            n_error=sum(cell.status == "error" for cell in cells),
+            mean=math.fsum(numbers) / len(numbers) if numbers else None,
+            labels=dict(labels),
+        )
+
+    def summaries(self) -> list[MetricSummary]:
+        return [self.summary(name) for name in self.metric_names]
+
+    @property
+    def scores(self) -> dict[str, float | None]:
+        """Mean per metric over the cells that produced a number (see `summary` for coverage)."""
+        return {item.name: item.mean for item in self.summaries()}
+
+    def __repr__(self) -> str:
+        parts = []
+        for item in self.summaries():
+            shown = "n/a" if item.mean is None else f"{item.mean:.4f}"
+            parts.append(f"'{item.name}': {shown} ({item.coverage_text()} rows)")
+        return "{" + ", ".join(parts) + "}"
+
+    # -- export ----------------------------------------------------------------------------
+    def row_records(self) -> list[dict[str, Any]]:
+        """Per input row: its fields plus `metrics: {name: {value, status, reason, ...}}`."""
+        records = []
+        for sample, cells in zip(self.dataset, self.outcomes):
+            fields = sample.to_dict()
+            # Extra input columns were kept in `metadata`; give them back their own keys.
+            record = {**fields.pop("metadata", {}), **fields}
+            record["metrics"] = {name: _cell_record(cell) for name, cell in cells.items()}
+            records.append(record)
+        return records
+
+    def to_jsonl(self, path: str | Path) -> None:
+        with Path(path).open("w", encoding="utf-8") as handle:
+            for record in self.row_records():
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    def to_pandas(self) -> Any:
+        """The dataset's columns, then per metric `<name>` (value), `<name>_status`, `<name>_reason`."""
+        pd = require("pandas", extra="pandas", feature="EvaluationResult.to_pandas")
+        frame = self.dataset.to_pandas()
+        for name in self.metric_names:
+            cells = [row[name] for row in self.outcomes]
+            frame[name] = pd.Series(
+                [cell.value if isinstance(cell, Ok) else None for cell in cells], dtype="object"
+            )
+            if all(isinstance(cell, Ok) and _numeric(cell.value) is not None for cell in cells):
+                frame[name] = frame[name].astype("float64")
+            frame[f"{name}_status"] = [cell.status for cell in cells]
+            frame[f"{name}_reason"] = [_reason(cell) for cell in cells]
+        return frame
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "format_version": RESULT_FORMAT_VERSION,
+            "metrics": self.metric_specs,
+            "summary": [
+                {
+                    "name": item.name,
+                    "mean": item.mean,
+                    "n_rows": item.n_rows,
+                    "n_ok": item.n_ok,
+                    "n_skipped": item.n_skipped,
+                    "n_error": item.n_error,
+                    "labels": item.labels,
+                }
+                for item in self.summaries()
+            ],
+            "seconds": self.seconds,
+        }
+
+
+def _reason(cell: Outcome) -> str | None:
+    if isinstance(cell, Error):
+        return f"{cell.error_type}: {cell.message}"
+    return cell.reason
+
+
+def _cell_record(cell: Outcome) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "value": cell.value if isinstance(cell, Ok) else None,
+        "status": cell.status,
+        "reason": _reason(cell),
+    }
+    if isinstance(cell, Ok) and cell.details:
+        record["details"] = cell.details
+    if isinstance(cell, Error):
+        record["attempts"] = cell.attempts
+        if cell.raw is not None:
+            record["raw"] = cell.raw
+    return record
+
+
+__all__ = ["RESULT_FORMAT_VERSION", "EvaluationResult", "MetricSummary"]
