@@ -42,12 +42,16 @@ def metric_classes() -> dict[str, type[Metric]]:
     return dict(sorted(catalogue.items()))
 
 
-def create_metric(name: str, **params: Any) -> Metric:
-    """Instantiate the metric with id `name`; an unknown id is a UsageError with suggestions."""
+def create_metric(metric_id: str, /, **params: Any) -> Metric:
+    """Instantiate the metric `metric_id`; an unknown id is a UsageError with suggestions.
+
+    `params` are the metric's fields; `name=` renames this instance.
+    """
     catalogue = metric_classes()
-    cls = catalogue.get(name)
+    cls = catalogue.get(metric_id)
+    name = metric_id
     if cls is None:
-        close = difflib.get_close_matches(name, list(catalogue), n=3)
+        close = difflib.get_close_matches(metric_id, list(catalogue), n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else "; `assay metrics` lists them all"
         raise UsageError(f"unknown metric {name!r}{hint}")
     try:
