@@ -172,11 +172,15 @@ class EvaluationDataset(Sequence[Sample]):
 
     @classmethod
     def from_hf_dataset(cls, dataset: Any, *, column_map: Mapping[str, str] | None = None) -> EvaluationDataset:
-        return cls.from_list(dataset.to_list(), column_map=column_map)
+        # Arrow gives every row every column and every struct every key, filling gaps with None.
+        return cls.from_list([_drop_nones(row) for row in dataset.to_list()], column_map=column_map)
 
     def to_hf_dataset(self) -> Any:
         datasets = require("datasets", extra="hf", feature="EvaluationDataset.to_hf_dataset")
-        return datasets.Dataset.from_list(self.to_list())
+        rows = self.to_list()
+        # from_list takes its columns from the first row alone, so give every row every column.
+        columns = list(dict.fromkeys(key for row in rows for key in row))
+        return datasets.Dataset.from_list([{key: row.get(key) for key in columns} for row in rows])
 
     # -- shared row path -----------------------------------------------------------------
     @classmethod
@@ -206,7 +210,8 @@ class EvaluationDataset(Sequence[Sample]):
 
 def _open_text(path: Path) -> Iterator[str]:
     try:
-        handle = path.open(encoding="utf-8", newline="")
+        # utf-8-sig also reads files that start with a byte-order mark (Excel's CSV export).
+        handle = path.open(encoding="utf-8-sig", newline="")
     except FileNotFoundError:
         raise DataError("file not found", file=str(path)) from None
     except IsADirectoryError:
@@ -216,6 +221,14 @@ def _open_text(path: Path) -> Iterator[str]:
             yield from handle
         except UnicodeDecodeError as exc:
             raise DataError(f"not UTF-8 text ({exc.reason})", file=str(path)) from None
+
+
+def _drop_nones(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _drop_nones(item) for key, item in value.items() if item is not None}
+    if isinstance(value, list):
+        return [_drop_nones(item) for item in value]
+    return value
 
 
 def _drop_missing(row: dict[str, Any]) -> dict[str, Any]:

@@ -82,6 +82,24 @@ class MetricResult:
     def __truediv__(self, other: Any) -> Any:
         return self.value / _unwrap(other)
 
+    def __rtruediv__(self, other: Any) -> Any:
+        return _unwrap(other) / self.value
+
+    def __floordiv__(self, other: Any) -> Any:
+        return self.value // _unwrap(other)
+
+    def __mod__(self, other: Any) -> Any:
+        return self.value % _unwrap(other)
+
+    def __pow__(self, other: Any) -> Any:
+        return self.value ** _unwrap(other)
+
+    def __neg__(self) -> Any:
+        return -self.value
+
+    def __abs__(self) -> Any:
+        return abs(self.value)
+
     def __round__(self, ndigits: int | None = None) -> Any:
         return round(self.value, ndigits)
 

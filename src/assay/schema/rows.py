@@ -24,6 +24,7 @@ LEGACY_COLUMNS: dict[str, str] = {
     "answer": "response",
     "contexts": "retrieved_contexts",
     "ground_truth": "reference",
+    "rubric": "rubrics",
 }
 
 KNOWN_FIELDS = frozenset(SINGLE_TURN_FIELDS) | frozenset(MULTI_TURN_FIELDS) | {"metadata"}
@@ -107,14 +108,39 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def _describe(value: Any) -> str:
+# Fields whose list items (or object values) must be strings.
+_STRING_ITEMS = frozenset(
+    {"retrieved_contexts", "reference_contexts", "multi_responses", "reference_topics", "rubrics"}
+)
+
+
+def _describe(field: str, value: Any) -> str:
     """How a wrong value looks, e.g. 'int' or 'a list containing int (item 2)'."""
     if isinstance(value, list):
         for position, item in enumerate(value):
-            if not isinstance(item, (str, dict)):
+            wrong = not isinstance(item, str) if field in _STRING_ITEMS else not isinstance(item, (str, int, dict))
+            if wrong:
                 return f"a list containing {_type_name(item)} (item {position})"
         return "a list"
+    if isinstance(value, dict) and field in _STRING_ITEMS:
+        for key, item in value.items():
+            if not isinstance(item, str):
+                return f"an object whose value for {key!r} is {_type_name(item)}"
     return _type_name(value)
+
+
+def _looks_like_messages(text: str) -> bool:
+    """A CSV user_input cell holds a conversation only if it decodes to a list of objects."""
+    if not text.lstrip().startswith("["):
+        return False
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            value = ast.literal_eval(text)
+        except Exception:
+            return False
+    return isinstance(value, list) and bool(value) and all(isinstance(item, dict) for item in value)
 
 
 def _decode_text(field: str, text: str, where: RowLocation) -> Any:
@@ -126,7 +152,7 @@ def _decode_text(field: str, text: str, where: RowLocation) -> Any:
         pass
     try:
         return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
+    except Exception:  # literal_eval raises ValueError, SyntaxError, TypeError, MemoryError...
         raise where.error(
             f"{field} must be {_EXPECTED.get(field, 'a list or object')}, written as JSON in this "
             f"column, but could not be decoded: {text[:80]!r}",
@@ -157,7 +183,7 @@ def prepare_row(
         if text_cells and isinstance(value, str):
             if value == "":
                 value = None
-            elif field in _STRUCTURED_FIELDS or (field == "user_input" and value.lstrip().startswith("[")):
+            elif field in _STRUCTURED_FIELDS or (field == "user_input" and _looks_like_messages(value)):
                 value = _decode_text(field, value, where)
         row[field] = value
     if extra:
@@ -185,6 +211,11 @@ def _translate(exc: ValidationError, row: dict[str, Any], model: type, where: Ro
     first = exc.errors()[0]
     loc = first.get("loc", ())
     field = str(loc[0]) if loc else None
+    if len(loc) > 1 and first["type"] in ("extra_forbidden", "missing"):
+        # A problem inside a nested object (a message, a tool call): name the exact spot.
+        inner = "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc[1:-1])
+        what = "unexpected key" if first["type"] == "extra_forbidden" else "missing required key"
+        return where.error(f"{field}{inner}: {what} {loc[-1]!r}", field)
     if first["type"] == "extra_forbidden" and field is not None:
         allowed = ", ".join(name for name in model.model_fields if name != "metadata")
         return where.error(f"{field} is not a field of {model.__name__} (fields: {allowed})", field)
@@ -195,7 +226,7 @@ def _translate(exc: ValidationError, row: dict[str, Any], model: type, where: Ro
         path = ".".join(str(part) for part in loc[1:])
         return where.error(f"user_input{'[' + path + ']' if path else ''}: {message}", field)
     if field in _EXPECTED:
-        return where.error(f"{field} must be {_EXPECTED[field]}, got {_describe(row.get(field))}", field)
+        return where.error(f"{field} must be {_EXPECTED[field]}, got {_describe(field, row.get(field))}", field)
     return where.error(f"{field}: {first['msg']}", field)
 
 
