@@ -8,7 +8,15 @@
     │   └── NotApplicable       the sample is outside the metric's domain (becomes a `skipped` outcome)
     ├── RunFailed               strict mode: the first error outcome of a run, with row and metric
     ├── CheckpointMismatch      a run directory belongs to a different run
-    └── ModelError              a model call failed (filled in by assay.models)
+    │   └── MissingCredentials  a provider's API key is not set; names the environment variable
+    └── ModelError              a model call failed (raised by assay.models, translated from SDK errors)
+        ├── ProviderError       the provider answered with an error status (status, body)
+        │   └── RateLimited     429 / overloaded; carries retry_after when the server sent one
+        ├── ModelTimeout        no answer within the per-attempt timeout
+        ├── ModelConnectionError the provider could not be reached
+        ├── OutputParseError    the answer could not be parsed into the requested schema (raw kept)
+        ├── OutputTruncated     the answer hit the token limit even after retrying with a bigger budget
+        └── BudgetExhausted     the run's spending cap was reached before this call
 
 Inside an evaluation run, exceptions never escape as NaN: the engine turns them into
 `Error` outcomes (or `Skipped` for `NotApplicable`). Outside a run they propagate as usual.
@@ -89,12 +97,82 @@ class CheckpointMismatch(AssayError):
     """The run directory was written by a run with other data, metrics or settings."""
 
 
+class MissingCredentials(UsageError):
+    """A provider needs an API key that is not configured."""
+
+    def __init__(self, provider: str, variable: str) -> None:
+        self.provider = provider
+        self.variable = variable
+        super().__init__(
+            f"{provider} needs an API key: set the environment variable {variable} or pass api_key=..."
+        )
+
+
 class ModelError(AssayError):
-    """A call to a language or embedding model failed."""
+    """A call to a language or embedding model failed.
+
+    `attempts` is how many tries were made (set by the retry layer); `raw` holds the model's
+    unparsed output when there was one.
+    """
+
+    attempts: int = 1
+    raw: str | None = None
+    transient: bool = False  # worth retrying
+
+    def __init__(self, message: str, *, raw: str | None = None) -> None:
+        super().__init__(message)
+        self.raw = raw
+
+
+class ProviderError(ModelError):
+    """The provider returned an error status. 5xx and 408/409 are transient; other 4xx are not."""
+
+    def __init__(self, message: str, *, status: int | None = None, body: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
+        self.transient = status is None or status >= 500 or status in (408, 409)
+
+
+class RateLimited(ProviderError):
+    """The provider refused for rate or capacity reasons; wait `retry_after` seconds if given."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None, status: int = 429, body: str | None = None):
+        super().__init__(message, status=status, body=body)
+        self.retry_after = retry_after
+        self.transient = True
+
+
+class ModelTimeout(ModelError):
+    transient = True
+
+
+class ModelConnectionError(ModelError):
+    transient = True
+
+
+class OutputParseError(ModelError):
+    """The model's answer did not parse into the requested schema, even after repair."""
+
+
+class OutputTruncated(ModelError):
+    """The model stopped at its token limit (finish_reason 'length') and the answer is incomplete."""
+
+
+class BudgetExhausted(ModelError):
+    """The run's spending cap was reached; the call was not made."""
 
 
 __all__ = [
     "AssayError",
+    "BudgetExhausted",
+    "MissingCredentials",
+    "ModelConnectionError",
+    "ModelTimeout",
+    "OutputParseError",
+    "OutputTruncated",
+    "ProviderError",
+    "RateLimited",
     "CheckpointMismatch",
     "DataError",
     "MetricError",

@@ -86,6 +86,16 @@ def summary_table(result: EvaluationResult) -> Table:
 def print_summary(result: EvaluationResult, console: Console | None = None, *, max_errors: int = 5) -> None:
     console = console or Console()
     console.print(summary_table(result))
+    usage = result.usage()
+    if usage.requests or usage.cached_requests:
+        cost = f"${usage.cost:.4f}"
+        if usage.unpriced_requests:
+            cost += f" (+{usage.unpriced_requests} requests to models with no known price)"
+        console.print(
+            f"model calls: {usage.requests} requests, {usage.cached_requests} answered from cache; "
+            f"{usage.input_tokens:,} input + {usage.output_tokens:,} output tokens; cost {cost}",
+            highlight=False,
+        )
     errors = result.errors()
     for row, metric, error in errors[:max_errors]:
         console.print(

@@ -20,11 +20,13 @@ from assay.engine.checkpoint import RunDirectory, fingerprint
 from assay.engine.progress import CellProgress
 from assay.errors import NotApplicable, RunFailed, UsageError
 from assay.metrics.base import Metric
+from assay.models.usage import Budget, UsageMeter, budgeting, metering
 from assay.metrics.registry import create_metric
 from assay.schema.dataset import EvaluationDataset
 from assay.schema.outcome import Cell, Error, Ok, Outcome, Skipped
 from assay.schema.result import EvaluationResult
 from assay.schema.samples import Sample
+from assay.schema.usage import Usage
 
 
 def coerce_dataset(dataset: Any, column_map: Mapping[str, str] | None = None) -> EvaluationDataset:
@@ -98,8 +100,15 @@ def _prepare_metrics(metrics: list[Metric], llm: Any, embeddings: Any) -> list[M
     return prepared
 
 
-async def score_cell(metric: Metric, sample: Sample, *, timeout: float | None) -> Outcome:
-    """Run one metric on one sample and classify what happened."""
+async def score_cell(metric: Metric, sample: Sample, *, timeout: float | None) -> tuple[Outcome, Usage]:
+    """Run one metric on one sample; classify what happened and meter the model calls it made."""
+    meter = UsageMeter()
+    with metering(meter):
+        outcome = await _classify(metric, sample, timeout=timeout)
+    return outcome, meter.usage
+
+
+async def _classify(metric: Metric, sample: Sample, *, timeout: float | None) -> Outcome:
     missing = metric.missing_fields(sample)
     if missing:
         return Skipped(reason=f"row has no {', '.join(missing)}")
@@ -138,6 +147,7 @@ async def aevaluate(
     timeout: float | None = 600.0,
     strict: bool = False,
     show_progress: bool = True,
+    budget: float | None = None,
 ) -> EvaluationResult:
     """Score every row of `dataset` with every metric; see `evaluate` for the parameters."""
     data = coerce_dataset(dataset, column_map)
@@ -149,6 +159,7 @@ async def aevaluate(
 
     specs = [metric.spec() for metric in chosen]
     outcomes: list[dict[str, Outcome]] = [{} for _ in range(len(data))]
+    usages: list[dict[str, Usage]] = [{} for _ in range(len(data))]
     checkpoint = RunDirectory(run_dir) if run_dir is not None else None
     if checkpoint is not None:
         rows = data.to_list()
@@ -159,6 +170,8 @@ async def aevaluate(
         for (row, name), cell in kept.items():
             if row < len(outcomes):
                 outcomes[row][name] = cell.outcome
+                if cell.usage is not None:
+                    usages[row][name] = cell.usage
 
     pending = [
         (row, metric) for row in range(len(data)) for metric in chosen if metric.name not in outcomes[row]
@@ -167,6 +180,7 @@ async def aevaluate(
     started = time.perf_counter()
     failure: list[RunFailed] = []
     queue = iter(pending)
+    spending = Budget(budget) if budget is not None else None
 
     try:
         with CellProgress(total, done=total - len(pending), enabled=show_progress) as progress:
@@ -176,11 +190,20 @@ async def aevaluate(
                 # however many cells there are, and at most `max_concurrency` run at once.
                 for row, metric in queue:
                     began = time.perf_counter()
-                    outcome = await score_cell(metric, data[row], timeout=timeout)
+                    if spending is not None and spending.exhausted:
+                        outcome, usage = Error(
+                            error_type="BudgetExhausted",
+                            message=f"not started: the budget of ${spending.limit:g} was reached",
+                            attempts=0,
+                        ), Usage()
+                    else:
+                        outcome, usage = await score_cell(metric, data[row], timeout=timeout)
                     outcomes[row][metric.name] = outcome
+                    usages[row][metric.name] = usage
                     if checkpoint is not None:
                         checkpoint.append(
-                            Cell(row=row, metric=metric.name, outcome=outcome, seconds=time.perf_counter() - began)
+                            Cell(row=row, metric=metric.name, outcome=outcome,
+                                 seconds=time.perf_counter() - began, usage=usage)
                         )
                     progress.advance(failed=isinstance(outcome, Error))
                     if strict and isinstance(outcome, Error):
@@ -188,9 +211,10 @@ async def aevaluate(
                         cancel.cancel()
                         return
 
-            async with anyio.create_task_group() as group:
-                for _ in range(min(max_concurrency, len(pending))):
-                    group.start_soon(worker, group.cancel_scope)
+            with budgeting(spending):
+                async with anyio.create_task_group() as group:
+                    for _ in range(min(max_concurrency, len(pending))):
+                        group.start_soon(worker, group.cancel_scope)
     finally:
         if checkpoint is not None:
             checkpoint.close()
@@ -200,6 +224,7 @@ async def aevaluate(
         data,
         specs,
         outcomes,
+        usages=usages,
         seconds=time.perf_counter() - started,
         run_dir=str(run_dir) if run_dir is not None else None,
     )
@@ -217,6 +242,7 @@ def evaluate(
     timeout: float | None = 600.0,
     strict: bool = False,
     show_progress: bool = True,
+    budget: float | None = None,
 ) -> EvaluationResult:
     """Score every row of `dataset` with every metric.
 
@@ -228,6 +254,8 @@ def evaluate(
         with the same directory resumes, recomputing only what is missing or failed.
     timeout: seconds allowed per cell before it becomes an `error` outcome.
     strict: raise `RunFailed` at the first error outcome instead of recording it.
+    budget: a spending cap in USD; once reached no new model call is made and the cells
+        left are `error` outcomes of type BudgetExhausted (a resumed run picks them up).
 
     Works in scripts, in Jupyter and inside a running event loop (the loop is not patched).
     """
@@ -243,6 +271,7 @@ def evaluate(
             timeout=timeout,
             strict=strict,
             show_progress=show_progress,
+            budget=budget,
         )
     )
 

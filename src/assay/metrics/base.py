@@ -119,12 +119,18 @@ class Metric(abc.ABC):
 
     def spec(self) -> dict[str, Any]:
         """Identity of this metric configuration, stored with results and checkpoints."""
-        return {
+        spec = {
             "name": self.name,
             "class": type(self).__name__,
             "version": self.version,
             "params": self.params(),
         }
+        for field in sorted(_RUNTIME_FIELDS):
+            model = getattr(self, field, None)
+            if model is not None:
+                identity = getattr(model, "identity", None)
+                spec[field] = identity() if callable(identity) else repr(model)
+        return spec
 
     def with_models(self, *, llm: Any = None, embeddings: Any = None) -> Metric:
         """A copy with missing models filled in; the original is left untouched."""

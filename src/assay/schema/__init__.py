@@ -5,6 +5,7 @@ from assay.schema.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
 from assay.schema.outcome import Cell, Error, MetricResult, Ok, Outcome, Skipped
 from assay.schema.result import EvaluationResult, MetricSummary
 from assay.schema.samples import MultiTurnSample, SingleTurnSample
+from assay.schema.usage import Usage
 
 __all__ = [
     "AIMessage",
@@ -22,4 +23,5 @@ __all__ = [
     "Skipped",
     "ToolCall",
     "ToolMessage",
+    "Usage",
 ]

@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, StrictBool, StrictInt
 
+from assay.schema.usage import Usage
+
 # Order matters for pydantic's union matching: bool must be tried before int.
 Value = StrictBool | StrictInt | FiniteFloat | str | list[str]
 
@@ -147,6 +149,7 @@ class Cell(BaseModel):
     metric: str
     outcome: Outcome
     seconds: float = 0.0
+    usage: Usage | None = None
 
 
 __all__ = ["Cell", "Error", "MetricResult", "Ok", "Outcome", "Skipped", "Value"]

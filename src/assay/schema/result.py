@@ -13,6 +13,7 @@ from assay._util.deps import require
 from assay.errors import UsageError
 from assay.schema.dataset import EvaluationDataset
 from assay.schema.outcome import Error, Ok, Outcome
+from assay.schema.usage import Usage
 
 RESULT_FORMAT_VERSION = 1
 
@@ -54,6 +55,7 @@ class EvaluationResult:
         metric_specs: list[dict[str, Any]],
         outcomes: list[dict[str, Outcome]],
         *,
+        usages: list[dict[str, Usage]] | None = None,
         seconds: float = 0.0,
         run_dir: str | None = None,
     ) -> None:
@@ -63,6 +65,7 @@ class EvaluationResult:
         self.metric_specs = metric_specs
         self.metric_names = [spec["name"] for spec in metric_specs]
         self.outcomes = outcomes
+        self.usages = usages if usages is not None else [{} for _ in outcomes]
         self.seconds = seconds
         self.run_dir = run_dir
 
@@ -90,6 +93,30 @@ class EvaluationResult:
     def _check_metric(self, metric: str) -> None:
         if metric not in self.metric_names:
             raise UsageError(f"no metric {metric!r} in this result; it has {', '.join(self.metric_names)}")
+
+    # -- usage and cost ----------------------------------------------------------------------
+    def usage(self, metric: str | None = None) -> Usage:
+        """Tokens, requests and cost summed over the run, or over one metric's cells."""
+        if metric is not None:
+            self._check_metric(metric)
+        total = Usage()
+        for row in self.usages:
+            for name, usage in row.items():
+                if metric is None or name == metric:
+                    total = total + usage
+        return total
+
+    def total_tokens(self) -> Usage:
+        """Ragas' name for the run's usage (input and output tokens, requests, cost)."""
+        return self.usage()
+
+    def total_cost(self, cost_per_input_token: float | None = None, cost_per_output_token: float | None = None) -> float:
+        """USD spent. With per-token prices given, recompute from the token counts instead of
+        the model price table (cached requests are free either way)."""
+        total = self.usage()
+        if cost_per_input_token is None and cost_per_output_token is None:
+            return total.cost
+        return total.input_tokens * (cost_per_input_token or 0.0) + total.output_tokens * (cost_per_output_token or 0.0)
 
     # -- aggregates ------------------------------------------------------------------------
     def summary(self, metric: str) -> MetricSummary:
@@ -171,6 +198,7 @@ class EvaluationResult:
                 }
                 for item in self.summaries()
             ],
+            "usage": self.usage().model_dump(),
             "seconds": self.seconds,
         }
 

@@ -1,0 +1,130 @@
+"""A persistent response cache in one SQLite file.
+
+The key hashes everything that can change a model's answer: provider, model, endpoint,
+messages, sampling parameters and the requested output schema/mode. Parameters that cannot
+change the answer (timeouts) are left out. Only successful responses are stored: an error is
+never cached, so a rerun retries it.
+
+Where the file lives: `$ASSAY_CACHE_DIR/cache.sqlite` if set; else `./.assay/cache.sqlite`
+when the project has an `.assay/` directory; else the user cache directory
+(`$XDG_CACHE_HOME/assay` or `~/.cache/assay`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from assay.models.types import ModelRequest, ModelResponse
+
+_IGNORED_PARAMS = frozenset({"timeout"})
+
+
+def default_cache_path() -> Path:
+    explicit = os.environ.get("ASSAY_CACHE_DIR")
+    if explicit:
+        return Path(explicit) / "cache.sqlite"
+    project = Path.cwd() / ".assay"
+    if project.is_dir():
+        return project / "cache.sqlite"
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "assay" / "cache.sqlite"
+
+
+def _digest(payload: Any) -> str:
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def request_key(identity: dict[str, Any], request: ModelRequest) -> str:
+    return _digest(
+        {
+            "kind": "chat",
+            "identity": identity,
+            "messages": [message.model_dump() for message in request.messages],
+            "n": request.n,
+            "params": {k: v for k, v in request.params.items() if k not in _IGNORED_PARAMS},
+            "output": asdict(request.output) if request.output else None,
+        }
+    )
+
+
+def embedding_key(identity: dict[str, Any], text: str) -> str:
+    return _digest({"kind": "embedding", "identity": identity, "text": text})
+
+
+class ResponseCache:
+    """Thread-safe; several processes may share the file (SQLite WAL mode)."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else default_cache_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, kind TEXT NOT NULL, "
+                "model TEXT NOT NULL, created REAL NOT NULL, value TEXT NOT NULL)"
+            )
+            self._db.commit()
+
+    def _get(self, key: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM entries WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def _put(self, key: str, kind: str, model: str, value: str) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO entries (key, kind, model, created, value) VALUES (?, ?, ?, ?, ?)",
+                (key, kind, model, time.time(), value),
+            )
+            self._db.commit()
+
+    def get_response(self, key: str) -> ModelResponse | None:
+        value = self._get(key)
+        return ModelResponse.model_validate_json(value) if value is not None else None
+
+    def put_response(self, key: str, model: str, response: ModelResponse) -> None:
+        self._put(key, "chat", model, response.model_dump_json(exclude={"cached"}))
+
+    def get_vector(self, key: str) -> list[float] | None:
+        value = self._get(key)
+        return json.loads(value) if value is not None else None
+
+    def put_vector(self, key: str, model: str, vector: list[float]) -> None:
+        self._put(key, "embedding", model, json.dumps(vector))
+
+    def stats(self) -> dict[str, Any]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT kind, model, COUNT(*), SUM(LENGTH(value)) FROM entries GROUP BY kind, model ORDER BY kind, model"
+            ).fetchall()
+        return {
+            "path": str(self.path),
+            "entries": sum(row[2] for row in rows),
+            "bytes": self.path.stat().st_size if self.path.exists() else 0,
+            "by_model": [{"kind": r[0], "model": r[1], "entries": r[2], "value_bytes": r[3] or 0} for r in rows],
+        }
+
+    def clear(self) -> int:
+        with self._lock:
+            removed = self._db.execute("DELETE FROM entries").rowcount
+            self._db.commit()
+            self._db.execute("VACUUM")
+        return removed
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+__all__ = ["ResponseCache", "default_cache_path", "embedding_key", "request_key"]

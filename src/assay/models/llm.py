@@ -1,0 +1,191 @@
+"""`LLM`: the one path every model call takes.
+
+    agenerate(messages, schema=None, n=1, **params)
+      └─ structured-output ladder (when a schema is given): mode choice, parse, repair, length
+          └─ cache lookup ─────────────── hit: no call, usage counted as cached
+              └─ budget check
+                  └─ retry (backoff, Retry-After)
+                      └─ rate limiter (RPM, TPM, adaptive concurrency)
+                          └─ provider.complete(request)
+
+Usage is charged to the current cell's meter and to the LLM's own running total.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from assay._util.sync import run_sync
+from assay.errors import OutputParseError, OutputTruncated, ProviderError, RateLimited
+from assay.models.cache import ResponseCache, request_key
+from assay.models.limits import Limits, RateLimiter
+from assay.models.providers.base import Provider
+from assay.models.retry import RetryPolicy, call_with_retry
+from assay.models.structured import ParseFailure, parse_output, repair_messages, schema_of, with_schema_instruction
+from assay.models.types import ChatMessage, ModelRequest, ModelResponse, OutputMode, OutputSpec, Usage, as_messages
+from assay.models.usage import Price, UsageMeter, current_budget, current_meter, lookup_price
+
+T = TypeVar("T", bound=BaseModel)
+
+# Statuses with which servers reject a request shape they do not support (e.g. response_format).
+_UNSUPPORTED_STATUSES = frozenset({400, 404, 415, 422, 501})
+
+
+class LLM:
+    """A judge model: a provider wrapped in retries, limits, cache, usage and structured output."""
+
+    def __init__(
+        self,
+        provider: Provider,
+        *,
+        cache: ResponseCache | None = None,
+        retry: RetryPolicy | None = None,
+        limits: Limits | None = None,
+        price: Price | None = None,
+        default_params: dict[str, Any] | None = None,
+        max_output_tokens: int = 16384,
+    ) -> None:
+        self.provider = provider
+        self.cache = cache
+        self.retry = retry or RetryPolicy()
+        self.limiter = RateLimiter(limits or Limits())
+        self.price = price if price is not None else lookup_price(provider.model)
+        self.default_params = {"temperature": 0.0, **(default_params or {})}
+        self.max_output_tokens = max_output_tokens
+        self.usage = UsageMeter()
+        self._mode: OutputMode | None = None  # the structured-output mode that works, once known
+
+    @property
+    def model(self) -> str:
+        return self.provider.model
+
+    def __repr__(self) -> str:
+        return f"LLM(provider={self.provider.name!r}, model={self.model!r})"
+
+    def identity(self) -> dict[str, Any]:
+        return self.provider.identity()
+
+    # -- public calls ---------------------------------------------------------------------
+    async def agenerate(
+        self,
+        messages: str | list[ChatMessage] | list[dict[str, Any]],
+        schema: type[T] | None = None,
+        n: int = 1,
+        **params: Any,
+    ) -> ModelResponse:
+        """Generate `n` completions. With `schema`, each generation's `.parsed` is an instance of it."""
+        chat = as_messages(messages)
+        merged = {**self.default_params, **params}
+        if schema is None:
+            return await self._call(ModelRequest(tuple(chat), n=n, params=merged))
+        return await self._structured(chat, schema, n, merged)
+
+    def generate(self, messages: Any, schema: type[T] | None = None, n: int = 1, **params: Any) -> ModelResponse:
+        return run_sync(self.agenerate(messages, schema, n, **params))
+
+    # -- structured output ----------------------------------------------------------------
+    def _modes(self) -> list[OutputMode]:
+        modes = list(self.provider.profile.output_modes)
+        if self._mode in modes:
+            modes = modes[modes.index(self._mode) :]
+        return modes
+
+    async def _structured(self, chat: list[ChatMessage], schema: type[T], n: int, params: dict[str, Any]) -> ModelResponse:
+        name, json_schema = schema_of(schema)
+        modes = self._modes()
+        for position, mode in enumerate(modes):
+            output = OutputSpec(name=name, schema=json_schema, mode=mode)
+            prompt = with_schema_instruction(chat, json_schema, mode)
+            try:
+                response = await self._call_until_complete(prompt, output, n, params)
+            except ProviderError as exc:
+                if exc.status in _UNSUPPORTED_STATUSES and position + 1 < len(modes) and not isinstance(exc, RateLimited):
+                    continue  # this server does not accept that request shape; try the next rung
+                raise
+            self._mode = mode
+            parsed = [await self._parse_or_repair(prompt, output, g.text, schema, params) for g in response.generations]
+            generations = [g.model_copy(update={"parsed": p}) for g, p in zip(response.generations, parsed)]
+            return response.model_copy(update={"generations": generations})
+        raise AssertionError("unreachable: the last mode either returns or raises")  # pragma: no cover
+
+    async def _call_until_complete(
+        self, prompt: list[ChatMessage], output: OutputSpec, n: int, params: dict[str, Any]
+    ) -> ModelResponse:
+        """Call; if an answer was cut off at the token limit, retry with twice the budget."""
+        budget = params.get("max_tokens")
+        for _ in range(3):
+            request_params = dict(params) if budget is None else {**params, "max_tokens": budget}
+            response = await self._call(ModelRequest(tuple(prompt), n=n, params=request_params, output=output))
+            if all(g.finish_reason != "length" for g in response.generations):
+                return response
+            current = budget or max(256, response.usage.output_tokens // max(1, n))
+            if current >= self.max_output_tokens:
+                break
+            budget = min(self.max_output_tokens, current * 2)
+        raise OutputTruncated(
+            f"the answer hit the token limit (max_tokens={budget}) and was cut off; not parsed",
+            raw=response.generations[0].text,
+        )
+
+    async def _parse_or_repair(
+        self, prompt: list[ChatMessage], output: OutputSpec, raw: str, schema: type[T], params: dict[str, Any]
+    ) -> T:
+        try:
+            return parse_output(raw, schema)  # type: ignore[return-value]
+        except ParseFailure as first:
+            problem = str(first)
+        repaired = await self._call_until_complete(repair_messages(prompt, raw, problem), output, 1, params)
+        try:
+            return parse_output(repaired.text, schema)  # type: ignore[return-value]
+        except ParseFailure as second:
+            raise OutputParseError(
+                f"the model's answer did not fit {schema.__name__} even after one repair: {second}",
+                raw=raw if not repaired.text else repaired.text,
+            ) from None
+
+    # -- one call through cache, budget, retry and limits -----------------------------------
+    async def _call(self, request: ModelRequest) -> ModelResponse:
+        key = request_key(self.identity(), request) if self.cache is not None else None
+        if key is not None:
+            hit = self.cache.get_response(key)
+            if hit is not None:
+                self._charge(Usage(cached_requests=1), priced=True)
+                return hit.model_copy(update={"cached": True})
+        budget = current_budget()
+        if budget is not None:
+            budget.check()
+        response = await call_with_retry(lambda: self._limited_call(request), self.retry)
+        cost = self.price.cost(response.usage.input_tokens, response.usage.output_tokens) if self.price else 0.0
+        usage = response.usage.model_copy(update={"cost": cost})
+        self._charge(usage, priced=self.price is not None)
+        if budget is not None:
+            budget.charge(cost)
+        if key is not None:
+            self.cache.put_response(key, self.model, response)
+        return response.model_copy(update={"usage": usage})
+
+    async def _limited_call(self, request: ModelRequest) -> ModelResponse:
+        estimate = sum(len(str(m.content)) for m in request.messages) // 4 + int(request.params.get("max_tokens") or 512)
+        await self.limiter.acquire(estimate)
+        rate_limited = False
+        try:
+            return await self.provider.complete(request)
+        except RateLimited:
+            rate_limited = True
+            raise
+        finally:
+            await self.limiter.release(rate_limited=rate_limited)
+
+    def _charge(self, usage: Usage, *, priced: bool) -> None:
+        self.usage.add(usage, priced=priced)
+        meter = current_meter()
+        if meter is not None:
+            meter.add(usage, priced=priced)
+
+    async def aclose(self) -> None:
+        await self.provider.aclose()
+
+
+__all__ = ["LLM"]

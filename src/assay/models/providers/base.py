@@ -1,0 +1,52 @@
+"""A provider turns one `ModelRequest` into one `ModelResponse`, nothing more.
+
+Retries, rate limits, caching, usage and structured-output fallbacks are layered on top by
+`assay.models.llm.LLM`, identically for every provider. A provider's only other duties are
+to say what it can do (`Profile`) and to raise assay's `ModelError` subclasses, translated
+from its SDK's exceptions at the boundary.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Any
+
+from assay.models.types import OUTPUT_MODES, ModelRequest, ModelResponse, OutputMode
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Capabilities, as data. `output_modes` are tried in this order for structured output."""
+
+    output_modes: tuple[OutputMode, ...] = OUTPUT_MODES
+    logprobs: bool = False
+    multiple_completions: bool = True  # honours n > 1 in one request
+
+
+class Provider(abc.ABC):
+    """One authenticated connection to one model."""
+
+    name: str = "provider"
+
+    def __init__(self, model: str, *, profile: Profile | None = None) -> None:
+        self.model = model
+        self.profile = profile or Profile()
+
+    def identity(self) -> dict[str, Any]:
+        """What distinguishes this model's answers from another's (used in cache keys)."""
+        return {"provider": self.name, "model": self.model}
+
+    @abc.abstractmethod
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        """Make one call. Raise `ModelError` subclasses for every failure."""
+
+    async def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
+        """Embed texts; return the vectors and the input tokens used."""
+        raise TypeError(f"{type(self).__name__} does not provide embeddings")
+
+    async def aclose(self) -> None:
+        """Release connections (optional)."""
+
+
+__all__ = ["Profile", "Provider"]

@@ -1,0 +1,200 @@
+"""Any OpenAI-compatible endpoint through the official `openai` client: OpenAI, Azure OpenAI,
+vLLM, Ollama, llama.cpp server, LM Studio, OpenRouter, and assay's embedded local judge."""
+
+from __future__ import annotations
+
+import inspect
+import json
+from typing import Any
+
+import anyio
+
+from assay.errors import ModelConnectionError, ModelTimeout, ProviderError, RateLimited
+from assay.models.providers.base import Profile, Provider
+from assay.models.types import Generation, ModelRequest, ModelResponse, TokenLogprob, Usage
+
+# Our parameter names -> the chat.completions argument carrying them.
+_SAMPLING = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "seed", "stop", "logprobs",
+             "top_logprobs", "presence_penalty", "frequency_penalty")
+
+
+def retry_after_seconds(headers: Any) -> float | None:
+    """Read `retry-after-ms` or `retry-after` (seconds) from response headers."""
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value is None:
+            continue
+        try:
+            return float(value) * scale
+        except ValueError:
+            continue  # an HTTP date; the exponential backoff handles it
+    return None
+
+
+def translate_openai_error(exc: Exception) -> Exception:
+    """Map an `openai` SDK exception to the matching assay ModelError."""
+    import openai
+
+    if isinstance(exc, openai.APITimeoutError):
+        return ModelTimeout(f"the request timed out: {exc}")
+    if isinstance(exc, openai.APIConnectionError):
+        return ModelConnectionError(f"could not reach the provider: {exc}")
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        body = _body_text(exc)
+        if status == 429 or (status == 503 and "overload" in body.lower()):
+            return RateLimited(
+                f"rate limited (HTTP {status}): {body[:300]}",
+                retry_after=retry_after_seconds(exc.response.headers),
+                status=status,
+                body=body,
+            )
+        return ProviderError(f"HTTP {status}: {body[:500]}", status=status, body=body)
+    return exc
+
+
+def _body_text(exc: Any) -> str:
+    try:
+        return exc.response.text
+    except Exception:
+        return str(exc)
+
+
+class OpenAICompatible(Provider):
+    name = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        client: Any = None,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float = 120.0,
+        profile: Profile | None = None,
+        name: str | None = None,
+        default_headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(model, profile=profile or Profile(logprobs=True))
+        if name:
+            self.name = name
+        if client is None:
+            import openai
+
+            # Retries are assay's job (one policy for every provider), so the SDK's are off.
+            client = openai.AsyncOpenAI(
+                api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0, default_headers=default_headers
+            )
+        self.client = client
+        self.base_url = str(getattr(client, "base_url", base_url) or "")
+        self._is_async = inspect.iscoroutinefunction(client.chat.completions.create)
+
+    def identity(self) -> dict[str, Any]:
+        return {**super().identity(), "base_url": self.base_url}
+
+    def _arguments(self, request: ModelRequest) -> dict[str, Any]:
+        arguments: dict[str, Any] = {
+            "model": self.model,
+            "messages": [message.model_dump() for message in request.messages],
+        }
+        if request.n != 1:
+            arguments["n"] = request.n
+        extra = {}
+        for key, value in request.params.items():
+            if key in _SAMPLING:
+                arguments[key] = value
+            else:
+                extra[key] = value  # provider-specific knobs (e.g. vLLM's guided decoding)
+        if extra:
+            arguments["extra_body"] = extra
+        output = request.output
+        if output is not None:
+            if output.mode == "json_schema":
+                arguments["response_format"] = {
+                    "type": "json_schema",
+                    "json_schema": {"name": output.name, "schema": output.schema},
+                }
+            elif output.mode == "tool":
+                arguments["tools"] = [
+                    {"type": "function", "function": {"name": output.name, "parameters": output.schema}}
+                ]
+                arguments["tool_choice"] = {"type": "function", "function": {"name": output.name}}
+            elif output.mode == "json_object":
+                arguments["response_format"] = {"type": "json_object"}
+        return arguments
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        arguments = self._arguments(request)
+        try:
+            if self._is_async:
+                raw = await self.client.chat.completions.create(**arguments)
+            else:  # a synchronous client still works; it just occupies a worker thread
+                raw = await anyio.to_thread.run_sync(lambda: self.client.chat.completions.create(**arguments))
+        except Exception as exc:
+            translated = translate_openai_error(exc)
+            if translated is exc:
+                raise
+            raise translated from exc
+        return self._response(raw, request)
+
+    def _response(self, raw: Any, request: ModelRequest) -> ModelResponse:
+        generations = []
+        for choice in raw.choices or []:
+            message = choice.message
+            text = message.content or ""
+            if request.output is not None and request.output.mode == "tool" and message.tool_calls:
+                text = message.tool_calls[0].function.arguments or ""
+            generations.append(
+                Generation(text=text, finish_reason=choice.finish_reason, logprobs=_logprobs(choice))
+            )
+        if not generations:
+            raise ProviderError("the provider returned no choices", status=None, body=json.dumps(raw.model_dump())[:500])
+        usage = raw.usage
+        return ModelResponse(
+            generations=generations,
+            usage=Usage(
+                input_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                output_tokens=getattr(usage, "completion_tokens", 0) or 0,
+                requests=1,
+            ),
+            model=getattr(raw, "model", None) or self.model,
+        )
+
+    async def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
+        try:
+            if self._is_async:
+                raw = await self.client.embeddings.create(model=self.model, input=texts)
+            else:
+                raw = await anyio.to_thread.run_sync(lambda: self.client.embeddings.create(model=self.model, input=texts))
+        except Exception as exc:
+            translated = translate_openai_error(exc)
+            if translated is exc:
+                raise
+            raise translated from exc
+        ordered = sorted(raw.data, key=lambda item: item.index)
+        tokens = getattr(raw.usage, "prompt_tokens", 0) or 0 if raw.usage else 0
+        return [list(item.embedding) for item in ordered], tokens
+
+    async def aclose(self) -> None:
+        close = getattr(self.client, "close", None)
+        if close is not None and self._is_async:
+            await close()
+
+
+def _logprobs(choice: Any) -> list[TokenLogprob] | None:
+    content = getattr(getattr(choice, "logprobs", None), "content", None)
+    if not content:
+        return None
+    return [
+        TokenLogprob(
+            token=item.token,
+            logprob=item.logprob,
+            top={alt.token: alt.logprob for alt in (item.top_logprobs or [])},
+        )
+        for item in content
+    ]
+
+
+__all__ = ["OpenAICompatible", "retry_after_seconds", "translate_openai_error"]
