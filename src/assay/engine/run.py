@@ -20,8 +20,8 @@ from assay.engine.checkpoint import RunDirectory, fingerprint
 from assay.engine.progress import CellProgress
 from assay.errors import NotApplicable, RunFailed, UsageError
 from assay.metrics.base import Metric
-from assay.models.usage import Budget, UsageMeter, budgeting, metering
 from assay.metrics.registry import create_metric
+from assay.models.usage import Budget, UsageMeter, budgeting, metering
 from assay.schema.dataset import EvaluationDataset
 from assay.schema.outcome import Cell, Error, Ok, Outcome, Skipped
 from assay.schema.result import EvaluationResult

@@ -27,6 +27,24 @@ from assay.schema.samples import MultiTurnSample, Sample, SingleTurnSample
 
 SampleKind = Literal["single_turn", "multi_turn"]
 
+
+@dataclass(frozen=True)
+class CallEstimate:
+    """Expected model use for one cell: requests and tokens (rough: ~4 characters a token)."""
+
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    embedding_tokens: int = 0
+
+    def __add__(self, other: CallEstimate) -> CallEstimate:
+        return CallEstimate(
+            self.requests + other.requests,
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.embedding_tokens + other.embedding_tokens,
+        )
+
 # Fields that hold models or other live objects, not configuration.
 _RUNTIME_FIELDS = frozenset({"llm", "embeddings"})
 
@@ -106,6 +124,11 @@ class Metric(abc.ABC):
     multi_turn_ascore = single_turn_ascore
     multi_turn_score = single_turn_score
 
+    def estimate(self, sample: Sample) -> CallEstimate:
+        """Model calls and tokens this metric expects to spend on `sample`, before spending them.
+        Metrics that call models override this; the default is no calls."""
+        return CallEstimate()
+
     # -- description -------------------------------------------------------------------
     def params(self) -> dict[str, Any]:
         """Configuration fields (models excluded), JSON-friendly."""
@@ -142,4 +165,4 @@ class Metric(abc.ABC):
         return dataclasses.replace(self, **changes) if changes else self
 
 
-__all__ = ["Metric", "SampleKind"]
+__all__ = ["CallEstimate", "Metric", "SampleKind"]

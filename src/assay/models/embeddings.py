@@ -59,7 +59,7 @@ class Embeddings:
         for start in range(0, len(missing), self.batch_size):
             batch = missing[start : start + self.batch_size]
             fresh, tokens = await call_with_retry(lambda b=batch: self._limited([texts[i] for i in b]), self.retry)
-            for index, vector in zip(batch, fresh):
+            for index, vector in zip(batch, fresh, strict=True):
                 if not all(math.isfinite(x) for x in vector):
                     raise ValueError(f"the embedding of text {index} contains non-finite values")
                 vectors[index] = vector

@@ -23,8 +23,22 @@ from assay.models.cache import ResponseCache, request_key
 from assay.models.limits import Limits, RateLimiter
 from assay.models.providers.base import Provider
 from assay.models.retry import RetryPolicy, call_with_retry
-from assay.models.structured import ParseFailure, parse_output, repair_messages, schema_of, with_schema_instruction
-from assay.models.types import ChatMessage, ModelRequest, ModelResponse, OutputMode, OutputSpec, Usage, as_messages
+from assay.models.structured import (
+    ParseFailure,
+    parse_output,
+    repair_messages,
+    schema_of,
+    with_schema_instruction,
+)
+from assay.models.types import (
+    ChatMessage,
+    ModelRequest,
+    ModelResponse,
+    OutputMode,
+    OutputSpec,
+    Usage,
+    as_messages,
+)
 from assay.models.usage import Price, UsageMeter, current_budget, current_meter, lookup_price
 
 T = TypeVar("T", bound=BaseModel)
@@ -106,7 +120,7 @@ class LLM:
                 raise
             self._mode = mode
             parsed = [await self._parse_or_repair(prompt, output, g.text, schema, params) for g in response.generations]
-            generations = [g.model_copy(update={"parsed": p}) for g, p in zip(response.generations, parsed)]
+            generations = [g.model_copy(update={"parsed": p}) for g, p in zip(response.generations, parsed, strict=True)]
             return response.model_copy(update={"generations": generations})
         raise AssertionError("unreachable: the last mode either returns or raises")  # pragma: no cover
 

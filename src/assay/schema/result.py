@@ -154,7 +154,7 @@ class EvaluationResult:
     def row_records(self) -> list[dict[str, Any]]:
         """Per input row: its fields plus `metrics: {name: {value, status, reason, ...}}`."""
         records = []
-        for sample, cells in zip(self.dataset, self.outcomes):
+        for sample, cells in zip(self.dataset, self.outcomes, strict=True):
             fields = sample.to_dict()
             # Extra input columns were kept in `metadata`; give them back their own keys.
             record = {**fields.pop("metadata", {}), **fields}

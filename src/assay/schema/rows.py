@@ -16,7 +16,12 @@ from typing import Any
 from pydantic import ValidationError
 
 from assay.errors import DataError
-from assay.schema.samples import MULTI_TURN_FIELDS, SINGLE_TURN_FIELDS, MultiTurnSample, SingleTurnSample
+from assay.schema.samples import (
+    MULTI_TURN_FIELDS,
+    SINGLE_TURN_FIELDS,
+    MultiTurnSample,
+    SingleTurnSample,
+)
 
 # Column names of Ragas' first dataset format, still common in the wild.
 LEGACY_COLUMNS: dict[str, str] = {

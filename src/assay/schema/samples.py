@@ -6,7 +6,14 @@ from typing import Any
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
-from assay.schema.messages import AIMessage, HumanMessage, Message, ToolCall, ToolMessage, check_message_order
+from assay.schema.messages import (
+    AIMessage,
+    HumanMessage,
+    Message,
+    ToolCall,
+    ToolMessage,
+    check_message_order,
+)
 
 
 class _Sample(BaseModel):

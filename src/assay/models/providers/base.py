@@ -45,7 +45,7 @@ class Provider(abc.ABC):
         """Embed texts; return the vectors and the input tokens used."""
         raise TypeError(f"{type(self).__name__} does not provide embeddings")
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> None:  # noqa: B027 (optional hook; most providers hold nothing)
         """Release connections (optional)."""
 
 
