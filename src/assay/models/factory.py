@@ -9,6 +9,7 @@ Model strings:
     lmstudio/..., openrouter/..., llamacpp/...@URL
     litellm/bedrock/anthropic.claude-3  anything LiteLLM supports
     local                            the embedded offline judge (assay[local])
+    local/minilm, local/e5           offline embeddings (English; multilingual)
 """
 
 from __future__ import annotations
@@ -157,9 +158,13 @@ def llm_factory(
 ) -> LLM:
     """Build a judge LLM. Extra keyword arguments become default sampling parameters
     (temperature, max_tokens, seed, ...). `price` is (input, output) USD per million tokens."""
-    local_options = {k: params.pop(k) for k in ("model_path", "n_threads", "n_ctx") if k in params}
+    local_options = {k: params.pop(k) for k in ("model_path", "n_threads", "n_ctx", "n_parallel") if k in params}
     backend = make_provider(model, provider=provider, client=client, base_url=base_url, api_key=api_key,
                             timeout=timeout, **local_options)
+    if limits is None and backend.name == "local":
+        # More requests in flight than server slots would only queue inside llama.cpp and
+        # run into client timeouts; let the limiter hold them instead.
+        limits = Limits(max_concurrency=backend.settings.n_parallel, adaptive=False)
     return LLM(backend, cache=_resolve_cache(cache), retry=retry, limits=limits, price=_price(price),
                default_params=params)
 
@@ -180,8 +185,14 @@ def embedding_factory(
     # Ragas spelled this embedding_factory("openai", model="..."): accept that order too.
     if model in PROVIDERS and provider is None and model != "local":
         model, provider = "text-embedding-3-small", model
-    backend = make_provider(model, provider=provider, client=client, base_url=base_url, api_key=api_key,
-                            timeout=timeout)
+    kind, name, _ = parse_model_string(model, provider)
+    if kind == "local" and client is None:
+        from assay.models.local_embeddings import local_embedding_provider
+
+        backend = local_embedding_provider(name)
+    else:
+        backend = make_provider(model, provider=provider, client=client, base_url=base_url, api_key=api_key,
+                                timeout=timeout)
     return Embeddings(backend, cache=_resolve_cache(cache), batch_size=batch_size, price=_price(price))
 
 

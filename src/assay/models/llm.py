@@ -134,12 +134,12 @@ class LLM:
             response = await self._call(ModelRequest(tuple(prompt), n=n, params=request_params, output=output))
             if all(g.finish_reason != "length" for g in response.generations):
                 return response
-            current = budget or max(256, response.usage.output_tokens // max(1, n))
-            if current >= self.max_output_tokens:
+            tried = budget or max(256, response.usage.output_tokens // max(1, n))
+            if tried >= self.max_output_tokens:
                 break
-            budget = min(self.max_output_tokens, current * 2)
+            budget = min(self.max_output_tokens, tried * 2)
         raise OutputTruncated(
-            f"the answer hit the token limit (max_tokens={budget}) and was cut off; not parsed",
+            f"the answer hit the token limit (last max_tokens={tried}) three times and was cut off; not parsed",
             raw=response.generations[0].text,
         )
 

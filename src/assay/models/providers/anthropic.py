@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from assay._util.deps import require
+from assay._util.loop_local import LoopLocal
 from assay.errors import ModelConnectionError, ModelTimeout, ProviderError, RateLimited
 from assay.models.providers.base import Profile, Provider
 from assay.models.providers.openai_compat import retry_after_seconds
@@ -38,10 +39,18 @@ class AnthropicProvider(Provider):
     def __init__(self, model: str, *, client: Any = None, api_key: str | None = None,
                  base_url: str | None = None, timeout: float = 120.0) -> None:
         super().__init__(model, profile=Profile(output_modes=("tool", "prompt"), multiple_completions=False))
-        if client is None:
+        if client is not None:
+            self._given, self._clients = client, None
+        else:
             anthropic = require("anthropic", extra="anthropic", feature="the Anthropic provider")
-            client = anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
-        self.client = client
+            self._given = None
+            self._clients = LoopLocal(
+                lambda: anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
+            )
+
+    @property
+    def client(self) -> Any:
+        return self._given if self._clients is None else self._clients.get()
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         system = "\n\n".join(str(m.content) for m in request.messages if m.role == "system")

@@ -9,6 +9,7 @@ from typing import Any
 
 import anyio
 
+from assay._util.loop_local import LoopLocal
 from assay.errors import ModelConnectionError, ModelTimeout, ProviderError, RateLimited
 from assay.models.providers.base import Profile, Provider
 from assay.models.types import Generation, ModelRequest, ModelResponse, TokenLogprob, Usage
@@ -80,16 +81,30 @@ class OpenAICompatible(Provider):
         super().__init__(model, profile=profile or Profile(logprobs=True))
         if name:
             self.name = name
-        if client is None:
-            import openai
+        if client is not None:
+            # A caller's own client is used as given (and on whichever loop they use it).
+            self.base_url = str(getattr(client, "base_url", base_url) or "")
+            self._is_async = inspect.iscoroutinefunction(client.chat.completions.create)
+            self._clients = None
+            self._given = client
+            return
+        import openai
 
+        def new_client() -> Any:
             # Retries are assay's job (one policy for every provider), so the SDK's are off.
-            client = openai.AsyncOpenAI(
+            return openai.AsyncOpenAI(
                 api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0, default_headers=default_headers
             )
-        self.client = client
-        self.base_url = str(getattr(client, "base_url", base_url) or "")
-        self._is_async = inspect.iscoroutinefunction(client.chat.completions.create)
+
+        self._clients = LoopLocal(new_client)
+        self._given = None
+        self._is_async = True
+        self.base_url = str(new_client().base_url)
+
+    @property
+    def client(self) -> Any:
+        """The client for the running event loop."""
+        return self._given if self._clients is None else self._clients.get()
 
     def identity(self) -> dict[str, Any]:
         return {**super().identity(), "base_url": self.base_url}
@@ -178,9 +193,8 @@ class OpenAICompatible(Provider):
         return [list(item.embedding) for item in ordered], tokens
 
     async def aclose(self) -> None:
-        close = getattr(self.client, "close", None)
-        if close is not None and self._is_async:
-            await close()
+        if self._clients is not None:
+            await self._clients.get().close()
 
 
 def _logprobs(choice: Any) -> list[TokenLogprob] | None:

@@ -1,0 +1,146 @@
+"""The embedded offline judge: a GGUF model served in-process by llama.cpp (xllamacpp).
+
+xllamacpp runs llama.cpp's own server inside this process and listens on a free 127.0.0.1
+port, so the local judge is simply another OpenAI-compatible provider: structured output,
+cache, retries and usage all work unchanged. The server starts lazily on the first call,
+is shared by every LLM using the same file and settings, and stops at interpreter exit.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from assay._util.deps import require
+from assay._util.loop_local import LoopLocal
+from assay.errors import UsageError
+from assay.models.providers.base import Profile
+from assay.models.providers.openai_compat import OpenAICompatible
+from assay.models.types import ModelRequest, ModelResponse
+
+
+@dataclass(frozen=True)
+class ServerSettings:
+    model_path: str
+    n_threads: int
+    n_ctx: int  # context per parallel slot
+    n_parallel: int
+
+
+class _ServerPool:
+    """One running server per settings. Process-wide on purpose: a second server for the same
+    file would only double memory use and halve speed on the same cores."""
+
+    def __init__(self) -> None:
+        self._servers: dict[ServerSettings, Any] = {}
+        self._lock = threading.Lock()
+        atexit.register(self.stop_all)
+
+    def address(self, settings: ServerSettings) -> str:
+        with self._lock:
+            server = self._servers.get(settings)
+            if server is None:
+                server = self._servers[settings] = _start(settings)
+            return server.listening_address
+
+    def stop_all(self) -> None:
+        with self._lock:
+            # Dropping the last reference shuts the in-process server down.
+            self._servers.clear()
+
+    def running(self) -> int:
+        return len(self._servers)
+
+
+SERVERS = _ServerPool()
+
+
+def _start(settings: ServerSettings) -> Any:
+    xlc = require("xllamacpp", extra="local", feature="the embedded local judge")
+    params = xlc.CommonParams()
+    params.model.path = settings.model_path
+    params.n_ctx = settings.n_ctx * settings.n_parallel
+    params.n_parallel = settings.n_parallel
+    params.cpuparams.n_threads = settings.n_threads
+    params.cpuparams_batch.n_threads = settings.n_threads
+    params.verbosity = -1  # llama.cpp logs every request to stdout otherwise
+    params.hostnames = ["127.0.0.1"]
+    params.port = 0  # a free port
+    return xlc.Server(params)
+
+
+class LocalProvider(OpenAICompatible):
+    """OpenAI-compatible provider over the in-process llama.cpp server."""
+
+    name = "local"
+
+    def __init__(self, settings: ServerSettings, *, timeout: float = 900.0) -> None:
+        self.settings = settings
+        self.model = Path(settings.model_path).name
+        self.profile = Profile(output_modes=("json_schema", "json_object", "prompt"), logprobs=True)
+        self.timeout = timeout
+        self.base_url = ""
+        self._is_async = True
+        self._given = None
+        self._clients: LoopLocal[Any] | None = None
+
+    def identity(self) -> dict[str, Any]:
+        # The port changes every run; the model file does not. Cache keys follow the file.
+        return {"provider": "local", "model": self.model, "bytes": os.path.getsize(self.settings.model_path)}
+
+    async def _ensure_started(self) -> None:
+        if self._clients is not None:
+            return
+        # Starting takes seconds (loading weights): do it off the loop. The pool's lock makes
+        # concurrent first calls share one server.
+        address = await anyio.to_thread.run_sync(SERVERS.address, self.settings)
+        if self._clients is None:
+            import openai
+
+            self.base_url = f"{address}/v1"
+            self._clients = LoopLocal(
+                lambda: openai.AsyncOpenAI(base_url=self.base_url, api_key="local", timeout=self.timeout, max_retries=0)
+            )
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        await self._ensure_started()
+        return await super().complete(request)
+
+
+def resolve_model_path(model_path: str | os.PathLike[str] | None, *, show_progress: bool = True) -> Path:
+    """Explicit path, else ASSAY_LOCAL_MODEL, else the verified default judge."""
+    chosen = model_path or os.environ.get("ASSAY_LOCAL_MODEL")
+    if chosen:
+        path = Path(chosen).expanduser()
+        if not path.is_file():
+            raise UsageError(f"local model file not found: {path}")
+        return path
+    from assay.models.local_weights import default_judge_path
+
+    return default_judge_path(show_progress=show_progress)
+
+
+def local_provider(
+    model_path: str | os.PathLike[str] | None = None,
+    *,
+    n_threads: int | None = None,
+    n_ctx: int | None = None,
+    n_parallel: int | None = None,
+) -> LocalProvider:
+    require("xllamacpp", extra="local", feature="the embedded local judge")
+    settings = ServerSettings(
+        model_path=str(resolve_model_path(model_path)),
+        n_threads=n_threads or int(os.environ.get("ASSAY_LOCAL_THREADS") or os.cpu_count() or 2),
+        n_ctx=n_ctx or int(os.environ.get("ASSAY_LOCAL_CTX") or 4096),
+        n_parallel=n_parallel or int(os.environ.get("ASSAY_LOCAL_PARALLEL") or 2),
+    )
+    return LocalProvider(settings)
+
+
+__all__ = ["SERVERS", "LocalProvider", "ServerSettings", "local_provider", "resolve_model_path"]
