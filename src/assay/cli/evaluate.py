@@ -67,17 +67,18 @@ def evaluate_command(
 
 def _models(chosen: list[Any], llm: str | None, base_url: str | None, embeddings: str | None, *, cache: bool):
     """Build the judge and embeddings only if a chosen metric needs them (credentials checked here)."""
+    from assay.models.defaults import default_embeddings, default_llm
     from assay.models.factory import embedding_factory, llm_factory
 
     judge = embedder = None
-    if llm is not None or any(metric.needs_llm for metric in chosen):
-        if llm is None:
-            raise typer.BadParameter("the chosen metrics need a judge model: pass --llm", param_hint="--llm")
+    if llm is not None:
         judge = llm_factory(llm, base_url=base_url, cache=cache)
-    if embeddings is not None or any(metric.needs_embeddings for metric in chosen):
-        if embeddings is None:
-            raise typer.BadParameter("the chosen metrics need embeddings: pass --embeddings", param_hint="--embeddings")
+    elif any(metric.needs_llm for metric in chosen):
+        judge = default_llm(cache=cache)
+    if embeddings is not None:
         embedder = embedding_factory(embeddings, base_url=base_url, cache=cache)
+    elif any(metric.needs_embeddings for metric in chosen):
+        embedder = default_embeddings(cache=cache)
     return judge, embedder
 
 

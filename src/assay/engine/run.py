@@ -21,6 +21,7 @@ from assay.engine.progress import CellProgress
 from assay.errors import NotApplicable, RunFailed, UsageError
 from assay.metrics.base import Metric
 from assay.metrics.registry import create_metric
+from assay.models.defaults import default_embeddings, default_llm
 from assay.models.usage import Budget, UsageMeter, budgeting, metering
 from assay.schema.dataset import EvaluationDataset
 from assay.schema.outcome import Cell, Error, Ok, Outcome, Skipped
@@ -89,15 +90,13 @@ def _check_metric_fits(metric: Metric, dataset: EvaluationDataset) -> None:
 
 
 def _prepare_metrics(metrics: list[Metric], llm: Any, embeddings: Any) -> list[Metric]:
-    prepared = []
-    for metric in metrics:
-        metric = metric.with_models(llm=llm, embeddings=embeddings)
-        if metric.needs_llm and getattr(metric, "llm", None) is None:
-            raise UsageError(f"metric {metric.name} needs an LLM judge: pass llm=... to evaluate() or to the metric")
-        if metric.needs_embeddings and getattr(metric, "embeddings", None) is None:
-            raise UsageError(f"metric {metric.name} needs embeddings: pass embeddings=... to evaluate() or to the metric")
-        prepared.append(metric)
-    return prepared
+    """Give metrics lacking a model the run's one; with none given, the configured default
+    (ASSAY_LLM / ASSAY_EMBEDDINGS, else the embedded offline models). Built only if needed."""
+    if llm is None and any(m.needs_llm and getattr(m, "llm", None) is None for m in metrics):
+        llm = default_llm()
+    if embeddings is None and any(m.needs_embeddings and getattr(m, "embeddings", None) is None for m in metrics):
+        embeddings = default_embeddings()
+    return [metric.with_models(llm=llm, embeddings=embeddings) for metric in metrics]
 
 
 async def score_cell(metric: Metric, sample: Sample, *, timeout: float | None) -> tuple[Outcome, Usage]:
@@ -249,7 +248,8 @@ def evaluate(
     dataset: an EvaluationDataset, a list of dicts or samples, a pandas DataFrame, a Hugging
         Face dataset, or a path to .jsonl/.json/.csv. Legacy column names are mapped.
     metrics: metric objects (`BleuScore()`) or ids (`"bleu_score"`).
-    llm / embeddings: given to metrics that need them and have none of their own.
+    llm / embeddings: given to metrics that need them and have none of their own. When not
+        given: ASSAY_LLM / ASSAY_EMBEDDINGS, else the embedded offline judge and embeddings.
     run_dir: a directory where finished cells are saved as they complete; running again
         with the same directory resumes, recomputing only what is missing or failed.
     timeout: seconds allowed per cell before it becomes an `error` outcome.
