@@ -1,27 +1,23 @@
-"""`assay metrics`: the catalogue with required fields and model needs."""
+"""`assay metrics`: the catalogue with required fields, model needs and calls per sample."""
 
 from __future__ import annotations
 
-from rich.table import Table
-
 
 def metrics_command() -> None:
-    """List every metric with the fields it needs and the models it uses."""
+    """List every metric with the fields it needs, the models it uses and its calls per sample."""
+    from rich.markup import escape
+
     from assay.cli.app import stdout
     from assay.metrics.registry import metric_classes
 
-    table = Table(title="assay metrics")
-    table.add_column("id", style="bold", no_wrap=True)
-    table.add_column("sample")
-    table.add_column("required fields")
-    table.add_column("llm", no_wrap=True)
-    table.add_column("embeddings", no_wrap=True)
-    for name, cls in metric_classes().items():
-        table.add_row(
-            name,
-            cls.sample_kind.replace("_", "-"),
-            ", ".join(cls.required_fields),
-            "yes" if cls.needs_llm else "no",
-            "yes" if cls.needs_embeddings else "no",
+    catalogue = metric_classes()
+    width = max(len(name) for name in catalogue)
+    for name, cls in catalogue.items():
+        models = [m for m, needed in (("llm", cls.needs_llm), ("embeddings", cls.needs_embeddings)) if needed]
+        uses = f"uses {' + '.join(models)}; model calls per sample: {cls.calls_per_sample}" if models else "no model"
+        stdout.print(
+            f"[bold]{name:<{width}}[/bold]  {cls.sample_kind.replace('_', '-'):<11}  "
+            f"needs {escape(', '.join(cls.required_fields))}; {escape(uses)}",
+            highlight=False,
+            soft_wrap=True,
         )
-    stdout.print(table)

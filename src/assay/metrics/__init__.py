@@ -3,6 +3,8 @@
 from assay.metrics.base import Metric
 from assay.metrics.classic import *  # noqa: F403
 from assay.metrics.classic import __all__ as _classic_all
+from assay.metrics.rag import *  # noqa: F403
+from assay.metrics.rag import __all__ as _rag_all
 from assay.schema.outcome import MetricResult
 
-__all__ = ["Metric", "MetricResult", *_classic_all]
+__all__ = ["Metric", "MetricResult", *_classic_all, *_rag_all]

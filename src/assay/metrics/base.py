@@ -61,6 +61,8 @@ class Metric(abc.ABC):
     needs_llm: ClassVar[bool] = False
     needs_embeddings: ClassVar[bool] = False
     version: ClassVar[str] = "1"
+    # Model calls per sample as a function of its inputs, for `assay metrics` and planning.
+    calls_per_sample: ClassVar[str] = "0"
     # "higher" for most scores; "lower" for error-like metrics such as noise sensitivity.
     better: ClassVar[Literal["higher", "lower"]] = "higher"
 
@@ -162,7 +164,12 @@ class Metric(abc.ABC):
             changes["llm"] = llm
         if embeddings is not None and self.needs_embeddings and getattr(self, "embeddings", None) is None:
             changes["embeddings"] = embeddings
-        return dataclasses.replace(self, **changes) if changes else self
+        if not changes:
+            return self
+        copy = dataclasses.replace(self, **changes)
+        # Private state that is not a field (e.g. edited prompts) travels with the copy.
+        copy.__dict__.update({k: v for k, v in self.__dict__.items() if k.startswith("_")})
+        return copy
 
 
 __all__ = ["CallEstimate", "Metric", "SampleKind"]

@@ -34,7 +34,7 @@ class Embeddings:
         self.batch_size = batch_size
         self.retry = retry or RetryPolicy()
         self.limiter = RateLimiter(limits or Limits())
-        self.price = price if price is not None else lookup_price(provider.model)
+        self.price = price if price is not None else (provider.price or lookup_price(provider.model))
         self.usage = UsageMeter()
 
     @property

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Any, TypeVar
 
+import anyio
+import anyio.lowlevel
 from pydantic import BaseModel
 
 from assay._util.sync import run_sync
@@ -65,11 +67,15 @@ class LLM:
         self.cache = cache
         self.retry = retry or RetryPolicy()
         self.limiter = RateLimiter(limits or Limits())
-        self.price = price if price is not None else lookup_price(provider.model)
+        self.price = price if price is not None else (provider.price or lookup_price(provider.model))
         self.default_params = {"temperature": 0.0, **(default_params or {})}
         self.max_output_tokens = max_output_tokens
         self.usage = UsageMeter()
         self._mode: OutputMode | None = None  # the structured-output mode that works, once known
+        # Identical requests in flight at the same time share one call (e.g. two metrics that
+        # split the same response into claims).
+        self._in_flight: dict[str, anyio.Event] = {}
+        self._shared: dict[str, ModelResponse] = {}
 
     @property
     def model(self) -> str:
@@ -161,8 +167,28 @@ class LLM:
 
     # -- one call through cache, budget, retry and limits -----------------------------------
     async def _call(self, request: ModelRequest) -> ModelResponse:
-        key = request_key(self.identity(), request) if self.cache is not None else None
-        if key is not None:
+        key = request_key(self.identity(), request)
+        waiting = self._in_flight.get(key)
+        if waiting is not None:
+            await waiting.wait()
+            if key in self._shared:
+                self._charge(Usage(cached_requests=1), priced=True)
+                return self._shared[key].model_copy(update={"cached": True})
+            # the first caller failed: make our own attempt
+        done = self._in_flight[key] = anyio.Event()
+        try:
+            response = await self._call_once(key, request)
+            self._shared[key] = response
+            return response
+        finally:
+            del self._in_flight[key]
+            done.set()
+            # Keep the shared answer only until waiters have read it.
+            await anyio.lowlevel.checkpoint()
+            self._shared.pop(key, None)
+
+    async def _call_once(self, key: str, request: ModelRequest) -> ModelResponse:
+        if self.cache is not None:
             hit = self.cache.get_response(key)
             if hit is not None:
                 self._charge(Usage(cached_requests=1), priced=True)
@@ -176,7 +202,7 @@ class LLM:
         self._charge(usage, priced=self.price is not None)
         if budget is not None:
             budget.charge(cost)
-        if key is not None:
+        if self.cache is not None:
             self.cache.put_response(key, self.model, response)
         return response.model_copy(update={"usage": usage})
 

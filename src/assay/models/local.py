@@ -23,6 +23,7 @@ from assay.errors import UsageError
 from assay.models.providers.base import Profile
 from assay.models.providers.openai_compat import OpenAICompatible
 from assay.models.types import ModelRequest, ModelResponse
+from assay.models.usage import Price
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ class LocalProvider(OpenAICompatible):
     """OpenAI-compatible provider over the in-process llama.cpp server."""
 
     name = "local"
+    price = Price(0.0, 0.0)
 
     def __init__(self, settings: ServerSettings, *, timeout: float = 900.0) -> None:
         self.settings = settings

@@ -19,6 +19,7 @@ from assay._util.deps import require
 from assay.errors import UsageError
 from assay.models.providers.base import Profile, Provider
 from assay.models.types import ModelRequest, ModelResponse
+from assay.models.usage import Price
 
 _TOKENIZER = Path(__file__).parent / "assets" / "minilm-l6-v2-tokenizer.json"
 MAX_TOKENS = 256  # all-MiniLM-L6-v2 was trained on sequences up to this length
@@ -31,6 +32,7 @@ class _EmbeddingOnly(Provider):
 
 class MiniLMProvider(_EmbeddingOnly):
     name = "local"
+    price = Price(0.0, 0.0)
 
     def __init__(self) -> None:
         super().__init__("all-MiniLM-L6-v2-int8", profile=Profile(output_modes=()))
@@ -76,6 +78,7 @@ class MiniLMProvider(_EmbeddingOnly):
 
 class E5Provider(_EmbeddingOnly):
     name = "local"
+    price = Price(0.0, 0.0)
 
     def __init__(self) -> None:
         super().__init__("multilingual-e5-small-q4", profile=Profile(output_modes=()))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.models.types import OUTPUT_MODES, ModelRequest, ModelResponse, OutputMode
+from assay.models.usage import Price
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,8 @@ class Provider(abc.ABC):
     """One authenticated connection to one model."""
 
     name: str = "provider"
+    # A known price for every model of this provider (local models cost nothing); None = look it up.
+    price: Price | None = None
 
     def __init__(self, model: str, *, profile: Profile | None = None) -> None:
         self.model = model

@@ -1,0 +1,75 @@
+"""IDBasedContextPrecision and IDBasedContextRecall: retrieval judged by document ids alone."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from assay.errors import NotApplicable
+from assay.metrics.base import Metric
+from assay.schema.outcome import MetricResult
+
+
+def _distinct(ids: list[str | int]) -> list[str]:
+    """Ids as strings (so 1 and "1" are the same document), duplicates dropped, order kept."""
+    return list(dict.fromkeys(str(item) for item in ids))
+
+
+def _overlap(
+    retrieved: list[str | int], reference: list[str | int]
+) -> tuple[list[str], list[str], list[str]]:
+    retrieved_ids = _distinct(retrieved)
+    reference_ids = _distinct(reference)
+    wanted = set(reference_ids)
+    return retrieved_ids, reference_ids, [item for item in retrieved_ids if item in wanted]
+
+
+@dataclass(kw_only=True)
+class IDBasedContextPrecision(Metric):
+    """Share of the distinct retrieved ids that are reference ids."""
+
+    name: str = "id_based_context_precision"
+    required_fields = ("retrieved_context_ids", "reference_context_ids")
+
+    async def _ascore(
+        self, *, retrieved_context_ids: list[str | int], reference_context_ids: list[str | int]
+    ) -> MetricResult:
+        retrieved, reference, hits = _overlap(retrieved_context_ids, reference_context_ids)
+        if not retrieved:
+            raise NotApplicable("no retrieved context ids: precision is undefined")
+        found = set(hits)
+        return MetricResult(
+            len(hits) / len(retrieved),
+            reason=f"{len(hits)} of {len(retrieved)} retrieved ids are reference ids",
+            details={
+                "matched_ids": hits,
+                "unexpected_ids": [item for item in retrieved if item not in found],
+                "retrieved_count": len(retrieved),
+                "reference_count": len(reference),
+            },
+        )
+
+
+@dataclass(kw_only=True)
+class IDBasedContextRecall(Metric):
+    """Share of the distinct reference ids that were retrieved."""
+
+    name: str = "id_based_context_recall"
+    required_fields = ("retrieved_context_ids", "reference_context_ids")
+
+    async def _ascore(
+        self, *, retrieved_context_ids: list[str | int], reference_context_ids: list[str | int]
+    ) -> MetricResult:
+        retrieved, reference, hits = _overlap(retrieved_context_ids, reference_context_ids)
+        if not reference:
+            raise NotApplicable("no reference context ids: recall is undefined")
+        found = set(hits)
+        return MetricResult(
+            len(hits) / len(reference),
+            reason=f"{len(hits)} of {len(reference)} reference ids were retrieved",
+            details={
+                "matched_ids": hits,
+                "missing_ids": [item for item in reference if item not in found],
+                "retrieved_count": len(retrieved),
+                "reference_count": len(reference),
+            },
+        )

@@ -1,0 +1,117 @@
+"""How metrics ask the judge: for a structured answer, or for yes/no verdicts with probabilities.
+
+`ask_verdicts` judges a numbered list of items in ONE call. The judge answers one line per item
+("1. yes"); when the provider returns token log-probabilities, each verdict also gets P(yes),
+read from the alternatives at the verdict token, which separates confident from hesitant calls.
+Without log-probabilities the verdicts are 1.0 / 0.0. A reply that does not cover every item
+exactly once gets None for the items it skipped (callers score the rest and say so); a reply with
+no usable verdict is an `OutputParseError` carrying the raw text, never a silent guess.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from assay.errors import OutputParseError
+from assay.models.types import TokenLogprob
+from assay.prompts.prompt import Prompt
+from assay.prompts.render import render
+
+T = TypeVar("T", bound=BaseModel)
+
+_LINE = re.compile(r"^\s*(?:\[)?(\d+)(?:\])?\s*[.):\-]?\s*\**\s*([A-Za-z\u4e00-\u9fff]+)", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A judgement on one item: the label chosen and the probability of the positive label."""
+
+    label: str
+    probability: float  # P(positive label); 1.0/0.0 when the provider gives no log-probabilities
+
+    @property
+    def passed(self) -> bool:
+        return self.probability >= 0.5
+
+
+async def ask_json(llm: Any, prompt: Prompt, values: Mapping[str, Any], schema: type[T], **params: Any) -> T:
+    response = await llm.agenerate(render(prompt, values), schema=schema, **params)
+    return response.parsed
+
+
+def _numbered(items: Sequence[str]) -> str:
+    return "\n".join(f"{i}. {item}" for i, item in enumerate(items, start=1))
+
+
+async def ask_verdicts(
+    llm: Any, prompt: Prompt, values: Mapping[str, Any], items: Sequence[str], *, items_input: str = "items"
+) -> list[Verdict | None]:
+    """Judge every item in one call; `prompt.choices[0]` is the positive label (e.g. 'yes').
+    An item the judge skipped comes back as None (callers report it); none at all is an error."""
+    if not items:
+        return []
+    positive, negative = prompt.choices[0].lower(), prompt.choices[1].lower()
+    messages = render(prompt, {**values, items_input: _numbered(items)})
+    response = await llm.agenerate(
+        messages, max_tokens=8 * len(items) + 16, logprobs=True, top_logprobs=10
+    )
+    generation = response.generations[0]
+    labels = _labels(generation.text, len(items), positive, negative)
+    probabilities = _verdict_probabilities(generation.logprobs, positive, negative)
+    if probabilities is not None and (None in labels or len(probabilities) != len(items)):
+        probabilities = None  # cannot align token positions with items; fall back to the labels
+    verdicts: list[Verdict | None] = []
+    for index, label in enumerate(labels):
+        if label is None:
+            verdicts.append(None)
+            continue
+        probability = probabilities[index] if probabilities is not None else float(label == positive)
+        verdicts.append(Verdict(label=label, probability=probability))
+    return verdicts
+
+
+def _labels(text: str, count: int, positive: str, negative: str) -> list[str | None]:
+    """The label per item number; None for items the judge skipped. No label at all is an error."""
+    found: dict[int, str] = {}
+    for number, word in _LINE.findall(text):
+        word = word.lower()
+        if word in (positive, negative) and 1 <= int(number) <= count:
+            found.setdefault(int(number), word)
+    if len(found) != count:
+        # Small models sometimes drop the numbers: accept bare words, one per line, if the count fits.
+        bare = [w.lower() for w in re.findall(r"\b([A-Za-z]+)\b", text) if w.lower() in (positive, negative)]
+        if len(bare) == count:
+            return list(bare)
+    if not found:
+        raise OutputParseError(f"the judge gave no usable verdict for any of the {count} items", raw=text)
+    return [found.get(i) for i in range(1, count + 1)]
+
+
+def _verdict_probabilities(logprobs: list[TokenLogprob] | None, positive: str, negative: str) -> list[float] | None:
+    """P(positive) at each token where the judge wrote a verdict word."""
+    if not logprobs:
+        return None
+    result = []
+    for token in logprobs:
+        word = token.token.strip().lower()
+        if word not in (positive, negative):
+            continue
+        p_pos = p_neg = 0.0
+        for alternative, logprob in {**token.top, token.token: token.logprob}.items():
+            cleaned = alternative.strip().lower()
+            if cleaned == positive:
+                p_pos += math.exp(logprob)
+            elif cleaned == negative:
+                p_neg += math.exp(logprob)
+        total = p_pos + p_neg
+        result.append(p_pos / total if total > 0 else float(word == positive))
+    return result
+
+
+__all__ = ["Verdict", "ask_json", "ask_verdicts"]

@@ -1,0 +1,41 @@
+"""Base for metrics that ask a judge model: the `llm` field, prompt loading, and their identity."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from assay.metrics.base import Metric
+from assay.prompts.prompt import Prompt, load_prompt
+
+
+@dataclass(kw_only=True)
+class LLMMetric(Metric):
+    """A metric with a judge. `language` picks the prompts' language (English by default)."""
+
+    llm: Any = None
+    language: str = "english"
+
+    needs_llm: ClassVar[bool] = True
+    prompt_ids: ClassVar[tuple[str, ...]] = ()
+
+    def prompt(self, prompt_id: str) -> Prompt:
+        overrides = getattr(self, "_prompt_overrides", {})
+        return overrides.get(prompt_id) or load_prompt(prompt_id, self.language)
+
+    def set_prompt(self, prompt: Prompt) -> None:
+        """Replace one of this metric's prompts (e.g. an edited or translated copy)."""
+        overrides = dict(getattr(self, "_prompt_overrides", {}))
+        overrides[prompt.id] = prompt
+        object.__setattr__(self, "_prompt_overrides", overrides)
+
+    def get_prompts(self) -> dict[str, Prompt]:
+        return {prompt_id: self.prompt(prompt_id) for prompt_id in self.prompt_ids}
+
+    def spec(self) -> dict[str, Any]:
+        spec = super().spec()
+        spec["prompts"] = [self.prompt(prompt_id).describe() for prompt_id in self.prompt_ids]
+        return spec
+
+
+__all__ = ["LLMMetric"]

@@ -1,0 +1,84 @@
+"""Answer relevancy: does the response address the question that was asked?
+
+The judge writes `strictness` questions the response would answer (one call) and says whether
+the response is noncommittal. Score = mean cosine similarity between the user's question and
+the generated ones, set to 0 for a noncommittal response. Cosines can dip below 0; the score is
+clipped to [0, 1] and the unclipped mean kept in the details.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from assay.errors import NotApplicable
+from assay.metrics.base import CallEstimate
+from assay.metrics.judge import ask_json
+from assay.metrics.llm_metric import LLMMetric
+from assay.schema.outcome import MetricResult
+from assay.schema.samples import Sample
+
+
+class GeneratedQuestions(BaseModel):
+    questions: list[str] = Field(default_factory=list)
+    noncommittal: int = Field(default=0, ge=0, le=1)
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
+
+
+def answer_relevancy_score(question_vector: Sequence[float], generated_vectors: list[Sequence[float]],
+                           noncommittal: bool) -> tuple[float, float]:
+    """Pure scoring: (clipped score, raw mean cosine)."""
+    raw = sum(cosine(question_vector, v) for v in generated_vectors) / len(generated_vectors)
+    score = 0.0 if noncommittal else min(1.0, max(0.0, raw))
+    return score, raw
+
+
+@dataclass(kw_only=True)
+class AnswerRelevancy(LLMMetric):
+    name: str = "answer_relevancy"
+    embeddings: Any = None
+    strictness: int = 3
+
+    calls_per_sample = "1 + 1 embedding batch"
+    required_fields = ("user_input", "response")
+    needs_embeddings = True
+    prompt_ids = ("answer_relevancy",)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 1 <= self.strictness <= 10:
+            raise ValueError(f"strictness must be between 1 and 10, got {self.strictness}")
+
+    async def _ascore(self, *, user_input: str, response: str) -> MetricResult:
+        if not response.strip():
+            raise NotApplicable("the response is empty")
+        generated = await ask_json(self.llm, self.prompt("answer_relevancy"),
+                                   {"count": self.strictness, "answer": response}, GeneratedQuestions)
+        questions = [q.strip() for q in generated.questions if q and q.strip()][: self.strictness]
+        if not questions:
+            raise NotApplicable("the judge could not name any question this response answers")
+        vectors = await self.embeddings.aembed_texts([user_input, *questions])
+        score, raw = answer_relevancy_score(vectors[0], vectors[1:], bool(generated.noncommittal))
+        reason = ("the response is noncommittal" if generated.noncommittal
+                  else f"the response answers questions like {questions[0]!r}")
+        return MetricResult(score, reason=reason, details={
+            "generated_questions": questions, "noncommittal": bool(generated.noncommittal), "mean_cosine": raw})
+
+    def estimate(self, sample: Sample) -> CallEstimate:
+        response = len(sample.response or "") // 4
+        return CallEstimate(requests=1, input_tokens=450 + response, output_tokens=25 * self.strictness,
+                            embedding_tokens=(len(sample.user_input or "") // 4) + 20 * self.strictness)
+
+
+ResponseRelevancy = AnswerRelevancy
+
+__all__ = ["AnswerRelevancy", "ResponseRelevancy", "answer_relevancy_score", "cosine"]

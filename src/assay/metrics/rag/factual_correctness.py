@@ -1,0 +1,126 @@
+"""Factual correctness: claims of the response vs claims of the reference.
+
+Response claims supported by the reference are true positives, unsupported ones false
+positives; reference claims not supported by the response are false negatives.
+precision = TP/(TP+FP), recall = TP/(TP+FN), F-beta from both; rounded to 2 decimals as Ragas
+does. The two decompositions run concurrently, then the two support checks.
+`atomicity`/`coverage` "high" splits into fine, complete claims; "low" (default) keeps the
+main claims as stated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import anyio
+
+from assay.errors import NotApplicable
+from assay.metrics.base import CallEstimate
+from assay.metrics.judge import Verdict
+from assay.metrics.llm_metric import LLMMetric
+from assay.metrics.rag.claims import check_support, claim_details, extract_claims, judged
+from assay.schema.outcome import MetricResult
+from assay.schema.samples import Sample
+
+
+def fbeta(tp: float, fp: float, fn: float, beta: float = 1.0) -> float:
+    precision = tp / (tp + fp + 1e-10)
+    recall = tp / (tp + fn + 1e-10)
+    if precision + recall == 0:
+        return 0.0
+    return (1 + beta**2) * precision * recall / (beta**2 * precision + recall + 1e-10)
+
+
+def factual_correctness_score(
+    response_verdicts: list[Verdict], reference_verdicts: list[Verdict], *, mode: str = "f1", beta: float = 1.0,
+    scoring: str = "binary",
+) -> float:
+    """Pure scoring. `response_verdicts`: each response claim supported by the reference?
+    `reference_verdicts`: each reference claim supported by the response? (unused for precision)."""
+    def value(v: Verdict) -> float:
+        return v.probability if scoring == "probability" else float(v.passed)
+
+    tp = sum(value(v) for v in response_verdicts)
+    fp = sum(1 - value(v) for v in response_verdicts)
+    fn = sum(1 - value(v) for v in reference_verdicts)
+    if mode == "precision":
+        score = tp / (tp + fp + 1e-10)
+    elif mode == "recall":
+        score = tp / (tp + fn + 1e-10)
+    else:
+        score = fbeta(tp, fp, fn, beta)
+    return round(score, 2)
+
+
+@dataclass(kw_only=True)
+class FactualCorrectness(LLMMetric):
+    name: str = "factual_correctness"
+    mode: Literal["f1", "precision", "recall"] = "f1"
+    beta: float = 1.0
+    atomicity: Literal["low", "high"] = "low"
+    coverage: Literal["low", "high"] = "low"
+    scoring: Literal["probability", "binary"] = "binary"
+
+    calls_per_sample = "4 (2 with mode=precision); response split shared with faithfulness"
+    required_fields = ("response", "reference")
+    prompt_ids = ("claims", "claims.coarse", "supported")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for field, allowed in (("mode", ("f1", "precision", "recall")), ("atomicity", ("low", "high")),
+                               ("coverage", ("low", "high")), ("scoring", ("probability", "binary"))):
+            if getattr(self, field) not in allowed:
+                raise ValueError(f"{field} must be one of {allowed}, got {getattr(self, field)!r}")
+
+    @property
+    def _claims_prompt_id(self) -> str:
+        return "claims" if "high" in (self.atomicity, self.coverage) else "claims.coarse"
+
+    async def _ascore(self, *, response: str, reference: str) -> MetricResult:
+        if not response.strip():
+            raise NotApplicable("the response is empty")
+        claims_prompt = self.prompt(self._claims_prompt_id)
+        need_reference = self.mode != "precision"
+        found: dict[str, list[str]] = {}
+
+        async def split(key: str, text: str) -> None:
+            found[key] = await extract_claims(self.llm, claims_prompt, text)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(split, "response", response)
+            if need_reference:
+                group.start_soon(split, "reference", reference)
+        if not found["response"]:
+            raise NotApplicable("the response makes no factual claims to check")
+        checks: dict[str, list[Verdict | None]] = {}
+        supported = self.prompt("supported")
+
+        async def check(key: str, source: str, claims: list[str]) -> None:
+            checks[key] = await check_support(self.llm, supported, source, claims) if claims else []
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(check, "response", reference, found["response"])
+            if need_reference:
+                group.start_soon(check, "reference", response, found["reference"])
+        response_claims, response_verdicts, _ = judged(found["response"], checks["response"])
+        reference_claims, reference_verdicts, _ = judged(found.get("reference", []), checks.get("reference", []))
+        score = factual_correctness_score(response_verdicts, reference_verdicts, mode=self.mode, beta=self.beta,
+                                          scoring=self.scoring)
+        tp = sum(v.passed for v in response_verdicts)
+        reason = f"{tp} of {len(response_claims)} response claims are backed by the reference"
+        if need_reference:
+            missed = sum(not v.passed for v in reference_verdicts)
+            reason += f"; {missed} of {len(reference_claims)} reference claims are missing from the response"
+        return MetricResult(score, reason=reason, details={
+            "response_claims": claim_details(response_claims, response_verdicts),
+            "reference_claims": claim_details(reference_claims, reference_verdicts),
+        })
+
+    def estimate(self, sample: Sample) -> CallEstimate:
+        text = (len(sample.response or "") + len(sample.reference or "")) // 4
+        calls = 2 if self.mode == "precision" else 4
+        return CallEstimate(requests=calls, input_tokens=calls * 400 + 3 * text, output_tokens=2 * text + 20)
+
+
+__all__ = ["FactualCorrectness", "factual_correctness_score", "fbeta"]

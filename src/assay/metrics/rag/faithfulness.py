@@ -1,0 +1,79 @@
+"""Faithfulness: the share of the response's claims that the retrieved contexts support.
+
+Two calls: split the response into claims, then check all claims against the contexts in one
+verdict call. `scoring="probability"` (default) averages P(supported) per claim, read from the
+judge's token probabilities when the provider offers them; `scoring="binary"` counts claims
+judged supported, as Ragas does. Without token probabilities both give the binary score.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from assay.errors import NotApplicable
+from assay.metrics.base import CallEstimate
+from assay.metrics.judge import Verdict
+from assay.metrics.llm_metric import LLMMetric
+from assay.metrics.rag.claims import (
+    check_support,
+    claim_details,
+    extract_claims,
+    join_contexts,
+    judged,
+    skipped_note,
+)
+from assay.schema.outcome import MetricResult
+from assay.schema.samples import Sample
+
+
+def faithfulness_score(verdicts: list[Verdict], *, scoring: str = "probability") -> float:
+    """Pure scoring: mean support over claims."""
+    if not verdicts:
+        raise NotApplicable("the response makes no factual claims to check")
+    values = [v.probability if scoring == "probability" else float(v.passed) for v in verdicts]
+    return sum(values) / len(values)
+
+
+@dataclass(kw_only=True)
+class Faithfulness(LLMMetric):
+    name: str = "faithfulness"
+    scoring: Literal["probability", "binary"] = "probability"
+
+    calls_per_sample = "2"
+    required_fields = ("response", "retrieved_contexts")
+    optional_fields = ("user_input",)
+    prompt_ids = ("claims", "supported")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.scoring not in ("probability", "binary"):
+            raise ValueError(f"scoring must be 'probability' or 'binary', got {self.scoring!r}")
+
+    async def _ascore(self, *, response: str, retrieved_contexts: list[str], user_input: str | None = None) -> MetricResult:
+        if not response.strip():
+            raise NotApplicable("the response is empty")
+        source = join_contexts(retrieved_contexts)
+        if not source:
+            raise NotApplicable("there are no retrieved contexts to check the response against")
+        claims = await extract_claims(self.llm, self.prompt("claims"), response, user_input or "")
+        if not claims:
+            raise NotApplicable("the response makes no factual claims to check")
+        raw = await check_support(self.llm, self.prompt("supported"), source, claims)
+        claims, verdicts, unjudged = judged(claims, raw)
+        score = faithfulness_score(verdicts, scoring=self.scoring)
+        supported = sum(v.passed for v in verdicts)
+        return MetricResult(
+            score,
+            reason=f"{supported} of {len(claims)} claims are supported by the contexts{skipped_note(unjudged)}",
+            details={"claims": claim_details(claims, verdicts), "unjudged": unjudged},
+        )
+
+    def estimate(self, sample: Sample) -> CallEstimate:
+        response = len(sample.response or "") // 4
+        contexts = sum(len(c) for c in sample.retrieved_contexts or []) // 4
+        return CallEstimate(requests=2, input_tokens=600 + response + 300 + contexts + response,
+                            output_tokens=response + 20)
+
+
+__all__ = ["Faithfulness", "faithfulness_score"]

@@ -1,0 +1,6 @@
+"""Prompts as data: YAML files with instruction, examples, inputs and answer format."""
+
+from assay.prompts.prompt import Example, Prompt, load_prompt
+from assay.prompts.render import fence, render
+
+__all__ = ["Example", "Prompt", "fence", "load_prompt", "render"]
