@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from assay.metrics.rag.context_precision import ContextPrecision, ContextUtilization, average_precision
+from assay.metrics.rag.context_precision import (
+    ContextPrecision,
+    ContextUtilization,
+    average_precision,
+)
 from tests.metrics.rag.scripted import judge, verdict_lines
 
 FIELDS = {

@@ -19,7 +19,7 @@ _METRICS = ("precision", "recall", "f1")
 def _read_csv(pd: Any, text: str, side: str) -> Any:
     try:
         return pd.read_csv(io.StringIO(text))
-    except (ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+    except ValueError as exc:  # pandas' ParserError and EmptyDataError are ValueErrors
         raise DataError(
             f"DataCompyScore could not parse the {side} as CSV: {exc}", field=side
         ) from exc
