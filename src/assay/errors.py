@@ -127,10 +127,13 @@ class ModelError(AssayError):
 class ProviderError(ModelError):
     """The provider returned an error status. 5xx and 408/409 are transient; other 4xx are not."""
 
-    def __init__(self, message: str, *, status: int | None = None, body: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, body: str | None = None, retry_after: float | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
         self.body = body
+        self.retry_after = retry_after  # seconds the server asked us to wait, if it said
         self.transient = status is None or status >= 500 or status in (408, 409)
 
 
@@ -138,8 +141,7 @@ class RateLimited(ProviderError):
     """The provider refused for rate or capacity reasons; wait `retry_after` seconds if given."""
 
     def __init__(self, message: str, *, retry_after: float | None = None, status: int = 429, body: str | None = None):
-        super().__init__(message, status=status, body=body)
-        self.retry_after = retry_after
+        super().__init__(message, status=status, body=body, retry_after=retry_after)
         self.transient = True
 
 

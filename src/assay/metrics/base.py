@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import enum
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -134,13 +135,11 @@ class Metric(abc.ABC):
     # -- description -------------------------------------------------------------------
     def params(self) -> dict[str, Any]:
         """Configuration fields (models excluded), JSON-friendly."""
-        values = {}
-        for field in dataclasses.fields(self):
-            if field.name in _RUNTIME_FIELDS or field.name == "name":
-                continue
-            value = getattr(self, field.name)
-            values[field.name] = getattr(value, "value", value)  # enums by value
-        return values
+        return {
+            field.name: _plain(getattr(self, field.name))
+            for field in dataclasses.fields(self)
+            if field.name not in _RUNTIME_FIELDS and field.name != "name"
+        }
 
     def spec(self) -> dict[str, Any]:
         """Identity of this metric configuration, stored with results and checkpoints."""
@@ -170,6 +169,21 @@ class Metric(abc.ABC):
         # Private state that is not a field (e.g. edited prompts) travels with the copy.
         copy.__dict__.update({k: v for k, v in self.__dict__.items() if k.startswith("_")})
         return copy
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-friendly form of a parameter: nested metrics by their spec, enums by value."""
+    if isinstance(value, Metric):
+        return value.spec()
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    if isinstance(value, dict):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return repr(value)
 
 
 __all__ = ["CallEstimate", "Metric", "SampleKind"]

@@ -103,10 +103,18 @@ class ResponseCache:
     def put_vector(self, key: str, model: str, vector: list[float]) -> None:
         self._put(key, "embedding", model, json.dumps(vector))
 
+    def get_meta(self, name: str) -> str | None:
+        """Small facts learnt about a model (e.g. which structured-output mode it accepts)."""
+        return self._get("meta:" + name)
+
+    def put_meta(self, name: str, value: str) -> None:
+        self._put("meta:" + name, "meta", "", value)
+
     def stats(self) -> dict[str, Any]:
         with self._lock:
             rows = self._db.execute(
-                "SELECT kind, model, COUNT(*), SUM(LENGTH(value)) FROM entries GROUP BY kind, model ORDER BY kind, model"
+                "SELECT kind, model, COUNT(*), SUM(LENGTH(value)) FROM entries WHERE kind != 'meta' "
+                "GROUP BY kind, model ORDER BY kind, model"
             ).fetchall()
         return {
             "path": str(self.path),

@@ -6,6 +6,7 @@ import math
 from collections.abc import Sequence
 
 from assay._util.sync import run_sync
+from assay.errors import RateLimited
 from assay.models.cache import ResponseCache, embedding_key
 from assay.models.limits import Limits, RateLimiter
 from assay.models.providers.base import Provider
@@ -86,10 +87,14 @@ class Embeddings:
 
     async def _limited(self, texts: list[str]) -> tuple[list[list[float]], int]:
         await self.limiter.acquire(sum(len(text) for text in texts) // 4)
+        rate_limited = False
         try:
             return await self.provider.embed(texts)
+        except RateLimited:
+            rate_limited = True
+            raise
         finally:
-            await self.limiter.release(rate_limited=False)
+            await self.limiter.release(rate_limited=rate_limited)
 
     def _charge(self, usage: Usage) -> None:
         self.usage.add(usage, priced=self.price is not None)

@@ -179,6 +179,8 @@ def embedding_factory(
     cache: Any = True,
     batch_size: int = 64,
     timeout: float = 120.0,
+    retry: RetryPolicy | None = None,
+    limits: Limits | None = None,
     price: tuple[float, float] | Price | None = None,
 ) -> Embeddings:
     """Build an embedding model, e.g. `embedding_factory("openai/text-embedding-3-small")`."""
@@ -193,7 +195,8 @@ def embedding_factory(
     else:
         backend = make_provider(model, provider=provider, client=client, base_url=base_url, api_key=api_key,
                                 timeout=timeout)
-    return Embeddings(backend, cache=_resolve_cache(cache), batch_size=batch_size, price=_price(price))
+    return Embeddings(backend, cache=_resolve_cache(cache), batch_size=batch_size, retry=retry, limits=limits,
+                      price=_price(price))
 
 
 def _price(price: tuple[float, float] | Price | None) -> Price | None:

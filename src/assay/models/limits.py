@@ -78,6 +78,11 @@ class AdaptiveConcurrency:
             self.in_flight += 1
 
     async def release(self, *, rate_limited: bool) -> None:
+        # Shielded: a cell cancelled by its timeout must still give its slot back.
+        with anyio.CancelScope(shield=True):
+            await self._release(rate_limited=rate_limited)
+
+    async def _release(self, *, rate_limited: bool) -> None:
         async with self._changed:
             self.in_flight -= 1
             if self.adaptive:

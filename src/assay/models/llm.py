@@ -13,10 +13,10 @@ Usage is charged to the current cell's meter and to the LLM's own running total.
 
 from __future__ import annotations
 
+import json
 from typing import Any, TypeVar
 
 import anyio
-import anyio.lowlevel
 from pydantic import BaseModel
 
 from assay._util.sync import run_sync
@@ -49,6 +49,14 @@ T = TypeVar("T", bound=BaseModel)
 _UNSUPPORTED_STATUSES = frozenset({400, 404, 415, 422, 501})
 
 
+class _Flight:
+    """One call in progress that identical requests can wait for."""
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.response: ModelResponse | None = None
+
+
 class LLM:
     """A judge model: a provider wrapped in retries, limits, cache, usage and structured output."""
 
@@ -74,8 +82,7 @@ class LLM:
         self._mode: OutputMode | None = None  # the structured-output mode that works, once known
         # Identical requests in flight at the same time share one call (e.g. two metrics that
         # split the same response into claims).
-        self._in_flight: dict[str, anyio.Event] = {}
-        self._shared: dict[str, ModelResponse] = {}
+        self._in_flight: dict[str, _Flight] = {}
 
     @property
     def model(self) -> str:
@@ -108,9 +115,22 @@ class LLM:
     # -- structured output ----------------------------------------------------------------
     def _modes(self) -> list[OutputMode]:
         modes = list(self.provider.profile.output_modes)
+        if self._mode is None and self.cache is not None:
+            # A previous run may have learnt which rung works; the cached answers were made with it.
+            remembered = self.cache.get_meta(self._mode_key())
+            self._mode = remembered if remembered in modes else None
         if self._mode in modes:
             modes = modes[modes.index(self._mode) :]
         return modes
+
+    def _mode_key(self) -> str:
+        return "output_mode:" + json.dumps(self.identity(), sort_keys=True)
+
+    def _remember_mode(self, mode: OutputMode) -> None:
+        if self._mode != mode:
+            self._mode = mode
+            if self.cache is not None:
+                self.cache.put_meta(self._mode_key(), mode)
 
     async def _structured(self, chat: list[ChatMessage], schema: type[T], n: int, params: dict[str, Any]) -> ModelResponse:
         name, json_schema = schema_of(schema)
@@ -124,7 +144,7 @@ class LLM:
                 if exc.status in _UNSUPPORTED_STATUSES and position + 1 < len(modes) and not isinstance(exc, RateLimited):
                     continue  # this server does not accept that request shape; try the next rung
                 raise
-            self._mode = mode
+            self._remember_mode(mode)
             parsed = [await self._parse_or_repair(prompt, output, g.text, schema, params) for g in response.generations]
             generations = [g.model_copy(update={"parsed": p}) for g, p in zip(response.generations, parsed, strict=True)]
             return response.model_copy(update={"generations": generations})
@@ -168,31 +188,27 @@ class LLM:
     # -- one call through cache, budget, retry and limits -----------------------------------
     async def _call(self, request: ModelRequest) -> ModelResponse:
         key = request_key(self.identity(), request)
-        waiting = self._in_flight.get(key)
-        if waiting is not None:
-            await waiting.wait()
-            if key in self._shared:
+        while (flight := self._in_flight.get(key)) is not None:
+            await flight.done.wait()
+            if flight.response is not None:
                 self._charge(Usage(cached_requests=1), priced=True)
-                return self._shared[key].model_copy(update={"cached": True})
-            # the first caller failed: make our own attempt
-        done = self._in_flight[key] = anyio.Event()
+                return flight.response.model_copy(update={"cached": True, "usage": Usage(cached_requests=1)})
+            # that call failed: loop to join a newer attempt or make our own
+        flight = self._in_flight[key] = _Flight()
         try:
-            response = await self._call_once(key, request)
-            self._shared[key] = response
-            return response
+            flight.response = await self._call_once(key, request)
+            return flight.response
         finally:
-            del self._in_flight[key]
-            done.set()
-            # Keep the shared answer only until waiters have read it.
-            await anyio.lowlevel.checkpoint()
-            self._shared.pop(key, None)
+            if self._in_flight.get(key) is flight:
+                del self._in_flight[key]
+            flight.done.set()
 
     async def _call_once(self, key: str, request: ModelRequest) -> ModelResponse:
         if self.cache is not None:
             hit = self.cache.get_response(key)
             if hit is not None:
                 self._charge(Usage(cached_requests=1), priced=True)
-                return hit.model_copy(update={"cached": True})
+                return hit.model_copy(update={"cached": True, "usage": Usage(cached_requests=1)})
         budget = current_budget()
         if budget is not None:
             budget.check()

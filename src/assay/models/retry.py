@@ -14,7 +14,7 @@ from tenacity import (
     wait_random_exponential,
 )
 
-from assay.errors import ModelError, RateLimited
+from assay.errors import ModelError, ProviderError
 
 T = TypeVar("T")
 
@@ -45,7 +45,7 @@ class _Wait:
 
     def __call__(self, state: RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome else None
-        if isinstance(exc, RateLimited) and exc.retry_after is not None:
+        if isinstance(exc, ProviderError) and exc.retry_after is not None:
             # The server knows when capacity frees up; waiting less only earns another 429.
             return min(max(exc.retry_after, 0.0), max(self.max_wait, exc.retry_after))
         return self.backoff(state)

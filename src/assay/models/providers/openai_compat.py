@@ -52,7 +52,8 @@ def translate_openai_error(exc: Exception) -> Exception:
                 status=status,
                 body=body,
             )
-        return ProviderError(f"HTTP {status}: {body[:500]}", status=status, body=body)
+        return ProviderError(f"HTTP {status}: {body[:500]}", status=status, body=body,
+                             retry_after=retry_after_seconds(exc.response.headers))
     return exc
 
 
@@ -84,7 +85,8 @@ class OpenAICompatible(Provider):
         if client is not None:
             # A caller's own client is used as given (and on whichever loop they use it).
             self.base_url = str(getattr(client, "base_url", base_url) or "")
-            self._is_async = inspect.iscoroutinefunction(client.chat.completions.create)
+            # The SDK wraps `create` in plain functions, so ask the client's class instead.
+            self._is_async = _is_async_client(client)
             self._clients = None
             self._given = client
             return
@@ -147,6 +149,8 @@ class OpenAICompatible(Provider):
                 raw = await self.client.chat.completions.create(**arguments)
             else:  # a synchronous client still works; it just occupies a worker thread
                 raw = await anyio.to_thread.run_sync(lambda: self.client.chat.completions.create(**arguments))
+                if inspect.isawaitable(raw):  # an async client we did not recognise
+                    raw = await raw
         except Exception as exc:
             translated = translate_openai_error(exc)
             if translated is exc:
@@ -183,6 +187,8 @@ class OpenAICompatible(Provider):
                 raw = await self.client.embeddings.create(model=self.model, input=texts)
             else:
                 raw = await anyio.to_thread.run_sync(lambda: self.client.embeddings.create(model=self.model, input=texts))
+                if inspect.isawaitable(raw):
+                    raw = await raw
         except Exception as exc:
             translated = translate_openai_error(exc)
             if translated is exc:
@@ -195,6 +201,19 @@ class OpenAICompatible(Provider):
     async def aclose(self) -> None:
         if self._clients is not None:
             await self._clients.get().close()
+
+
+def _is_async_client(client: Any) -> bool:
+    try:
+        import openai
+
+        if isinstance(client, openai.AsyncOpenAI):
+            return True
+        if isinstance(client, openai.OpenAI):
+            return False
+    except ImportError:  # pragma: no cover - openai is a core dependency
+        pass
+    return inspect.iscoroutinefunction(client.chat.completions.create) or "async" in type(client).__name__.lower()
 
 
 def _logprobs(choice: Any) -> list[TokenLogprob] | None:
