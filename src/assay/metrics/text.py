@@ -19,9 +19,8 @@ def guess_language(text: str) -> str:
 
 @functools.lru_cache(maxsize=8)
 def _segmenter(language: str):
-    from assay._util.deps import require
+    import pysbd  # imported on first use: it compiles many patterns
 
-    pysbd = require("pysbd", extra="local", feature="sentence splitting")
     return pysbd.Segmenter(language=language, clean=False)
 
 
