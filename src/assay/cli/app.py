@@ -45,6 +45,7 @@ def _register() -> None:
     app.command("evaluate")(evaluate.evaluate_command)
     app.command("metrics")(metrics.metrics_command)
     app.add_typer(cache.cache_app, name="cache")
+    app.command("benchmark")(__import__("assay.cli.benchmark", fromlist=["benchmark_command"]).benchmark_command)
 
 
 _register()

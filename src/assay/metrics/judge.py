@@ -76,6 +76,55 @@ async def ask_verdicts(
     return verdicts
 
 
+@dataclass(frozen=True)
+class Rating:
+    """One choice among `prompt.choices` (e.g. "0"/"1"/"2"), with the judge's probability for each
+    choice when log-probabilities are available (else all mass on the chosen label)."""
+
+    label: str
+    distribution: dict[str, float]
+
+    def expected(self, value_of: Mapping[str, float]) -> float:
+        """The probability-weighted value of the rating."""
+        return sum(p * value_of[choice] for choice, p in self.distribution.items())
+
+
+async def ask_rating(llm: Any, prompt: Prompt, values: Mapping[str, Any]) -> Rating:
+    """Ask for one label from `prompt.choices`; an answer outside them is an OutputParseError."""
+    choices = [choice.lower() for choice in prompt.choices]
+    response = await llm.agenerate(render(prompt, values), max_tokens=4, logprobs=True, top_logprobs=10)
+    generation = response.generations[0]
+    words = re.findall(r"[A-Za-z]+|\d+", generation.text.lower())
+    label = next((word for word in words if word in choices), None)
+    if label is None:
+        raise OutputParseError(f"the judge answered outside {prompt.choices}", raw=generation.text)
+    distribution = {choice: float(choice == label) for choice in choices}
+    for token in generation.logprobs or []:
+        if token.token.strip().lower() != label:
+            continue
+        mass = {choice: 0.0 for choice in choices}
+        for alternative, logprob in {**token.top, token.token: token.logprob}.items():
+            cleaned = alternative.strip().lower()
+            if cleaned in mass:
+                mass[cleaned] += math.exp(logprob)
+        total = sum(mass.values())
+        if total > 0:
+            distribution = {choice: p / total for choice, p in mass.items()}
+        break
+    return Rating(label=label, distribution=distribution)
+
+
+async def ask_yes_no(llm: Any, messages: list[Any]) -> Verdict:
+    """A single yes/no answer to already-built messages (e.g. with image parts)."""
+    response = await llm.agenerate(messages, max_tokens=2, logprobs=True, top_logprobs=10)
+    generation = response.generations[0]
+    words = re.findall(r"[a-z]+", generation.text.lower())
+    if not words or words[0] not in ("yes", "no"):
+        raise OutputParseError("the judge did not answer yes or no", raw=generation.text)
+    probabilities = _verdict_probabilities(generation.logprobs, "yes", "no")
+    return Verdict(words[0], probabilities[0] if probabilities else float(words[0] == "yes"))
+
+
 def _labels(text: str, count: int, positive: str, negative: str) -> list[str | None]:
     """The label per item number; None for items the judge skipped. No label at all is an error."""
     found: dict[int, str] = {}
@@ -114,4 +163,4 @@ def _verdict_probabilities(logprobs: list[TokenLogprob] | None, positive: str, n
     return result
 
 
-__all__ = ["Verdict", "ask_json", "ask_verdicts"]
+__all__ = ["Rating", "Verdict", "ask_json", "ask_rating", "ask_verdicts", "ask_yes_no"]

@@ -1,0 +1,156 @@
+"""Write a run's record as JSON and markdown, and merge every record into one table.
+
+Each run gives `<suite>__<aspect>__<metric>__<split>__<judge>[__limitN].json` and `.md` in the
+output directory (a rerun of the same configuration replaces its files); `merge_results`
+writes `README.md` there with one row per run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from assay.errors import UsageError
+
+# Published agreement of Ragas (gpt-3.5) with people on WikiEval (Es et al. 2023, Table 1).
+WIKIEVAL_REFERENCE = {"faithfulness": 0.95, "answer_relevance": 0.78, "context_relevance": 0.70}
+
+
+def judge_name(record: dict[str, Any]) -> str:
+    judge = record.get("judge")
+    if not judge:
+        return "none"
+    if isinstance(judge, dict):
+        return "/".join(str(judge[key]) for key in ("provider", "model") if judge.get(key))
+    return str(judge)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "x"
+
+
+def result_stem(record: dict[str, Any]) -> str:
+    parts = [record["suite"], record["aspect"], record["metric"]["name"], record["split"], judge_name(record)]
+    stem = "__".join(_slug(part) for part in parts)
+    return stem + (f"__limit{record['limit']}" if record.get("limit") else "")
+
+
+def _number(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and abs(value) >= 2):
+        return str(int(value))
+    return f"{value:.{digits}f}"
+
+
+def figure_text(figure: dict[str, Any]) -> str:
+    text = _number(figure["value"])
+    if figure.get("low") is not None and figure.get("high") is not None:
+        text += f" [{_number(figure['low'])}, {_number(figure['high'])}]"
+    return text
+
+
+def _prompts(record: dict[str, Any]) -> str:
+    return ", ".join(f"{p['id']} v{p['version']} ({p['hash']})" for p in record.get("prompts") or []) or "none"
+
+
+def _params(record: dict[str, Any]) -> str:
+    params = record["metric"].get("params") or {}
+    return ", ".join(f"{key}={json.dumps(value)}" for key, value in params.items()) or "none"
+
+
+def run_markdown(record: dict[str, Any]) -> str:
+    cells, cost = record["cells"], record["cost"]
+    lines = [
+        f"# {record['suite']} / {record['aspect']}: {record['metric']['name']} ({record['split']} split)",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| metric | {record['metric']['class']} v{record['metric']['version']}; params: {_params(record)} |",
+        f"| judge | {judge_name(record)} |",
+        f"| prompts | {_prompts(record)} |",
+        f"| data | {', '.join(record['data']['files'])} ({'; '.join(record['data']['notes'])}) |",
+        f"| units scored | {record['n_scored']} of {record['n_units']} (coverage {record['coverage']:.1%}) |",
+        f"| cells | {cells['rows']} rows: {cells['ok']} ok, {cells['skipped']} skipped, {cells['error']} error |",
+        f"| per item | {_number(cost['seconds_per_item'], 2)} s, {_number(cost['calls_per_item'], 2)} calls, "
+        f"{_number(cost['input_tokens_per_item'], 0)} input + {_number(cost['output_tokens_per_item'], 0)} "
+        "output tokens |",
+        f"| assay | {record['assay_version']}, {record['date']} |",
+        "",
+        "| figure | value [95% CI] | n | method |",
+        "|---|---|---|---|",
+    ]
+    lines += [f"| {f['label']} | {figure_text(f)} | {f['n']} | {f['method']} |" for f in record["figures"]]
+    reference = WIKIEVAL_REFERENCE.get(record["aspect"]) if record["suite"] == "wikieval" else None
+    if reference is not None:
+        lines += ["", f"Ragas paper (gpt-3.5) on the same pairs: {reference:.2f}."]
+    problems = [f"{kind}: {count}" for kind, count in {**cells["error_types"], **cells["skip_reasons"]}.items()]
+    if problems:
+        lines += ["", "Not scored: " + "; ".join(problems) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def write_record(record: dict[str, Any], output_dir: str | Path) -> tuple[Path, Path]:
+    """Write `<stem>.json` and `<stem>.md`; return both paths."""
+    folder = Path(output_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = result_stem(record)
+    json_path, md_path = folder / f"{stem}.json", folder / f"{stem}.md"
+    json_path.write_text(json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    md_path.write_text(run_markdown(record), encoding="utf-8")
+    return json_path, md_path
+
+
+def read_records(output_dir: str | Path) -> list[dict[str, Any]]:
+    records = []
+    for path in sorted(Path(output_dir).glob("*.json")):
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"{path} is not a benchmark record: {exc}") from None
+        if isinstance(record, dict) and "figures" in record and "suite" in record:
+            records.append(record)
+    return records
+
+
+def merged_markdown(records: list[dict[str, Any]]) -> str:
+    lines = [
+        "# assay benchmark results",
+        "",
+        "Agreement of assay's metrics with human labels; written by `assay benchmark report` from the "
+        "JSON records in this folder (one per run). 95% intervals in brackets; n = units scored / units "
+        "taken (pairs, items, instances or cases). Cost is per scored row.",
+        "",
+        "| suite | split | aspect | metric | judge | n | figures | s/item | calls/item | tokens/item | date |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    order = sorted(records, key=lambda r: (r["suite"], r["aspect"], r["metric"]["name"], r["split"], judge_name(r)))
+    for record in order:
+        figures = "<br>".join(f"{f['label']}: {figure_text(f)}" for f in record["figures"] if f.get("headline"))
+        cost = record["cost"]
+        tokens = cost["input_tokens_per_item"] + cost["output_tokens_per_item"]
+        lines.append(
+            f"| {record['suite']} | {record['split']} | {record['aspect']} | {record['metric']['name']} | "
+            f"{judge_name(record)} | {record['n_scored']}/{record['n_units']} | {figures} | "
+            f"{_number(cost['seconds_per_item'], 2)} | {_number(cost['calls_per_item'], 2)} | "
+            f"{_number(tokens, 0)} | {record['date'][:10]} |"
+        )
+    lines += ["", "Reference: the Ragas paper reports agreement of 0.95 (faithfulness), 0.78 (answer relevance) "
+              "and 0.70 (context relevance) on WikiEval with gpt-3.5."]
+    return "\n".join(lines) + "\n"
+
+
+def merge_results(output_dir: str | Path) -> tuple[Path, int]:
+    """Write `README.md` in `output_dir` from every record there; return its path and the count."""
+    folder = Path(output_dir)
+    if not folder.is_dir():
+        raise UsageError(f"no results directory {folder}; run `assay benchmark SUITE --metric M` first")
+    records = read_records(folder)
+    path = folder / "README.md"
+    path.write_text(merged_markdown(records), encoding="utf-8")
+    return path, len(records)
+
+
+__all__ = ["WIKIEVAL_REFERENCE", "merge_results", "read_records", "result_stem", "run_markdown", "write_record"]

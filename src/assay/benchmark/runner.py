@@ -1,0 +1,166 @@
+"""Run one suite for one metric through `evaluate()` and compute its agreement with people.
+
+The scoring goes through the ordinary engine, so every cell has a typed outcome, model answers
+are cached, and the run directory (under `benchmarks/runs/` by default) lets an interrupted run
+resume. Statistics use the `ok` cells only; skipped and failed cells are counted in the record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from assay._version import __version__
+from assay.benchmark.loaders import loaders
+from assay.benchmark.scoring import score_suite
+from assay.benchmark.suites import SUITES, check_split, check_suite, choose_aspect, resolve_data_dir
+from assay.errors import UsageError
+from assay.metrics.base import Metric
+from assay.metrics.registry import default_name
+from assay.schema.outcome import Cell, Error, Ok, Skipped
+
+RECORD_FORMAT = 1
+
+
+def prepare_models(metric: Metric, llm: Any = None, embeddings: Any = None, *, cache: bool = True) -> Metric:
+    """The metric with its judge and embeddings filled in (the defaults when none are given),
+    so that the record can name the exact models before the run starts."""
+    from assay.models.defaults import default_embeddings, default_llm
+
+    if metric.needs_llm and getattr(metric, "llm", None) is None and llm is None:
+        llm = default_llm(cache=cache)
+    if metric.needs_embeddings and getattr(metric, "embeddings", None) is None and embeddings is None:
+        embeddings = default_embeddings(cache=cache)
+    return metric.with_models(llm=llm, embeddings=embeddings)
+
+
+def _digest(payload: Any) -> str:
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def _cell_seconds(run_dir: Path, metric: str, n_rows: int) -> float | None:
+    """Mean seconds per cell from the checkpoint (resumed cells keep their original time)."""
+    path = run_dir / "cells.jsonl"
+    if not path.exists():
+        return None
+    seconds: dict[int, float] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            cell = Cell.model_validate_json(line)
+        except ValueError:
+            continue
+        if cell.metric == metric and cell.row < n_rows:
+            seconds[cell.row] = cell.seconds
+    return sum(seconds.values()) / len(seconds) if seconds else None
+
+
+def _problems(outcomes: list[Any], ids: list[str]) -> dict[str, Any]:
+    """Skipped and failed cells: counts by reason and a few examples, never silently dropped."""
+    errors = Counter(cell.error_type for cell in outcomes if isinstance(cell, Error))
+    skips = Counter(cell.reason for cell in outcomes if isinstance(cell, Skipped))
+    examples = [
+        {"id": row_id, "status": cell.status,
+         "reason": (f"{cell.error_type}: {cell.message}" if isinstance(cell, Error) else cell.reason)[:300]}
+        for row_id, cell in zip(ids, outcomes, strict=True) if not isinstance(cell, Ok)
+    ][:5]
+    return {"error_types": dict(errors), "skip_reasons": dict(skips.most_common(5)), "examples": examples}
+
+
+def run_benchmark(
+    suite: str,
+    metric: Metric,
+    *,
+    data_dir: str | Path | None = None,
+    llm: Any = None,
+    embeddings: Any = None,
+    aspect: str | None = None,
+    split: str = "test",
+    limit: int | None = None,
+    seed: int = 0,
+    threshold: float = 0.5,
+    runs_dir: str | Path = Path("benchmarks") / "runs",
+    max_concurrency: int = 8,
+    timeout: float | None = 600.0,
+    show_progress: bool = True,
+    cache: bool = True,
+) -> dict[str, Any]:
+    """Score SUITE with METRIC and return the run's record (see `report.write_record`)."""
+    from assay.engine.run import evaluate
+
+    check_suite(suite)
+    check_split(suite, split)
+    if limit is not None and limit < 1:
+        raise UsageError(f"--limit must be at least 1, got {limit}")
+    root = resolve_data_dir(data_dir)
+    chosen_aspect = choose_aspect(suite, default_name(type(metric)), aspect)
+    data = loaders()[suite](root, chosen_aspect, split, limit, seed)
+    metric = prepare_models(metric, llm, embeddings, cache=cache)
+    spec = metric.spec()
+    settings = {"suite": suite, "aspect": chosen_aspect, "split": split, "limit": limit, "seed": seed}
+    run_dir = Path(runs_dir) / f"{suite}-{chosen_aspect}-{metric.name}-{split}-{_digest([settings, spec])}"
+
+    started = time.perf_counter()
+    result = evaluate(data.rows, [metric], run_dir=run_dir, max_concurrency=max_concurrency, timeout=timeout,
+                      show_progress=show_progress)
+    wall = time.perf_counter() - started
+    outcomes = [row[metric.name] for row in result.outcomes]
+    values = [cell.value if isinstance(cell, Ok) and _is_number(cell.value) else None for cell in outcomes]
+    not_numeric = sum(isinstance(cell, Ok) and not _is_number(cell.value) for cell in outcomes)
+    scored = score_suite(data, values, threshold=threshold, seed=seed)
+
+    n_rows = len(data.rows)
+    usage = result.usage(metric.name)
+    per_cell = _cell_seconds(run_dir, metric.name, n_rows)
+    return {
+        "format": RECORD_FORMAT,
+        "suite": suite,
+        "aspect": chosen_aspect,
+        "kind": data.kind,
+        "split": split,
+        "limit": limit,
+        "seed": seed,
+        "threshold": threshold if data.kind == "binary" else None,
+        "metric": {key: spec.get(key) for key in ("name", "class", "version", "params")},
+        "prompts": spec.get("prompts", []),
+        "judge": spec.get("llm"),
+        "embeddings": spec.get("embeddings"),
+        "data": {"directory": str(root), "folder": SUITES[suite][0], "files": data.sources, "notes": data.notes},
+        "n_units": scored.n_units,
+        "n_scored": scored.n_scored,
+        "coverage": scored.coverage,
+        "cells": {
+            "rows": n_rows,
+            "ok": sum(isinstance(cell, Ok) for cell in outcomes) - not_numeric,
+            "ok_not_numeric": not_numeric,
+            "skipped": sum(isinstance(cell, Skipped) for cell in outcomes),
+            "error": sum(isinstance(cell, Error) for cell in outcomes),
+            **_problems(outcomes, data.ids),
+        },
+        "figures": [figure.to_dict() for figure in scored.figures],
+        "cost": {
+            "seconds_per_item": per_cell if per_cell is not None else (wall / n_rows if n_rows else None),
+            "wall_seconds": wall,
+            "max_concurrency": max_concurrency,
+            "calls_per_item": usage.requests / n_rows if n_rows else 0.0,
+            "cached_calls_per_item": usage.cached_requests / n_rows if n_rows else 0.0,
+            "input_tokens_per_item": usage.input_tokens / n_rows if n_rows else 0.0,
+            "output_tokens_per_item": usage.output_tokens / n_rows if n_rows else 0.0,
+            "usd": usage.cost,
+        },
+        "run_dir": str(run_dir),
+        "assay_version": __version__,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float))  # bools count: a pass/fail metric is 0/1
+
+
+__all__ = ["RECORD_FORMAT", "prepare_models", "run_benchmark"]

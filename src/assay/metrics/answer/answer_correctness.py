@@ -1,0 +1,102 @@
+"""Answer correctness: factual overlap with the reference, blended with semantic similarity.
+
+factuality = TP / (TP + 0.5 * (FP + FN)) over claims (response claims backed by the reference are
+TP, unbacked ones FP; reference claims missing from the response FN), then
+score = w0 * factuality + w1 * cosine(response, reference), weights [0.75, 0.25] by default.
+`threshold` turns the score into 1.0/0.0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from assay.errors import NotApplicable
+from assay.metrics.base import CallEstimate
+from assay.metrics.judge import Verdict
+from assay.metrics.llm_metric import LLMMetric
+from assay.metrics.rag.answer_relevancy import cosine
+from assay.metrics.rag.claims import check_support, claim_details, extract_claims, judged
+from assay.schema.outcome import MetricResult
+from assay.schema.samples import Sample
+
+
+def factuality(response_verdicts: list[Verdict], reference_verdicts: list[Verdict]) -> float:
+    """Pure: F1 over claims; with no claims on either side there is nothing wrong: 1.0."""
+    tp = sum(v.passed for v in response_verdicts)
+    fp = len(response_verdicts) - tp
+    fn = sum(not v.passed for v in reference_verdicts)
+    if tp + fp + fn == 0:
+        return 1.0
+    return tp / (tp + 0.5 * (fp + fn))
+
+
+def answer_correctness_score(fact: float, similarity: float, weights: tuple[float, float]) -> float:
+    return (weights[0] * fact + weights[1] * similarity) / (weights[0] + weights[1])
+
+
+@dataclass(kw_only=True)
+class AnswerCorrectness(LLMMetric):
+    name: str = "answer_correctness"
+    embeddings: Any = None
+    weights: list[float] = field(default_factory=lambda: [0.75, 0.25])
+    threshold: float | None = None
+
+    required_fields = ("user_input", "response", "reference")
+    needs_embeddings = True
+    prompt_ids = ("claims.coarse", "supported")
+    calls_per_sample = "4 (claim splits shared with factual_correctness) + 1 embedding batch"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if len(self.weights) != 2 or any(w < 0 for w in self.weights) or sum(self.weights) == 0:
+            raise ValueError("weights must be two non-negative numbers, not both zero")
+
+    async def _ascore(self, *, user_input: str, response: str, reference: str) -> MetricResult:
+        if not response.strip():
+            raise NotApplicable("the response is empty")
+        claims_prompt, supported = self.prompt("claims.coarse"), self.prompt("supported")
+        found: dict[str, Any] = {}
+
+        async def split(key: str, text: str) -> None:
+            found[key] = await extract_claims(self.llm, claims_prompt, text, user_input)
+
+        async def similarity() -> None:
+            if self.weights[1] > 0:
+                first, second = await self.embeddings.aembed_texts([response, reference])
+                found["similarity"] = cosine(first, second)
+            else:
+                found["similarity"] = 0.0
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(split, "response", response)
+            group.start_soon(split, "reference", reference)
+            group.start_soon(similarity)
+        checks: dict[str, Any] = {}
+
+        async def check(key: str, source: str, claims: list[str]) -> None:
+            checks[key] = await check_support(self.llm, supported, source, claims) if claims else []
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(check, "response", reference, found["response"])
+            group.start_soon(check, "reference", response, found["reference"])
+        response_claims, response_verdicts, _ = judged(found["response"], checks["response"])
+        reference_claims, reference_verdicts, _ = judged(found["reference"], checks["reference"])
+        fact = factuality(response_verdicts, reference_verdicts)
+        score = answer_correctness_score(fact, found["similarity"], (self.weights[0], self.weights[1]))
+        if self.threshold is not None:
+            score = float(score >= self.threshold)
+        return MetricResult(score, reason=f"factuality {fact:.2f}, similarity {found['similarity']:.2f}", details={
+            "factuality": fact, "similarity": found["similarity"],
+            "response_claims": claim_details(response_claims, response_verdicts),
+            "reference_claims": claim_details(reference_claims, reference_verdicts),
+        })
+
+    def estimate(self, sample: Sample) -> CallEstimate:
+        text = (len(sample.response or "") + len(sample.reference or "")) // 4
+        return CallEstimate(requests=4, input_tokens=1600 + 3 * text, output_tokens=2 * text + 20, embedding_tokens=text)
+
+
+__all__ = ["AnswerCorrectness", "answer_correctness_score", "factuality"]

@@ -1,0 +1,74 @@
+"""Context entity recall: the share of the reference's named entities found in the contexts.
+
+score = |entities(contexts) ∩ entities(reference)| / (|entities(reference)| + 1e-8)
+Entities are compared after folding case and spacing. Two extraction calls, run concurrently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import anyio
+from pydantic import BaseModel, Field
+
+from assay.errors import NotApplicable
+from assay.metrics.base import CallEstimate
+from assay.metrics.judge import ask_json
+from assay.metrics.llm_metric import LLMMetric
+from assay.metrics.rag.claims import join_contexts
+from assay.schema.outcome import MetricResult
+from assay.schema.samples import Sample
+
+
+class EntityList(BaseModel):
+    entities: list[str] = Field(default_factory=list)
+
+
+def _fold(entity: str) -> str:
+    return " ".join(entity.casefold().split())
+
+
+def entity_recall(reference_entities: Iterable[str], context_entities: Iterable[str]) -> float:
+    """Pure scoring (keeps the spec's 1e-8)."""
+    expected = {_fold(e) for e in reference_entities if e.strip()}
+    found = {_fold(e) for e in context_entities if e.strip()}
+    return len(expected & found) / (len(expected) + 1e-8)
+
+
+@dataclass(kw_only=True)
+class ContextEntityRecall(LLMMetric):
+    name: str = "context_entity_recall"
+
+    required_fields = ("reference", "retrieved_contexts")
+    prompt_ids = ("entities",)
+    calls_per_sample = "2 (concurrent)"
+
+    async def _ascore(self, *, reference: str, retrieved_contexts: list[str]) -> MetricResult:
+        source = join_contexts(retrieved_contexts)
+        if not source or not reference.strip():
+            raise NotApplicable("the reference or the contexts are empty")
+        prompt = self.prompt("entities")
+        found: dict[str, list[str]] = {}
+
+        async def extract(key: str, text: str) -> None:
+            found[key] = (await ask_json(self.llm, prompt, {"text": text}, EntityList)).entities
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(extract, "reference", reference)
+            group.start_soon(extract, "contexts", source)
+        if not [e for e in found["reference"] if e.strip()]:
+            raise NotApplicable("the reference names no entities")
+        score = entity_recall(found["reference"], found["contexts"])
+        expected = {_fold(e) for e in found["reference"]}
+        missing = sorted(expected - {_fold(e) for e in found["contexts"]})
+        return MetricResult(score, reason=f"{len(expected) - len(missing)} of {len(expected)} reference entities appear in the contexts",
+                            details={"reference_entities": found["reference"], "context_entities": found["contexts"],
+                                     "missing": missing})
+
+    def estimate(self, sample: Sample) -> CallEstimate:
+        text = (len(sample.reference or "") + sum(len(c) for c in sample.retrieved_contexts or [])) // 4
+        return CallEstimate(requests=2, input_tokens=500 + text, output_tokens=text // 3 + 20)
+
+
+__all__ = ["ContextEntityRecall", "entity_recall"]

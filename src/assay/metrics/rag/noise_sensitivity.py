@@ -1,0 +1,111 @@
+"""Noise sensitivity (after RAGChecker): how often the response states something wrong that it
+took from the retrieved contexts. Lower is better.
+
+Claims are drawn from the reference and the response. A context is *relevant* when it supports
+at least one reference claim. A response claim is *incorrect* when the reference does not support
+it. mode="relevant": share of response claims that are incorrect yet supported by a relevant
+context; mode="irrelevant": incorrect and supported only by irrelevant contexts.
+Calls: 2 claim splits (shared with other metrics) + 1 per context (reference and response claims
+judged together) + 1 (response claims against the reference).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import anyio
+
+from assay.errors import NotApplicable
+from assay.metrics.base import CallEstimate
+from assay.metrics.llm_metric import LLMMetric
+from assay.metrics.rag.claims import check_support, extract_claims
+from assay.schema.outcome import MetricResult
+from assay.schema.samples import Sample
+
+
+def noise_sensitivity_score(
+    reference_in_context: list[list[bool]],
+    response_in_context: list[list[bool]],
+    response_in_reference: list[bool],
+    mode: str = "relevant",
+) -> float:
+    """Pure scoring. Matrices are [context][claim]: does context j support claim i?"""
+    n_claims = len(response_in_reference)
+    if n_claims == 0:
+        raise NotApplicable("the response makes no claims")
+    relevant = [any(row) for row in reference_in_context]
+    incorrect = [not supported for supported in response_in_reference]
+    from_relevant = [any(response_in_context[j][i] for j in range(len(relevant)) if relevant[j]) for i in range(n_claims)]
+    from_irrelevant = [any(response_in_context[j][i] for j in range(len(relevant)) if not relevant[j])
+                       for i in range(n_claims)]
+    if mode == "relevant":
+        flagged = [incorrect[i] and from_relevant[i] for i in range(n_claims)]
+    else:
+        flagged = [incorrect[i] and from_irrelevant[i] and not from_relevant[i] for i in range(n_claims)]
+    return sum(flagged) / n_claims
+
+
+@dataclass(kw_only=True)
+class NoiseSensitivity(LLMMetric):
+    name: str = "noise_sensitivity"
+    mode: Literal["relevant", "irrelevant"] = "relevant"
+
+    required_fields = ("user_input", "response", "reference", "retrieved_contexts")
+    prompt_ids = ("claims", "supported")
+    better = "lower"
+    calls_per_sample = "3 + number of contexts"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.mode not in ("relevant", "irrelevant"):
+            raise ValueError(f"mode must be 'relevant' or 'irrelevant', got {self.mode!r}")
+
+    async def _ascore(self, *, user_input: str, response: str, reference: str, retrieved_contexts: list[str]) -> MetricResult:
+        contexts = [c for c in retrieved_contexts if c and c.strip()]
+        if not contexts:
+            raise NotApplicable("there are no retrieved contexts")
+        claims_prompt, supported = self.prompt("claims"), self.prompt("supported")
+        split: dict[str, list[str]] = {}
+
+        async def extract(key: str, text: str) -> None:
+            split[key] = await extract_claims(self.llm, claims_prompt, text, user_input)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(extract, "reference", reference)
+            group.start_soon(extract, "response", response)
+        ref_claims, resp_claims = split["reference"], split["response"]
+        if not resp_claims:
+            raise NotApplicable("the response makes no claims")
+        per_context: list[list[bool]] = [[] for _ in contexts]
+        against_reference: list[bool] = []
+
+        async def judge_context(j: int) -> None:
+            verdicts = await check_support(self.llm, supported, contexts[j], [*ref_claims, *resp_claims])
+            per_context[j] = [bool(v and v.passed) for v in verdicts]
+
+        async def judge_reference() -> None:
+            verdicts = await check_support(self.llm, supported, reference, resp_claims)
+            against_reference.extend(bool(v and v.passed) for v in verdicts)
+
+        async with anyio.create_task_group() as group:
+            for j in range(len(contexts)):
+                group.start_soon(judge_context, j)
+            group.start_soon(judge_reference)
+        k = len(ref_claims)
+        reference_in_context = [row[:k] for row in per_context]
+        response_in_context = [row[k:] for row in per_context]
+        score = noise_sensitivity_score(reference_in_context, response_in_context, against_reference, self.mode)
+        return MetricResult(score, reason=f"{round(score * len(resp_claims))} of {len(resp_claims)} response claims are "
+                            f"unsupported by the reference but taken from {self.mode} contexts", details={
+                                "response_claims": resp_claims, "reference_claims": ref_claims,
+                                "relevant_contexts": [any(row) for row in reference_in_context],
+                                "incorrect": [not s for s in against_reference]})
+
+    def estimate(self, sample: Sample) -> CallEstimate:
+        n = len(sample.retrieved_contexts or [])
+        text = sum(len(c) for c in sample.retrieved_contexts or []) // 4
+        return CallEstimate(requests=3 + n, input_tokens=1500 + 400 * n + text, output_tokens=150 + 20 * n)
+
+
+__all__ = ["NoiseSensitivity", "noise_sensitivity_score"]

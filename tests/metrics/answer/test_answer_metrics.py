@@ -1,0 +1,70 @@
+"""Semantic similarity, answer correctness and summary score, with scripted judges and vectors."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from assay.metrics.answer.answer_correctness import (
+    AnswerCorrectness,
+    answer_correctness_score,
+    factuality,
+)
+from assay.metrics.answer.semantic_similarity import SemanticSimilarity
+from assay.metrics.answer.summary_score import SummaryScore, summary_score
+from assay.metrics.judge import Verdict
+from assay.models.types import ModelRequest
+from tests.metrics.rag.scripted import embedder, judge
+
+RESPONSE = "The first superbowl was held on Jan 15, 1967"
+REFERENCE = "The first superbowl was held on January 15, 1967"
+# Two unit vectors with cosine exactly 0.8.
+VECTORS = {RESPONSE: [1.0, 0.0], REFERENCE: [0.8, 0.6]}
+
+
+def test_semantic_similarity_is_the_cosine():
+    metric = SemanticSimilarity(embeddings=embedder(VECTORS))
+    assert metric.score(response=RESPONSE, reference=REFERENCE).value == pytest.approx(0.8)
+    passed = SemanticSimilarity(embeddings=embedder(VECTORS), threshold=0.9)
+    assert passed.score(response=RESPONSE, reference=REFERENCE).value == 0.0
+
+
+def superbowl(request: ModelRequest) -> str:
+    text = request.messages[-1].content
+    if "<text>" in text:
+        return json.dumps({"claims": ["The first Super Bowl was held on 15 January 1967."]})
+    return "1. yes"
+
+
+def test_answer_correctness_point_95_pattern():
+    llm, provider = judge(*[superbowl] * 4)
+    result = AnswerCorrectness(llm=llm, embeddings=embedder(VECTORS)).score(
+        user_input="When was the first super bowl?", response=RESPONSE, reference=REFERENCE)
+    assert len(provider.requests) == 4
+    # factuality 1.0 (one claim each way, both supported), similarity 0.8: 0.75 * 1 + 0.25 * 0.8
+    assert result.value == pytest.approx(0.95)
+    assert result.details["factuality"] == 1.0
+
+
+def test_answer_correctness_maths():
+    yes, no = Verdict("yes", 1.0), Verdict("no", 0.0)
+    # Einstein: TP [1879], FP [Spain], FN [Germany] -> 1 / (1 + 0.5 * 2) = 0.5
+    assert factuality([yes, no], [yes, no]) == 0.5
+    assert factuality([], []) == 1.0
+    assert answer_correctness_score(0.5, 1.0, (0.75, 0.25)) == 0.625
+    with pytest.raises(ValueError):
+        AnswerCorrectness(weights=[0.0, 0.0])
+
+
+def test_summary_score_vector():
+    source = "s" * 310
+    summary = "m" * 183
+    questions = json.dumps({"keyphrases": ["k"] * 8, "questions": [f"Question {i}?" for i in range(8)]})
+    llm, _ = judge(questions, "\n".join(f"{i}. {'no' if i == 8 else 'yes'}" for i in range(1, 9)))
+    result = SummaryScore(llm=llm).score(reference_contexts=[source], response=summary)
+    assert result.value == 0.6423387096775146
+    assert summary_score(7, 8, 183, 310) == 0.6423387096775146
+    assert summary_score(7, 8, 183, 310, length_penalty=False) == 7 / 8
+    assert math.isclose(summary_score(8, 8, 0, 310), 1.0)
