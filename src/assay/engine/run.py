@@ -80,7 +80,7 @@ def _check_metric_fits(metric: Metric, dataset: EvaluationDataset) -> None:
     if dataset.kind != metric.sample_kind:
         wanted = "multi-turn (conversation)" if metric.sample_kind == "multi_turn" else "single-turn"
         raise UsageError(f"metric {metric.name} scores {wanted} samples, but the dataset is {dataset.kind.replace('_', '-')}")
-    present = set(dataset.features())
+    present = set(dataset.features()) | set(dataset.extra_columns())
     absent = [field for field in metric.required_fields if field not in present]
     if absent:
         raise UsageError(

@@ -1,12 +1,33 @@
 """The metric catalogue. Importing this package registers every built-in metric."""
 
+from assay.metrics.agent import *  # noqa: F403
+from assay.metrics.agent import __all__ as _agent_all
 from assay.metrics.answer import *  # noqa: F403
 from assay.metrics.answer import __all__ as _answer_all
-from assay.metrics.base import Metric
+from assay.metrics.base import CallEstimate, Metric
 from assay.metrics.classic import *  # noqa: F403
 from assay.metrics.classic import __all__ as _classic_all
+from assay.metrics.criteria import Criteria
+from assay.metrics.custom import *  # noqa: F403
+from assay.metrics.custom import __all__ as _custom_all
+from assay.metrics.general import *  # noqa: F403
+from assay.metrics.general import __all__ as _general_all
 from assay.metrics.rag import *  # noqa: F403
 from assay.metrics.rag import __all__ as _rag_all
+from assay.metrics.sql import *  # noqa: F403
+from assay.metrics.sql import __all__ as _sql_all
 from assay.schema.outcome import MetricResult
 
-__all__ = ["Metric", "MetricResult", *_classic_all, *_rag_all, *_answer_all]
+__all__ = [
+    "CallEstimate",
+    "Criteria",
+    "Metric",
+    "MetricResult",
+    *_agent_all,
+    *_answer_all,
+    *_classic_all,
+    *_custom_all,
+    *_general_all,
+    *_rag_all,
+    *_sql_all,
+]

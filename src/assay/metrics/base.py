@@ -111,9 +111,9 @@ class Metric(abc.ABC):
 
     async def ascore_sample(self, sample: Sample) -> MetricResult:
         fields = {
-            field: getattr(sample, field)
+            field: sample.get(field)
             for field in (*self.required_fields, *self.optional_fields)
-            if getattr(sample, field, None) is not None
+            if sample.get(field) is not None
         }
         return await self.ascore(**fields)
 

@@ -114,9 +114,9 @@ async def ask_rating(llm: Any, prompt: Prompt, values: Mapping[str, Any]) -> Rat
     return Rating(label=label, distribution=distribution)
 
 
-async def ask_yes_no(llm: Any, messages: list[Any]) -> Verdict:
+async def ask_yes_no(llm: Any, messages: list[Any], **params: Any) -> Verdict:
     """A single yes/no answer to already-built messages (e.g. with image parts)."""
-    response = await llm.agenerate(messages, max_tokens=2, logprobs=True, top_logprobs=10)
+    response = await llm.agenerate(messages, max_tokens=2, logprobs=True, top_logprobs=10, **params)
     generation = response.generations[0]
     words = re.findall(r"[a-z]+", generation.text.lower())
     if not words or words[0] not in ("yes", "no"):

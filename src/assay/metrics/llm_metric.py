@@ -19,7 +19,7 @@ class LLMMetric(Metric):
     needs_llm: ClassVar[bool] = True
     prompt_ids: ClassVar[tuple[str, ...]] = ()
 
-    def prompt(self, prompt_id: str) -> Prompt:
+    def judge_prompt(self, prompt_id: str) -> Prompt:
         overrides = getattr(self, "_prompt_overrides", {})
         return overrides.get(prompt_id) or load_prompt(prompt_id, self.language)
 
@@ -30,11 +30,11 @@ class LLMMetric(Metric):
         object.__setattr__(self, "_prompt_overrides", overrides)
 
     def get_prompts(self) -> dict[str, Prompt]:
-        return {prompt_id: self.prompt(prompt_id) for prompt_id in self.prompt_ids}
+        return {prompt_id: self.judge_prompt(prompt_id) for prompt_id in self.prompt_ids}
 
     def spec(self) -> dict[str, Any]:
         spec = super().spec()
-        spec["prompts"] = [self.prompt(prompt_id).describe() for prompt_id in self.prompt_ids]
+        spec["prompts"] = [self.judge_prompt(prompt_id).describe() for prompt_id in self.prompt_ids]
         return spec
 
 

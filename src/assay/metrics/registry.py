@@ -42,6 +42,14 @@ def metric_classes() -> dict[str, type[Metric]]:
     return dict(sorted(catalogue.items()))
 
 
+def stock_metrics() -> dict[str, Metric]:
+    """Ready-made configured metrics known by id (e.g. the stock aspect critics)."""
+    from assay.metrics.general import aspect_critic
+
+    return {m.name: m for m in (aspect_critic.harmfulness, aspect_critic.maliciousness, aspect_critic.coherence,
+                                aspect_critic.correctness, aspect_critic.conciseness)}
+
+
 def create_metric(metric_id: str, /, **params: Any) -> Metric:
     """Instantiate the metric `metric_id`; an unknown id is a UsageError with suggestions.
 
@@ -49,15 +57,20 @@ def create_metric(metric_id: str, /, **params: Any) -> Metric:
     """
     catalogue = metric_classes()
     cls = catalogue.get(metric_id)
-    name = metric_id
+    stock = stock_metrics()
+    if cls is None and metric_id in stock:
+        try:
+            return dataclasses.replace(stock[metric_id], **params)
+        except TypeError as exc:
+            raise UsageError(f"metric {metric_id!r}: {exc}") from None
     if cls is None:
-        close = difflib.get_close_matches(metric_id, list(catalogue), n=3)
+        close = difflib.get_close_matches(metric_id, [*catalogue, *stock], n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else "; `assay metrics` lists them all"
-        raise UsageError(f"unknown metric {name!r}{hint}")
+        raise UsageError(f"unknown metric {metric_id!r}{hint}")
     try:
         return cls(**params)
     except TypeError as exc:
-        raise UsageError(f"metric {name!r}: {exc}") from None
+        raise UsageError(f"metric {metric_id!r}: {exc}") from None
 
 
-__all__ = ["create_metric", "default_name", "metric_classes"]
+__all__ = ["create_metric", "default_name", "metric_classes", "stock_metrics"]

@@ -65,6 +65,10 @@ class EvaluationDataset(Sequence[Sample]):
             return "multi_turn"
         return "single_turn"
 
+    def extra_columns(self) -> list[str]:
+        """Names kept in samples' `metadata` (input columns that are not sample fields)."""
+        return list(dict.fromkeys(key for sample in self.samples for key in (sample.metadata or {})))
+
     def features(self) -> list[str]:
         """Fields set on any sample, in schema order."""
         present = {name for sample in self.samples for name in sample.get_features()}

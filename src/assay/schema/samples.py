@@ -31,9 +31,16 @@ class _Sample(BaseModel):
         """Names of the fields that are set (metadata excluded)."""
         return [name for name in self.to_dict() if name != "metadata"]
 
+    def get(self, field: str) -> Any:
+        """A field's value; names that are not sample fields are looked up in `metadata`
+        (extra columns such as `grading_notes` used by custom judges)."""
+        if field in type(self).model_fields and field != "metadata":
+            return getattr(self, field)
+        return (self.metadata or {}).get(field)
+
     def has(self, field: str) -> bool:
         """True when `field` is set and not empty (an empty string or list counts as missing)."""
-        value = getattr(self, field, None)
+        value = self.get(field)
         if value is None:
             return False
         if isinstance(value, (str, list, dict)):

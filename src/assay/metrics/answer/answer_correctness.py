@@ -57,7 +57,7 @@ class AnswerCorrectness(LLMMetric):
     async def _ascore(self, *, user_input: str, response: str, reference: str) -> MetricResult:
         if not response.strip():
             raise NotApplicable("the response is empty")
-        claims_prompt, supported = self.prompt("claims.coarse"), self.prompt("supported")
+        claims_prompt, supported = self.judge_prompt("claims.coarse"), self.judge_prompt("supported")
         found: dict[str, Any] = {}
 
         async def split(key: str, text: str) -> None:

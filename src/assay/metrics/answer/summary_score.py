@@ -50,11 +50,11 @@ class SummaryScore(LLMMetric):
         source = join_contexts(reference_contexts)
         if not source or not response.strip():
             raise NotApplicable("the source text or the summary is empty")
-        key = await ask_json(self.llm, self.prompt("summary_questions"), {"text": source}, KeyQuestions)
+        key = await ask_json(self.llm, self.judge_prompt("summary_questions"), {"text": source}, KeyQuestions)
         questions = [q.strip() for q in key.questions if q and q.strip()]
         if not questions:
             raise NotApplicable("no key questions could be drawn from the source text")
-        verdicts = await ask_verdicts(self.llm, self.prompt("summary_answers"), {"summary": response}, questions)
+        verdicts = await ask_verdicts(self.llm, self.judge_prompt("summary_answers"), {"summary": response}, questions)
         yes = sum(1 for v in verdicts if v is not None and v.passed)
         score = summary_score(yes, len(questions), len(response), len(source), coeff=self.coeff,
                               length_penalty=self.length_penalty)

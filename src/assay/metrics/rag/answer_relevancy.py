@@ -61,7 +61,7 @@ class AnswerRelevancy(LLMMetric):
     async def _ascore(self, *, user_input: str, response: str) -> MetricResult:
         if not response.strip():
             raise NotApplicable("the response is empty")
-        generated = await ask_json(self.llm, self.prompt("answer_relevancy"),
+        generated = await ask_json(self.llm, self.judge_prompt("answer_relevancy"),
                                    {"count": self.strictness, "answer": response}, GeneratedQuestions)
         questions = [q.strip() for q in generated.questions if q and q.strip()][: self.strictness]
         if not questions:

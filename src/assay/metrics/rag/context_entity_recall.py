@@ -48,7 +48,7 @@ class ContextEntityRecall(LLMMetric):
         source = join_contexts(retrieved_contexts)
         if not source or not reference.strip():
             raise NotApplicable("the reference or the contexts are empty")
-        prompt = self.prompt("entities")
+        prompt = self.judge_prompt("entities")
         found: dict[str, list[str]] = {}
 
         async def extract(key: str, text: str) -> None:

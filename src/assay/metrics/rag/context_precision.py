@@ -51,7 +51,7 @@ class ContextPrecision(LLMMetric):
             raise NotApplicable("there are no retrieved contexts to rank")
         raw = await ask_verdicts(
             self.llm,
-            self.prompt("context_usefulness"),
+            self.judge_prompt("context_usefulness"),
             {"question": fields["user_input"], "answer": fields[self.answer_field]},
             contexts,
         )

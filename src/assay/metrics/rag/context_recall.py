@@ -42,7 +42,7 @@ class LLMContextRecall(LLMMetric):
         source = join_contexts(retrieved_contexts)
         if not source:
             raise NotApplicable("there are no retrieved contexts")
-        raw = await check_support(self.llm, self.prompt("supported"), source, sentences)
+        raw = await check_support(self.llm, self.judge_prompt("supported"), source, sentences)
         sentences, verdicts, unjudged = judged(sentences, raw)
         values = [v.probability if self.scoring == "probability" else float(v.passed) for v in verdicts]
         score = sum(values) / len(values)

@@ -50,7 +50,7 @@ class _DualJudge(LLMMetric):
 
         async def rate(index: int, prompt_id: str) -> None:
             try:
-                ratings[index] = await ask_rating(self.llm, self.prompt(prompt_id), values)
+                ratings[index] = await ask_rating(self.llm, self.judge_prompt(prompt_id), values)
             except OutputParseError:
                 ratings[index] = None  # the other judge's rating stands alone
 

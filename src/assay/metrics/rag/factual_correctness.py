@@ -80,7 +80,7 @@ class FactualCorrectness(LLMMetric):
     async def _ascore(self, *, response: str, reference: str) -> MetricResult:
         if not response.strip():
             raise NotApplicable("the response is empty")
-        claims_prompt = self.prompt(self._claims_prompt_id)
+        claims_prompt = self.judge_prompt(self._claims_prompt_id)
         need_reference = self.mode != "precision"
         found: dict[str, list[str]] = {}
 
@@ -94,7 +94,7 @@ class FactualCorrectness(LLMMetric):
         if not found["response"]:
             raise NotApplicable("the response makes no factual claims to check")
         checks: dict[str, list[Verdict | None]] = {}
-        supported = self.prompt("supported")
+        supported = self.judge_prompt("supported")
 
         async def check(key: str, source: str, claims: list[str]) -> None:
             checks[key] = await check_support(self.llm, supported, source, claims) if claims else []

@@ -56,10 +56,10 @@ class Faithfulness(LLMMetric):
         source = join_contexts(retrieved_contexts)
         if not source:
             raise NotApplicable("there are no retrieved contexts to check the response against")
-        claims = await extract_claims(self.llm, self.prompt("claims"), response, user_input or "")
+        claims = await extract_claims(self.llm, self.judge_prompt("claims"), response, user_input or "")
         if not claims:
             raise NotApplicable("the response makes no factual claims to check")
-        raw = await check_support(self.llm, self.prompt("supported"), source, claims)
+        raw = await check_support(self.llm, self.judge_prompt("supported"), source, claims)
         claims, verdicts, unjudged = judged(claims, raw)
         score = faithfulness_score(verdicts, scoring=self.scoring)
         supported = sum(v.passed for v in verdicts)

@@ -58,7 +58,7 @@ class MultiModalFaithfulness(LLMMetric):
         if not contexts or not fields["response"].strip():
             raise NotApplicable("the response or the contexts are empty")
         values = {"response": fields["response"], "question": fields.get("user_input", "")}
-        messages = _with_contexts(render(self.prompt(self.prompt_ids[0]), values), contexts)
+        messages = _with_contexts(render(self.judge_prompt(self.prompt_ids[0]), values), contexts)
         verdict = await ask_yes_no(self.llm, messages)
         return MetricResult(float(verdict.passed), reason=f"the judge answered {verdict.label}",
                             details={"probability": verdict.probability})

@@ -65,7 +65,7 @@ class NoiseSensitivity(LLMMetric):
         contexts = [c for c in retrieved_contexts if c and c.strip()]
         if not contexts:
             raise NotApplicable("there are no retrieved contexts")
-        claims_prompt, supported = self.prompt("claims"), self.prompt("supported")
+        claims_prompt, supported = self.judge_prompt("claims"), self.judge_prompt("supported")
         split: dict[str, list[str]] = {}
 
         async def extract(key: str, text: str) -> None:

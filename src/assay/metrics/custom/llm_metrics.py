@@ -1,0 +1,186 @@
+"""`DiscreteMetric`, `NumericMetric`, `RankingMetric`: LLM judges defined by a prompt template.
+
+    DiscreteMetric(name="correctness", allowed_values=["pass", "fail"],
+                   prompt="Does the response cover the grading notes? {response} {grading_notes}")
+    metric.score(llm=judge, response=..., grading_notes=...)  ->  MetricResult("pass", reason)
+
+Placeholders are the metric's required fields (in `evaluate()` they may also be extra columns of
+the dataset). The llm can be given at construction, at call time, or by `evaluate()`.
+Metrics save to and load from JSON (`save(path)`, `Cls.load(path)`).
+"""
+
+from __future__ import annotations
+
+import abc
+import gzip
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, Field, create_model
+
+from assay.errors import UsageError
+from assay.metrics.base import CallEstimate, Metric
+from assay.metrics.custom.template import placeholders, render_template
+from assay.schema.outcome import MetricResult
+from assay.schema.samples import Sample
+
+FORMAT_VERSION = "1.0"
+
+
+@dataclass(kw_only=True)
+class _TemplateMetric(Metric):
+    prompt: str = ""
+    llm: Any = None
+    examples: list[dict[str, Any]] = field(default_factory=list)
+
+    needs_llm: ClassVar[bool] = True
+    calls_per_sample = "1"
+    metric_type: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.prompt or not placeholders(self.prompt):
+            raise UsageError(f"{type(self).__name__} {self.name!r} needs a prompt with {{placeholders}} for its inputs")
+        self._validate_allowed()
+        # Instance-level: which fields this judge reads is decided by its template.
+        self.required_fields = tuple(placeholders(self.prompt))  # type: ignore[misc]
+
+    def _validate_allowed(self) -> None:
+        """Subclasses check their `allowed_values`."""
+
+    @abc.abstractmethod
+    def answer_model(self) -> type[BaseModel]:
+        """The JSON shape of the judge's answer, with `value` constrained to the allowed values."""
+
+    async def ascore(self, llm: Any = None, **fields: Any) -> MetricResult:  # type: ignore[override]
+        judge = llm or self.llm
+        if judge is None:
+            raise UsageError(f"metric {self.name!r} needs an llm: pass llm=... to the metric or to score()")
+        missing = [name for name in self.required_fields if fields.get(name) is None]
+        if missing:
+            raise UsageError(f"metric {self.name!r} needs {', '.join(missing)} (its prompt uses them)")
+        response = await judge.agenerate(render_template(self.prompt, fields, self.examples), schema=self.answer_model())
+        answer = response.parsed
+        return MetricResult(self._value(answer.value), reason=answer.reason)
+
+    def score(self, llm: Any = None, **fields: Any) -> MetricResult:  # type: ignore[override]
+        from assay._util.sync import run_sync
+
+        return run_sync(self.ascore(llm=llm, **fields))
+
+    async def _ascore(self, **fields: Any) -> MetricResult:  # pragma: no cover - ascore is overridden
+        return await self.ascore(**fields)
+
+    def _value(self, value: Any) -> Any:
+        return value
+
+    def estimate(self, sample: Sample) -> CallEstimate:
+        text = sum(len(str(sample.get(name) or "")) for name in self.required_fields) + len(self.prompt)
+        return CallEstimate(requests=1, input_tokens=150 + text // 4, output_tokens=60)
+
+    # -- persistence -----------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        return {"format_version": FORMAT_VERSION, "metric_type": self.metric_type, "name": self.name,
+                "prompt": self.prompt, "allowed_values": self._allowed_json(), "examples": self.examples,
+                "version": self.version}
+
+    def _allowed_json(self) -> Any:
+        return self.allowed_values  # type: ignore[attr-defined]
+
+    def save(self, path: str | Path | None = None) -> Path:
+        target = Path(path) if path is not None else Path(f"{self.name}.json")
+        if target.is_dir():
+            target = target / f"{self.name}.json"
+        elif not target.suffix:
+            target = target.with_suffix(".json")
+        text = json.dumps(self.to_json(), indent=2, ensure_ascii=False)
+        try:
+            if target.suffix == ".gz":
+                target.write_bytes(gzip.compress(text.encode("utf-8")))
+            else:
+                target.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot save metric to {target}: {exc}") from exc
+        return target
+
+    @classmethod
+    def load(cls, path: str | Path, llm: Any = None) -> _TemplateMetric:
+        source = Path(path)
+        try:
+            raw = gzip.decompress(source.read_bytes()).decode("utf-8") if source.suffix == ".gz" else source.read_text("utf-8")
+            data = json.loads(raw)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"cannot load metric from {source}: {exc}") from exc
+        if data.get("metric_type") != cls.metric_type:
+            raise UsageError(f"{source} holds a {data.get('metric_type')}, not a {cls.metric_type}")
+        allowed = data["allowed_values"]
+        if cls is NumericMetric:
+            allowed = tuple(allowed)
+        return cls(name=data["name"], prompt=data["prompt"], allowed_values=allowed, llm=llm,  # type: ignore[call-arg]
+                   examples=data.get("examples", []))
+
+
+@dataclass(kw_only=True)
+class DiscreteMetric(_TemplateMetric):
+    """The judge picks one label from `allowed_values`."""
+
+    allowed_values: list[str] = field(default_factory=lambda: ["pass", "fail"])
+    metric_type: ClassVar[str] = "DiscreteMetric"
+
+    def _validate_allowed(self) -> None:
+        if not self.allowed_values or len(set(map(str, self.allowed_values))) != len(self.allowed_values):
+            raise UsageError("allowed_values must be a non-empty list of distinct labels")
+
+    def answer_model(self) -> type[BaseModel]:
+        labels = tuple(str(value) for value in self.allowed_values)
+        return create_model("DiscreteAnswer", reason=(str, ...), value=(Literal[labels], ...))  # type: ignore[valid-type]
+
+    def _value(self, value: Any) -> Any:
+        # Give back the caller's own type (e.g. ints 0..10 listed as allowed values).
+        for allowed in self.allowed_values:
+            if str(allowed) == str(value):
+                return allowed
+        return value
+
+
+@dataclass(kw_only=True)
+class NumericMetric(_TemplateMetric):
+    """The judge gives a number within `allowed_values = (low, high)`."""
+
+    allowed_values: tuple[float, float] = (0.0, 1.0)
+    metric_type: ClassVar[str] = "NumericMetric"
+
+    def _validate_allowed(self) -> None:
+        if isinstance(self.allowed_values, range):
+            self.allowed_values = (self.allowed_values.start, self.allowed_values.stop - 1)
+        low, high = self.allowed_values
+        if low >= high:
+            raise UsageError(f"allowed_values must be (low, high) with low < high, got {self.allowed_values}")
+
+    def answer_model(self) -> type[BaseModel]:
+        low, high = self.allowed_values
+        return create_model("NumericAnswer", reason=(str, ...), value=(float, Field(..., ge=low, le=high)))
+
+    def _allowed_json(self) -> Any:
+        return list(self.allowed_values)
+
+
+@dataclass(kw_only=True)
+class RankingMetric(_TemplateMetric):
+    """The judge returns an ordered list of `allowed_values` items (best first)."""
+
+    allowed_values: int = 2
+    metric_type: ClassVar[str] = "RankingMetric"
+
+    def _validate_allowed(self) -> None:
+        if not isinstance(self.allowed_values, int) or self.allowed_values < 1:
+            raise UsageError("allowed_values of a RankingMetric is the length of the ranking, a positive integer")
+
+    def answer_model(self) -> type[BaseModel]:
+        n = self.allowed_values
+        return create_model("RankingAnswer", reason=(str, ...), value=(list[str], Field(..., min_length=n, max_length=n)))
+
+
+__all__ = ["DiscreteMetric", "NumericMetric", "RankingMetric"]
