@@ -120,7 +120,7 @@ def test_ok_rejects_non_finite_values(bad):
         Ok(value=bad)
 
 
-@pytest.mark.parametrize("bad", [None, {"a": 1}, [1, 2], object()])
+@pytest.mark.parametrize("bad", [None, {"a": 1}, [[1, 2]], [None], object()])
 def test_ok_rejects_values_of_other_types(bad):
     with pytest.raises(ValidationError):
         Ok(value=bad)

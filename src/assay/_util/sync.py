@@ -25,8 +25,19 @@ def _has_running_loop() -> bool:
     return True
 
 
+async def _then_close(coro: Coroutine[Any, Any, T]) -> T:
+    from assay._util.loop_local import close_loop_locals
+
+    try:
+        return await coro
+    finally:
+        await close_loop_locals()
+
+
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Drive `coro` to completion and return its result (or raise its exception)."""
+    """Drive `coro` to completion and return its result (or raise its exception).
+    Clients created for the temporary loop are closed before it ends."""
+    coro = _then_close(coro)
     if not _has_running_loop():
         return asyncio.run(coro)
 

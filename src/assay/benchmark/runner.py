@@ -39,6 +39,16 @@ def prepare_models(metric: Metric, llm: Any = None, embeddings: Any = None, *, c
     return metric.with_models(llm=llm, embeddings=embeddings)
 
 
+def fit_concurrency(metric: Metric, requested: int) -> int:
+    """No more cells at once than the embedded judge has slots: the cell timeout counts from the
+    cell's start, so cells queued behind a busy local server would time out while waiting."""
+    provider = getattr(getattr(metric, "llm", None), "provider", None)
+    slots = getattr(getattr(provider, "settings", None), "n_parallel", None)
+    if getattr(provider, "name", None) == "local" and isinstance(slots, int) and slots > 0:
+        return min(requested, slots)
+    return requested
+
+
 def _digest(payload: Any) -> str:
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
@@ -102,6 +112,7 @@ def run_benchmark(
     data = loaders()[suite](root, chosen_aspect, split, limit, seed)
     metric = prepare_models(metric, llm, embeddings, cache=cache)
     spec = metric.spec()
+    max_concurrency = fit_concurrency(metric, max_concurrency)
     settings = {"suite": suite, "aspect": chosen_aspect, "split": split, "limit": limit, "seed": seed}
     run_dir = Path(runs_dir) / f"{suite}-{chosen_aspect}-{metric.name}-{split}-{_digest([settings, spec])}"
 
@@ -163,4 +174,4 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float))  # bools count: a pass/fail metric is 0/1
 
 
-__all__ = ["RECORD_FORMAT", "prepare_models", "run_benchmark"]
+__all__ = ["RECORD_FORMAT", "fit_concurrency", "prepare_models", "run_benchmark"]

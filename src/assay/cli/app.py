@@ -40,11 +40,12 @@ def root(
 
 
 def _register() -> None:
-    from assay.cli import cache, evaluate, metrics
+    from assay.cli import cache, evaluate, metrics, prompts
 
     app.command("evaluate")(evaluate.evaluate_command)
     app.command("metrics")(metrics.metrics_command)
     app.add_typer(cache.cache_app, name="cache")
+    app.add_typer(prompts.prompts_app, name="prompts")
     app.command("benchmark")(__import__("assay.cli.benchmark", fromlist=["benchmark_command"]).benchmark_command)
 
 

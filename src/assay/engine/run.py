@@ -19,7 +19,7 @@ from assay._util.sync import run_sync
 from assay.engine.checkpoint import RunDirectory, fingerprint
 from assay.engine.progress import CellProgress
 from assay.errors import NotApplicable, RunFailed, UsageError
-from assay.metrics.base import Metric
+from assay.metrics.base import Metric, first_leaf
 from assay.metrics.registry import create_metric
 from assay.models.defaults import default_embeddings, default_llm
 from assay.models.usage import Budget, UsageMeter, budgeting, metering
@@ -121,7 +121,10 @@ async def _classify(metric: Metric, sample: Sample, *, timeout: float | None) ->
         if scope is not None and scope.cancel_called:
             return Error(error_type="Timeout", message=f"no result within {timeout:g} s for this cell")
         return Error(error_type=type(exc).__name__, message=str(exc) or "timed out")
-    except Exception as exc:
+    except Exception as group:
+        exc = first_leaf(group)  # concurrent judge calls fail as exception groups
+        if isinstance(exc, NotApplicable):
+            return Skipped(reason=str(exc) or "not applicable")
         return Error(
             error_type=type(exc).__name__,
             message=str(exc) or repr(exc),

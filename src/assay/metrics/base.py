@@ -92,7 +92,14 @@ class Metric(abc.ABC):
                 f"{type(self).__name__}.score() got unexpected field(s) {', '.join(unknown)}; "
                 f"it takes {', '.join(sorted(known))}"
             )
-        result = await self._ascore(**fields)
+        try:
+            result = await self._ascore(**fields)
+        except Exception as exc:
+            # Concurrent judge calls fail as an exception group; report the underlying error.
+            leaf = first_leaf(exc)
+            if leaf is exc:
+                raise
+            raise leaf from exc
         if not isinstance(result, MetricResult):
             result = MetricResult(result)
         return result
@@ -169,6 +176,13 @@ class Metric(abc.ABC):
         # Private state that is not a field (e.g. edited prompts) travels with the copy.
         copy.__dict__.update({k: v for k, v in self.__dict__.items() if k.startswith("_")})
         return copy
+
+
+def first_leaf(exc: BaseException) -> BaseException:
+    """The first non-group exception inside (possibly nested) exception groups."""
+    while getattr(exc, "exceptions", None):
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    return exc
 
 
 def _plain(value: Any) -> Any:

@@ -12,7 +12,7 @@ phase "generation" judges the response; "retrieval" judges the retrieved context
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 from pydantic import BaseModel
@@ -31,7 +31,7 @@ MATCH_TYPES = ("starts_with", "ends_with", "contains", "regex_match")
 
 
 class _PromptAnswer(BaseModel):
-    reasoning: str
+    reason: str
     score: float
 
 
@@ -131,7 +131,7 @@ class Criteria(LLMMetric):
             return MetricResult(answer.score, reason=answer.feedback)
         criterion = f"{self.description}\n{self.prompt}".strip()
         answer = await ask_json(self.llm, self.judge_prompt("simple_criteria"), {"criterion": criterion, **inputs}, _PromptAnswer)
-        return MetricResult(answer.score, reason=answer.reasoning)
+        return MetricResult(answer.score, reason=answer.reason)
 
     def estimate(self, sample: Sample) -> CallEstimate:
         if self.criteria_type == "function":
@@ -151,7 +151,8 @@ class Criteria(LLMMetric):
 
     def spec(self) -> dict[str, Any]:
         spec = super().spec()
-        spec["criteria"] = {k: v for k, v in asdict(self).items() if k not in ("llm", "language") and v not in ("", False)}
+        spec["criteria"] = {f.name: getattr(self, f.name) for f in fields(self)
+                            if f.name not in ("llm", "language") and getattr(self, f.name) not in ("", False)}
         return spec
 
 

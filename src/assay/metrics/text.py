@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import re
 
+_CLOSERS = "”’」』）》】\")"
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
 
 
@@ -30,7 +31,16 @@ def split_sentences(text: str, language: str | None = None) -> list[str]:
     if not text:
         return []
     language = language or guess_language(text)
-    return [s.strip() for s in _segmenter(language).segment(text) if s.strip()]
+    sentences: list[str] = []
+    for piece in _segmenter(language).segment(text):
+        piece = piece.strip()
+        # pysbd can cut a Chinese sentence before its closing quote or bracket; put it back.
+        while piece and piece[0] in _CLOSERS and sentences:
+            sentences[-1] += piece[0]
+            piece = piece[1:].strip()
+        if piece:
+            sentences.append(piece)
+    return sentences
 
 
 __all__ = ["guess_language", "split_sentences"]

@@ -28,13 +28,14 @@ def default_llm(**options: Any) -> LLM:
     configured = os.environ.get("ASSAY_LLM")
     if configured:
         return llm_factory(configured, **options)
+    llm = llm_factory("local", **options)
+    model = "Qwen2.5-Coder-1.5B-Instruct" if not os.environ.get("ASSAY_LOCAL_MODEL") else llm.model
     _tell_once(
         "llm",
-        "assay: no judge model configured, using the embedded offline judge (Qwen2.5-Coder-1.5B-Instruct, "
-        "llama.cpp, CPU). To use another, pass llm=llm_factory('openai/gpt-4o-mini'), --llm MODEL, "
-        "or set ASSAY_LLM.",
+        f"assay: no judge model configured, using the embedded offline judge ({model}, llama.cpp, CPU). "
+        "To use another, pass llm=llm_factory('openai/gpt-4o-mini'), --llm MODEL, or set ASSAY_LLM.",
     )
-    return llm_factory("local", **options)
+    return llm
 
 
 def default_embeddings(language: str | None = None, **options: Any) -> Embeddings:

@@ -1,8 +1,9 @@
 """Client-side rate limits: request and token budgets per minute, and adaptive concurrency.
 
 Each LLM object owns one `RateLimiter`. Before a call it waits for a slot (concurrency),
-a request token (RPM) and enough token budget (TPM). After a 429 the concurrency limit is
-halved; after a run of successes it grows by one (AIMD), never above the ceiling.
+a request token (RPM) and enough token budget (TPM). After a 429 the concurrency limit drops
+to the number of requests the server still holds; after a long run of successes it grows by
+one, never above the ceiling.
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ class TokenBucket:
 
 
 class AdaptiveConcurrency:
-    """A semaphore whose size moves: halved on rate-limit errors, +1 after `limit` successes."""
+    """A semaphore whose size moves: down to the accepted load on a rate-limit error, +1 after a
+    run of 8 x limit successes."""
 
     def __init__(self, ceiling: int, *, adaptive: bool = True) -> None:
         self.ceiling = ceiling
@@ -87,11 +89,15 @@ class AdaptiveConcurrency:
             self.in_flight -= 1
             if self.adaptive:
                 if rate_limited:
-                    self.limit = max(1, self.limit // 2)
+                    # The requests still in flight are ones the server accepted: that is roughly
+                    # its capacity. Shrinking to it (not halving on every 429 of a burst) avoids
+                    # collapsing to 1 when several rejections arrive at once.
+                    self.limit = max(1, min(self.limit - 1, self.in_flight))
                     self._successes = 0
                 else:
                     self._successes += 1
-                    if self._successes >= self.limit and self.limit < self.ceiling:
+                    # Probe one step higher only after a sustained run of successes.
+                    if self._successes >= 8 * self.limit and self.limit < self.ceiling:
                         self.limit += 1
                         self._successes = 0
             self._changed.notify_all()

@@ -44,11 +44,18 @@ class _ServerPool:
         atexit.register(self.stop_all)
 
     def address(self, settings: ServerSettings) -> str:
+        """The running server's address, starting it if needed."""
         with self._lock:
             server = self._servers.get(settings)
             if server is None:
                 server = self._servers[settings] = _start(settings)
             return server.listening_address
+
+    def current(self, settings: ServerSettings) -> str | None:
+        """The address if a server for these settings is running now (never starts one)."""
+        with self._lock:
+            server = self._servers.get(settings)
+            return server.listening_address if server is not None else None
 
     def stop_all(self) -> None:
         with self._lock:
@@ -73,7 +80,31 @@ def _start(settings: ServerSettings) -> Any:
     params.verbosity = -1  # llama.cpp logs every request to stdout otherwise
     params.hostnames = ["127.0.0.1"]
     params.port = 0  # a free port
-    return xlc.Server(params)
+    try:
+        server = xlc.Server(params)
+    except RuntimeError as exc:
+        raise UsageError(f"llama.cpp could not load {settings.model_path} (is it a GGUF model file?): {exc}") from exc
+    _wait_until_serving(server.listening_address)
+    return server
+
+
+def _wait_until_serving(address: str, timeout: float = 120.0) -> None:
+    """Return once the server answers. The constructor returns before llama.cpp's task loop runs,
+    and a server stopped before that point never finishes stopping."""
+    import time
+    import urllib.request
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            with urllib.request.urlopen(f"{address}/health", timeout=5) as reply:  # loopback only
+                if reply.status == 200:
+                    return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise UsageError(f"the local judge at {address} did not become ready within {timeout:g} s")
+        time.sleep(0.05)
 
 
 class LocalProvider(OpenAICompatible):
@@ -97,17 +128,18 @@ class LocalProvider(OpenAICompatible):
         return {"provider": "local", "model": self.model, "bytes": os.path.getsize(self.settings.model_path)}
 
     async def _ensure_started(self) -> None:
-        if self._clients is not None:
-            return
-        # Starting takes seconds (loading weights): do it off the loop. The pool's lock makes
-        # concurrent first calls share one server.
-        address = await anyio.to_thread.run_sync(SERVERS.address, self.settings)
-        if self._clients is None:
+        address = SERVERS.current(self.settings)
+        if address is None:
+            # Starting takes seconds (loading weights): do it off the loop. The pool's lock makes
+            # concurrent first calls share one server.
+            address = await anyio.to_thread.run_sync(SERVERS.address, self.settings)
+        if self._clients is None or self.base_url != f"{address}/v1":
+            # First use, or the server was restarted on another port.
             import openai
 
-            self.base_url = f"{address}/v1"
+            base_url = self.base_url = f"{address}/v1"
             self._clients = LoopLocal(
-                lambda: openai.AsyncOpenAI(base_url=self.base_url, api_key="local", timeout=self.timeout, max_retries=0)
+                lambda: openai.AsyncOpenAI(base_url=base_url, api_key="local", timeout=self.timeout, max_retries=0)
             )
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
@@ -119,7 +151,7 @@ def resolve_model_path(model_path: str | os.PathLike[str] | None, *, show_progre
     """Explicit path, else ASSAY_LOCAL_MODEL, else the verified default judge."""
     chosen = model_path or os.environ.get("ASSAY_LOCAL_MODEL")
     if chosen:
-        path = Path(chosen).expanduser()
+        path = Path(chosen).expanduser().resolve()  # one file, one server, however it is spelled
         if not path.is_file():
             raise UsageError(f"local model file not found: {path}")
         return path

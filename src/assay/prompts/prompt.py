@@ -7,6 +7,7 @@ is stored with every result, so a score can always be traced to the exact wordin
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -61,8 +62,13 @@ def _file_for(prompt_id: str, language: str, root: Path) -> Path:
 
 
 def load_prompt(prompt_id: str, language: str = "english", *, root: Path | None = None) -> Prompt:
-    """Load a prompt by id; a language without its own file falls back to English."""
-    base = root or DATA_DIR
+    """Load a prompt by id; a language without its own file falls back to English.
+    Parsed once per process (prompts are immutable)."""
+    return _load(prompt_id, language, root or DATA_DIR)
+
+
+@functools.lru_cache(maxsize=512)
+def _load(prompt_id: str, language: str, base: Path) -> Prompt:
     path = _file_for(prompt_id, language, base)
     if not path.exists() and language != "english":
         path = _file_for(prompt_id, "english", base)

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, StrictBool, Stri
 from assay.schema.usage import Usage
 
 # Order matters for pydantic's union matching: bool must be tried before int.
-Value = StrictBool | StrictInt | FiniteFloat | str | list[str]
+Value = StrictBool | StrictInt | FiniteFloat | str | list[StrictInt | FiniteFloat | str]
 
 
 class MetricResult:

@@ -134,7 +134,8 @@ class DiscreteMetric(_TemplateMetric):
             raise UsageError("allowed_values must be a non-empty list of distinct labels")
 
     def answer_model(self) -> type[BaseModel]:
-        labels = tuple(str(value) for value in self.allowed_values)
+        # Accept each label as given and as text: a judge may write 7 or "7" for an integer scale.
+        labels = tuple(dict.fromkeys([*self.allowed_values, *(str(value) for value in self.allowed_values)]))
         return create_model("DiscreteAnswer", reason=(str, ...), value=(Literal[labels], ...))  # type: ignore[valid-type]
 
     def _value(self, value: Any) -> Any:

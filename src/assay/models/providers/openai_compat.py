@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 from typing import Any
 
 import anyio
@@ -101,7 +102,8 @@ class OpenAICompatible(Provider):
         self._clients = LoopLocal(new_client)
         self._given = None
         self._is_async = True
-        self.base_url = str(new_client().base_url)
+        # As the SDK resolves it, without building a client just to ask.
+        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/") + "/"
 
     @property
     def client(self) -> Any:

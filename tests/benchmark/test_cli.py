@@ -1,0 +1,99 @@
+"""`assay benchmark` through the real command line, with a loopback judge instead of a model."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.benchmark.loopback_judge import LoopbackJudge
+
+RECORD_FIELDS = {"suite", "aspect", "kind", "split", "limit", "seed", "metric", "prompts", "judge", "data",
+                 "n_units", "n_scored", "coverage", "cells", "figures", "cost", "run_dir", "assay_version", "date"}
+
+
+def assay(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    environment = {k: v for k, v in os.environ.items() if k not in ("ASSAY_LLM", "ASSAY_METAEVAL_DIR")}
+    environment.update(env or {})
+    return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True, text=True, cwd=cwd,
+                          env=environment, timeout=120)
+
+
+def test_wikieval_faithfulness_end_to_end(metaeval_dir, tmp_path):
+    results = tmp_path / "results"
+    with LoopbackJudge() as judge:
+        env = {"ASSAY_LLM": judge.model_string, "ASSAY_CACHE_DIR": str(tmp_path / "cache")}
+        done = assay("benchmark", "wikieval", "--metric", "faithfulness", "--limit", "3", "--data-dir",
+                     str(metaeval_dir), "--output-dir", str(results), "--no-progress", cwd=tmp_path, env=env)
+        assert done.returncode == 0, done.stderr
+        requests = judge.requests
+    assert "3 of 3 scored" in done.stdout and "pairwise accuracy" in done.stdout
+    assert requests == 12  # 6 responses x (claims + verdicts)
+
+    json_files = list(results.glob("*.json"))
+    assert [p.name for p in json_files] == [
+        "wikieval__faithfulness__faithfulness__test__openai-loopback-judge__limit3.json"]
+    record = json.loads(json_files[0].read_text())
+    assert set(record) >= RECORD_FIELDS
+    assert (record["suite"], record["aspect"], record["split"], record["limit"]) == ("wikieval", "faithfulness",
+                                                                                    "test", 3)
+    assert record["metric"]["name"] == "faithfulness" and record["metric"]["params"]["scoring"] == "probability"
+    assert {p["id"] for p in record["prompts"]} == {"claims", "supported"}
+    assert all(len(p["hash"]) == 12 and p["version"] >= 1 for p in record["prompts"])
+    assert record["judge"]["model"] == "loopback-judge"
+    assert record["cells"]["rows"] == 6 and record["cells"]["ok"] + record["cells"]["skipped"] \
+        + record["cells"]["error"] == 6
+    assert record["n_units"] == 3 and record["n_scored"] <= 3
+    accuracy = next(f for f in record["figures"] if f["name"] == "pairwise_accuracy")
+    assert accuracy["headline"] and 0 <= accuracy["low"] <= accuracy["value"] <= accuracy["high"] <= 1
+    assert record["cost"]["calls_per_item"] == 2.0 and record["cost"]["input_tokens_per_item"] > 0
+    assert record["cost"]["seconds_per_item"] >= 0
+    assert (tmp_path / record["run_dir"] / "cells.jsonl").exists()  # under benchmarks/runs/ of the cwd
+    assert record["run_dir"].startswith(str(Path("benchmarks") / "runs"))
+
+    markdown = json_files[0].with_suffix(".md").read_text()
+    for text in ("| judge | openai/loopback-judge |", "claims v1", "supported v1", "pairwise accuracy",
+                 "| units scored | ", "Ragas paper (gpt-3.5) on the same pairs: 0.95"):
+        assert text in markdown
+
+    merged = assay("benchmark", "report", "--output-dir", str(results), cwd=tmp_path)
+    assert merged.returncode == 0, merged.stderr
+    table = (results / "README.md").read_text()
+    assert "| wikieval | test | faithfulness | faithfulness | openai/loopback-judge |" in table
+    assert "pairwise accuracy: " in table
+
+
+def test_tool_call_suite_needs_no_judge(metaeval_dir, tmp_path):
+    done = assay("benchmark", "bfcl", "--metric", "tool_call_f1", "--limit", "2", "--output-dir", "out",
+                 "--no-progress", cwd=tmp_path, env={"ASSAY_METAEVAL_DIR": str(metaeval_dir)})
+    assert done.returncode == 0, done.stderr
+    record = json.loads(next((tmp_path / "out").glob("bfcl__*.json")).read_text())
+    figures = {f["name"]: f for f in record["figures"]}
+    assert record["judge"] is None and record["cost"]["calls_per_item"] == 0
+    assert figures["pass_canonical"]["value"] == 1.0
+    assert figures["pass_swapped_order"]["value"] == 1.0  # F1 ignores the order of calls
+    assert figures["pass_missing_call"]["value"] == 0.0 and figures["pass_wrong_value"]["value"] == 0.0
+    # rows the metric does not score are counted, not dropped
+    assert record["cells"]["rows"] == record["cells"]["ok"] + record["cells"]["skipped"] + record["cells"]["error"]
+
+
+def test_clear_errors(tmp_path):
+    missing = assay("benchmark", "wikieval", "--metric", "faithfulness", cwd=tmp_path)
+    assert missing.returncode == 2 and "ASSAY_METAEVAL_DIR" in missing.stderr and "Traceback" not in missing.stderr
+    absent = assay("benchmark", "wikieval", "--metric", "faithfulness", "--data-dir", str(tmp_path / "nope"),
+                   cwd=tmp_path)
+    assert absent.returncode == 2 and "does not exist" in absent.stderr
+    unknown = assay("benchmark", "nosuch", "--metric", "faithfulness", "--data-dir", str(tmp_path), cwd=tmp_path)
+    assert unknown.returncode == 2 and "unknown suite 'nosuch'" in unknown.stderr
+    no_metric = assay("benchmark", "wikieval", cwd=tmp_path)
+    assert no_metric.returncode == 2 and "--metric is required" in no_metric.stderr
+
+
+def test_split_and_aspect_errors(metaeval_dir, tmp_path):
+    env = {"ASSAY_METAEVAL_DIR": str(metaeval_dir)}
+    dev = assay("benchmark", "wikieval", "--metric", "faithfulness", "--split", "dev", cwd=tmp_path, env=env)
+    assert dev.returncode == 2 and "has no 'dev' split" in dev.stderr
+    aspect = assay("benchmark", "ares", "--metric", "exact_match", cwd=tmp_path, env=env)
+    assert aspect.returncode == 2 and "--aspect" in aspect.stderr
