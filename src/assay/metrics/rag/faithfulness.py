@@ -1,7 +1,8 @@
 """Faithfulness: the share of the response's claims that the retrieved contexts support.
 
 Two calls: split the response into claims, then check all claims against the contexts in one
-verdict call. `scoring="probability"` (default) averages P(supported) per claim, read from the
+verdict call. `statements="sentences"` skips the first call and checks the response sentence by
+sentence (one call; faster on small local judges, coarser on long compound sentences). `scoring="probability"` (default) averages P(supported) per claim, read from the
 judge's token probabilities when the provider offers them; `scoring="binary"` counts claims
 judged supported, as Ragas does. Without token probabilities both give the binary score.
 """
@@ -15,6 +16,7 @@ from assay.errors import NotApplicable
 from assay.metrics.base import CallEstimate
 from assay.metrics.judge import Verdict
 from assay.metrics.llm_metric import LLMMetric
+from assay.metrics.text import split_sentences
 from assay.metrics.rag.claims import (
     check_support,
     claim_details,
@@ -39,8 +41,9 @@ def faithfulness_score(verdicts: list[Verdict], *, scoring: str = "probability")
 class Faithfulness(LLMMetric):
     name: str = "faithfulness"
     scoring: Literal["probability", "binary"] = "probability"
+    statements: Literal["claims", "sentences"] = "claims"
 
-    calls_per_sample = "2"
+    calls_per_sample = "2 (1 with statements='sentences')"
     required_fields = ("response", "retrieved_contexts")
     optional_fields = ("user_input",)
     prompt_ids = ("claims", "supported")
@@ -49,6 +52,8 @@ class Faithfulness(LLMMetric):
         super().__post_init__()
         if self.scoring not in ("probability", "binary"):
             raise ValueError(f"scoring must be 'probability' or 'binary', got {self.scoring!r}")
+        if self.statements not in ("claims", "sentences"):
+            raise ValueError(f"statements must be 'claims' or 'sentences', got {self.statements!r}")
 
     async def _ascore(self, *, response: str, retrieved_contexts: list[str], user_input: str | None = None) -> MetricResult:
         if not response.strip():
@@ -56,7 +61,10 @@ class Faithfulness(LLMMetric):
         source = join_contexts(retrieved_contexts)
         if not source:
             raise NotApplicable("there are no retrieved contexts to check the response against")
-        claims = await extract_claims(self.llm, self.judge_prompt("claims"), response, user_input or "")
+        if self.statements == "sentences":
+            claims = split_sentences(response)
+        else:
+            claims = await extract_claims(self.llm, self.judge_prompt("claims"), response, user_input or "")
         if not claims:
             raise NotApplicable("the response makes no factual claims to check")
         raw = await check_support(self.llm, self.judge_prompt("supported"), source, claims)
@@ -72,6 +80,8 @@ class Faithfulness(LLMMetric):
     def estimate(self, sample: Sample) -> CallEstimate:
         response = len(sample.response or "") // 4
         contexts = sum(len(c) for c in sample.retrieved_contexts or []) // 4
+        if self.statements == "sentences":
+            return CallEstimate(requests=1, input_tokens=300 + contexts + response, output_tokens=20)
         return CallEstimate(requests=2, input_tokens=600 + response + 300 + contexts + response,
                             output_tokens=response + 20)
 
