@@ -79,6 +79,10 @@ def _resolve_cache(cache: Any) -> ResponseCache | None:
 
 def _client_provider(client: Any, model: str, timeout: float) -> Provider:
     module = type(client).__module__.split(".")[0]
+    if module.startswith("langchain"):
+        from assay.models.providers.langchain import LangChainProvider
+
+        return LangChainProvider(client) if hasattr(client, "ainvoke") else LangChainProvider(embeddings=client)
     if module == "anthropic":
         from assay.models.providers.anthropic import AnthropicProvider
 
