@@ -16,7 +16,6 @@ from assay.errors import NotApplicable
 from assay.metrics.base import CallEstimate
 from assay.metrics.judge import Verdict
 from assay.metrics.llm_metric import LLMMetric
-from assay.metrics.text import split_sentences
 from assay.metrics.rag.claims import (
     check_support,
     claim_details,
@@ -25,6 +24,7 @@ from assay.metrics.rag.claims import (
     judged,
     skipped_note,
 )
+from assay.metrics.text import split_sentences
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 

@@ -81,14 +81,14 @@ class LangChainProvider(Provider):
         return [list(v) for v in vectors], 0
 
 
-def LangchainLLMWrapper(chat_model: Any, **options: Any) -> Any:  # noqa: N802 (Ragas' name)
+def LangchainLLMWrapper(chat_model: Any, **options: Any) -> Any:
     """An assay LLM over a LangChain chat model."""
     from assay.models.llm import LLM
 
     return LLM(LangChainProvider(chat_model), **options)
 
 
-def LangchainEmbeddingsWrapper(embeddings: Any, **options: Any) -> Any:  # noqa: N802 (Ragas' name)
+def LangchainEmbeddingsWrapper(embeddings: Any, **options: Any) -> Any:
     """assay Embeddings over LangChain embeddings."""
     from assay.models.embeddings import Embeddings
 
