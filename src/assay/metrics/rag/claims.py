@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import anyio
 from pydantic import BaseModel, Field
 
 from assay.metrics.judge import Verdict, ask_json, ask_verdicts
+from assay.metrics.text import split_sentences
 from assay.prompts.prompt import Prompt
 
 
@@ -24,9 +26,57 @@ async def extract_claims(llm: Any, prompt: Prompt, text: str, question: str = ""
     return [claim.strip() for claim in answer.claims if claim and claim.strip()]
 
 
-async def check_support(llm: Any, prompt: Prompt, source: str, statements: Sequence[str]) -> list[Verdict | None]:
-    """One call: does `source` support each statement? None for a statement left unjudged."""
-    return await ask_verdicts(llm, prompt, {"source": source}, list(statements))
+# Sources longer than this are judged in pieces. Small local judges have 4k-token windows; a long
+# document is split at sentence boundaries rather than cut, and a statement counts as supported
+# when any piece supports it.
+MAX_SOURCE_CHARS = 6000
+
+
+def chunk_text(text: str, max_chars: int = MAX_SOURCE_CHARS) -> list[str]:
+    """Pieces of at most `max_chars`, cut between sentences (a single longer sentence is cut hard)."""
+    if len(text) <= max_chars:
+        return [text]
+    pieces: list[str] = []
+    current = ""
+    for sentence in split_sentences(text):
+        while len(sentence) > max_chars:
+            if current:
+                pieces.append(current)
+                current = ""
+            pieces.append(sentence[:max_chars])
+            sentence = sentence[max_chars:]
+        if current and len(current) + 1 + len(sentence) > max_chars:
+            pieces.append(current)
+            current = sentence
+        else:
+            current = f"{current} {sentence}".strip()
+    if current:
+        pieces.append(current)
+    return pieces
+
+
+async def check_support(llm: Any, prompt: Prompt, source: str, statements: Sequence[str], *,
+                        max_source_chars: int = MAX_SOURCE_CHARS) -> list[Verdict | None]:
+    """Does `source` support each statement? One call per source piece (usually one); None for a
+    statement no piece judged."""
+    pieces = chunk_text(source, max_source_chars)
+    if len(pieces) == 1:
+        return await ask_verdicts(llm, prompt, {"source": source}, list(statements))
+    results: list[list[Verdict | None]] = [[] for _ in pieces]
+
+    async def judge_piece(index: int) -> None:
+        results[index] = await ask_verdicts(llm, prompt, {"source": pieces[index]}, list(statements))
+
+    async with anyio.create_task_group() as group:
+        for index in range(len(pieces)):
+            group.start_soon(judge_piece, index)
+    return [merge_verdicts([piece[i] for piece in results]) for i in range(len(statements))]
+
+
+def merge_verdicts(verdicts: Sequence[Verdict | None]) -> Verdict | None:
+    """Supported by any piece: keep the most confident supporting verdict."""
+    present = [v for v in verdicts if v is not None]
+    return max(present, key=lambda v: v.probability) if present else None
 
 
 def judged(items: Sequence[str], verdicts: Sequence[Verdict | None]) -> tuple[list[str], list[Verdict], list[str]]:
@@ -51,4 +101,4 @@ def claim_details(claims: Sequence[str], verdicts: Sequence[Verdict]) -> list[di
     ]
 
 
-__all__ = ["ClaimList", "check_support", "claim_details", "extract_claims", "join_contexts", "judged", "skipped_note"]
+__all__ = ["MAX_SOURCE_CHARS", "ClaimList", "check_support", "chunk_text", "claim_details", "extract_claims", "join_contexts", "judged", "merge_verdicts", "skipped_note"]

@@ -16,10 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+import anyio
+
 from assay.errors import NotApplicable
 from assay.metrics.base import CallEstimate
 from assay.metrics.judge import Verdict, ask_verdicts
 from assay.metrics.llm_metric import LLMMetric
+from assay.metrics.rag.claims import MAX_SOURCE_CHARS
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -40,7 +43,7 @@ class ContextPrecision(LLMMetric):
     name: str = "context_precision"
     scoring: Literal["probability", "binary"] = "probability"
 
-    calls_per_sample = "1 (all passages in one call)"
+    calls_per_sample = "1 (all passages in one call; more if they exceed ~6,000 characters)"
     required_fields = ("user_input", "reference", "retrieved_contexts")
     prompt_ids = ("context_usefulness",)
     answer_field = "reference"
@@ -49,12 +52,7 @@ class ContextPrecision(LLMMetric):
         contexts = [c for c in fields["retrieved_contexts"] if c and c.strip()]  # type: ignore[union-attr]
         if not contexts:
             raise NotApplicable("there are no retrieved contexts to rank")
-        raw = await ask_verdicts(
-            self.llm,
-            self.judge_prompt("context_usefulness"),
-            {"question": fields["user_input"], "answer": fields[self.answer_field]},
-            contexts,
-        )
+        raw, clipped = await self._judge_in_batches(contexts, fields)
         # A passage left unjudged counts as not useful, and the reason says so.
         verdicts = [v if v is not None else Verdict("no", 0.0) for v in raw]
         relevance = [v.probability if self.scoring == "probability" else float(v.passed) for v in verdicts]
@@ -66,7 +64,37 @@ class ContextPrecision(LLMMetric):
             reason += f"; no verdict for ranks {unjudged} (counted as not useful)"
         details = {"passages": [{"rank": i + 1, "verdict": v.label, "probability": round(v.probability, 4)}
                                 for i, v in enumerate(verdicts)]}
+        if clipped:
+            reason += f"; passages at ranks {clipped} were longer than {MAX_SOURCE_CHARS} characters and judged on their start"
+            details["clipped_ranks"] = clipped
         return MetricResult(score, reason=reason, details=details)
+
+    async def _judge_in_batches(self, contexts: list[str], fields: dict) -> tuple[list[Verdict | None], list[int]]:
+        """All passages in one call when they fit the judge's window; otherwise consecutive batches
+        (concurrently). A single passage longer than the budget is judged on its first part, and
+        the result says so."""
+        clipped = [i + 1 for i, c in enumerate(contexts) if len(c) > MAX_SOURCE_CHARS]
+        shown = [c[:MAX_SOURCE_CHARS] for c in contexts]
+        batches: list[list[int]] = [[]]
+        size = 0
+        for index, passage in enumerate(shown):
+            if batches[-1] and size + len(passage) > MAX_SOURCE_CHARS:
+                batches.append([])
+                size = 0
+            batches[-1].append(index)
+            size += len(passage)
+        verdicts: list[Verdict | None] = [None] * len(contexts)
+        values = {"question": fields["user_input"], "answer": fields[self.answer_field]}
+
+        async def judge_batch(batch: list[int]) -> None:
+            found = await ask_verdicts(self.llm, self.judge_prompt("context_usefulness"), values, [shown[i] for i in batch])
+            for index, verdict in zip(batch, found, strict=True):
+                verdicts[index] = verdict
+
+        async with anyio.create_task_group() as group:
+            for batch in batches:
+                group.start_soon(judge_batch, batch)
+        return verdicts, clipped
 
     def estimate(self, sample: Sample) -> CallEstimate:
         text = sum(len(c) for c in sample.retrieved_contexts or []) + len(getattr(sample, self.answer_field) or "")
