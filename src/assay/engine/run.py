@@ -8,6 +8,7 @@ most the cells in flight.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -151,7 +152,20 @@ async def aevaluate(
     show_progress: bool = True,
     budget: float | None = None,
 ) -> EvaluationResult:
-    """Score every row of `dataset` with every metric; see `evaluate` for the parameters."""
+    """Score every row of `dataset` with every metric.
+
+    dataset: an EvaluationDataset, a list of dicts or samples, a pandas DataFrame, a Hugging
+        Face dataset, or a path to .jsonl/.json/.csv. Legacy column names are mapped.
+    metrics: metric objects (`BleuScore()`) or ids (`"bleu_score"`).
+    llm / embeddings: given to metrics that need them and have none of their own. When not
+        given: ASSAY_LLM / ASSAY_EMBEDDINGS, else the embedded offline judge and embeddings.
+    run_dir: a directory where finished cells are saved as they complete; running again
+        with the same directory resumes, recomputing only what is missing or failed.
+    timeout: seconds allowed per cell before it becomes an `error` outcome.
+    strict: raise `RunFailed` at the first error outcome instead of recording it.
+    budget: a spending cap in USD; once reached no new model call is made and the cells
+        left are `error` outcomes of type BudgetExhausted (a resumed run picks them up).
+    """
     data = coerce_dataset(dataset, column_map)
     chosen = _prepare_metrics(coerce_metrics(metrics), llm, embeddings)
     for metric in chosen:
@@ -232,51 +246,11 @@ async def aevaluate(
     )
 
 
-def evaluate(
-    dataset: Any,
-    metrics: Sequence[Metric | str] | None = None,
-    *,
-    llm: Any = None,
-    embeddings: Any = None,
-    column_map: Mapping[str, str] | None = None,
-    run_dir: str | Path | None = None,
-    max_concurrency: int = 16,
-    timeout: float | None = 600.0,
-    strict: bool = False,
-    show_progress: bool = True,
-    budget: float | None = None,
-) -> EvaluationResult:
-    """Score every row of `dataset` with every metric.
-
-    dataset: an EvaluationDataset, a list of dicts or samples, a pandas DataFrame, a Hugging
-        Face dataset, or a path to .jsonl/.json/.csv. Legacy column names are mapped.
-    metrics: metric objects (`BleuScore()`) or ids (`"bleu_score"`).
-    llm / embeddings: given to metrics that need them and have none of their own. When not
-        given: ASSAY_LLM / ASSAY_EMBEDDINGS, else the embedded offline judge and embeddings.
-    run_dir: a directory where finished cells are saved as they complete; running again
-        with the same directory resumes, recomputing only what is missing or failed.
-    timeout: seconds allowed per cell before it becomes an `error` outcome.
-    strict: raise `RunFailed` at the first error outcome instead of recording it.
-    budget: a spending cap in USD; once reached no new model call is made and the cells
-        left are `error` outcomes of type BudgetExhausted (a resumed run picks them up).
-
-    Works in scripts, in Jupyter and inside a running event loop (the loop is not patched).
-    """
-    return run_sync(
-        aevaluate(
-            dataset,
-            metrics,
-            llm=llm,
-            embeddings=embeddings,
-            column_map=column_map,
-            run_dir=run_dir,
-            max_concurrency=max_concurrency,
-            timeout=timeout,
-            strict=strict,
-            show_progress=show_progress,
-            budget=budget,
-        )
-    )
+@functools.wraps(aevaluate)
+def evaluate(*args: Any, **kwargs: Any) -> EvaluationResult:
+    """Synchronous twin of `aevaluate` (same parameters). Works in scripts, in Jupyter and inside
+    a running event loop: the loop is never patched; a worker thread runs the evaluation instead."""
+    return run_sync(aevaluate(*args, **kwargs))
 
 
 __all__ = ["aevaluate", "coerce_dataset", "coerce_metrics", "evaluate", "score_cell"]

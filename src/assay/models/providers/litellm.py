@@ -10,7 +10,7 @@ from typing import Any
 
 from assay._util.deps import require
 from assay.models.providers.base import Profile
-from assay.models.providers.openai_compat import OpenAICompatible, translate_openai_error
+from assay.models.providers.openai_compat import OpenAICompatible
 from assay.models.types import ModelRequest, ModelResponse
 
 
@@ -29,13 +29,8 @@ class LiteLLMProvider(OpenAICompatible):
         arguments = self._arguments(request)
         arguments.update({k: v for k, v in self._extra.items() if v is not None})
         arguments.update(arguments.pop("extra_body", {}))
-        try:
-            raw = await self._litellm.acompletion(**arguments)
-        except Exception as exc:
-            translated = translate_openai_error(exc)
-            if translated is exc:
-                raise
-            raise translated from exc
+        self._is_async = True
+        raw = await self._sdk_call(lambda: self._litellm.acompletion(**arguments))
         return self._response(raw, request)
 
     async def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:

@@ -144,20 +144,23 @@ class OpenAICompatible(Provider):
                 arguments["response_format"] = {"type": "json_object"}
         return arguments
 
-    async def complete(self, request: ModelRequest) -> ModelResponse:
-        arguments = self._arguments(request)
+    async def _sdk_call(self, call: Any) -> Any:
+        """Run one SDK call (async client, or sync client on a worker thread) with its errors
+        translated into assay's."""
         try:
             if self._is_async:
-                raw = await self.client.chat.completions.create(**arguments)
-            else:  # a synchronous client still works; it just occupies a worker thread
-                raw = await anyio.to_thread.run_sync(lambda: self.client.chat.completions.create(**arguments))
-                if inspect.isawaitable(raw):  # an async client we did not recognise
-                    raw = await raw
+                return await call()
+            raw = await anyio.to_thread.run_sync(call)
+            return await raw if inspect.isawaitable(raw) else raw  # an async client we did not recognise
         except Exception as exc:
             translated = translate_openai_error(exc)
             if translated is exc:
                 raise
             raise translated from exc
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        arguments = self._arguments(request)
+        raw = await self._sdk_call(lambda: self.client.chat.completions.create(**arguments))
         return self._response(raw, request)
 
     def _response(self, raw: Any, request: ModelRequest) -> ModelResponse:
@@ -184,18 +187,7 @@ class OpenAICompatible(Provider):
         )
 
     async def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
-        try:
-            if self._is_async:
-                raw = await self.client.embeddings.create(model=self.model, input=texts)
-            else:
-                raw = await anyio.to_thread.run_sync(lambda: self.client.embeddings.create(model=self.model, input=texts))
-                if inspect.isawaitable(raw):
-                    raw = await raw
-        except Exception as exc:
-            translated = translate_openai_error(exc)
-            if translated is exc:
-                raise
-            raise translated from exc
+        raw = await self._sdk_call(lambda: self.client.embeddings.create(model=self.model, input=texts))
         ordered = sorted(raw.data, key=lambda item: item.index)
         tokens = getattr(raw.usage, "prompt_tokens", 0) or 0 if raw.usage else 0
         return [list(item.embedding) for item in ordered], tokens
