@@ -16,6 +16,7 @@ from assay.errors import (
     RunFailed,
     UsageError,
 )
+from assay.experiments import Dataset, experiment
 from assay.metrics import *  # noqa: F403
 from assay.metrics import __all__ as _metrics_all
 from assay.schema import *  # noqa: F403
@@ -25,6 +26,7 @@ __all__ = [
     "AssayError",
     "CheckpointMismatch",
     "DataError",
+    "Dataset",
     "MetricError",
     "MissingDependency",
     "ModelError",
@@ -34,6 +36,7 @@ __all__ = [
     "__version__",
     "aevaluate",
     "evaluate",
+    "experiment",
     *_metrics_all,
     *_schema_all,
 ]

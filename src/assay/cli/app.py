@@ -40,13 +40,15 @@ def root(
 
 
 def _register() -> None:
-    from assay.cli import cache, evaluate, metrics, prompts
+    from assay.cli import benchmark, cache, evaluate, experiments, metrics, prompts, report
 
     app.command("evaluate")(evaluate.evaluate_command)
     app.command("metrics")(metrics.metrics_command)
     app.add_typer(cache.cache_app, name="cache")
     app.add_typer(prompts.prompts_app, name="prompts")
-    app.command("benchmark")(__import__("assay.cli.benchmark", fromlist=["benchmark_command"]).benchmark_command)
+    app.command("benchmark")(benchmark.benchmark_command)
+    app.command("report")(report.report_command)
+    app.add_typer(experiments.experiments_app, name="experiments")
 
 
 _register()

@@ -62,10 +62,9 @@ def to_jsonable(value: Any) -> Any:
         return value.isoformat()
     if isinstance(value, PurePath):
         return str(value)
-    if type(value).__module__ == "numpy":
-        if hasattr(value, "tolist"):  # arrays and scalars alike
-            return to_jsonable(value.tolist())
-    raise TypeError(f"a {type(value).__name__} cannot be stored as JSON")
+    if type(value).__module__ == "numpy" and hasattr(value, "tolist"):  # arrays and scalars alike
+        return to_jsonable(value.tolist())
+    raise TypeError(f"a value of type {type(value).__name__} cannot be stored as JSON")
 
 
 def encode_row(row: Mapping[str, Any], *, where: str, index: int) -> dict[str, Any]:
@@ -75,7 +74,7 @@ def encode_row(row: Mapping[str, Any], *, where: str, index: int) -> dict[str, A
         try:
             encoded[str(column)] = to_jsonable(value)
         except TypeError as exc:
-            raise DataError(f"{exc}; convert it to a string, number, list or dict first",
+            raise DataError(f"column {column!r}: {exc}; convert it to a string, number, list or dict first",
                             file=where, row=index, field=str(column), row_is_index=True) from None
     return encoded
 
@@ -116,7 +115,7 @@ def _parses_as_json(text: str) -> bool:
 
 def is_number(value: Any) -> bool:
     """True for finite ints, floats and bools (bools count as 0/1)."""
-    if isinstance(value, bool) or isinstance(value, int):
+    if isinstance(value, int):  # bool included
         return True
     return isinstance(value, float) and math.isfinite(value)
 

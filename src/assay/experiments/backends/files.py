@@ -52,25 +52,29 @@ class CsvBackend(FileBackend):
     extension = "csv"
 
     def load(self, name: str) -> list[dict[str, Any]]:
-        path = self.path(name)
-        with path.open("r", encoding="utf-8-sig", newline="") as handle:
-            reader = csv.reader(handle)
-            header = next(reader, None)
-            if header is None:
-                return []
-            rows = []
-            for number, cells in enumerate(reader, start=2):
-                if not cells:
-                    continue
-                if len(cells) > len(header):
-                    raise DataError(f"{len(cells)} cells but the header has {len(header)} columns",
-                                    file=str(path), row=number)
-                cells = cells + [""] * (len(header) - len(cells))
-                rows.append({column: decode_cell(cell) for column, cell in zip(header, cells)})
-        return rows
+        return read_csv_rows(self.path(name))
 
     def save(self, name: str, rows: list[dict[str, Any]]) -> None:
         write_csv_rows(self.path(name), rows, replace=lambda write: self.replace_atomically(name, write))
+
+
+def read_csv_rows(path: Path) -> list[dict[str, Any]]:
+    """Rows of a CSV file with a header line, cells decoded by `codec.decode_cell`."""
+    with path.open("r", encoding="utf-8-sig", newline="") as handle:
+        reader = csv.reader(handle)
+        header = next(reader, None)
+        if header is None:
+            return []
+        rows = []
+        for number, cells in enumerate(reader, start=2):
+            if not cells:
+                continue
+            if len(cells) > len(header):
+                raise DataError(f"{len(cells)} cells but the header has {len(header)} columns",
+                                file=str(path), row=number)
+            cells = cells + [""] * (len(header) - len(cells))
+            rows.append({column: decode_cell(cell) for column, cell in zip(header, cells, strict=True)})
+    return rows
 
 
 def write_csv_rows(target: Path, rows: list[dict[str, Any]], *, replace: Any = None) -> None:
@@ -96,4 +100,4 @@ def write_csv_rows(target: Path, rows: list[dict[str, Any]], *, replace: Any = N
         write(target)
 
 
-__all__ = ["CsvBackend", "JsonlBackend", "write_csv_rows"]
+__all__ = ["CsvBackend", "JsonlBackend", "read_csv_rows", "write_csv_rows"]

@@ -1,0 +1,80 @@
+"""Seconds per sample of each judged metric on the embedded local judge (issue 4's speed floor).
+
+Runs every metric alone over examples/rag_samples.jsonl with the cache off, so each number is a
+cold judgement, and writes benchmarks/results/local_judge_speed.{json,md}. The judge must already
+be assembled (run the README's first command once). Usage:
+
+    .venv/bin/python benchmarks/local_judge_speed.py [--metrics faithfulness,context_recall] [--threads 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from assay import __version__, evaluate
+from assay.metrics.registry import create_metric
+from assay.models.defaults import default_embeddings
+from assay.models.factory import llm_factory
+
+ROOT = Path(__file__).resolve().parent
+DEFAULT_METRICS = ("faithfulness", "faithfulness(statements=sentences)", "answer_relevancy", "context_precision",
+                   "context_recall", "factual_correctness")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", default=str(ROOT.parent / "examples" / "rag_samples.jsonl"))
+    parser.add_argument("--metrics", default=",".join(DEFAULT_METRICS))
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
+    args = parser.parse_args()
+
+    from assay.cli.metric_spec import parse_metric, split_top_level
+
+    llm = llm_factory("local", cache=False, n_threads=args.threads)
+    embeddings = default_embeddings(cache=False)
+    rows = []
+    llm.generate("Say ok.", max_tokens=2)  # start the server and load the weights outside the timings
+    for spec in split_top_level(args.metrics):
+        metric = parse_metric(spec) if "(" in spec else create_metric(spec)
+        started = time.perf_counter()
+        result = evaluate(args.data, [metric], llm=llm, embeddings=embeddings, show_progress=False, max_concurrency=2)
+        seconds = time.perf_counter() - started
+        summary = result.summary(metric.name)
+        usage = result.usage()
+        rows.append({
+            "metric": spec, "samples": summary.n_rows, "ok": summary.n_ok, "errors": summary.n_error,
+            "seconds_per_sample": round(seconds / summary.n_rows, 2), "mean": summary.mean,
+            "requests_per_sample": round(usage.requests / summary.n_rows, 2),
+            "input_tokens_per_sample": round(usage.input_tokens / summary.n_rows),
+            "output_tokens_per_sample": round(usage.output_tokens / summary.n_rows),
+        })
+        print(json.dumps(rows[-1]))
+    report = {
+        "assay_version": __version__, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": {"cores": os.cpu_count(), "python": platform.python_version(), "processor": platform.machine()},
+        "judge": llm.identity(), "threads": args.threads, "data": args.data, "results": rows,
+        "load_average_at_end": os.getloadavg(),
+    }
+    out = ROOT / "results"
+    out.mkdir(exist_ok=True)
+    (out / "local_judge_speed.json").write_text(json.dumps(report, indent=2))
+    lines = ["# Local judge speed", "", f"assay {__version__}, {report['date']}, judge {llm.model}, "
+             f"{args.threads} threads, {os.cpu_count()} cores; load average at the end {os.getloadavg()[0]:.1f} "
+             "(other work on the machine inflates these numbers).", "",
+             "| metric | samples | ok | s / sample | requests / sample | in tok / sample | out tok / sample | mean |",
+             "|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        mean = "n/a" if row["mean"] is None else f"{row['mean']:.3f}"
+        lines.append(f"| {row['metric']} | {row['samples']} | {row['ok']} | {row['seconds_per_sample']} | "
+                     f"{row['requests_per_sample']} | {row['input_tokens_per_sample']} | {row['output_tokens_per_sample']} | {mean} |")
+    (out / "local_judge_speed.md").write_text("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,219 @@
+"""Comparing experiment runs: means with coverage, per-row deltas, paired bootstrap intervals.
+
+The first run is the baseline; every other run is compared with it, metric by metric.
+
+- A metric is a column; a row's value counts when it is a number (bools count as 0/1) or a
+  `MetricResult`-like dict with a numeric `value`. Coverage = rows with a value / rows.
+- A row whose function raised has no values (its stored input is not a result).
+- Rows are matched by their `id` column when every row of every run has one and the ids are
+  unique within each run; otherwise by position in the dataset.
+- A difference is taken over the rows where both runs have a value (paired): delta = other -
+  baseline per row, its mean, and a percentile bootstrap interval of that mean from resampling
+  the paired rows (numpy, seeded: the same inputs always give the same interval). An interval
+  that includes 0 means the data do not show a difference.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from assay._util.deps import require
+from assay.errors import UsageError
+from assay.experiments.codec import is_number
+from assay.experiments.store import Experiment
+
+
+def numeric(value: Any) -> float | None:
+    if is_number(value):
+        return float(value)
+    if isinstance(value, dict) and is_number(value.get("value")):
+        return float(value["value"])
+    return None
+
+
+@dataclass
+class Mean:
+    experiment: str
+    metric: str
+    mean: float | None
+    n_values: int
+    n_rows: int
+
+    @property
+    def coverage(self) -> str:
+        return f"{self.n_values}/{self.n_rows}"
+
+
+@dataclass
+class Difference:
+    baseline: str
+    other: str
+    metric: str
+    n_pairs: int
+    mean_delta: float | None
+    low: float | None
+    high: float | None
+    better: int
+    worse: int
+    same: int
+    verdict: str
+    rows: list[dict[str, Any]] = field(default_factory=list)  # {"key", "baseline", "other", "delta"}, biggest |delta| first
+
+    @property
+    def includes_zero(self) -> bool | None:
+        if self.low is None or self.high is None:
+            return None
+        return self.low <= 0 <= self.high
+
+
+@dataclass
+class Comparison:
+    experiments: list[str]
+    metrics: list[str]
+    matched_by: str  # "id" or "position"
+    means: list[Mean]
+    differences: list[Difference]
+    confidence: float
+    resamples: int
+    seed: int
+
+    def mean(self, experiment: str, metric: str) -> Mean:
+        return next(m for m in self.means if m.experiment == experiment and m.metric == metric)
+
+    def difference(self, other: str, metric: str) -> Difference:
+        return next(d for d in self.differences if d.other == other and d.metric == metric)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        for item, diff in zip(data["differences"], self.differences, strict=True):
+            item["includes_zero"] = diff.includes_zero
+        return data
+
+
+def scored_rows(experiment: Experiment) -> list[dict[str, Any]]:
+    """The rows whose values count: a row whose function raised has none (its `input` is not a result)."""
+    return [row if record.get("status") != "error" else {}
+            for record, row in zip(experiment.records, experiment.rows, strict=True)]
+
+
+def numeric_columns(experiment: Experiment) -> list[str]:
+    """Columns with at least one numeric value, in order of first appearance."""
+    seen: dict[str, None] = {}
+    for row in scored_rows(experiment):
+        seen.update((key, None) for key, value in row.items() if numeric(value) is not None)
+    return list(seen)
+
+
+def _keys(experiment: Experiment, by_id: bool) -> list[Any]:
+    if by_id:
+        return [json.dumps(row["id"], sort_keys=True, default=str) for row in experiment.rows]
+    return [record["index"] for record in experiment.records]
+
+
+def _can_match_by_id(experiments: Sequence[Experiment]) -> bool:
+    for run in experiments:
+        if not run.rows or any("id" not in row or row["id"] is None for row in run.rows):
+            return False
+        ids = [json.dumps(row["id"], sort_keys=True, default=str) for row in run.rows]
+        if len(set(ids)) != len(ids):
+            return False
+    return True
+
+
+def bootstrap_mean_ci(deltas: Sequence[float], *, resamples: int, seed: int, confidence: float) -> tuple[float, float]:
+    """Percentile interval of the mean of `deltas` over `resamples` resamples with replacement."""
+    np = require("numpy", extra="experiments", feature="comparing experiments (the bootstrap)")
+    values = np.asarray(deltas, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = []
+    chunk = max(1, min(resamples, 2_000_000 // max(1, len(values))))  # bounded memory for long runs
+    for start in range(0, resamples, chunk):
+        size = min(chunk, resamples - start)
+        means.append(values[rng.integers(0, len(values), size=(size, len(values)))].mean(axis=1))
+    alpha = 1 - confidence
+    low, high = np.quantile(np.concatenate(means), [alpha / 2, 1 - alpha / 2])
+    return float(low), float(high)
+
+
+def compare_experiments(
+    experiments: Sequence[Experiment],
+    metrics: Sequence[str] | None = None,
+    *,
+    confidence: float = 0.95,
+    resamples: int = 5000,
+    seed: int = 0,
+) -> Comparison:
+    """Compare each run after the first with the first; see the module docstring."""
+    if len(experiments) < 2:
+        raise UsageError("compare needs at least two experiments")
+    names = [run.name for run in experiments]
+    if len(set(names)) != len(names):
+        raise UsageError(f"compare needs distinct experiments, got {', '.join(names)}")
+    if not 0 < confidence < 1:
+        raise UsageError(f"confidence must be between 0 and 1, got {confidence}")
+    if resamples < 100:
+        raise UsageError(f"resamples must be at least 100, got {resamples}")
+    columns = [numeric_columns(run) for run in experiments]
+    if metrics:
+        known = sorted(set().union(*columns))
+        absent = [m for m in metrics if not any(m in run_columns for run_columns in columns)]
+        if absent:
+            raise UsageError(f"no numeric column {', '.join(map(repr, absent))} in these experiments; "
+                             f"numeric columns: {', '.join(known) or 'none'}")
+        chosen = list(dict.fromkeys(metrics))
+    else:
+        chosen = [c for c in columns[0] if c != "id" and all(c in other for other in columns[1:])]
+        if not chosen:
+            raise UsageError("these experiments share no numeric column to compare; name one with --metric")
+    by_id = _can_match_by_id(experiments)
+    keyed = [dict(zip(_keys(run, by_id), scored_rows(run), strict=True)) for run in experiments]
+
+    means = []
+    for run in experiments:
+        for metric in chosen:
+            values = [v for v in (numeric(row.get(metric)) for row in scored_rows(run)) if v is not None]
+            means.append(Mean(run.name, metric, sum(values) / len(values) if values else None, len(values), len(run)))
+    differences = [
+        _difference(experiments[0].name, keyed[0], run.name, keyed[i], metric,
+                    confidence=confidence, resamples=resamples, seed=seed)
+        for i, run in enumerate(experiments) if i > 0 for metric in chosen
+    ]
+    return Comparison(names, chosen, "id" if by_id else "position", means, differences, confidence, resamples, seed)
+
+
+def _difference(base_name: str, base: dict[Any, dict[str, Any]], other_name: str, other: dict[Any, dict[str, Any]],
+                metric: str, *, confidence: float, resamples: int, seed: int) -> Difference:
+    rows = []
+    for key, base_row in base.items():
+        if key not in other:
+            continue
+        a, b = numeric(base_row.get(metric)), numeric(other[key].get(metric))
+        if a is not None and b is not None:
+            shown = json.loads(key) if isinstance(key, str) else key
+            rows.append({"key": shown, "baseline": a, "other": b, "delta": b - a})
+    deltas = [row["delta"] for row in rows]
+    low = high = mean = None
+    if deltas:
+        mean = sum(deltas) / len(deltas)
+    if len(deltas) >= 2:
+        low, high = bootstrap_mean_ci(deltas, resamples=resamples, seed=seed, confidence=confidence)
+    if not deltas:
+        verdict = "no rows where both runs have a value"
+    elif low is None or high is None:
+        verdict = "one paired row: too few for an interval"
+    elif low > 0:
+        verdict = f"{other_name} higher: CI excludes 0"
+    elif high < 0:
+        verdict = f"{other_name} lower: CI excludes 0"
+    else:
+        verdict = "CI includes 0: no clear difference"
+    rows.sort(key=lambda row: -abs(row["delta"]))
+    return Difference(base_name, other_name, metric, len(deltas), mean, low, high,
+                      better=sum(d > 0 for d in deltas), worse=sum(d < 0 for d in deltas),
+                      same=sum(d == 0 for d in deltas), verdict=verdict, rows=rows)
+
+
+__all__ = ["Comparison", "Difference", "Mean", "bootstrap_mean_ci", "compare_experiments", "numeric"]

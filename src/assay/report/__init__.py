@@ -1,0 +1,53 @@
+"""`assay report`: one self-contained HTML page from evaluation results or experiments.
+
+    from assay.report import write_report
+    write_report(["results.jsonl"], "report.html")                 # one run
+    write_report(["baseline", "improved"], "compare.html", root_dir="evals")   # a comparison
+
+The page needs nothing but a browser: styles, the one script and the SVG charts are inline, and
+its Content-Security-Policy forbids any network fetch. All data is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from assay.errors import UsageError
+from assay.report.load import load_run
+from assay.report.model import Cell, Row, Run
+from assay.report.page import render_page
+
+PathLike = str | os.PathLike[str]
+
+
+def build_report(sources: Sequence[PathLike], *, data: PathLike | None = None, root_dir: PathLike = ".") -> str:
+    """The HTML of a report over `sources` (the first is the baseline of a comparison)."""
+    if not sources:
+        raise UsageError("a report needs at least one results file, run directory or experiment")
+    if data is not None and len(sources) != 1:
+        raise UsageError("--data applies to a single run directory")
+    runs = [load_run(source, data=data, root_dir=root_dir) for source in sources]
+    seen: dict[str, int] = {}
+    for run in runs:  # two files named alike (a/results.jsonl, b/results.jsonl) need distinct labels
+        seen[run.name] = seen.get(run.name, 0) + 1
+        if seen[run.name] > 1:
+            run.name = f"{run.name} ({seen[run.name]})"
+    return render_page(runs)
+
+
+def write_report(sources: Sequence[PathLike], output: PathLike, *, data: PathLike | None = None,
+                 root_dir: PathLike = ".") -> Path:
+    """Write the report over `sources` to `output` and return its path."""
+    html = build_report(sources, data=data, root_dir=root_dir)
+    target = Path(output)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(html, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write the report to {target}: {exc}") from None
+    return target
+
+
+__all__ = ["Cell", "Row", "Run", "build_report", "load_run", "render_page", "write_report"]
