@@ -121,3 +121,24 @@ def test_user_metric_objects_are_not_mutated_and_dataset_object_accepted():
     result = evaluate(dataset, [metric], show_progress=False)
     assert metric.spec() == before
     assert result.dataset is dataset
+
+
+def test_default_concurrency_follows_a_slow_judges_limit():
+    from dataclasses import dataclass as _dataclass
+
+    from assay.models import LLM, Limits, ScriptedProvider
+    from assay.schema.outcome import MetricResult
+
+    @_dataclass(kw_only=True)
+    class JudgedProbe(ConcurrencyProbe):
+        name: str = "test_judged_probe"
+        llm: object = None
+        needs_llm = True
+
+        async def _ascore(self, *, response: str) -> MetricResult:
+            return await super()._ascore(response=response)
+
+    llm = LLM(ScriptedProvider(["x"], repeat_last=True), limits=Limits(max_concurrency=2))
+    probe = JudgedProbe(llm=llm)
+    evaluate([{"response": str(i)} for i in range(12)], [probe], show_progress=False)
+    assert probe.state["peak"] == 4  # twice the judge's two slots, not the default 16

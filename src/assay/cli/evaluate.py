@@ -22,7 +22,7 @@ def evaluate_command(
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache")] = False,
     estimate: Annotated[bool, typer.Option("--estimate", help="Print calls, tokens and cost; make no model call")] = False,
     budget: Annotated[Opt[float], typer.Option("--budget", help="Stop making model calls after this many USD")] = None,
-    concurrency: Annotated[int, typer.Option("--concurrency", help="Cells scored at once")] = 16,
+    concurrency: Annotated[Opt[int], typer.Option("--concurrency", help="Cells scored at once (default: 16, fewer for a slow local judge)")] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds allowed per cell")] = 600.0,
     strict: Annotated[bool, typer.Option("--strict", help="Stop at the first error")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar")] = True,

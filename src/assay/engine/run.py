@@ -100,6 +100,22 @@ def _prepare_metrics(metrics: list[Metric], llm: Any, embeddings: Any) -> list[M
     return [metric.with_models(llm=llm, embeddings=embeddings) for metric in metrics]
 
 
+def _concurrency(requested: int | None, metrics: list[Metric]) -> int:
+    """Cells in flight. By default 16, but at most twice the judge's own concurrency limit: a cell
+    started long before a model slot frees up would spend its timeout waiting in the queue."""
+    if requested is not None:
+        if requested < 1:
+            raise UsageError(f"max_concurrency must be at least 1, got {requested}")
+        return requested
+    ceilings = [
+        model.limiter.concurrency.ceiling
+        for metric in metrics
+        for model in (getattr(metric, "llm", None), getattr(metric, "embeddings", None))
+        if getattr(model, "limiter", None) is not None
+    ]
+    return min([16, *(2 * ceiling for ceiling in ceilings)])
+
+
 async def score_cell(metric: Metric, sample: Sample, *, timeout: float | None) -> tuple[Outcome, Usage]:
     """Run one metric on one sample; classify what happened and meter the model calls it made."""
     meter = UsageMeter()
@@ -120,7 +136,8 @@ async def _classify(metric: Metric, sample: Sample, *, timeout: float | None) ->
         return Skipped(reason=str(exc) or "not applicable")
     except TimeoutError as exc:
         if scope is not None and scope.cancel_called:
-            return Error(error_type="Timeout", message=f"no result within {timeout:g} s for this cell")
+            return Error(error_type="Timeout", message=f"no result within {timeout:g} s for this cell "
+                         "(a slow judge: raise timeout= / --timeout, or lower max_concurrency)")
         return Error(error_type=type(exc).__name__, message=str(exc) or "timed out")
     except Exception as group:
         exc = first_leaf(group)  # concurrent judge calls fail as exception groups
@@ -146,7 +163,7 @@ async def aevaluate(
     embeddings: Any = None,
     column_map: Mapping[str, str] | None = None,
     run_dir: str | Path | None = None,
-    max_concurrency: int = 16,
+    max_concurrency: int | None = None,
     timeout: float | None = 600.0,
     strict: bool = False,
     show_progress: bool = True,
@@ -161,6 +178,7 @@ async def aevaluate(
         given: ASSAY_LLM / ASSAY_EMBEDDINGS, else the embedded offline judge and embeddings.
     run_dir: a directory where finished cells are saved as they complete; running again
         with the same directory resumes, recomputing only what is missing or failed.
+    max_concurrency: cells scored at once (default 16, or twice the judge's concurrency limit if lower).
     timeout: seconds allowed per cell before it becomes an `error` outcome.
     strict: raise `RunFailed` at the first error outcome instead of recording it.
     budget: a spending cap in USD; once reached no new model call is made and the cells
@@ -170,8 +188,7 @@ async def aevaluate(
     chosen = _prepare_metrics(coerce_metrics(metrics), llm, embeddings)
     for metric in chosen:
         _check_metric_fits(metric, data)
-    if max_concurrency < 1:
-        raise UsageError(f"max_concurrency must be at least 1, got {max_concurrency}")
+    max_concurrency = _concurrency(max_concurrency, chosen)
 
     specs = [metric.spec() for metric in chosen]
     outcomes: list[dict[str, Outcome]] = [{} for _ in range(len(data))]
