@@ -30,11 +30,13 @@ def test_wikieval_faithfulness_end_to_end(metaeval_dir, tmp_path):
         assert done.returncode == 0, done.stderr
         requests = judge.requests
     assert "3 of 3 scored" in done.stdout and "pairwise accuracy" in done.stdout
-    assert requests == 12  # 6 responses x (claims + verdicts)
+    assert requests >= 12  # 6 responses x (claims + at least one verdict call)
 
     json_files = list(results.glob("*.json"))
-    assert [p.name for p in json_files] == [
-        "wikieval__faithfulness__faithfulness__test__openai-loopback-judge__limit3.json"]
+    assert len(json_files) == 1
+    name = json_files[0].name
+    assert name.startswith("wikieval__faithfulness__faithfulness__test__openai-loopback-judge__p")
+    assert name.endswith("__limit3.json")
     record = json.loads(json_files[0].read_text())
     assert set(record) >= RECORD_FIELDS
     assert (record["suite"], record["aspect"], record["split"], record["limit"]) == ("wikieval", "faithfulness",
@@ -48,7 +50,7 @@ def test_wikieval_faithfulness_end_to_end(metaeval_dir, tmp_path):
     assert record["n_units"] == 3 and record["n_scored"] <= 3
     accuracy = next(f for f in record["figures"] if f["name"] == "pairwise_accuracy")
     assert accuracy["headline"] and 0 <= accuracy["low"] <= accuracy["value"] <= accuracy["high"] <= 1
-    assert record["cost"]["calls_per_item"] == 2.0 and record["cost"]["input_tokens_per_item"] > 0
+    assert record["cost"]["calls_per_item"] == requests / 6 and record["cost"]["input_tokens_per_item"] > 0
     assert record["cost"]["seconds_per_item"] >= 0
     assert (tmp_path / record["run_dir"] / "cells.jsonl").exists()  # under benchmarks/runs/ of the cwd
     assert record["run_dir"].startswith(str(Path("benchmarks") / "runs"))
@@ -66,10 +68,13 @@ def test_wikieval_faithfulness_end_to_end(metaeval_dir, tmp_path):
 
 
 def test_tool_call_suite_needs_no_judge(metaeval_dir, tmp_path):
-    done = assay("benchmark", "bfcl", "--metric", "tool_call_f1", "--limit", "2", "--output-dir", "out",
-                 "--no-progress", cwd=tmp_path, env={"ASSAY_METAEVAL_DIR": str(metaeval_dir)})
-    assert done.returncode == 0, done.stderr
-    record = json.loads(next((tmp_path / "out").glob("bfcl__*.json")).read_text())
+    env = {"ASSAY_METAEVAL_DIR": str(metaeval_dir)}
+    for metric in ("tool_call_f1", "tool_call_accuracy", "tool_call_accuracy(strict_order=false)"):
+        done = assay("benchmark", "bfcl", "--metric", metric, "--limit", "2", "--output-dir", "out",
+                     "--no-progress", cwd=tmp_path, env=env)
+        assert done.returncode == 0, done.stderr
+    assert len(list((tmp_path / "out").glob("bfcl__*accuracy*.json"))) == 2  # parameters keep files apart
+    record = json.loads(next((tmp_path / "out").glob("bfcl__*f1*.json")).read_text())
     figures = {f["name"]: f for f in record["figures"]}
     assert record["judge"] is None and record["cost"]["calls_per_item"] == 0
     assert figures["pass_canonical"]["value"] == 1.0

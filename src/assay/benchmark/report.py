@@ -1,12 +1,13 @@
 """Write a run's record as JSON and markdown, and merge every record into one table.
 
-Each run gives `<suite>__<aspect>__<metric>__<split>__<judge>[__limitN].json` and `.md` in the
-output directory (a rerun of the same configuration replaces its files); `merge_results`
+Each run gives `<suite>__<aspect>__<metric>__<split>__<judge>__p<params hash>[__limitN].json` and
+`.md` in the output directory (a rerun of the same configuration replaces its files); `merge_results`
 writes `README.md` there with one row per run.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -32,7 +33,11 @@ def _slug(text: str) -> str:
 
 
 def result_stem(record: dict[str, Any]) -> str:
-    parts = [record["suite"], record["aspect"], record["metric"]["name"], record["split"], judge_name(record)]
+    """Readable parts plus a short hash of the metric's parameters, so that two settings of one
+    metric (e.g. strict_order true and false) keep separate files."""
+    params = json.dumps(record["metric"].get("params") or {}, sort_keys=True, default=str)
+    tag = "p" + hashlib.sha256(params.encode("utf-8")).hexdigest()[:6]
+    parts = [record["suite"], record["aspect"], record["metric"]["name"], record["split"], judge_name(record), tag]
     stem = "__".join(_slug(part) for part in parts)
     return stem + (f"__limit{record['limit']}" if record.get("limit") else "")
 
