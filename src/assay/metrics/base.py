@@ -62,6 +62,8 @@ class Metric(abc.ABC):
     needs_llm: ClassVar[bool] = False
     needs_embeddings: ClassVar[bool] = False
     version: ClassVar[str] = "1"
+    # Required fields for which an empty value is meaningful (e.g. "expect no tool call").
+    empty_allowed: ClassVar[tuple[str, ...]] = ()
     # Model calls per sample as a function of its inputs, for `assay metrics` and planning.
     calls_per_sample: ClassVar[str] = "0"
     # "higher" for most scores; "lower" for error-like metrics such as noise sensitivity.
@@ -110,7 +112,11 @@ class Metric(abc.ABC):
 
     def missing_fields(self, sample: Sample) -> list[str]:
         """Required fields the sample lacks (None or empty)."""
-        return [field for field in self.required_fields if not sample.has(field)]
+        return [
+            field
+            for field in self.required_fields
+            if (sample.get(field) is None if field in self.empty_allowed else not sample.has(field))
+        ]
 
     def accepts(self, sample: Sample) -> bool:
         expected = MultiTurnSample if self.sample_kind == "multi_turn" else SingleTurnSample

@@ -91,3 +91,14 @@ def test_empty_sides():
 async def test_scores_a_multi_turn_sample():
     sample = MultiTurnSample(user_input=turns([WEATHER]), reference_tool_calls=[WEATHER, UV])
     assert (await ToolCallF1().ascore_sample(sample)).value == pytest.approx(2 / 3, abs=1e-12)
+
+
+def test_expecting_no_call_is_scored_not_skipped_in_evaluate():
+    from assay import evaluate
+
+    rows = [{"user_input": [{"type": "human", "content": "Just say hi."}, {"type": "ai", "content": "Hi!"}],
+             "reference_tool_calls": []}]
+    result = evaluate(rows, ["tool_call_f1", "tool_call_accuracy"], show_progress=False)
+    assert result.outcome(0, "tool_call_f1").status == "ok"
+    assert result["tool_call_f1"] == [1.0]
+    assert result.outcome(0, "tool_call_accuracy").status == "ok"

@@ -35,6 +35,7 @@ class ToolCallAccuracy(Metric):
     strict_order: bool = True
     arg_comparison_metric: Metric | None = None
     required_fields = ("user_input", "reference_tool_calls")
+    empty_allowed = ("reference_tool_calls",)
     sample_kind = "multi_turn"
 
     def __post_init__(self) -> None:

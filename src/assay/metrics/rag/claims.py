@@ -22,7 +22,11 @@ class ClaimList(BaseModel):
 
 
 async def extract_claims(llm: Any, prompt: Prompt, text: str, question: str = "") -> list[str]:
-    answer = await ask_json(llm, prompt, {"question": question or "(none)", "text": text}, ClaimList)
+    # A budget in proportion to the text: a small judge that starts looping is cut off early (and
+    # retried with a larger budget by the model layer) instead of filling its whole context window.
+    budget = min(2048, 128 + len(text) // 2)
+    answer = await ask_json(llm, prompt, {"question": question or "(none)", "text": text}, ClaimList,
+                            max_tokens=budget)
     return [claim.strip() for claim in answer.claims if claim and claim.strip()]
 
 
