@@ -79,6 +79,10 @@ def _resolve_cache(cache: Any) -> ResponseCache | None:
 
 def _client_provider(client: Any, model: str, timeout: float) -> Provider:
     module = type(client).__module__.split(".")[0]
+    if module.startswith("llama_index"):
+        from assay.models.providers.llamaindex import LlamaIndexProvider
+
+        return LlamaIndexProvider(client) if hasattr(client, "achat") else LlamaIndexProvider(embeddings=client)
     if module.startswith("langchain"):
         from assay.models.providers.langchain import LangChainProvider
 

@@ -1,0 +1,83 @@
+"""Use a LlamaIndex LLM or embedding model as an assay provider (extra `assay[llamaindex]`).
+
+    from llama_index.llms.openai import OpenAI
+    judge = LlamaIndexLLMWrapper(OpenAI(model="gpt-4o-mini"))
+
+LlamaIndex does the transport; assay adds its stack on top (structured output by prompt, tolerant
+parsing and repair, retries on errors LlamaIndex surfaces, cache, usage).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assay._util.deps import require
+from assay.models.providers.base import Profile, Provider
+from assay.models.providers.langchain import _translate
+from assay.models.types import Generation, ModelRequest, ModelResponse, Usage
+
+
+class LlamaIndexProvider(Provider):
+    name = "llamaindex"
+
+    def __init__(self, llm: Any = None, *, embeddings: Any = None) -> None:
+        require("llama_index.core", extra="llamaindex", package="llama-index-core", feature="LlamaIndex models")
+        wrapped = llm if llm is not None else embeddings
+        model = getattr(wrapped, "model", None) or getattr(wrapped, "model_name", None) or type(wrapped).__name__
+        super().__init__(str(model), profile=Profile(output_modes=("prompt",), logprobs=False, multiple_completions=False))
+        self.llm = llm
+        self.embeddings = embeddings
+
+    def identity(self) -> dict[str, Any]:
+        return {"provider": "llamaindex", "class": type(self.llm or self.embeddings).__name__, "model": self.model}
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        if self.llm is None:
+            raise TypeError("this LlamaIndex provider wraps an embedding model only")
+        from llama_index.core.llms import ChatMessage
+
+        messages = [ChatMessage(role=m.role, content=m.content) for m in request.messages]
+        generations, usage = [], Usage()
+        for _ in range(request.n):
+            try:
+                reply = await self.llm.achat(messages)
+            except Exception as exc:
+                translated = _translate(exc)
+                if translated is exc:
+                    raise
+                raise translated from exc
+            raw = reply.raw if isinstance(reply.raw, dict) else {}
+            counts = raw.get("usage") or {}
+            generations.append(Generation(text=str(reply.message.content or ""), finish_reason="stop"))
+            usage = usage + Usage(input_tokens=counts.get("prompt_tokens", 0), output_tokens=counts.get("completion_tokens", 0),
+                                  requests=1)
+        return ModelResponse(generations=generations, usage=usage, model=self.model)
+
+    async def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
+        if self.embeddings is None:
+            raise TypeError("this LlamaIndex provider wraps an LLM only")
+        try:
+            vectors = await self.embeddings.aget_text_embedding_batch(texts)
+        except Exception as exc:
+            translated = _translate(exc)
+            if translated is exc:
+                raise
+            raise translated from exc
+        return [list(v) for v in vectors], 0
+
+
+def LlamaIndexLLMWrapper(llm: Any, **options: Any) -> Any:
+    """An assay LLM over a LlamaIndex LLM."""
+    from assay.models.llm import LLM
+
+    return LLM(LlamaIndexProvider(llm), **options)
+
+
+def LlamaIndexEmbeddingsWrapper(embeddings: Any, **options: Any) -> Any:
+    """assay Embeddings over a LlamaIndex embedding model."""
+    from assay.models.embeddings import Embeddings
+
+    return Embeddings(LlamaIndexProvider(embeddings=embeddings), **options)
+
+
+__all__ = ["LlamaIndexEmbeddingsWrapper", "LlamaIndexLLMWrapper", "LlamaIndexProvider"]
