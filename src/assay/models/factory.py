@@ -77,9 +77,19 @@ def _resolve_cache(cache: Any) -> ResponseCache | None:
     raise UsageError(f"cache must be True, False, a path or a ResponseCache, got {type(cache).__name__}")
 
 
+def _is_instance_of(obj: Any, module: str, name: str) -> bool:
+    """isinstance against an optional library's class, without importing it if it is not loaded."""
+    import sys
+
+    loaded = sys.modules.get(module)
+    cls = getattr(loaded, name, None) if loaded is not None else None
+    return isinstance(cls, type) and isinstance(obj, cls)
+
+
 def _client_provider(client: Any, model: str, timeout: float) -> Provider:
     module = type(client).__module__.split(".")[0]
-    if module.startswith("llama_index"):
+    if module.startswith("llama_index") or _is_instance_of(client, "llama_index.core.llms", "LLM") \
+            or _is_instance_of(client, "llama_index.core.embeddings", "BaseEmbedding"):
         from assay.models.providers.llamaindex import LlamaIndexProvider
 
         return LlamaIndexProvider(client) if hasattr(client, "achat") else LlamaIndexProvider(embeddings=client)
