@@ -40,7 +40,7 @@ def root(
 
 
 def _register() -> None:
-    from assay.cli import benchmark, cache, evaluate, experiments, metrics, prompts, report
+    from assay.cli import benchmark, cache, evaluate, experiments, metrics, prompts, quickstart, report
 
     app.command("evaluate")(evaluate.evaluate_command)
     app.command("metrics")(metrics.metrics_command)
@@ -48,6 +48,7 @@ def _register() -> None:
     app.add_typer(prompts.prompts_app, name="prompts")
     app.command("benchmark")(benchmark.benchmark_command)
     app.command("report")(report.report_command)
+    app.command("quickstart")(quickstart.quickstart_command)
     app.add_typer(experiments.experiments_app, name="experiments")
 
 

@@ -120,11 +120,14 @@ def load_run_dir(path: Path, *, data: str | os.PathLike[str] | None = None) -> R
     specs = [spec for spec in manifest.get("metrics", []) if isinstance(spec, dict) and "name" in spec]
     metrics = {spec["name"]: None for spec in specs}
     found: dict[tuple[int, str], dict[str, Any]] = {}
+    spent: dict[tuple[int, str], dict[str, Any] | None] = {}  # every attempt's usage: it was paid for
     cells_path = path / "cells.jsonl"
     for record in _read_jsonl(cells_path) if cells_path.is_file() else []:
         if isinstance(record.get("row"), int) and isinstance(record.get("outcome"), dict):
-            found[(record["row"], str(record.get("metric")))] = record  # a later line (a retry) wins
-            metrics.setdefault(str(record.get("metric")), None)
+            key = (record["row"], str(record.get("metric")))
+            found[key] = record  # a later line (a retry on resume) wins
+            spent[key] = add_usage(spent.get(key), record.get("usage"))
+            metrics.setdefault(key[1], None)
     n_rows = manifest.get("n_rows")
     if not isinstance(n_rows, int):
         n_rows = max((row for row, _ in found), default=-1) + 1
@@ -138,8 +141,8 @@ def load_run_dir(path: Path, *, data: str | os.PathLike[str] | None = None) -> R
             if record is None:
                 cells[name] = Cell("missing", reason="not finished: the run stopped before this cell")
                 continue
-            cells[name] = _cell(record["outcome"], usage=record.get("usage"))
-            total = add_usage(total, record.get("usage"))
+            cells[name] = _cell(record["outcome"], usage=spent.get((index, name)))
+            total = add_usage(total, spent.get((index, name)))
         rows.append(Row(index=index, key=row_key(index, inputs[index], ids), fields=inputs[index], cells=cells))
     info: dict[str, Any] = {"rows": n_rows, "started": manifest.get("created"),
                             "assay version": manifest.get("assay_version")}

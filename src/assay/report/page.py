@@ -91,7 +91,7 @@ def _usage_text(usage: dict[str, Any] | None) -> str:
 
 def _run_box(run: Run, index: int, several: bool) -> str:
     swatch = f'<span class="swatch" style="background:{colour(index)}"></span>' if several else ""
-    role = " (baseline)" if several and index == 0 else ""
+    role = " · baseline" if several and index == 0 else ""
     facts = [("kind", run.kind), ("source", run.path), *run.info.items()]
     if run.usage is not None or run.kind == "run directory":
         facts.append(("tokens and cost", _usage_text(run.usage)))
@@ -104,7 +104,7 @@ def _mean_text(item: MetricStats) -> str:
         if item.labels:
             return ", ".join(f"{label}: {count}" for label, count in item.labels.most_common(4))
         return "n/a"
-    return ("pass rate " if item.from_labels else "") + format_number(item.mean)
+    return ("pass rate " if item.from_labels else "") + f"{item.mean:.3f}"
 
 
 def _problems(title: str, problems: list[Problem], css: str) -> str:

@@ -22,7 +22,8 @@ from assay.report import write_report
 ROOT = Path(__file__).resolve().parent / "evals"
 MODEL = os.environ.get("ASSAY_LLM") or "local"  # "local": the embedded offline model
 
-llm = llm_factory(MODEL)
+# Every answer here is short: max_tokens stops a runaway generation early (a small local model can loop).
+llm = llm_factory(MODEL, max_tokens=1024)
 agent = CalculatorAgent(llm)
 tool_calls = ToolCallF1()
 
@@ -38,7 +39,7 @@ async def agent_experiment(row: dict) -> dict:
     solved = await agent.solve(row["expression"])
     return {
         **row,
-        "response": solved["answer"],
+        "response": str(solved["answer"]),
         "trace": solved["trace"],
         "correctness": await correctness.ascore(prediction=solved["answer"], expected=row["expected"]),
         "tool_call_f1": await tool_calls.ascore(user_input=solved["trace"],

@@ -24,7 +24,8 @@ from assay.report import write_report
 ROOT = Path(__file__).resolve().parent / "evals"
 MODEL = os.environ.get("ASSAY_LLM") or "local"  # "local": the embedded offline model
 
-llm = llm_factory(MODEL)
+# Every answer here is short: max_tokens stops a runaway generation early (a small local model can loop).
+llm = llm_factory(MODEL, max_tokens=1024)
 
 
 @discrete_metric(name="accuracy", allowed_values=["pass", "fail"])

@@ -22,7 +22,8 @@ from assay.report import write_report
 ROOT = Path(__file__).resolve().parent / "evals"
 MODEL = os.environ.get("ASSAY_LLM") or "local"  # "local": the embedded offline model
 
-llm = llm_factory(MODEL)  # the app's model and the judge; give them different models if you like
+# Every answer here is short: max_tokens stops a runaway generation early (a small local model can loop).
+llm = llm_factory(MODEL, max_tokens=1024)  # the app's model and the judge; give them different models if you like
 app = RagApp(llm)
 
 correctness = DiscreteMetric(
