@@ -40,7 +40,16 @@ def root(
 
 
 def _register() -> None:
-    from assay.cli import benchmark, cache, evaluate, experiments, metrics, prompts, quickstart, report
+    from assay.cli import (
+        benchmark,
+        cache,
+        evaluate,
+        experiments,
+        metrics,
+        prompts,
+        quickstart,
+        report,
+    )
 
     app.command("evaluate")(evaluate.evaluate_command)
     app.command("metrics")(metrics.metrics_command)
