@@ -56,7 +56,7 @@ def test_wikieval_faithfulness_end_to_end(metaeval_dir, tmp_path):
     assert record["run_dir"].startswith(str(Path("benchmarks") / "runs"))
 
     markdown = json_files[0].with_suffix(".md").read_text()
-    for text in ("| judge | openai/loopback-judge |", "claims v1", "supported v1", "pairwise accuracy",
+    for text in ("| judge | openai/loopback-judge |", "claims v2", "supported v1", "pairwise accuracy",
                  "| units scored | ", "Ragas paper (gpt-3.5) on the same pairs: 0.95"):
         assert text in markdown
 

@@ -34,7 +34,9 @@ correctness = DiscreteMetric(
         "them. Answer 'pass' or 'fail'.\nResponse: {response}\nGrading notes: {grading_notes}"
     ),
 )
-faithfulness = Faithfulness(llm=llm)  # is every claim of the answer backed by the retrieved passages?
+# Is every claim of the answer backed by the retrieved passages? The small offline model splits an
+# answer into claims less reliably, so with it each sentence is judged as it stands.
+faithfulness = Faithfulness(llm=llm, statements="sentences" if MODEL == "local" else "claims")
 
 
 @experiment(name_prefix="rag", max_concurrency=4)
