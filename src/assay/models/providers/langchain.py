@@ -35,6 +35,17 @@ def _translate(exc: Exception) -> Exception:
     return exc
 
 
+async def call_translated(call: Any) -> Any:
+    """Await `call()`, turning the wrapped library's errors into assay's typed model errors."""
+    try:
+        return await call()
+    except Exception as exc:
+        translated = _translate(exc)
+        if translated is exc:
+            raise
+        raise translated from exc
+
+
 class LangChainProvider(Provider):
     name = "langchain"
 
@@ -54,14 +65,9 @@ class LangChainProvider(Provider):
         messages = [(_ROLES[m.role], m.content) for m in request.messages]
         options = {k: v for k, v in request.params.items() if k in ("temperature", "max_tokens", "stop")}
         generations, usage = [], Usage()
+        stop = {"stop": options["stop"]} if "stop" in options else {}
         for _ in range(request.n):
-            try:
-                reply = await self.chat_model.ainvoke(messages, **({"stop": options.pop("stop")} if "stop" in options else {}))
-            except Exception as exc:
-                translated = _translate(exc)
-                if translated is exc:
-                    raise
-                raise translated from exc
+            reply = await call_translated(lambda: self.chat_model.ainvoke(messages, **stop))
             meta = getattr(reply, "usage_metadata", None) or {}
             finish = (getattr(reply, "response_metadata", None) or {}).get("finish_reason") or "stop"
             generations.append(Generation(text=str(reply.content), finish_reason=finish))
@@ -71,13 +77,7 @@ class LangChainProvider(Provider):
     async def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
         if self.embeddings is None:
             raise TypeError("this LangChain provider wraps a chat model only")
-        try:
-            vectors = await self.embeddings.aembed_documents(texts)
-        except Exception as exc:
-            translated = _translate(exc)
-            if translated is exc:
-                raise
-            raise translated from exc
+        vectors = await call_translated(lambda: self.embeddings.aembed_documents(texts))
         return [list(v) for v in vectors], 0
 
 

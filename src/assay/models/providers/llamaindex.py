@@ -13,7 +13,7 @@ from typing import Any
 
 from assay._util.deps import require
 from assay.models.providers.base import Profile, Provider
-from assay.models.providers.langchain import _translate
+from assay.models.providers.langchain import call_translated
 from assay.models.types import Generation, ModelRequest, ModelResponse, Usage
 
 
@@ -39,13 +39,7 @@ class LlamaIndexProvider(Provider):
         messages = [ChatMessage(role=m.role, content=m.content) for m in request.messages]
         generations, usage = [], Usage()
         for _ in range(request.n):
-            try:
-                reply = await self.llm.achat(messages)
-            except Exception as exc:
-                translated = _translate(exc)
-                if translated is exc:
-                    raise
-                raise translated from exc
+            reply = await call_translated(lambda: self.llm.achat(messages))
             raw = reply.raw if isinstance(reply.raw, dict) else {}
             counts = raw.get("usage") or {}
             generations.append(Generation(text=str(reply.message.content or ""), finish_reason="stop"))
@@ -56,13 +50,7 @@ class LlamaIndexProvider(Provider):
     async def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
         if self.embeddings is None:
             raise TypeError("this LlamaIndex provider wraps an LLM only")
-        try:
-            vectors = await self.embeddings.aget_text_embedding_batch(texts)
-        except Exception as exc:
-            translated = _translate(exc)
-            if translated is exc:
-                raise
-            raise translated from exc
+        vectors = await call_translated(lambda: self.embeddings.aget_text_embedding_batch(texts))
         return [list(v) for v in vectors], 0
 
 
