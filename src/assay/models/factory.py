@@ -183,8 +183,11 @@ def llm_factory(
         # More requests in flight than server slots would only queue inside llama.cpp and
         # run into client timeouts; let the limiter hold them instead.
         limits = Limits(max_concurrency=backend.settings.n_parallel, adaptive=False)
+    # On a CPU judge, doubling a runaway answer's budget up to 16k tokens takes ~25 minutes before it
+    # fails; 2,048 is ample for any judge answer and fails in a couple of minutes instead.
+    max_output = 2048 if backend.name == "local" else 16384
     return LLM(backend, cache=_resolve_cache(cache), retry=retry, limits=limits, price=_price(price),
-               default_params=params)
+               default_params=params, max_output_tokens=max_output)
 
 
 def embedding_factory(
