@@ -22,16 +22,17 @@ from assay.schema.result import EvaluationResult
 class CellProgress:
     """A rows x metrics progress bar with ETA and a running error count; silent when disabled."""
 
-    def __init__(self, total: int, *, done: int = 0, enabled: bool = True, console: Console | None = None):
+    def __init__(self, total: int, *, done: int = 0, enabled: bool = True, console: Console | None = None,
+                 title: str = "Evaluating", unit: str = "cells"):
         self.enabled = enabled
         self.errors = 0
         self._progress: Progress | None = None
         if enabled:
             self._progress = Progress(
-                TextColumn("[bold]Evaluating"),
+                TextColumn(f"[bold]{escape(title)}"),
                 BarColumn(),
                 MofNCompleteColumn(),
-                TextColumn("cells"),
+                TextColumn(unit),
                 TimeElapsedColumn(),
                 TextColumn("eta"),
                 TimeRemainingColumn(),

@@ -26,17 +26,9 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 
 from assay._util.sync import run_sync
+from assay.engine.progress import CellProgress
 from assay.errors import UsageError
 from assay.experiments.backends.base import check_name
 from assay.experiments.codec import to_jsonable
@@ -114,7 +106,8 @@ class ExperimentFunction:
         started = time.perf_counter()
         status = "interrupted"
         try:
-            with _RowProgress(writer.name, len(rows), enabled=opts["show_progress"]) as progress:
+            with CellProgress(len(rows), enabled=opts["show_progress"], title=f"Running experiment {writer.name}",
+                              unit="rows") as progress:
                 pending = iter(enumerate(rows))
 
                 async def worker() -> None:
@@ -224,36 +217,6 @@ def _params(args: tuple, kwargs: dict) -> dict[str, Any]:
             return repr(value)
 
     return {"args": [safe(a) for a in args], "kwargs": {k: safe(v) for k, v in kwargs.items()}}
-
-
-class _RowProgress:
-    """`Running experiment NAME ━━━━ 12/40 rows 0:00:05 eta 0:00:12 1 error(s)` on stderr."""
-
-    def __init__(self, name: str, total: int, *, enabled: bool) -> None:
-        self.errors = 0
-        self._progress: Progress | None = None
-        if enabled:
-            self._progress = Progress(
-                TextColumn("[bold]Running experiment[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("rows"), TimeElapsedColumn(), TextColumn("eta"), TimeRemainingColumn(),
-                TextColumn("{task.fields[errors]}"), console=Console(stderr=True),
-            )
-            self._task = self._progress.add_task(name.replace("[", r"\["), total=total, errors="")
-
-    def __enter__(self) -> _RowProgress:
-        if self._progress is not None:
-            self._progress.start()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-
-    def advance(self, *, failed: bool) -> None:
-        self.errors += failed
-        if self._progress is not None:
-            label = f"[red]{self.errors} error(s)" if self.errors else ""
-            self._progress.update(self._task, advance=1, errors=label)
 
 
 __all__ = ["ExperimentFunction", "experiment"]
