@@ -60,6 +60,9 @@ METRIC_ASPECTS = {
     "context_utilization": "context_relevance",
     "context_recall": "context_relevance",
     "factual_correctness": "correctness",
+    "nv_context_relevance": "context_relevance",
+    "nv_response_groundedness": "faithfulness",
+    "nv_accuracy": "correctness",
     "tool_call_accuracy": "tool_calls",
     "tool_call_f1": "tool_calls",
 }

@@ -1,7 +1,8 @@
 """Summary score: does a summary keep the source's key facts, and is it short?
 
-One call picks key phrases of the source and writes yes/no questions answered "yes" by it; a
-second call answers them from the summary alone. qa = questions answered yes / questions;
+One call picks key phrases of the source and writes yes/no questions answered "yes" by it (one
+call per piece when the source is longer than a judge window); a second call answers them from
+the summary alone. qa = questions answered yes / questions;
 conciseness = 1 - min(len(summary), len(source)) / (len(source) + 1e-10) (characters);
 score = qa * (1 - coeff) + conciseness * coeff, coeff 0.5 (set `length_penalty=False` for qa only).
 """
@@ -16,7 +17,7 @@ from assay.errors import NotApplicable
 from assay.metrics.base import CallEstimate
 from assay.metrics.judge import ask_json, ask_verdicts
 from assay.metrics.llm_metric import LLMMetric
-from assay.metrics.rag.claims import join_contexts
+from assay.metrics.rag.claims import MAX_SOURCE_CHARS, chunk_text, join_contexts, over_pieces
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -44,14 +45,19 @@ class SummaryScore(LLMMetric):
 
     required_fields = ("reference_contexts", "response")
     prompt_ids = ("summary_questions", "summary_answers")
-    calls_per_sample = "2"
+    calls_per_sample = f"2; +1 per extra {MAX_SOURCE_CHARS:,} characters of source"
 
     async def _ascore(self, *, reference_contexts: list[str], response: str) -> MetricResult:
         source = join_contexts(reference_contexts)
         if not source or not response.strip():
             raise NotApplicable("the source text or the summary is empty")
-        key = await ask_json(self.llm, self.judge_prompt("summary_questions"), {"text": source}, KeyQuestions)
-        questions = [q.strip() for q in key.questions if q and q.strip()]
+        async def key_questions(piece: str) -> KeyQuestions:
+            return await ask_json(self.llm, self.judge_prompt("summary_questions"), {"text": piece}, KeyQuestions)
+
+        # A source longer than one judge window gives key questions piece by piece, pooled.
+        keys = await over_pieces(source, key_questions)
+        keyphrases = [phrase for key in keys for phrase in key.keyphrases]
+        questions = list(dict.fromkeys(q.strip() for key in keys for q in key.questions if q and q.strip()))
         if not questions:
             raise NotApplicable("no key questions could be drawn from the source text")
         verdicts = await ask_verdicts(self.llm, self.judge_prompt("summary_answers"), {"summary": response}, questions)
@@ -60,12 +66,14 @@ class SummaryScore(LLMMetric):
                               length_penalty=self.length_penalty)
         return MetricResult(score, reason=f"the summary answers {yes} of {len(questions)} key questions; "
                             f"{len(response)} of {len(source)} characters", details={
-                                "keyphrases": key.keyphrases, "questions": questions,
+                                "keyphrases": keyphrases, "questions": questions,
                                 "answers": [v.label if v else None for v in verdicts]})
 
     def estimate(self, sample: Sample) -> CallEstimate:
         text = sum(len(c) for c in sample.reference_contexts or []) // 4
-        return CallEstimate(requests=2, input_tokens=700 + text + len(sample.response or "") // 4, output_tokens=200)
+        pieces = len(chunk_text(join_contexts(sample.reference_contexts or [])))
+        return CallEstimate(requests=1 + pieces, input_tokens=350 * (1 + pieces) + text + len(sample.response or "") // 4,
+                            output_tokens=200 * pieces)
 
 
 SummarizationScore = SummaryScore

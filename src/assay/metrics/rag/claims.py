@@ -6,8 +6,8 @@ caches), so metrics that split the same response share that call.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 import anyio
 from pydantic import BaseModel, Field
@@ -15,6 +15,8 @@ from pydantic import BaseModel, Field
 from assay.metrics.judge import Verdict, ask_json, ask_verdicts
 from assay.metrics.text import split_sentences
 from assay.prompts.prompt import Prompt
+
+T = TypeVar("T")
 
 
 class ClaimList(BaseModel):
@@ -59,21 +61,34 @@ def chunk_text(text: str, max_chars: int = MAX_SOURCE_CHARS) -> list[str]:
     return pieces
 
 
+async def over_pieces(text: str, judge: Callable[[str], Awaitable[T]], *,
+                      max_chars: int = MAX_SOURCE_CHARS) -> list[T]:
+    """`judge` applied to each piece of `text` (just `text` when it fits), concurrently, in order.
+    How a metric merges the pieces' answers is its own business."""
+    pieces = chunk_text(text, max_chars)
+    if len(pieces) == 1:
+        return [await judge(text)]
+    results: list[Any] = [None] * len(pieces)
+
+    async def run(index: int) -> None:
+        results[index] = await judge(pieces[index])
+
+    async with anyio.create_task_group() as group:
+        for index in range(len(pieces)):
+            group.start_soon(run, index)
+    return results
+
+
 async def check_support(llm: Any, prompt: Prompt, source: str, statements: Sequence[str], *,
                         max_source_chars: int = MAX_SOURCE_CHARS) -> list[Verdict | None]:
     """Does `source` support each statement? One call per source piece (usually one); None for a
     statement no piece judged."""
-    pieces = chunk_text(source, max_source_chars)
-    if len(pieces) == 1:
-        return await ask_verdicts(llm, prompt, {"source": source}, list(statements))
-    results: list[list[Verdict | None]] = [[] for _ in pieces]
+    async def judge(piece: str) -> list[Verdict | None]:
+        return await ask_verdicts(llm, prompt, {"source": piece}, list(statements))
 
-    async def judge_piece(index: int) -> None:
-        results[index] = await ask_verdicts(llm, prompt, {"source": pieces[index]}, list(statements))
-
-    async with anyio.create_task_group() as group:
-        for index in range(len(pieces)):
-            group.start_soon(judge_piece, index)
+    results = await over_pieces(source, judge, max_chars=max_source_chars)
+    if len(results) == 1:
+        return results[0]
     return [merge_verdicts([piece[i] for piece in results]) for i in range(len(statements))]
 
 
@@ -105,4 +120,5 @@ def claim_details(claims: Sequence[str], verdicts: Sequence[Verdict]) -> list[di
     ]
 
 
-__all__ = ["MAX_SOURCE_CHARS", "ClaimList", "check_support", "chunk_text", "claim_details", "extract_claims", "join_contexts", "judged", "merge_verdicts", "skipped_note"]
+__all__ = ["MAX_SOURCE_CHARS", "ClaimList", "check_support", "chunk_text", "claim_details", "extract_claims", "join_contexts", "judged", "merge_verdicts", "over_pieces",
+           "skipped_note"]

@@ -1,7 +1,8 @@
 """Context entity recall: the share of the reference's named entities found in the contexts.
 
 score = |entities(contexts) ∩ entities(reference)| / (|entities(reference)| + 1e-8)
-Entities are compared after folding case and spacing. Two extraction calls, run concurrently.
+Entities are compared after folding case and spacing. Two extraction calls, run concurrently;
+contexts longer than one judge window are read piece by piece and their entities pooled.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from assay.errors import NotApplicable
 from assay.metrics.base import CallEstimate
 from assay.metrics.judge import ask_json
 from assay.metrics.llm_metric import LLMMetric
-from assay.metrics.rag.claims import join_contexts
+from assay.metrics.rag.claims import MAX_SOURCE_CHARS, chunk_text, join_contexts, over_pieces
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -42,7 +43,7 @@ class ContextEntityRecall(LLMMetric):
 
     required_fields = ("reference", "retrieved_contexts")
     prompt_ids = ("entities",)
-    calls_per_sample = "2 (concurrent)"
+    calls_per_sample = f"2 (concurrent); +1 per extra {MAX_SOURCE_CHARS:,} characters of reference or contexts"
 
     async def _ascore(self, *, reference: str, retrieved_contexts: list[str]) -> MetricResult:
         source = join_contexts(retrieved_contexts)
@@ -51,8 +52,16 @@ class ContextEntityRecall(LLMMetric):
         prompt = self.judge_prompt("entities")
         found: dict[str, list[str]] = {}
 
+        async def entities_of(piece: str) -> list[str]:
+            return (await ask_json(self.llm, prompt, {"text": piece}, EntityList)).entities
+
         async def extract(key: str, text: str) -> None:
-            found[key] = (await ask_json(self.llm, prompt, {"text": text}, EntityList)).entities
+            pooled: dict[str, str] = {}
+            for piece in await over_pieces(text, entities_of):
+                for entity in piece:
+                    if entity.strip():
+                        pooled.setdefault(_fold(entity), entity.strip())
+            found[key] = list(pooled.values())
 
         async with anyio.create_task_group() as group:
             group.start_soon(extract, "reference", reference)
@@ -68,7 +77,8 @@ class ContextEntityRecall(LLMMetric):
 
     def estimate(self, sample: Sample) -> CallEstimate:
         text = (len(sample.reference or "") + sum(len(c) for c in sample.retrieved_contexts or [])) // 4
-        return CallEstimate(requests=2, input_tokens=500 + text, output_tokens=text // 3 + 20)
+        requests = len(chunk_text(sample.reference or "")) + len(chunk_text(join_contexts(sample.retrieved_contexts or [])))
+        return CallEstimate(requests=requests, input_tokens=250 * requests + text, output_tokens=text // 3 + 20)
 
 
 __all__ = ["ContextEntityRecall", "entity_recall"]

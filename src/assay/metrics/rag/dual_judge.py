@@ -1,6 +1,7 @@
 """The dual-judge trio (after NVIDIA's metrics): two differently worded rating prompts per
 sample, each normalised to [0, 1]; the score is their mean, or the one valid rating if the other
-judge answered outside the scale. With token probabilities a rating is the expected value over
+judge answered outside the scale. Contexts longer than one judge window are rated piece by piece
+and each judge's best piece counts. With token probabilities a rating is the expected value over
 the scale, not just the chosen grade.
 
 - AnswerAccuracy: response vs reference, ratings 0/2/4 (the second prompt swaps their roles).
@@ -21,7 +22,7 @@ from assay.errors import NotApplicable, OutputParseError
 from assay.metrics.base import CallEstimate
 from assay.metrics.judge import Rating, ask_rating
 from assay.metrics.llm_metric import LLMMetric
-from assay.metrics.rag.claims import join_contexts
+from assay.metrics.rag.claims import MAX_SOURCE_CHARS, chunk_text, join_contexts, over_pieces
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -38,7 +39,7 @@ def combine_ratings(ratings: list[float | None]) -> float:
 class _DualJudge(LLMMetric):
     scoring: str = "probability"
     scale: ClassVar[Mapping[str, float]] = {}
-    calls_per_sample = "2 (concurrent)"
+    calls_per_sample = f"2 (concurrent); x pieces of {MAX_SOURCE_CHARS:,} characters for long contexts"
 
     @abc.abstractmethod
     def _inputs(self, fields: dict[str, Any]) -> dict[str, Any]:
@@ -46,35 +47,52 @@ class _DualJudge(LLMMetric):
 
     async def _ascore(self, **fields: Any) -> MetricResult:
         values = self._inputs(fields)
-        ratings: list[Rating | None] = [None, None]
+        top = max(self.scale.values())
 
-        async def rate(index: int, prompt_id: str) -> None:
-            try:
-                ratings[index] = await ask_rating(self.llm, self.judge_prompt(prompt_id), values)
-            except OutputParseError:
-                ratings[index] = None  # the other judge's rating stands alone
+        def normalised(rating: Rating) -> float:
+            return (rating.expected(self.scale) if self.scoring == "probability" else self.scale[rating.label]) / top
+
+        async def rate(prompt_id: str) -> tuple[str, float] | None:
+            # A context longer than one window is rated piece by piece; the best piece counts, as
+            # relevant or supporting text anywhere in the contexts is what the judge looks for.
+            async def rate_piece(piece: str | None) -> Rating | None:
+                inputs = values if piece is None else {**values, "context": piece}
+                try:
+                    return await ask_rating(self.llm, self.judge_prompt(prompt_id), inputs)
+                except OutputParseError:
+                    return None  # the other judge's rating stands alone
+
+            pieces = await over_pieces(values["context"], rate_piece) if "context" in values else [await rate_piece(None)]
+            valid = [rating for rating in pieces if rating is not None]
+            if not valid:
+                return None
+            best = max(valid, key=normalised)
+            return best.label, normalised(best)
+
+        ratings: list[tuple[str, float] | None] = [None, None]
+
+        async def run(index: int, prompt_id: str) -> None:
+            ratings[index] = await rate(prompt_id)
 
         async with anyio.create_task_group() as group:
             for index, prompt_id in enumerate(self.prompt_ids):
-                group.start_soon(rate, index, prompt_id)
-        top = max(self.scale.values())
-        normalised = [
-            None if r is None else (r.expected(self.scale) if self.scoring == "probability" else self.scale[r.label]) / top
-            for r in ratings
-        ]
-        score = combine_ratings(normalised)
-        labels = [r.label if r else "invalid" for r in ratings]
+                group.start_soon(run, index, prompt_id)
+        scores = [None if r is None else r[1] for r in ratings]
+        score = combine_ratings(scores)
+        labels = [r[0] if r else "invalid" for r in ratings]
         return MetricResult(score, reason=f"ratings {labels[0]} and {labels[1]} on a 0–{int(top)} scale",
-                            details={"ratings": labels, "normalised": normalised})
+                            details={"ratings": labels, "normalised": scores})
 
     def estimate(self, sample: Sample) -> CallEstimate:
         text = sum(len(str(getattr(sample, f, "") or "")) for f in self.required_fields) // 4
-        return CallEstimate(requests=2, input_tokens=2 * (250 + text), output_tokens=4)
+        pieces = len(chunk_text(join_contexts(sample.retrieved_contexts or []))) if "retrieved_contexts" in self.required_fields else 1
+        return CallEstimate(requests=2 * pieces, input_tokens=2 * (250 * pieces + text), output_tokens=4 * pieces)
 
 
 @dataclass(kw_only=True)
 class AnswerAccuracy(_DualJudge):
     name: str = "nv_accuracy"
+    calls_per_sample = "2 (concurrent)"
     required_fields = ("user_input", "response", "reference")
     prompt_ids = ("rating_answer_accuracy", "rating_answer_accuracy_swapped")
     scale: ClassVar[Mapping[str, float]] = {"0": 0.0, "2": 2.0, "4": 4.0}
