@@ -129,6 +129,17 @@ def test_a_malformed_answer_gets_exactly_one_repair_call(server, make_llm):
     assert repair.response_format_type == original.response_format_type == "json_schema"
 
 
+def test_the_usage_of_a_repaired_or_retried_answer_counts_every_request(server, make_llm):
+    server.script(malformed_json(), ok(verdict(0.9, "repaired"), usage=(40, 7)))
+    response = asyncio.run(make_llm().agenerate("rate this", schema=Verdict))
+    # the malformed answer (10 in, 5 out by default) plus the repair turn (40 in, 7 out)
+    assert (response.usage.requests, response.usage.input_tokens, response.usage.output_tokens) == (2, 50, 12)
+
+    server.script(truncated(usage=(10, 300)), ok(verdict(0.4), usage=(10, 20)))
+    response = asyncio.run(make_llm().agenerate("rate", schema=Verdict))
+    assert (response.usage.requests, response.usage.output_tokens) == (2, 320)
+
+
 def test_a_failed_repair_is_an_output_parse_error_with_the_raw_text(server, make_llm):
     server.script(malformed_json(), ok("Still no JSON here, sorry."))
     server.default = ok(verdict(1.0))  # a third call would succeed: it must not be made

@@ -145,9 +145,14 @@ class LLM:
                     continue  # this server does not accept that request shape; try the next rung
                 raise
             self._remember_mode(mode)
-            parsed = [await self._parse_or_repair(prompt, output, g.text, schema, params) for g in response.generations]
+            usage = response.usage
+            parsed = []
+            for generation in response.generations:
+                value, repair_usage = await self._parse_or_repair(prompt, output, generation.text, schema, params)
+                parsed.append(value)
+                usage = usage + repair_usage
             generations = [g.model_copy(update={"parsed": p}) for g, p in zip(response.generations, parsed, strict=True)]
-            return response.model_copy(update={"generations": generations})
+            return response.model_copy(update={"generations": generations, "usage": usage})
         raise AssertionError("unreachable: the last mode either returns or raises")  # pragma: no cover
 
     async def _call_until_complete(
@@ -155,11 +160,13 @@ class LLM:
     ) -> ModelResponse:
         """Call; if an answer was cut off at the token limit, retry with twice the budget."""
         budget = params.get("max_tokens")
+        spent = Usage()  # answers cut off before the one returned still count in its usage
         for _ in range(3):
             request_params = dict(params) if budget is None else {**params, "max_tokens": budget}
             response = await self._call(ModelRequest(tuple(prompt), n=n, params=request_params, output=output))
             if all(g.finish_reason != "length" for g in response.generations):
-                return response
+                return response.model_copy(update={"usage": spent + response.usage}) if spent.requests else response
+            spent = spent + response.usage
             tried = budget or max(256, response.usage.output_tokens // max(1, n))
             if tried >= self.max_output_tokens:
                 break
@@ -171,14 +178,15 @@ class LLM:
 
     async def _parse_or_repair(
         self, prompt: list[ChatMessage], output: OutputSpec, raw: str, schema: type[T], params: dict[str, Any]
-    ) -> T:
+    ) -> tuple[T, Usage]:
+        """The parsed answer and what repairing it used (nothing when it parsed first time)."""
         try:
-            return parse_output(raw, schema)  # type: ignore[return-value]
+            return parse_output(raw, schema), Usage()  # type: ignore[return-value]
         except ParseFailure as first:
             problem = str(first)
         repaired = await self._call_until_complete(repair_messages(prompt, raw, problem), output, 1, params)
         try:
-            return parse_output(repaired.text, schema)  # type: ignore[return-value]
+            return parse_output(repaired.text, schema), repaired.usage  # type: ignore[return-value]
         except ParseFailure as second:
             raise OutputParseError(
                 f"the model's answer did not fit {schema.__name__} even after one repair: {second}",
