@@ -38,14 +38,17 @@ def superbowl(request: ModelRequest) -> str:
     return "1. yes"
 
 
-def test_answer_correctness_point_95_pattern():
-    llm, provider = judge(*[superbowl] * 4)
-    result = AnswerCorrectness(llm=llm, embeddings=embedder(VECTORS)).score(
+@pytest.mark.parametrize(("statements", "requests"), [("claims", 4), ("sentences", 2)])
+def test_answer_correctness_point_95_pattern(statements, requests):
+    llm, provider = judge(superbowl, repeat_last=True)
+    result = AnswerCorrectness(llm=llm, embeddings=embedder(VECTORS), statements=statements).score(
         user_input="When was the first super bowl?", response=RESPONSE, reference=REFERENCE)
-    assert len(provider.requests) == 4
-    # factuality 1.0 (one claim each way, both supported), similarity 0.8: 0.75 * 1 + 0.25 * 0.8
+    assert len(provider.requests) == requests  # two splits (claims only) and two support checks
+    # factuality 1.0 (one statement each way, both supported), similarity 0.8: 0.75 * 1 + 0.25 * 0.8
     assert result.value == pytest.approx(0.95)
     assert result.details["factuality"] == 1.0
+    expected = "The first Super Bowl was held on 15 January 1967." if statements == "claims" else RESPONSE
+    assert result.details["response_claims"][0]["claim"] == expected
 
 
 def test_answer_correctness_maths():

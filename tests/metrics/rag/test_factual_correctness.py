@@ -1,4 +1,5 @@
-"""Factual correctness: TP/FP/FN from two decompositions and two support checks (spec vectors)."""
+"""Factual correctness: TP/FP/FN from two decompositions (claims or sentences) and two support checks
+(spec vectors)."""
 
 from __future__ import annotations
 
@@ -27,14 +28,38 @@ def answer(request: ModelRequest) -> str:
     return "1. yes\n2. no"  # source is the response: check reference claims
 
 
-def test_f1_is_0_67_and_precision_1():
+def test_f1_is_0_67_and_precision_1_with_claims():
     llm, provider = judge(answer, answer, answer, answer)
-    result = FactualCorrectness(llm=llm).score(response=RESPONSE, reference=REFERENCE)
+    result = FactualCorrectness(llm=llm, statements="claims").score(response=RESPONSE, reference=REFERENCE)
     assert result.value == 0.67
     assert len(provider.requests) == 4
+    assert "main claims" in provider.requests[0].messages[0].content  # low atomicity: the coarse prompt
     llm, provider = judge(answer, answer)
-    assert FactualCorrectness(llm=llm, mode="precision").score(response=RESPONSE, reference=REFERENCE).value == 1.0
+    metric = FactualCorrectness(llm=llm, mode="precision", statements="claims")
+    assert metric.score(response=RESPONSE, reference=REFERENCE).value == 1.0
     assert len(provider.requests) == 2  # precision needs neither the reference split nor the reverse check
+
+
+def test_by_default_sentences_are_the_statements_and_only_the_checks_are_calls():
+    llm, provider = judge(answer, answer)
+    result = FactualCorrectness(llm=llm).score(response=RESPONSE, reference=REFERENCE)
+    # response: 1 sentence backed by the reference; reference: 2 sentences, the second missing -> f1 0.67
+    assert result.value == 0.67
+    assert len(provider.requests) == 2
+    assert all(request.output is None for request in provider.requests)  # no claim split
+    assert [c["claim"] for c in result.details["reference_claims"]] == [
+        "The Eiffel Tower is located in Paris.", "It has a height of 1000ft."]
+    assert "sentences" in result.reason
+    llm, provider = judge(answer)
+    assert FactualCorrectness(llm=llm, mode="precision").score(response=RESPONSE, reference=REFERENCE).value == 1.0
+    assert len(provider.requests) == 1
+
+
+def test_a_high_setting_with_sentences_is_a_contradiction():
+    with pytest.raises(ValueError, match="need statements='claims'"):
+        FactualCorrectness(atomicity="high", statements="sentences")
+    assert FactualCorrectness(coverage="high").uses_claims
+    assert not FactualCorrectness().uses_claims
 
 
 def test_recall_and_atomicity_choose_prompts():
@@ -54,3 +79,26 @@ def test_pure_scoring():
 def test_bad_mode_is_rejected():
     with pytest.raises(ValueError, match="mode must be one of"):
         FactualCorrectness(mode="accuracy")
+
+
+def test_the_fine_response_split_is_made_once_for_faithfulness_and_factual_correctness():
+    from assay import evaluate
+    from assay.metrics.rag.faithfulness import Faithfulness
+
+    def reply(request: ModelRequest) -> str:
+        text = request.messages[-1].content
+        if "<text>" in text:
+            return answer(request)
+        return "\n".join(f"{i}. yes" for i in range(1, text.split("<items>")[1].count("\n")))
+
+    llm, provider = judge(reply, repeat_last=True)
+    sample = {"user_input": "Where is the Eiffel Tower?", "response": RESPONSE, "reference": REFERENCE,
+              "retrieved_contexts": ["The Eiffel Tower stands in Paris."]}
+    result = evaluate([sample], [Faithfulness(llm=llm), FactualCorrectness(llm=llm, atomicity="high")],
+                      show_progress=False)
+    assert result.outcome(0, "faithfulness").status == "ok"
+    assert result.outcome(0, "factual_correctness").status == "ok"
+    splits = [r for r in provider.requests if r.output is not None]
+    response_splits = [r for r in splits if f"<text>\n{RESPONSE}\n</text>" in r.messages[-1].content]
+    assert len(response_splits) == 1  # asked once, answered for both metrics
+    assert len(splits) == 2  # plus the reference split

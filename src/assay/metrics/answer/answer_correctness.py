@@ -3,13 +3,15 @@
 factuality = TP / (TP + 0.5 * (FP + FN)) over claims (response claims backed by the reference are
 TP, unbacked ones FP; reference claims missing from the response FN), then
 score = w0 * factuality + w1 * cosine(response, reference), weights [0.75, 0.25] by default.
-`threshold` turns the score into 1.0/0.0.
+`threshold` turns the score into 1.0/0.0. Statements are sentences by default (two support checks,
+no split call); `statements="claims"` has the judge split both texts into main claims first, the
+same requests factual correctness makes with `statements="claims"`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 
@@ -18,7 +20,7 @@ from assay.metrics.base import CallEstimate
 from assay.metrics.judge import Verdict
 from assay.metrics.llm_metric import LLMMetric
 from assay.metrics.rag.answer_relevancy import cosine
-from assay.metrics.rag.claims import check_support, claim_details, extract_claims, judged
+from assay.metrics.rag.claims import check_support, claim_details, judged, statements_of
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -43,25 +45,30 @@ class AnswerCorrectness(LLMMetric):
     embeddings: Any = None
     weights: list[float] = field(default_factory=lambda: [0.75, 0.25])
     threshold: float | None = None
+    statements: Literal["claims", "sentences"] = "sentences"
 
     required_fields = ("user_input", "response", "reference")
     needs_embeddings = True
     prompt_ids = ("claims.coarse", "supported")
-    calls_per_sample = "4 (claim splits shared with factual_correctness) + 1 embedding batch"
+    calls_per_sample = ("2 + 1 embedding batch; 4 with statements='claims' (splits shared with "
+                        "factual_correctness)")
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if len(self.weights) != 2 or any(w < 0 for w in self.weights) or sum(self.weights) == 0:
             raise ValueError("weights must be two non-negative numbers, not both zero")
+        if self.statements not in ("claims", "sentences"):
+            raise ValueError(f"statements must be 'claims' or 'sentences', got {self.statements!r}")
 
     async def _ascore(self, *, user_input: str, response: str, reference: str) -> MetricResult:
         if not response.strip():
             raise NotApplicable("the response is empty")
-        claims_prompt, supported = self.judge_prompt("claims.coarse"), self.judge_prompt("supported")
+        claims_prompt = self.judge_prompt("claims.coarse") if self.statements == "claims" else None
+        supported = self.judge_prompt("supported")
         found: dict[str, Any] = {}
 
         async def split(key: str, text: str) -> None:
-            found[key] = await extract_claims(self.llm, claims_prompt, text, user_input)
+            found[key] = await statements_of(self.llm, claims_prompt, text, user_input)
 
         async def similarity() -> None:
             if self.weights[1] > 0:
@@ -96,6 +103,8 @@ class AnswerCorrectness(LLMMetric):
 
     def estimate(self, sample: Sample) -> CallEstimate:
         text = (len(sample.response or "") + len(sample.reference or "")) // 4
+        if self.statements == "sentences":
+            return CallEstimate(requests=2, input_tokens=700 + text, output_tokens=text // 4 + 10, embedding_tokens=text)
         return CallEstimate(requests=4, input_tokens=1600 + 3 * text, output_tokens=2 * text + 20, embedding_tokens=text)
 
 

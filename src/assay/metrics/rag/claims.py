@@ -32,6 +32,15 @@ async def extract_claims(llm: Any, prompt: Prompt, text: str, question: str = ""
     return [claim.strip() for claim in answer.claims if claim and claim.strip()]
 
 
+async def statements_of(llm: Any, prompt: Prompt | None, text: str, question: str = "") -> list[str]:
+    """What a text states, one item per check: its sentences when `prompt` is None (no call), else
+    the claims the judge splits it into. Same prompt, text and question -> same request, answered
+    once per run for every metric that asks."""
+    if prompt is None:
+        return split_sentences(text)
+    return await extract_claims(llm, prompt, text, question)
+
+
 # Sources longer than this are judged in pieces. Small local judges have 4k-token windows; a long
 # document is split at sentence boundaries rather than cut, and a statement counts as supported
 # when any piece supports it.
@@ -121,4 +130,4 @@ def claim_details(claims: Sequence[str], verdicts: Sequence[Verdict]) -> list[di
 
 
 __all__ = ["MAX_SOURCE_CHARS", "ClaimList", "check_support", "chunk_text", "claim_details", "extract_claims", "join_contexts", "judged", "merge_verdicts", "over_pieces",
-           "skipped_note"]
+           "skipped_note", "statements_of"]

@@ -1,11 +1,16 @@
-"""Factual correctness: claims of the response vs claims of the reference.
+"""Factual correctness: statements of the response vs statements of the reference.
 
-Response claims supported by the reference are true positives, unsupported ones false
-positives; reference claims not supported by the response are false negatives.
+Response statements supported by the reference are true positives, unsupported ones false
+positives; reference statements not supported by the response are false negatives.
 precision = TP/(TP+FP), recall = TP/(TP+FN), F-beta from both; rounded to 2 decimals as Ragas
-does. The two decompositions run concurrently, then the two support checks.
-`atomicity`/`coverage` "high" splits into fine, complete claims; "low" (default) keeps the
-main claims as stated.
+does.
+
+What counts as a statement: with `statements="sentences"` (the default while atomicity and
+coverage are "low") each sentence of a text, so the metric needs only the two support checks, run
+concurrently; with `statements="claims"` the judge first splits both texts into claims, coarse
+main claims for "low", fine and complete ones when `atomicity` or `coverage` is "high" (asking for
+"high" implies claims). The fine split of the response is the same request faithfulness and noise
+sensitivity make, so a run with several of them splits each response once.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from assay.errors import NotApplicable
 from assay.metrics.base import CallEstimate
 from assay.metrics.judge import Verdict
 from assay.metrics.llm_metric import LLMMetric
-from assay.metrics.rag.claims import check_support, claim_details, extract_claims, judged
+from assay.metrics.rag.claims import check_support, claim_details, judged, statements_of
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -61,38 +66,49 @@ class FactualCorrectness(LLMMetric):
     atomicity: Literal["low", "high"] = "low"
     coverage: Literal["low", "high"] = "low"
     scoring: Literal["probability", "binary"] = "binary"
+    statements: Literal["claims", "sentences"] | None = None  # None: claims if any "high", else sentences
 
-    calls_per_sample = "4 (2 with mode=precision); response split shared with faithfulness"
+    calls_per_sample = ("2 with sentences (1 with mode=precision); 4 with claims (2 with mode=precision), "
+                        "the fine response split shared with faithfulness")
     required_fields = ("response", "reference")
+    optional_fields = ("user_input",)
     prompt_ids = ("claims", "claims.coarse", "supported")
 
     def __post_init__(self) -> None:
         super().__post_init__()
         for field, allowed in (("mode", ("f1", "precision", "recall")), ("atomicity", ("low", "high")),
-                               ("coverage", ("low", "high")), ("scoring", ("probability", "binary"))):
+                               ("coverage", ("low", "high")), ("scoring", ("probability", "binary")),
+                               ("statements", ("claims", "sentences", None))):
             if getattr(self, field) not in allowed:
                 raise ValueError(f"{field} must be one of {allowed}, got {getattr(self, field)!r}")
+        if self.statements == "sentences" and "high" in (self.atomicity, self.coverage):
+            raise ValueError("atomicity/coverage 'high' shape how the judge splits claims; "
+                             "they need statements='claims', not 'sentences'")
+
+    @property
+    def uses_claims(self) -> bool:
+        return self.statements == "claims" or (self.statements is None and "high" in (self.atomicity, self.coverage))
 
     @property
     def _claims_prompt_id(self) -> str:
         return "claims" if "high" in (self.atomicity, self.coverage) else "claims.coarse"
 
-    async def _ascore(self, *, response: str, reference: str) -> MetricResult:
+    async def _ascore(self, *, response: str, reference: str, user_input: str | None = None) -> MetricResult:
         if not response.strip():
             raise NotApplicable("the response is empty")
-        claims_prompt = self.judge_prompt(self._claims_prompt_id)
+        claims_prompt = self.judge_prompt(self._claims_prompt_id) if self.uses_claims else None
         need_reference = self.mode != "precision"
         found: dict[str, list[str]] = {}
 
         async def split(key: str, text: str) -> None:
-            found[key] = await extract_claims(self.llm, claims_prompt, text)
+            found[key] = await statements_of(self.llm, claims_prompt, text, user_input or "")
 
         async with anyio.create_task_group() as group:
             group.start_soon(split, "response", response)
             if need_reference:
                 group.start_soon(split, "reference", reference)
         if not found["response"]:
-            raise NotApplicable("the response makes no factual claims to check")
+            raise NotApplicable("the response makes no factual statements to check")
         checks: dict[str, list[Verdict | None]] = {}
         supported = self.judge_prompt("supported")
 
@@ -108,10 +124,11 @@ class FactualCorrectness(LLMMetric):
         score = factual_correctness_score(response_verdicts, reference_verdicts, mode=self.mode, beta=self.beta,
                                           scoring=self.scoring)
         tp = sum(v.passed for v in response_verdicts)
-        reason = f"{tp} of {len(response_claims)} response claims are backed by the reference"
+        unit = "claims" if self.uses_claims else "sentences"
+        reason = f"{tp} of {len(response_claims)} response {unit} are backed by the reference"
         if need_reference:
             missed = sum(not v.passed for v in reference_verdicts)
-            reason += f"; {missed} of {len(reference_claims)} reference claims are missing from the response"
+            reason += f"; {missed} of {len(reference_claims)} reference {unit} are missing from the response"
         return MetricResult(score, reason=reason, details={
             "response_claims": claim_details(response_claims, response_verdicts),
             "reference_claims": claim_details(reference_claims, reference_verdicts),
@@ -119,7 +136,10 @@ class FactualCorrectness(LLMMetric):
 
     def estimate(self, sample: Sample) -> CallEstimate:
         text = (len(sample.response or "") + len(sample.reference or "")) // 4
-        calls = 2 if self.mode == "precision" else 4
+        checks = 1 if self.mode == "precision" else 2
+        if not self.uses_claims:
+            return CallEstimate(requests=checks, input_tokens=checks * 350 + text, output_tokens=text // 4 + 10)
+        calls = 2 * checks
         return CallEstimate(requests=calls, input_tokens=calls * 400 + 3 * text, output_tokens=2 * text + 20)
 
 
