@@ -100,13 +100,14 @@ def test_pairs_by_position_without_ids_and_the_pure_python_bootstrap(tmp_path):
     assert low == pytest.approx(0.2) and high == pytest.approx(0.2)
 
 
-def test_bootstrap_without_numpy_agrees_with_the_experiments_one(monkeypatch):
+def test_the_report_and_experiments_compare_share_one_bootstrap():
+    from assay.experiments.compare import bootstrap_mean_ci
+
     deltas = [((i * 37) % 11 - 4) / 10 for i in range(120)]  # mean about +0.06, spread 0.3
-    with_numpy = bootstrap_interval(deltas)
-    monkeypatch.setitem(sys.modules, "assay.experiments.compare", None)  # import fails: pure Python
-    pure = bootstrap_interval(deltas)
-    assert pure != with_numpy
-    assert pure == pytest.approx(with_numpy, abs=0.02)
+    low, high = bootstrap_interval(deltas)
+    assert (low, high) == bootstrap_mean_ci(deltas, resamples=5000, seed=0, confidence=0.95)
+    mean = sum(deltas) / len(deltas)
+    assert low < mean < high and high - low < 0.15
 
 
 def test_same_names_get_distinct_labels(tmp_path):

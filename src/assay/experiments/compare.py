@@ -20,7 +20,6 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from assay._util.deps import require
 from assay.errors import UsageError
 from assay.experiments.codec import is_number
 from assay.experiments.store import Experiment
@@ -125,7 +124,7 @@ def _can_match_by_id(experiments: Sequence[Experiment]) -> bool:
 
 def bootstrap_mean_ci(deltas: Sequence[float], *, resamples: int, seed: int, confidence: float) -> tuple[float, float]:
     """Percentile interval of the mean of `deltas` over `resamples` resamples with replacement."""
-    np = require("numpy", extra="experiments", feature="comparing experiments (the bootstrap)")
+    import numpy as np
     values = np.asarray(deltas, dtype=float)
     rng = np.random.default_rng(seed)
     means = []

@@ -3,16 +3,15 @@
 Rows are matched by `id` when every row of both runs has a distinct one, else by position.
 A difference is taken over the rows where both runs have a number (pass/fail labels count as
 1/0): mean of (other - baseline) with a percentile bootstrap interval, computed by the same
-function as `assay experiments compare` (numpy) when it is installed, else in pure Python
-(same method, a different random stream).
+function as `assay experiments compare`.
 """
 
 from __future__ import annotations
 
 import json
-import random
 from dataclasses import dataclass, field
 
+from assay.experiments.compare import bootstrap_mean_ci
 from assay.report.load import unique_ids
 from assay.report.model import Row, Run, as_number
 
@@ -52,18 +51,7 @@ def pair_rows(baseline: Run, other: Run) -> tuple[str, list[tuple[str, Row | Non
 
 
 def bootstrap_interval(deltas: list[float]) -> tuple[float, float]:
-    try:
-        from assay.experiments.compare import bootstrap_mean_ci
-
-        return bootstrap_mean_ci(deltas, resamples=RESAMPLES, seed=SEED, confidence=CONFIDENCE)
-    except Exception:  # numpy missing (a core install) or the experiments module changed
-        pass
-    rng = random.Random(SEED)
-    n = len(deltas)
-    resamples = min(RESAMPLES, max(500, 5_000_000 // n))  # bounded time for long runs without numpy
-    means = sorted(sum(deltas[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples))
-    alpha = 1 - CONFIDENCE
-    return means[int(alpha / 2 * (resamples - 1))], means[int((1 - alpha / 2) * (resamples - 1))]
+    return bootstrap_mean_ci(deltas, resamples=RESAMPLES, seed=SEED, confidence=CONFIDENCE)
 
 
 def difference(baseline: Run, other: Run, metric: str,
