@@ -71,3 +71,12 @@ def test_summary_score_vector():
     assert summary_score(7, 8, 183, 310) == 0.6423387096775146
     assert summary_score(7, 8, 183, 310, length_penalty=False) == 7 / 8
     assert math.isclose(summary_score(8, 8, 0, 310), 1.0)
+
+
+def test_summary_score_names_questions_the_judge_left_unanswered():
+    questions = json.dumps({"keyphrases": ["k"], "questions": ["Q one?", "Q two?", "Q three?"]})
+    llm, _ = judge(questions, "1. yes\n2. yes")
+    result = SummaryScore(llm=llm, length_penalty=False).score(reference_contexts=["s" * 100], response="m")
+    assert result.value == 2 / 3
+    assert "answers 2 of 3 key questions (1 left unanswered by the judge, counted as no)" in result.reason
+    assert result.details["answers"] == ["yes", "yes", None]

@@ -162,6 +162,22 @@ def test_answer_correctness_with_claims_shares_its_requests_with_factual_correct
     assert result.usage().requests == 4 + 1 and result.usage().cached_requests == 4
 
 
+def test_answer_correctness_leaves_out_a_statement_the_judge_skipped_and_says_so(loop):
+    loop.judge({"supported": by_input("source", {
+        AUSTEN_REFERENCE: verdict_lines("yes", "yes"),  # the third response sentence is skipped
+        AUSTEN_RESPONSE: verdict_lines("yes", "yes", "no"),
+    })})
+    loop.vectors(AUSTEN_VECTORS)
+
+    outcome, _ = loop.run(AnswerCorrectness(llm=loop.llm(), embeddings=loop.embeddings()), AUSTEN_ROW)
+
+    # TP 2, FP 0, FN 1: factuality 2 / (2 + 0.5) = 0.8; score 0.75 * 0.8 + 0.25 * 0.96 = 0.84
+    assert outcome.value == pytest.approx(0.84)
+    assert outcome.details["unjudged"] == [RESPONSE_SENTENCES[2]]
+    assert outcome.reason == ("factuality 0.80, similarity 0.96; the judge gave no verdict on 1 item(s), "
+                              "left out of the score")
+
+
 def test_answer_correctness_skips_a_blank_response_without_calling_a_model(loop):
     script_austen(loop)
 

@@ -9,6 +9,7 @@ from assay.metrics.rag.context_precision import (
     ContextUtilization,
     average_precision,
 )
+from assay.schema.samples import SingleTurnSample
 from tests.metrics.rag.scripted import judge, verdict_lines
 
 FIELDS = {
@@ -50,10 +51,23 @@ def test_context_utilization_judges_against_the_response():
     assert "It is in Paris." in provider.requests[0].messages[-1].content
 
 
-def test_passages_beyond_the_window_are_batched_and_long_ones_reported():
-    long_a, long_b, huge = "a " * 2500, "b " * 2500, "c " * 4000  # 5,000 / 5,000 / 8,000 characters
-    llm, provider = judge("1. yes", "1. no", "1. no")
-    result = ContextPrecision(llm=llm).score(**{**FIELDS, "retrieved_contexts": [long_a, long_b, huge]})
-    assert len(provider.requests) == 3  # no two of them fit together in one call
-    assert result.details["clipped_ranks"] == [3]
-    assert "ranks [3] were longer than" in result.reason
+def test_passages_beyond_the_window_are_batched_and_long_ones_judged_in_pieces():
+    long_a, long_b = "a " * 2500, "b " * 2500  # 5,000 characters each
+    huge = "c " * 3000 + "The answer is here. " + "d " * 1000  # about 8,000: two pieces
+
+    def answer(request):
+        items = str(request.messages[-1].content).split("<items>")[1]
+        return "1. yes" if "a a" in items or "answer is here" in items else "1. no"
+
+    llm, provider = judge(answer, repeat_last=True)
+    metric = ContextPrecision(llm=llm)
+    sample = {**FIELDS, "retrieved_contexts": [long_a, long_b, huge]}
+    result = metric.score(**sample)
+    # no two of them fit together in one call, and the huge passage takes two
+    assert len(provider.requests) == 4
+    assert metric.estimate(SingleTurnSample(**sample)).requests == 4
+    assert all(len(str(r.messages[-1].content)) < 6000 + 1500 for r in provider.requests)
+    # the second piece of passage 3 is useful, so passage 3 is: relevance [1, 0, 1] -> (1 + 2/3) / 2
+    assert result.value == pytest.approx(5 / 6)
+    assert result.details["split_ranks"] == [3]
+    assert "ranks [3] were longer than 6,000 characters and judged in pieces" in result.reason

@@ -561,6 +561,7 @@ def test_noise_sensitivity_flags_incorrect_claims_by_where_they_came_from(
         "reference_claims": LIC_REFERENCE_CLAIMS,
         "relevant_contexts": [True, False, False],
         "incorrect": [False, True, True, True],
+        "unjudged": [],
     }
     # 2 claim splits + 1 per context + 1 against the reference = 3 + 3
     check_calls(loop, usage, metric, LIC_ROW, chat=6)
@@ -572,6 +573,24 @@ def test_noise_sensitivity_flags_incorrect_claims_by_where_they_came_from(
                           else LIC_REFERENCE_CLAIMS + LIC_RESPONSE_CLAIMS)
         assert fenced(request, "items") == numbered(expected_items)
     assert NoiseSensitivity.better == "lower"
+
+
+def test_noise_sensitivity_leaves_out_a_claim_the_judge_skipped_and_says_so(loop):
+    # The reference check answers for 3 of the 4 response claims; A4 gets no verdict. It must not
+    # count as incorrect: irrelevant mode scores A3 alone of the 3 judged claims -> 1/3.
+    support = {**LIC_SUPPORT, LIC_REFERENCE: ("yes", "no", "no")}
+    loop.judge({
+        "claims": by_input("text", {LIC_REFERENCE: claims(*LIC_REFERENCE_CLAIMS),
+                                    LIC_RESPONSE: claims(*LIC_RESPONSE_CLAIMS)}),
+        "supported": by_input("source", {source: verdict_lines(*labels) for source, labels in support.items()}),
+    })
+    outcome, _ = loop.run(NoiseSensitivity(llm=loop.llm(), mode="irrelevant"), LIC_ROW)
+
+    assert isinstance(outcome, Ok)
+    assert outcome.value == 1 / 3
+    assert outcome.details["unjudged"] == [LIC_RESPONSE_CLAIMS[3]]
+    assert outcome.details["incorrect"] == [False, True, True]
+    assert "no verdict on 1 item" in outcome.reason
 
 
 def test_noise_sensitivity_is_skipped_when_the_response_makes_no_claims(loop):
@@ -662,6 +681,20 @@ def test_factual_correctness_modes(loop, mode, expected, statements, full):
                          EINSTEIN_RESPONSE: numbered(reference_side)}
     for split in loop.sent("claims.coarse"):
         assert fenced(split, "question") == EINSTEIN_Q
+
+
+def test_factual_correctness_leaves_out_a_statement_the_judge_skipped_and_says_so(loop):
+    loop.judge({"supported": by_input("source", {
+        EINSTEIN_REFERENCE: verdict_lines("yes", "yes"),  # the third response sentence is skipped
+        EINSTEIN_RESPONSE: verdict_lines("no", "yes", "yes", "no"),
+    })})
+
+    outcome, _ = loop.run(FactualCorrectness(llm=loop.llm()), EINSTEIN_ROW)
+
+    # TP 2, FP 0 (the skipped sentence is neither), FN 2: P = 1, R = 1/2, F1 = 2/3 -> 0.67
+    assert outcome.value == 0.67
+    assert outcome.details["unjudged"] == [RESPONSE_SENTENCES[2]]
+    assert outcome.reason.endswith("; the judge gave no verdict on 1 item(s), left out of the score")
 
 
 def test_factual_correctness_high_atomicity_splits_with_the_fine_claims_prompt(loop):

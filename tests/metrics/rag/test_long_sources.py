@@ -5,10 +5,17 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from assay.metrics.answer.summary_score import SummaryScore
 from assay.metrics.rag.claims import MAX_SOURCE_CHARS, chunk_text
 from assay.metrics.rag.context_entity_recall import ContextEntityRecall
+from assay.metrics.rag.context_precision import ContextPrecision
+from assay.metrics.rag.context_recall import LLMContextRecall
 from assay.metrics.rag.dual_judge import AnswerAccuracy, ContextRelevance, ResponseGroundedness
+from assay.metrics.rag.factual_correctness import FactualCorrectness
+from assay.metrics.rag.faithfulness import Faithfulness
+from assay.metrics.rag.noise_sensitivity import NoiseSensitivity
 from assay.models.types import ModelRequest
 from assay.schema.samples import SingleTurnSample
 from tests.metrics.rag.scripted import judge
@@ -106,3 +113,25 @@ def test_summary_score_asks_for_key_questions_piece_by_piece():
     # qa = 1/2; conciseness = 1 - len(summary)/len(source); score = mean of the two (coeff 0.5).
     source_chars = len(LONG_CONTEXT.strip())
     assert result.value == 0.5 * 0.5 + (1 - len(summary) / (source_chars + 1e-10)) * 0.5
+
+
+@pytest.mark.parametrize("metric_class", [ContextPrecision, LLMContextRecall, ContextRelevance, ResponseGroundedness,
+                                          AnswerAccuracy, Faithfulness, FactualCorrectness])
+def test_a_misspelt_scoring_mode_is_refused(metric_class):
+    with pytest.raises(ValueError, match="scoring must be 'probability' or 'binary', got 'Binary'"):
+        metric_class(scoring="Binary")
+
+
+LONG_SAMPLE = {"user_input": "Who opened the Zephyr bridge?", "response": "Ilsa Brandt opened it. It was 1931.",
+               "reference": "Mayor Ilsa Brandt opened the Zephyr bridge in 1931.",
+               "retrieved_contexts": [LONG_CONTEXT, "A short passage."]}
+
+
+@pytest.mark.parametrize(("metric", "requests"), [
+    (Faithfulness(), 3),  # a split, then one verdict call per piece of the joined contexts
+    (Faithfulness(statements="sentences"), 2),
+    (LLMContextRecall(), 2),
+    (NoiseSensitivity(), 2 + 1 + 3),  # two splits, the reference check, 2 + 1 context pieces
+])
+def test_estimates_count_the_pieces_of_long_contexts(metric, requests):
+    assert metric.estimate(SingleTurnSample(**LONG_SAMPLE)).requests == requests

@@ -20,7 +20,13 @@ from assay.metrics.base import CallEstimate
 from assay.metrics.judge import Verdict
 from assay.metrics.llm_metric import LLMMetric
 from assay.metrics.rag.answer_relevancy import cosine
-from assay.metrics.rag.claims import check_support, claim_details, judged, statements_of
+from assay.metrics.rag.claims import (
+    check_support,
+    claim_details,
+    judged,
+    skipped_note,
+    statements_of,
+)
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -89,16 +95,19 @@ class AnswerCorrectness(LLMMetric):
         async with anyio.create_task_group() as group:
             group.start_soon(check, "response", reference, found["response"])
             group.start_soon(check, "reference", response, found["reference"])
-        response_claims, response_verdicts, _ = judged(found["response"], checks["response"])
-        reference_claims, reference_verdicts, _ = judged(found["reference"], checks["reference"])
+        response_claims, response_verdicts, skipped = judged(found["response"], checks["response"])
+        reference_claims, reference_verdicts, skipped_reference = judged(found["reference"], checks["reference"])
+        unjudged = skipped + skipped_reference
         fact = factuality(response_verdicts, reference_verdicts)
         score = answer_correctness_score(fact, found["similarity"], (self.weights[0], self.weights[1]))
         if self.threshold is not None:
             score = float(score >= self.threshold)
-        return MetricResult(score, reason=f"factuality {fact:.2f}, similarity {found['similarity']:.2f}", details={
+        return MetricResult(score, reason=f"factuality {fact:.2f}, similarity {found['similarity']:.2f}"
+                            f"{skipped_note(unjudged)}", details={
             "factuality": fact, "similarity": found["similarity"],
             "response_claims": claim_details(response_claims, response_verdicts),
             "reference_claims": claim_details(reference_claims, reference_verdicts),
+            "unjudged": unjudged,
         })
 
     def estimate(self, sample: Sample) -> CallEstimate:

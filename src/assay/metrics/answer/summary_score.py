@@ -64,7 +64,9 @@ class SummaryScore(LLMMetric):
         yes = sum(1 for v in verdicts if v is not None and v.passed)
         score = summary_score(yes, len(questions), len(response), len(source), coeff=self.coeff,
                               length_penalty=self.length_penalty)
-        return MetricResult(score, reason=f"the summary answers {yes} of {len(questions)} key questions; "
+        unanswered = sum(1 for v in verdicts if v is None)
+        note = f" ({unanswered} left unanswered by the judge, counted as no)" if unanswered else ""
+        return MetricResult(score, reason=f"the summary answers {yes} of {len(questions)} key questions{note}; "
                             f"{len(response)} of {len(source)} characters", details={
                                 "keyphrases": keyphrases, "questions": questions,
                                 "answers": [v.label if v else None for v in verdicts]})

@@ -22,7 +22,7 @@ from assay.errors import NotApplicable
 from assay.metrics.base import CallEstimate
 from assay.metrics.judge import Verdict, ask_verdicts
 from assay.metrics.llm_metric import LLMMetric
-from assay.metrics.rag.claims import MAX_SOURCE_CHARS
+from assay.metrics.rag.claims import MAX_SOURCE_CHARS, chunk_text, merge_verdicts
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -52,7 +52,7 @@ class ContextPrecision(LLMMetric):
         contexts = [c for c in fields["retrieved_contexts"] if c and c.strip()]  # type: ignore[union-attr]
         if not contexts:
             raise NotApplicable("there are no retrieved contexts to rank")
-        raw, clipped = await self._judge_in_batches(contexts, fields)
+        raw, split = await self._judge_in_batches(contexts, fields)
         # A passage left unjudged counts as not useful, and the reason says so.
         verdicts = [v if v is not None else Verdict("no", 0.0) for v in raw]
         relevance = [v.probability if self.scoring == "probability" else float(v.passed) for v in verdicts]
@@ -64,41 +64,52 @@ class ContextPrecision(LLMMetric):
             reason += f"; no verdict for ranks {unjudged} (counted as not useful)"
         details = {"passages": [{"rank": i + 1, "verdict": v.label, "probability": round(v.probability, 4)}
                                 for i, v in enumerate(verdicts)]}
-        if clipped:
-            reason += f"; passages at ranks {clipped} were longer than {MAX_SOURCE_CHARS} characters and judged on their start"
-            details["clipped_ranks"] = clipped
+        if split:
+            reason += f"; passages at ranks {split} were longer than {MAX_SOURCE_CHARS:,} characters and judged in pieces"
+            details["split_ranks"] = split
         return MetricResult(score, reason=reason, details=details)
 
     async def _judge_in_batches(self, contexts: list[str], fields: dict) -> tuple[list[Verdict | None], list[int]]:
         """All passages in one call when they fit the judge's window; otherwise consecutive batches
-        (concurrently). A single passage longer than the budget is judged on its first part, and
-        the result says so."""
-        clipped = [i + 1 for i, c in enumerate(contexts) if len(c) > MAX_SOURCE_CHARS]
-        shown = [c[:MAX_SOURCE_CHARS] for c in contexts]
-        batches: list[list[int]] = [[]]
-        size = 0
-        for index, passage in enumerate(shown):
-            if batches[-1] and size + len(passage) > MAX_SOURCE_CHARS:
-                batches.append([])
-                size = 0
-            batches[-1].append(index)
-            size += len(passage)
-        verdicts: list[Verdict | None] = [None] * len(contexts)
+        (concurrently). A passage longer than the window is judged piece by piece and is useful
+        when any piece is. Returns the verdicts and the ranks of the passages that were split."""
+        pieces, batches = passage_batches(contexts)
+        found: list[list[Verdict | None]] = [[] for _ in contexts]
         values = {"question": fields["user_input"], "answer": fields[self.answer_field]}
 
         async def judge_batch(batch: list[int]) -> None:
-            found = await ask_verdicts(self.llm, self.judge_prompt("context_usefulness"), values, [shown[i] for i in batch])
-            for index, verdict in zip(batch, found, strict=True):
-                verdicts[index] = verdict
+            verdicts = await ask_verdicts(self.llm, self.judge_prompt("context_usefulness"), values,
+                                          [pieces[i][1] for i in batch])
+            for index, verdict in zip(batch, verdicts, strict=True):
+                found[pieces[index][0]].append(verdict)
 
         async with anyio.create_task_group() as group:
             for batch in batches:
                 group.start_soon(judge_batch, batch)
-        return verdicts, clipped
+        split = [i + 1 for i, context in enumerate(contexts) if len(context) > MAX_SOURCE_CHARS]
+        return [merge_verdicts(verdicts) for verdicts in found], split
 
     def estimate(self, sample: Sample) -> CallEstimate:
-        text = sum(len(c) for c in sample.retrieved_contexts or []) + len(getattr(sample, self.answer_field) or "")
-        return CallEstimate(requests=1, input_tokens=350 + text // 4, output_tokens=4 * len(sample.retrieved_contexts or []))
+        contexts = [c for c in sample.retrieved_contexts or [] if c and c.strip()]
+        _, batches = passage_batches(contexts)
+        text = sum(len(c) for c in contexts) + len(getattr(sample, self.answer_field) or "") * len(batches)
+        return CallEstimate(requests=max(1, len(batches)), input_tokens=350 * len(batches) + text // 4,
+                            output_tokens=4 * len(contexts))
+
+
+def passage_batches(contexts: list[str]) -> tuple[list[tuple[int, str]], list[list[int]]]:
+    """(passage index, text) pieces of the passages, and the batches of piece indices judged per
+    call: consecutive, each within the window."""
+    pieces = [(index, piece) for index, context in enumerate(contexts) for piece in chunk_text(context)]
+    batches: list[list[int]] = []
+    size = 0
+    for position, (_, piece) in enumerate(pieces):
+        if not batches or size + len(piece) > MAX_SOURCE_CHARS:
+            batches.append([])
+            size = 0
+        batches[-1].append(position)
+        size += len(piece)
+    return pieces, batches
 
 
 @dataclass(kw_only=True)

@@ -15,6 +15,7 @@ from assay.metrics.base import CallEstimate
 from assay.metrics.llm_metric import LLMMetric
 from assay.metrics.rag.claims import (
     check_support,
+    chunk_text,
     claim_details,
     join_contexts,
     judged,
@@ -30,7 +31,7 @@ class LLMContextRecall(LLMMetric):
     name: str = "context_recall"
     scoring: Literal["probability", "binary"] = "probability"
 
-    calls_per_sample = "1"
+    calls_per_sample = "1; +1 per extra 6,000 characters of contexts"
     required_fields = ("reference", "retrieved_contexts")
     optional_fields = ("user_input",)
     prompt_ids = ("supported",)
@@ -55,7 +56,9 @@ class LLMContextRecall(LLMMetric):
 
     def estimate(self, sample: Sample) -> CallEstimate:
         text = len(sample.reference or "") + sum(len(c) for c in sample.retrieved_contexts or [])
-        return CallEstimate(requests=1, input_tokens=350 + text // 4, output_tokens=4 * max(1, len(sample.reference or "") // 80))
+        pieces = len(chunk_text(join_contexts(sample.retrieved_contexts or [])))
+        return CallEstimate(requests=pieces, input_tokens=350 * pieces + text // 4,
+                            output_tokens=4 * pieces * max(1, len(sample.reference or "") // 80))
 
 
 ContextRecall = LLMContextRecall

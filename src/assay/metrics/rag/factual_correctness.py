@@ -24,7 +24,13 @@ from assay.errors import NotApplicable
 from assay.metrics.base import CallEstimate
 from assay.metrics.judge import Verdict
 from assay.metrics.llm_metric import LLMMetric
-from assay.metrics.rag.claims import check_support, claim_details, judged, statements_of
+from assay.metrics.rag.claims import (
+    check_support,
+    claim_details,
+    judged,
+    skipped_note,
+    statements_of,
+)
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -119,8 +125,11 @@ class FactualCorrectness(LLMMetric):
             group.start_soon(check, "response", reference, found["response"])
             if need_reference:
                 group.start_soon(check, "reference", response, found["reference"])
-        response_claims, response_verdicts, _ = judged(found["response"], checks["response"])
-        reference_claims, reference_verdicts, _ = judged(found.get("reference", []), checks.get("reference", []))
+        # Statements the judge skipped are left out of TP/FP/FN and named in the reason.
+        response_claims, response_verdicts, skipped = judged(found["response"], checks["response"])
+        reference_claims, reference_verdicts, skipped_reference = judged(found.get("reference", []),
+                                                                         checks.get("reference", []))
+        unjudged = skipped + skipped_reference
         score = factual_correctness_score(response_verdicts, reference_verdicts, mode=self.mode, beta=self.beta,
                                           scoring=self.scoring)
         tp = sum(v.passed for v in response_verdicts)
@@ -129,9 +138,10 @@ class FactualCorrectness(LLMMetric):
         if need_reference:
             missed = sum(not v.passed for v in reference_verdicts)
             reason += f"; {missed} of {len(reference_claims)} reference {unit} are missing from the response"
-        return MetricResult(score, reason=reason, details={
+        return MetricResult(score, reason=reason + skipped_note(unjudged), details={
             "response_claims": claim_details(response_claims, response_verdicts),
             "reference_claims": claim_details(reference_claims, reference_verdicts),
+            "unjudged": unjudged,
         })
 
     def estimate(self, sample: Sample) -> CallEstimate:

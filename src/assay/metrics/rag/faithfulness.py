@@ -18,6 +18,7 @@ from assay.metrics.judge import Verdict
 from assay.metrics.llm_metric import LLMMetric
 from assay.metrics.rag.claims import (
     check_support,
+    chunk_text,
     claim_details,
     extract_claims,
     join_contexts,
@@ -43,7 +44,7 @@ class Faithfulness(LLMMetric):
     scoring: Literal["probability", "binary"] = "probability"
     statements: Literal["claims", "sentences"] = "claims"
 
-    calls_per_sample = "2 (1 with statements='sentences')"
+    calls_per_sample = "2 (1 with statements='sentences'); +1 per extra 6,000 characters of contexts"
     required_fields = ("response", "retrieved_contexts")
     optional_fields = ("user_input",)
     prompt_ids = ("claims", "supported")
@@ -80,10 +81,13 @@ class Faithfulness(LLMMetric):
     def estimate(self, sample: Sample) -> CallEstimate:
         response = len(sample.response or "") // 4
         contexts = sum(len(c) for c in sample.retrieved_contexts or []) // 4
+        pieces = len(chunk_text(join_contexts(sample.retrieved_contexts or [])))  # one verdict call each
+        checks = CallEstimate(requests=pieces, input_tokens=300 * pieces + contexts + pieces * response,
+                              output_tokens=20 * pieces)
         if self.statements == "sentences":
-            return CallEstimate(requests=1, input_tokens=300 + contexts + response, output_tokens=20)
-        return CallEstimate(requests=2, input_tokens=600 + response + 300 + contexts + response,
-                            output_tokens=response + 20)
+            return checks
+        return CallEstimate(requests=1 + pieces, input_tokens=600 + response + checks.input_tokens,
+                            output_tokens=response + checks.output_tokens)
 
 
 __all__ = ["Faithfulness", "faithfulness_score"]

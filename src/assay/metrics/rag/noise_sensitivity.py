@@ -16,10 +16,11 @@ from typing import Literal
 
 import anyio
 
-from assay.errors import NotApplicable
+from assay.errors import NotApplicable, OutputParseError
 from assay.metrics.base import CallEstimate
+from assay.metrics.judge import Verdict
 from assay.metrics.llm_metric import LLMMetric
-from assay.metrics.rag.claims import check_support, extract_claims
+from assay.metrics.rag.claims import check_support, chunk_text, extract_claims, skipped_note
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -77,35 +78,48 @@ class NoiseSensitivity(LLMMetric):
         ref_claims, resp_claims = split["reference"], split["response"]
         if not resp_claims:
             raise NotApplicable("the response makes no claims")
-        per_context: list[list[bool]] = [[] for _ in contexts]
-        against_reference: list[bool] = []
+        per_context: list[list[Verdict | None]] = [[] for _ in contexts]
+        against_reference: list[Verdict | None] = []
 
         async def judge_context(j: int) -> None:
-            verdicts = await check_support(self.llm, supported, contexts[j], [*ref_claims, *resp_claims])
-            per_context[j] = [bool(v and v.passed) for v in verdicts]
+            per_context[j] = await check_support(self.llm, supported, contexts[j], [*ref_claims, *resp_claims])
 
         async def judge_reference() -> None:
-            verdicts = await check_support(self.llm, supported, reference, resp_claims)
-            against_reference.extend(bool(v and v.passed) for v in verdicts)
+            against_reference.extend(await check_support(self.llm, supported, reference, resp_claims))
 
         async with anyio.create_task_group() as group:
             for j in range(len(contexts)):
                 group.start_soon(judge_context, j)
             group.start_soon(judge_reference)
+        # A response claim the judge skipped against the reference cannot be called correct or
+        # incorrect: it is left out of the score and reported. A skipped context verdict counts as
+        # "this context does not say it" (it can only lower the flagged share) and is reported too.
         k = len(ref_claims)
-        reference_in_context = [row[:k] for row in per_context]
-        response_in_context = [row[k:] for row in per_context]
-        score = noise_sensitivity_score(reference_in_context, response_in_context, against_reference, self.mode)
-        return MetricResult(score, reason=f"{round(score * len(resp_claims))} of {len(resp_claims)} response claims are "
-                            f"unsupported by the reference but taken from {self.mode} contexts", details={
-                                "response_claims": resp_claims, "reference_claims": ref_claims,
+        kept = [i for i, verdict in enumerate(against_reference) if verdict is not None]
+        unjudged = [resp_claims[i] for i, verdict in enumerate(against_reference) if verdict is None]
+        if not kept:
+            raise OutputParseError("the judge gave no verdict on any response claim against the reference")
+        missing_context_verdicts = sum(verdict is None for row in per_context for verdict in row)
+        reference_in_context = [[bool(v and v.passed) for v in row[:k]] for row in per_context]
+        response_in_context = [[bool(row[k + i] and row[k + i].passed) for i in kept] for row in per_context]
+        correct = [bool(against_reference[i] and against_reference[i].passed) for i in kept]
+        score = noise_sensitivity_score(reference_in_context, response_in_context, correct, self.mode)
+        claims = [resp_claims[i] for i in kept]
+        note = skipped_note(unjudged)
+        if missing_context_verdicts:
+            note += f"; {missing_context_verdicts} claim-in-context verdict(s) missing, read as not supported"
+        return MetricResult(score, reason=f"{round(score * len(claims))} of {len(claims)} response claims are "
+                            f"unsupported by the reference but taken from {self.mode} contexts{note}", details={
+                                "response_claims": claims, "reference_claims": ref_claims,
                                 "relevant_contexts": [any(row) for row in reference_in_context],
-                                "incorrect": [not s for s in against_reference]})
+                                "incorrect": [not c for c in correct], "unjudged": unjudged})
 
     def estimate(self, sample: Sample) -> CallEstimate:
-        n = len(sample.retrieved_contexts or [])
-        text = sum(len(c) for c in sample.retrieved_contexts or []) // 4
-        return CallEstimate(requests=3 + n, input_tokens=1500 + 400 * n + text, output_tokens=150 + 20 * n)
+        contexts = [c for c in sample.retrieved_contexts or [] if c and c.strip()]
+        n = sum(len(chunk_text(c)) for c in contexts)
+        text = sum(len(c) for c in contexts) // 4
+        return CallEstimate(requests=2 + len(chunk_text(sample.reference or "")) + n,
+                            input_tokens=1500 + 400 * n + text, output_tokens=150 + 20 * n)
 
 
 __all__ = ["NoiseSensitivity", "noise_sensitivity_score"]
