@@ -66,6 +66,20 @@ def _params(record: dict[str, Any]) -> str:
     return ", ".join(f"{key}={json.dumps(value)}" for key, value in params.items()) or "none"
 
 
+def _latency(cost: dict[str, Any]) -> str:
+    latency = cost.get("cell_latency_seconds")
+    if latency is None:
+        return ""
+    return f" (a cell took {_number(latency, 2)} s, {cost.get('max_concurrency')} at once)"
+
+
+def _short_params(record: dict[str, Any]) -> str:
+    """The metric's name with the parameters that tell runs apart (English is the default language)."""
+    params = {k: v for k, v in (record["metric"].get("params") or {}).items() if (k, v) != ("language", "english")}
+    inner = ", ".join(f"{key}={value}" for key, value in params.items())
+    return f"{record['metric']['name']}({inner})" if inner else record["metric"]["name"]
+
+
 def run_markdown(record: dict[str, Any]) -> str:
     cells, cost = record["cells"], record["cost"]
     lines = [
@@ -79,7 +93,8 @@ def run_markdown(record: dict[str, Any]) -> str:
         f"| data | {', '.join(record['data']['files'])} ({'; '.join(record['data']['notes'])}) |",
         f"| units scored | {record['n_scored']} of {record['n_units']} (coverage {record['coverage']:.1%}) |",
         f"| cells | {cells['rows']} rows: {cells['ok']} ok, {cells['skipped']} skipped, {cells['error']} error |",
-        f"| per item | {_number(cost['seconds_per_item'], 2)} s, {_number(cost['calls_per_item'], 2)} calls, "
+        f"| per item | {_number(cost['seconds_per_item'], 2)} s of wall time{_latency(cost)}, "
+        f"{_number(cost['calls_per_item'], 2)} calls, "
         f"{_number(cost['input_tokens_per_item'], 0)} input + {_number(cost['output_tokens_per_item'], 0)} "
         "output tokens |",
         f"| assay | {record['assay_version']}, {record['date']} |",
@@ -126,7 +141,7 @@ def merged_markdown(records: list[dict[str, Any]]) -> str:
         "",
         "Agreement of assay's metrics with human labels; written by `assay benchmark report` from the "
         "JSON records in this folder (one per run). 95% intervals in brackets; n = units scored / units "
-        "taken (pairs, items, instances or cases). Cost is per scored row.",
+        "taken (pairs, items, instances or cases). Cost is per row: wall time of the run over its rows.",
         "",
         "| suite | split | aspect | metric | judge | n | figures | s/item | calls/item | tokens/item | date |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
@@ -137,7 +152,7 @@ def merged_markdown(records: list[dict[str, Any]]) -> str:
         cost = record["cost"]
         tokens = cost["input_tokens_per_item"] + cost["output_tokens_per_item"]
         lines.append(
-            f"| {record['suite']} | {record['split']} | {record['aspect']} | {record['metric']['name']} | "
+            f"| {record['suite']} | {record['split']} | {record['aspect']} | {_short_params(record)} | "
             f"{judge_name(record)} | {record['n_scored']}/{record['n_units']} | {figures} | "
             f"{_number(cost['seconds_per_item'], 2)} | {_number(cost['calls_per_item'], 2)} | "
             f"{_number(tokens, 0)} | {record['date'][:10]} |"

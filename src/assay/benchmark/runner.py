@@ -155,7 +155,10 @@ def run_benchmark(
         },
         "figures": [figure.to_dict() for figure in scored.figures],
         "cost": {
-            "seconds_per_item": per_cell if per_cell is not None else (wall / n_rows if n_rows else None),
+            # What a row costs the machine: wall time over rows (cells overlap, so a cell's own
+            # latency, kept beside it, is longer). A resumed run's wall time covers only its new rows.
+            "seconds_per_item": wall / n_rows if n_rows else None,
+            "cell_latency_seconds": per_cell,
             "wall_seconds": wall,
             "max_concurrency": max_concurrency,
             "calls_per_item": usage.requests / n_rows if n_rows else 0.0,
