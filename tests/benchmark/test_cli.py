@@ -103,3 +103,31 @@ def test_split_and_aspect_errors(metaeval_dir, tmp_path):
     assert dev.returncode == 2 and "has no 'dev' split" in dev.stderr
     aspect = assay("benchmark", "ares", "--metric", "exact_match", cwd=tmp_path, env=env)
     assert aspect.returncode == 2 and "--aspect" in aspect.stderr
+
+
+def test_a_threshold_tuned_on_begin_dev_is_applied_to_test(metaeval_dir, tmp_path):
+    results = tmp_path / "results"
+    with LoopbackJudge() as judge:
+        env = {"ASSAY_LLM": judge.model_string, "ASSAY_CACHE_DIR": str(tmp_path / "cache")}
+        common = ("--metric", "faithfulness(statements=sentences)", "--data-dir", str(metaeval_dir),
+                  "--output-dir", str(results), "--no-progress")
+        dev = assay("benchmark", "begin", "--split", "dev", "--limit", "12", *common, cwd=tmp_path, env=env)
+        assert dev.returncode == 0, dev.stderr
+        [dev_json] = results.glob("*__dev__*.json")
+        figures = {f["name"]: f for f in json.loads(dev_json.read_text())["figures"]}
+        tuned = figures["best_threshold"]["value"]
+        assert 0.0 <= tuned <= 1.0 + 1e-6 and figures["best_balanced_accuracy"]["value"] >= 0.5
+
+        test = assay("benchmark", "begin", "--limit", "12", "--threshold-from", str(dev_json), *common,
+                     cwd=tmp_path, env=env)
+        assert test.returncode == 0, test.stderr
+        [test_json] = results.glob("*__test__*.json")
+        record = json.loads(test_json.read_text())
+        assert record["threshold"] == tuned and record["threshold_source"] == str(dev_json)
+        assert f"balanced accuracy @ {tuned:g}" in {f["label"] for f in record["figures"]}
+        assert "tuned on dev" in test_json.with_suffix(".md").read_text()
+
+        # a test-split result cannot lend its threshold
+        refused = assay("benchmark", "begin", "--limit", "12", "--threshold-from", str(test_json), *common,
+                        cwd=tmp_path, env=env)
+    assert refused.returncode == 2 and "only be tuned on dev data" in refused.stderr

@@ -102,3 +102,14 @@ def test_stratified_sample_keeps_proportions_and_is_seeded():
     skewed = [1] * 172 + [0] * 28
     assert sum(skewed[i] for i in stratified_sample(skewed, 20)) == 17
     assert stratified_sample([1, 0], 5) == [0, 1]
+
+
+def test_best_threshold_by_hand():
+    # scores 0.1 0.3 0.6 0.8 0.9 with labels 0 0 1 0 1: midpoints 0.2, 0.45, 0.7, 0.85 and one
+    # below 0.1. At 0.45: TPR 2/2, TNR 2/3 -> 0.8333; at 0.85: TPR 1/2, TNR 3/3 -> 0.75.
+    threshold, accuracy = stats.best_threshold([0.1, 0.3, 0.6, 0.8, 0.9], [0, 0, 1, 0, 1])
+    assert threshold == pytest.approx(0.45) and accuracy == pytest.approx(5 / 6)
+    # perfectly separated: any midpoint between the classes; the one nearest 0.5 wins the tie
+    threshold, accuracy = stats.best_threshold([0.1, 0.2, 0.7, 0.9], [0, 0, 1, 1])
+    assert threshold == pytest.approx(0.45) and accuracy == 1.0
+    assert stats.best_threshold([0.2, 0.4], [1, 1]) is None

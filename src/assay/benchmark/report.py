@@ -39,7 +39,9 @@ def result_stem(record: dict[str, Any]) -> str:
     tag = "p" + hashlib.sha256(params.encode("utf-8")).hexdigest()[:6]
     parts = [record["suite"], record["aspect"], record["metric"]["name"], record["split"], judge_name(record), tag]
     stem = "__".join(_slug(part) for part in parts)
-    return stem + (f"__limit{record['limit']}" if record.get("limit") else "")
+    stem += f"__limit{record['limit']}" if record.get("limit") else ""
+    threshold = record.get("threshold")
+    return stem + (f"__t{threshold:.4g}" if threshold is not None and threshold != 0.5 else "")
 
 
 def _number(value: Any, digits: int = 3) -> str:
@@ -92,6 +94,8 @@ def run_markdown(record: dict[str, Any]) -> str:
         f"| prompts | {_prompts(record)} |",
         f"| data | {', '.join(record['data']['files'])} ({'; '.join(record['data']['notes'])}) |",
         f"| units scored | {record['n_scored']} of {record['n_units']} (coverage {record['coverage']:.1%}) |",
+        *([f"| threshold | {record['threshold']:.4g}, tuned on dev: {record['threshold_source']} |"]
+          if record.get("threshold_source") else []),
         f"| cells | {cells['rows']} rows: {cells['ok']} ok, {cells['skipped']} skipped, {cells['error']} error |",
         f"| per item | {_number(cost['seconds_per_item'], 2)} s of wall time{_latency(cost)}, "
         f"{_number(cost['calls_per_item'], 2)} calls, "
@@ -110,6 +114,27 @@ def run_markdown(record: dict[str, Any]) -> str:
     if problems:
         lines += ["", "Not scored: " + "; ".join(problems) + "."]
     return "\n".join(lines) + "\n"
+
+
+def tuned_threshold(path: str | Path, *, suite: str, split: str) -> float:
+    """The best-balanced-accuracy threshold recorded by a dev-split run of the same suite."""
+    from assay.errors import UsageError
+
+    try:
+        record = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--threshold-from {path}: not a readable benchmark result ({exc})") from None
+    if record.get("suite") != suite:
+        raise UsageError(f"--threshold-from {path}: a {record.get('suite')!r} result, not {suite!r}")
+    if record.get("split") != "dev":
+        raise UsageError(f"--threshold-from {path}: thresholds may only be tuned on dev data; "
+                         f"this result is from the {record.get('split')!r} split")
+    if split == "dev":
+        raise UsageError("--threshold-from applies a dev threshold to the test split; use --split test")
+    for figure in record.get("figures", []):
+        if figure.get("name") == "best_threshold" and figure.get("value") is not None:
+            return float(figure["value"])
+    raise UsageError(f"--threshold-from {path}: the result has no tuned threshold (both labels needed)")
 
 
 def write_record(record: dict[str, Any], output_dir: str | Path) -> tuple[Path, Path]:

@@ -91,6 +91,15 @@ def _binary(data: SuiteData, values: Sequence[float | None], threshold: float, s
                stats.with_bootstrap(at(stats.f1_score, threshold=threshold, positive=1), scores, labels, **boot)),
         Figure("positives", "items labelled 1", stats.Estimate(sum(labels), None, None, len(labels), "count")),
     ]
+    tuned = stats.best_threshold(scores, labels)
+    if tuned is not None:
+        # Reported on every split; only a dev split's value may be carried to test (--threshold-from).
+        figures += [
+            Figure("best_threshold", f"threshold with the best balanced accuracy on this {data.split} split",
+                   stats.Estimate(tuned[0], None, None, len(labels), "search over midpoints")),
+            Figure("best_balanced_accuracy", "balanced accuracy at that threshold (optimistic on its own split)",
+                   stats.Estimate(tuned[1], None, None, len(labels), "in-sample")),
+        ]
     return Scored(figures, len(data.labels), len(kept))
 
 

@@ -10,6 +10,7 @@ numpy and scipy are imported when a statistic is computed (extra `benchmark`).
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -114,6 +115,27 @@ def balanced_accuracy(scores: Sequence[float], labels: Sequence[int], threshold:
     if tp + fn == 0 or tn + fp == 0:
         return None
     return (tp / (tp + fn) + tn / (tn + fp)) / 2
+
+
+def best_threshold(scores: Sequence[float], labels: Sequence[int]) -> tuple[float, float] | None:
+    """The threshold with the highest balanced accuracy on these scores, and that accuracy.
+    Candidates are the midpoints between neighbouring distinct scores (and just below the lowest);
+    a tie goes to the candidate nearest 0.5. None when one class is absent. Tune on dev data only:
+    on the data it was tuned on, the accuracy is optimistic."""
+    s, y = _split(scores, labels)
+    if not (y == 1).any() or not (y == 0).any():
+        return None
+    distinct = sorted(set(float(v) for v in s))
+    candidates = [distinct[0] - 1e-9] + [(a + b) / 2 for a, b in itertools.pairwise(distinct)]
+    best: tuple[float, float] | None = None
+    for candidate in candidates:
+        accuracy = balanced_accuracy(scores, labels, candidate)
+        if accuracy is None:
+            continue
+        if (best is None or accuracy > best[1] + 1e-12
+                or (abs(accuracy - best[1]) <= 1e-12 and abs(candidate - 0.5) < abs(best[0] - 0.5))):
+            best = (candidate, accuracy)
+    return best
 
 
 def f1_score(scores: Sequence[float], labels: Sequence[int], threshold: float = 0.5, positive: int = 1) -> float:

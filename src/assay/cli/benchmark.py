@@ -24,6 +24,7 @@ def benchmark_command(
     aspect: Annotated[Opt[str], typer.Option("--aspect", help="Which human label to compare with, when the suite has several")] = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the stratified sample and the bootstrap")] = 0,
     threshold: Annotated[float, typer.Option("--threshold", help="Score at or above which a binary item counts as positive")] = 0.5,
+    threshold_from: Annotated[Opt[Path], typer.Option("--threshold-from", help="Use the threshold tuned in this dev-split result (JSON) instead of --threshold")] = None,
     output_dir: Annotated[Path, typer.Option("--output-dir", help="Where the JSON and markdown results go")] = Path("benchmarks/results"),
     runs_dir: Annotated[Path, typer.Option("--runs-dir", help="Run directories (checkpoints; rerun to resume)")] = Path("benchmarks/runs"),
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache")] = False,
@@ -46,6 +47,12 @@ def benchmark_command(
     from assay.cli.metric_spec import parse_metric
     from assay.models.factory import embedding_factory, llm_factory
 
+    threshold_source = None
+    if threshold_from is not None:
+        from assay.benchmark.report import tuned_threshold
+
+        threshold = tuned_threshold(threshold_from, suite=suite, split=split)
+        threshold_source = str(threshold_from)
     chosen = parse_metric(metric)
     judge = llm_factory(llm, base_url=base_url, cache=not no_cache) if llm and chosen.needs_llm else None
     embedder = (embedding_factory(embeddings, base_url=base_url, cache=not no_cache)
@@ -53,6 +60,8 @@ def benchmark_command(
     record = run_benchmark(suite, chosen, data_dir=data_dir, llm=judge, embeddings=embedder, aspect=aspect,
                            split=split, limit=limit, seed=seed, threshold=threshold, runs_dir=runs_dir,
                            max_concurrency=concurrency, timeout=timeout, show_progress=progress, cache=not no_cache)
+    if threshold_source is not None:
+        record["threshold_source"] = threshold_source
     json_path, md_path = write_record(record, output_dir)
     cells = record["cells"]
     stdout.print(
