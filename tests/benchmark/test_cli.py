@@ -25,7 +25,7 @@ def test_wikieval_faithfulness_end_to_end(metaeval_dir, tmp_path):
     results = tmp_path / "results"
     with LoopbackJudge() as judge:
         env = {"ASSAY_LLM": judge.model_string, "ASSAY_CACHE_DIR": str(tmp_path / "cache")}
-        done = assay("benchmark", "wikieval", "--metric", "faithfulness", "--limit", "3", "--data-dir",
+        done = assay("benchmark", "wikieval", "--metric", "faithfulness(statements=claims)", "--limit", "3", "--data-dir",
                      str(metaeval_dir), "--output-dir", str(results), "--no-progress", cwd=tmp_path, env=env)
         assert done.returncode == 0, done.stderr
         requests = judge.requests

@@ -57,9 +57,11 @@ def test_scores_per_sample_with_answer_similarity_reported_as_semantic_similarit
         "exact_match": [0.0, 1.0],
     }
     assert "answer_similarity" not in scores
-    # faithfulness: claims + verdicts per row; context recall: verdicts per row. On row 1 both metrics
-    # may send the identical verdict request, which the LLM layer answers once.
-    assert 5 <= len(provider.requests) <= 6
+    # faithfulness: one verdict call per row on the response's sentences (no claim split); context
+    # recall: one verdict call per row. On row 1 both metrics may send the identical verdict request
+    # (the same one sentence against the same context), which the LLM layer answers once.
+    assert 3 <= len(provider.requests) <= 4
+    assert all(request.output is None for request in provider.requests)  # no structured claim split
     assert all(isinstance(value, float) for values in scores.values() for value in values)
 
 
@@ -68,7 +70,8 @@ def test_language_none_and_english_use_the_english_prompts():
         llm, provider = reading_judge()
         assert evaluate(["faithfulness"], ENGLISH, language, llm=llm) == {"faithfulness": [0.5, 1.0]}
         systems = system_prompts(provider)
-        assert any(load_prompt("claims").instruction.strip() in s for s in systems)
+        assert any(load_prompt("supported").instruction.strip() in s for s in systems)
+        assert not any(load_prompt("supported", "chinese").instruction.strip() in s for s in systems)
         assert translation_requests(provider) == []
 
 
@@ -81,7 +84,8 @@ def test_chinese_sends_the_chinese_prompts_and_scores_chinese_text():
     systems = system_prompts(provider)
     claims, supported = load_prompt("claims", "chinese"), load_prompt("supported", "chinese")
     assert claims.language == supported.language == "chinese"
-    assert sum(claims.instruction.strip() in s for s in systems) == 1
+    # faithfulness checks the response's sentences: no claim split, one verdict call (and one for recall)
+    assert not any(claims.instruction.strip() in s for s in systems)
     assert sum(supported.instruction.strip() in s for s in systems) == 2
     assert not any(load_prompt("supported").instruction.strip() in s for s in systems)
     # the Chinese few-shot example travels as an earlier turn
@@ -90,6 +94,9 @@ def test_chinese_sends_the_chinese_prompts_and_scores_chinese_text():
     # the reference was split into its two Chinese sentences for context recall
     recall = [r for r in provider.requests if "它被列为世界文化遗产。" in str(r.messages[-1].content)]
     assert len(recall) == 1 and "1. 长城全长两万多公里。\n2. 它被列为世界文化遗产。" in str(recall[0].messages[-1].content)
+    # and the response into its two Chinese sentences for faithfulness
+    faithful = [r for r in provider.requests if "它始建于春秋战国时期。" in str(r.messages[-1].content)]
+    assert len(faithful) == 1 and "1. 长城全长两万多公里。\n2. 它始建于春秋战国时期。" in str(faithful[0].messages[-1].content)
 
 
 def test_the_other_aliases_report_under_the_requested_name():
@@ -160,7 +167,7 @@ def custom_files(directory: Path, metric_name: str = "faithfulness") -> dict[str
     """Chinese prompt files for faithfulness with recognisable instructions."""
     metric = create_metric(metric_name)
     instructions = {}
-    for prompt_id in ("claims", "supported"):
+    for prompt_id in metric.prompt_ids:
         english = load_prompt(prompt_id, "english")
         instructions[prompt_id] = f"自定义指令（{prompt_id}）：请按要求作答。"
         metric.set_prompt(english.model_copy(update={"language": "chinese", "instruction": instructions[prompt_id]}))
@@ -173,49 +180,59 @@ def test_without_a_prompt_file_the_examples_are_translated_first(english_only, c
     llm, provider = reading_judge()
     assert evaluate(["faithfulness"], CHINESE, "chinese", llm=llm) == {"faithfulness": [0.5]}
     translations = translation_requests(provider)
-    assert len(translations) == 2  # claims and supported, one call each
-    assert provider.requests[:2] == translations  # before any scoring call
-    scoring = [str(m.content) for r in provider.requests[2:] for m in r.messages]
+    # only the prompt the default (sentence) statements send: the claims prompt is never adapted
+    assert len(translations) == 1
+    assert provider.requests[:1] == translations  # before any scoring call
+    scoring = [str(m.content) for r in provider.requests[1:] for m in r.messages]
     assert any("译:" in text for text in scoring)  # translated examples are used
-    assert any(load_prompt("claims").instruction.strip() in text for text in scoring)  # instruction kept
-    assert "translating prompt 'claims' into chinese" in capsys.readouterr().err
+    assert any(load_prompt("supported").instruction.strip() in text for text in scoring)  # instruction kept
+    assert "translating prompt 'supported' into chinese" in capsys.readouterr().err
 
 
 def test_a_prompt_shared_by_two_metrics_is_translated_once(english_only):
     llm, provider = reading_judge()
     assert evaluate(["faithfulness", "context_recall"], CHINESE, "chinese", llm=llm) is not None
-    assert len(translation_requests(provider)) == 2  # claims once, supported once (used by both)
+    assert len(translation_requests(provider)) == 1  # the supported prompt once, used by both
 
 
-def test_prompt_files_are_used_instead_of_translating(english_only, tmp_path):
+def test_prompt_files_are_used_instead_of_translating(english_only, tmp_path, capsys):
     instructions = custom_files(tmp_path / "prompts" / "zh")  # one level down: the search is recursive
     llm, provider = reading_judge()
     scores = evaluate(["faithfulness"], CHINESE, "chinese", str(tmp_path / "prompts"), llm=llm)
     assert scores == {"faithfulness": [0.5]}
     assert translation_requests(provider) == []
+    log = capsys.readouterr().err
+    assert "faithfulness: prompt 'supported' read from" in log
+    assert "prompt 'claims'" not in log  # the default sends no claim split, so its file is not read
+    # sentence statements (the default): the one scoring call is the verdict call
     systems = system_prompts(provider)
-    assert len(systems) == 2
-    assert instructions["claims"] in systems[0] and instructions["supported"] in systems[1]
+    assert len(systems) == 1
+    assert instructions["supported"] in systems[0]
 
 
 def test_a_prompt_file_wins_over_the_builtin_chinese_prompt(tmp_path):
     instructions = custom_files(tmp_path)
     llm, provider = reading_judge()
     assert evaluate(["faithfulness"], CHINESE, "chinese", str(tmp_path), llm=llm) == {"faithfulness": [0.5]}
-    assert any(instructions["claims"] in s for s in system_prompts(provider))
+    systems = system_prompts(provider)
+    assert any(instructions["supported"] in s for s in systems)
+    assert not any(load_prompt("supported", "chinese").instruction.strip() in s for s in systems)
 
 
 def test_with_language_none_prompts_path_is_checked_but_not_used(tmp_path, capsys):
     instructions = custom_files(tmp_path)
     llm, provider = reading_judge()
     assert evaluate(["faithfulness"], ENGLISH, None, str(tmp_path), llm=llm) is not None
-    assert not any(instructions["claims"] in s for s in system_prompts(provider))
+    systems = system_prompts(provider)
+    # the claims prompt is not sent with the default sentence statements: check the verdict prompt
+    assert not any(instructions["supported"] in s for s in systems)
+    assert any(load_prompt("supported").instruction.strip() in s for s in systems)
     assert "prompts_path is not searched" in capsys.readouterr().err
 
 
 def test_a_prompt_file_for_another_schema_version_is_refused_before_any_call(tmp_path, capsys):
     custom_files(tmp_path)
-    file = tmp_path / "faithfulness_claims_chinese.json"
+    file = tmp_path / "faithfulness_supported_chinese.json"
     data = json.loads(file.read_text(encoding="utf-8"))
     data["schema"]["version"] = 99
     file.write_text(json.dumps(data), encoding="utf-8")

@@ -11,7 +11,7 @@ fails the test at teardown instead of hiding it.
 
     loop.judge({"claims": claims("a", "b"), "supported": verdict_lines("yes", "no")})
     loop.vectors({"question": [1, 0, 0], "generated": [3, 4, 0]})
-    outcome, usage = loop.run(Faithfulness(llm=loop.llm()), {...})
+    outcome, usage = loop.run(Faithfulness(llm=loop.llm(), statements="claims"), {...})
 """
 
 from __future__ import annotations

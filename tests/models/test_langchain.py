@@ -30,7 +30,7 @@ def test_a_langchain_model_runs_a_real_metric():
     claims = json.dumps({"claims": ["Paris is in France."]})
     llm = llm_factory("any", client=FakeListChatModel(responses=[claims, "1. yes"]), cache=False)
     result = evaluate([{"response": "Paris is in France.", "retrieved_contexts": ["Paris is the capital of France."]}],
-                      [Faithfulness(llm=llm)], show_progress=False)
+                      [Faithfulness(llm=llm, statements="claims")], show_progress=False)
     assert result["faithfulness"] == [1.0]
 
 

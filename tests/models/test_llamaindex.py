@@ -34,7 +34,7 @@ def test_a_llamaindex_llm_runs_a_real_metric():
     llm = llm_factory("any", client=ScriptedLlamaLLM(answers=[json.dumps({"claims": ["Paris is in France."]}), "1. yes"]),
                       cache=False)
     result = evaluate([{"response": "Paris is in France.", "retrieved_contexts": ["Paris is the capital of France."]}],
-                      [Faithfulness(llm=llm)], show_progress=False)
+                      [Faithfulness(llm=llm, statements="claims")], show_progress=False)
     assert result["faithfulness"] == [1.0]
     assert result.usage().input_tokens == 24 and result.usage().output_tokens == 6
 

@@ -45,7 +45,7 @@ def translator(mark: str = "[de] ", *, drop_one: bool = False, break_numbering: 
 
 def test_adapting_translates_the_examples_and_keeps_what_the_metric_parses():
     llm, provider = translator()
-    metric = create_metric("faithfulness")
+    metric = create_metric("faithfulness", statements="claims")
     adapted = adapt_prompts(metric, "german", llm)
     assert set(adapted) == {"claims", "supported"}
     assert len(provider.requests) == 2  # one call per prompt
@@ -94,7 +94,7 @@ def test_a_translation_that_loses_the_numbering_is_refused():
 
 
 def test_apply_refuses_a_prompt_the_metric_does_not_use():
-    metric = create_metric("faithfulness")
+    metric = create_metric("faithfulness", statements="claims")
     with pytest.raises(UsageError, match="has no prompt 'entities'"):
         apply_prompts(metric, {"entities": load_prompt("entities")})
 
@@ -102,11 +102,11 @@ def test_apply_refuses_a_prompt_the_metric_does_not_use():
 # -- files ------------------------------------------------------------------------------------------
 def test_save_and_load_round_trip(tmp_path: Path):
     llm, _ = translator()
-    source = create_metric("faithfulness")
+    source = create_metric("faithfulness", statements="claims")
     apply_prompts(source, adapt_prompts(source, "german", llm))
     written = save_prompts(source, tmp_path)
     assert sorted(p.name for p in written) == ["faithfulness_claims_german.json", "faithfulness_supported_german.json"]
-    target = create_metric("faithfulness")
+    target = create_metric("faithfulness", statements="claims")
     loaded = load_prompts(target, tmp_path, "german", apply=True)
     assert loaded == source.get_prompts()
     assert target.get_prompts() == source.get_prompts()
@@ -168,11 +168,11 @@ def test_examples_that_do_not_fit_the_prompt_are_refused(tmp_path: Path):
     edit(file, lambda data: data["examples"][0]["input"].pop("source"))
     with pytest.raises(PromptFileError, match=r"examples\[0\] must give exactly the inputs"):
         load_prompts(create_metric("context_recall"), tmp_path, "chinese")
-    save_prompts(create_metric("faithfulness", language="chinese"), tmp_path)
+    save_prompts(create_metric("faithfulness", statements="claims", language="chinese"), tmp_path)
     edit(tmp_path / "faithfulness_claims_chinese.json",
          lambda data: data["examples"][0].__setitem__("output", {"statements": ["x"]}))
     with pytest.raises(PromptFileError, match="answers with keys"):
-        load_prompts(create_metric("faithfulness"), tmp_path, "chinese")
+        load_prompts(create_metric("faithfulness", statements="claims"), tmp_path, "chinese")
 
 
 def test_a_file_in_another_language_or_format_is_refused(tmp_path: Path):

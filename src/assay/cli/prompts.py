@@ -12,7 +12,7 @@ prompts_app = typer.Typer(help="Localise metric prompts.", no_args_is_help=True)
 
 @prompts_app.command("adapt")
 def adapt_command(
-    metric: Annotated[str, typer.Option("--metric", "-m", help="Metric id, e.g. faithfulness")],
+    metric: Annotated[str, typer.Option("--metric", "-m", help="Metric id, e.g. faithfulness or faithfulness(statements=claims)")],
     language: Annotated[str, typer.Option("--language", "-l", help="Target language, e.g. german")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Directory for {metric}_{prompt}_{language}.json files")] = Path("prompts"),
     llm: Annotated[Optional[str], typer.Option("--llm", help="Translator model (default: the configured judge)")] = None,  # noqa: UP045
@@ -22,12 +22,12 @@ def adapt_command(
     """Translate METRIC's prompt examples (and optionally instructions) into LANGUAGE and save them;
     pass the directory as `prompts_path` (or load them with `load_prompts`) to use them."""
     from assay.cli.app import stdout
-    from assay.metrics.registry import create_metric
+    from assay.cli.metric_spec import parse_metric
     from assay.models.defaults import default_llm
     from assay.models.factory import llm_factory
     from assay.prompts.localize import adapt_prompts, apply_prompts, save_prompts
 
-    chosen = create_metric(metric)
+    chosen = parse_metric(metric)  # its settings decide which prompts it sends, and so which are adapted
     translator = llm_factory(llm) if llm else default_llm()
     adapted = adapt_prompts(chosen, language, translator, adapt_instruction=instruction)
     apply_prompts(chosen, adapted)

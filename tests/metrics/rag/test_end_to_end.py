@@ -92,7 +92,7 @@ CURIE_ROW = {"user_input": CURIE_Q, "response": CURIE_RESPONSE,
 def test_faithfulness_claims_splits_then_checks_all_claims_in_one_call(loop):
     loop.judge({"claims": claims(*CURIE_CLAIMS),
                 "supported": verdict_lines("yes", "yes", "yes", "no")})
-    metric = Faithfulness(llm=loop.llm())
+    metric = Faithfulness(llm=loop.llm(), statements="claims")
 
     outcome, usage = loop.run(metric, CURIE_ROW)
 
@@ -109,7 +109,7 @@ def test_faithfulness_claims_splits_then_checks_all_claims_in_one_call(loop):
     # Two calls, in order: split, then one verdict call for all claims.
     assert loop.prompts_sent() == ["claims", "supported"]
     check_calls(loop, usage, metric, CURIE_ROW, chat=2)
-    assert leading_count(Faithfulness.calls_per_sample) == 2
+    assert "2 with statements='claims'" in Faithfulness.calls_per_sample
     split, check = loop.chat
     assert schema_name(split) == "ClaimList"
     assert split.response_format_type == "json_schema"
@@ -125,18 +125,18 @@ def test_faithfulness_claims_splits_then_checks_all_claims_in_one_call(loop):
 
 def test_faithfulness_sentences_checks_the_response_sentences_in_one_call(loop):
     loop.judge({"supported": verdict_lines("yes", "no", "yes")})
-    metric = Faithfulness(llm=loop.llm(), statements="sentences")
+    metric = Faithfulness(llm=loop.llm())  # sentences are the default
 
     outcome, usage = loop.run(metric, CURIE_ROW)
 
     # three sentences, supported 1, 0, 1 -> 2 / 3
     assert isinstance(outcome, Ok)
     assert outcome.value == pytest.approx(2 / 3)
-    assert outcome.reason == "2 of 3 claims are supported by the contexts"
+    assert outcome.reason == "2 of 3 sentences are supported by the contexts"
     assert [c["verdict"] for c in outcome.details["claims"]] == ["yes", "no", "yes"]
     assert loop.prompts_sent() == ["supported"]
     check_calls(loop, usage, metric, CURIE_ROW, chat=1)
-    assert "1 with statements='sentences'" in Faithfulness.calls_per_sample
+    assert leading_count(Faithfulness.calls_per_sample) == 1
     assert fenced(loop.chat[0], "items") == numbered([
         "Marie Curie won two Nobel Prizes.",
         "She was born in Warsaw in 1867.",
@@ -158,7 +158,7 @@ def test_faithfulness_probability_scoring_reads_the_judges_token_probabilities(
 ):
     loop.judge({"claims": claims(*CURIE_CLAIMS),
                 "supported": verdicts_with_probabilities(0.9, 0.8, 0.3, 0.6)})
-    metric = Faithfulness(llm=loop.llm(), scoring=scoring)
+    metric = Faithfulness(llm=loop.llm(), scoring=scoring, statements="claims")
 
     outcome, usage = loop.run(metric, CURIE_ROW)
 
@@ -171,7 +171,7 @@ def test_faithfulness_probability_scoring_reads_the_judges_token_probabilities(
 
 def test_faithfulness_reports_claims_the_judge_gave_no_verdict_on(loop):
     loop.judge({"claims": claims(*CURIE_CLAIMS), "supported": verdict_lines("yes", "no", "yes")})
-    metric = Faithfulness(llm=loop.llm())
+    metric = Faithfulness(llm=loop.llm(), statements="claims")
 
     outcome, usage = loop.run(metric, CURIE_ROW)
 
@@ -188,7 +188,7 @@ def test_faithfulness_reports_claims_the_judge_gave_no_verdict_on(loop):
 def test_faithfulness_verdicts_without_any_usable_line_are_a_typed_error_with_the_raw_text(loop):
     loop.judge({"claims": claims(*CURIE_CLAIMS), "supported": "I cannot judge these statements."})
 
-    outcome, _ = loop.run(Faithfulness(llm=loop.llm()), CURIE_ROW)
+    outcome, _ = loop.run(Faithfulness(llm=loop.llm(), statements="claims"), CURIE_ROW)
 
     assert isinstance(outcome, Error)
     assert outcome.error_type == "OutputParseError"
@@ -198,7 +198,7 @@ def test_faithfulness_verdicts_without_any_usable_line_are_a_typed_error_with_th
 
 def test_faithfulness_skips_a_blank_response_and_a_response_without_claims(loop):
     loop.judge({"claims": claims()})
-    metric = Faithfulness(llm=loop.llm())
+    metric = Faithfulness(llm=loop.llm(), statements="claims")
 
     result = evaluate([{**CURIE_ROW, "response": "   "}, {**CURIE_ROW, "response": "Hello!"}],
                       [metric], show_progress=False)
@@ -223,7 +223,7 @@ def test_faithfulness_judges_long_contexts_in_pieces_and_a_claim_counts_if_any_p
                 "supported": lambda r: first_piece if "Warsaw" in fenced(r, "source")
                 else second_piece})
 
-    outcome, usage = loop.run(Faithfulness(llm=loop.llm()), row)
+    outcome, usage = loop.run(Faithfulness(llm=loop.llm(), statements="claims"), row)
 
     # merged over pieces: [no|no, yes|no, yes|no, no|no] = [0, 1, 1, 0] -> 2 / 4
     assert outcome.value == 0.5
@@ -734,7 +734,7 @@ def test_the_fine_response_split_is_one_request_for_faithfulness_noise_and_factu
                 "supported": all_yes})
     llm = llm_factory(loop.server.model_string("judge"), cache=tmp_path / "cache.sqlite",
                       retry=FAST_RETRY)
-    metrics = [Faithfulness(), NoiseSensitivity(), FactualCorrectness(atomicity="high")]
+    metrics = [Faithfulness(statements="claims"), NoiseSensitivity(), FactualCorrectness(atomicity="high")]
 
     result = evaluate([{**CURIE_ROW, "reference": reference}], metrics, llm=llm,
                       show_progress=False)

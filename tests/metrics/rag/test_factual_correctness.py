@@ -94,8 +94,8 @@ def test_the_fine_response_split_is_made_once_for_faithfulness_and_factual_corre
     llm, provider = judge(reply, repeat_last=True)
     sample = {"user_input": "Where is the Eiffel Tower?", "response": RESPONSE, "reference": REFERENCE,
               "retrieved_contexts": ["The Eiffel Tower stands in Paris."]}
-    result = evaluate([sample], [Faithfulness(llm=llm), FactualCorrectness(llm=llm, atomicity="high")],
-                      show_progress=False)
+    metrics = [Faithfulness(llm=llm, statements="claims"), FactualCorrectness(llm=llm, atomicity="high")]
+    result = evaluate([sample], metrics, show_progress=False)
     assert result.outcome(0, "faithfulness").status == "ok"
     assert result.outcome(0, "factual_correctness").status == "ok"
     splits = [r for r in provider.requests if r.output is not None]

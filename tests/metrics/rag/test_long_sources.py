@@ -128,7 +128,7 @@ LONG_SAMPLE = {"user_input": "Who opened the Zephyr bridge?", "response": "Ilsa 
 
 
 @pytest.mark.parametrize(("metric", "requests"), [
-    (Faithfulness(), 3),  # a split, then one verdict call per piece of the joined contexts
+    (Faithfulness(statements="claims"), 3),  # a split, then one verdict call per piece of the joined contexts
     (Faithfulness(statements="sentences"), 2),
     (LLMContextRecall(), 2),
     (NoiseSensitivity(), 2 + 1 + 3),  # two splits, the reference check, 2 + 1 context pieces

@@ -55,9 +55,12 @@ class AnswerCorrectness(LLMMetric):
 
     required_fields = ("user_input", "response", "reference")
     needs_embeddings = True
-    prompt_ids = ("claims.coarse", "supported")
     calls_per_sample = ("2 + 1 embedding batch; 4 with statements='claims' (splits shared with "
                         "factual_correctness)")
+
+    @property
+    def prompt_ids(self) -> tuple[str, ...]:  # type: ignore[override]
+        return ("claims.coarse", "supported") if self.statements == "claims" else ("supported",)
 
     def __post_init__(self) -> None:
         super().__post_init__()

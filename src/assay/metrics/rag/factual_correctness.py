@@ -78,7 +78,6 @@ class FactualCorrectness(LLMMetric):
                         "the fine response split shared with faithfulness")
     required_fields = ("response", "reference")
     optional_fields = ("user_input",)
-    prompt_ids = ("claims", "claims.coarse", "supported")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -90,6 +89,10 @@ class FactualCorrectness(LLMMetric):
         if self.statements == "sentences" and "high" in (self.atomicity, self.coverage):
             raise ValueError("atomicity/coverage 'high' shape how the judge splits claims; "
                              "they need statements='claims', not 'sentences'")
+
+    @property
+    def prompt_ids(self) -> tuple[str, ...]:  # type: ignore[override]
+        return (self._claims_prompt_id, "supported") if self.uses_claims else ("supported",)
 
     @property
     def uses_claims(self) -> bool:
