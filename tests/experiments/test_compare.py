@@ -116,3 +116,17 @@ def test_bad_requests_are_usage_errors(tmp_path):
         compare_experiments([loaded[0], loaded[0]])
     with pytest.raises(UsageError, match="confidence"):
         compare_experiments(loaded, confidence=95)
+
+
+def test_pass_fail_labels_compare_as_pass_rates(tmp_path):
+    verdicts_a = ["pass", "fail", "fail", "pass"] * 10
+    verdicts_b = ["pass", "pass", "fail", "pass"] * 10
+    a = [{"id": i, "judge": {"value": v, "reason": "r"}, "expected": "yes"} for i, v in enumerate(verdicts_a)]
+    b = [{"id": i, "judge": {"value": v, "reason": "r"}, "expected": "yes"} for i, v in enumerate(verdicts_b)]
+    loaded = runs(tmp_path, a, b)
+    # labels alone do not make a column a metric when detecting; named, they count as 1/0
+    assert "expected" not in compare_experiments(loaded).metrics
+    result = compare_experiments(loaded, ["judge"])
+    assert result.mean("A", "judge").mean == 0.5 and result.mean("B", "judge").mean == 0.75
+    diff = result.difference("B", "judge")
+    assert diff.mean_delta == pytest.approx(0.25) and (diff.better, diff.worse, diff.same) == (10, 0, 30)

@@ -2,8 +2,9 @@
 
 The first run is the baseline; every other run is compared with it, metric by metric.
 
-- A metric is a column; a row's value counts when it is a number (bools count as 0/1) or a
-  `MetricResult`-like dict with a numeric `value`. Coverage = rows with a value / rows.
+- A metric is a column; a row's value counts when it is a number (bools count as 0/1), a
+  pass/fail-like label (pass/yes/correct 1, fail/no/incorrect 0), or a `MetricResult`-like dict
+  holding one of those. Coverage = rows with a value / rows.
 - A row whose function raised has no values (its stored input is not a result).
 - Rows are matched by their `id` column when every row of every run has one and the ids are
   unique within each run; otherwise by position in the dataset.
@@ -21,16 +22,16 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from assay.errors import UsageError
-from assay.experiments.codec import is_number
 from assay.experiments.store import Experiment
+from assay.schema.values import as_number
 
 
 def numeric(value: Any) -> float | None:
-    if is_number(value):
-        return float(value)
-    if isinstance(value, dict) and is_number(value.get("value")):
-        return float(value["value"])
-    return None
+    """A row's value for a metric column: a number, a bool, a pass/fail-like label (1/0, so a
+    judge's mean is its pass rate), or a stored `MetricResult` holding one of those."""
+    if isinstance(value, dict) and "value" in value:
+        value = value["value"]
+    return as_number(value)
 
 
 @dataclass
@@ -99,10 +100,12 @@ def scored_rows(experiment: Experiment) -> list[dict[str, Any]]:
 
 
 def numeric_columns(experiment: Experiment) -> list[str]:
-    """Columns with at least one numeric value, in order of first appearance."""
+    """Columns with at least one numeric value, in order of first appearance. Labels alone do not
+    make a column a metric here (an input column may hold "yes"); name such a column explicitly."""
     seen: dict[str, None] = {}
     for row in scored_rows(experiment):
-        seen.update((key, None) for key, value in row.items() if numeric(value) is not None)
+        seen.update((key, None) for key, value in row.items()
+                    if numeric(value) is not None and not isinstance(value, str))
     return list(seen)
 
 

@@ -6,13 +6,10 @@ Every loader (`load.py`) turns its source into a `Run`; the statistics (`stats.p
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
-# Labels that read as a score: a pass/fail judge's mean is then its pass rate.
-POSITIVE_LABELS = frozenset({"pass", "passed", "yes", "true", "correct", "success", "aligned"})
-NEGATIVE_LABELS = frozenset({"fail", "failed", "no", "false", "incorrect", "failure", "misaligned"})
+from assay.schema.values import NEGATIVE_LABELS, POSITIVE_LABELS, as_number
 
 
 @dataclass
@@ -53,22 +50,6 @@ class Run:
 
     def cells(self, metric: str) -> list[tuple[Row, Cell]]:
         return [(row, row.cells.get(metric) or Cell("missing")) for row in self.rows]
-
-
-def as_number(value: Any) -> float | None:
-    """A cell value as a number: numbers as they are, bools as 0/1, pass/fail-like labels as 1/0."""
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, (int, float)):
-        number = float(value)
-        return number if math.isfinite(number) else None
-    if isinstance(value, str):
-        label = value.strip().lower()
-        if label in POSITIVE_LABELS:
-            return 1.0
-        if label in NEGATIVE_LABELS:
-            return 0.0
-    return None
 
 
 def add_usage(total: dict[str, Any] | None, usage: dict[str, Any] | None) -> dict[str, Any] | None:
