@@ -204,3 +204,12 @@ def test_a_synchronous_openai_client_can_be_passed_in(server, clean_env):
 
     assert asyncio.run(llm.agenerate("hi")).text == '{"score": 1.0, "reason": "fine"}'
     assert server.chat_requests[0].headers["authorization"] == "Bearer sk-sync"
+
+
+def test_the_local_judge_always_bounds_an_answer(tmp_path):
+    # llama.cpp writes until its context is full when no max_tokens is sent; the factory sets one.
+    weights = tmp_path / "tiny.gguf"
+    weights.write_bytes(b"GGUF")  # never loaded: the server starts on the first call
+    llm = llm_factory("local", model_path=str(weights))
+    assert llm.default_params["max_tokens"] == 1024 and llm.max_output_tokens == 2048
+    assert llm_factory("local", model_path=str(weights), max_tokens=99).default_params["max_tokens"] == 99

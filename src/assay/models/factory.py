@@ -186,6 +186,11 @@ def llm_factory(
     # On a CPU judge, doubling a runaway answer's budget up to 16k tokens takes ~25 minutes before it
     # fails; 2,048 is ample for any judge answer and fails in a couple of minutes instead.
     max_output = 2048 if backend.name == "local" else 16384
+    if backend.name == "local":
+        # llama.cpp generates until its context is full when a request names no max_tokens: a small
+        # judge that starts repeating itself would hold a server slot for minutes. Calls that need
+        # more still get it (an answer cut off here is retried with twice the budget).
+        params.setdefault("max_tokens", 1024)
     return LLM(backend, cache=_resolve_cache(cache), retry=retry, limits=limits, price=_price(price),
                default_params=params, max_output_tokens=max_output)
 

@@ -24,7 +24,9 @@ from assay.schema.samples import Sample
 
 
 class GeneratedQuestions(BaseModel):
-    questions: list[str] = Field(default_factory=list)
+    # The bounds go to the judge's JSON schema (a local judge's grammar enforces them, so a looping
+    # small model cannot write questions forever); parsing does not reject a longer list, it is cut.
+    questions: list[str] = Field(default_factory=list, json_schema_extra={"maxItems": 10})
     noncommittal: int = Field(default=0, ge=0, le=1)
 
 
@@ -62,7 +64,8 @@ class AnswerRelevancy(LLMMetric):
         if not response.strip():
             raise NotApplicable("the response is empty")
         generated = await ask_json(self.llm, self.judge_prompt("answer_relevancy"),
-                                   {"count": self.strictness, "answer": response}, GeneratedQuestions)
+                                   {"count": self.strictness, "answer": response}, GeneratedQuestions,
+                                   max_tokens=64 * self.strictness + 48)
         questions = [q.strip() for q in generated.questions if q and q.strip()][: self.strictness]
         if not questions:
             raise NotApplicable("the judge could not name any question this response answers")
