@@ -54,20 +54,31 @@ def _digest(payload: Any) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
-def _cell_seconds(run_dir: Path, metric: str, n_rows: int) -> float | None:
-    """Mean seconds per cell from the checkpoint (resumed cells keep their original time)."""
+def _checkpoint_cells(run_dir: Path, metric: str, n_rows: int) -> dict[int, Cell]:
+    """The metric's finished cells in a run directory, by row (the last record of a row wins)."""
     path = run_dir / "cells.jsonl"
+    cells: dict[int, Cell] = {}
     if not path.exists():
-        return None
-    seconds: dict[int, float] = {}
+        return cells
     for line in path.read_text(encoding="utf-8").splitlines():
         try:
             cell = Cell.model_validate_json(line)
         except ValueError:
             continue
         if cell.metric == metric and cell.row < n_rows:
-            seconds[cell.row] = cell.seconds
-    return sum(seconds.values()) / len(seconds) if seconds else None
+            cells[cell.row] = cell
+    return cells
+
+
+def _finished_rows(run_dir: Path, metric: str, n_rows: int) -> int:
+    """Rows a resumed run will keep: error cells are computed again."""
+    return sum(cell.outcome.status != "error" for cell in _checkpoint_cells(run_dir, metric, n_rows).values())
+
+
+def _cell_seconds(run_dir: Path, metric: str, n_rows: int) -> float | None:
+    """Mean seconds per cell from the checkpoint (resumed cells keep their original time)."""
+    seconds = [cell.seconds for cell in _checkpoint_cells(run_dir, metric, n_rows).values()]
+    return sum(seconds) / len(seconds) if seconds else None
 
 
 def _problems(outcomes: list[Any], ids: list[str]) -> dict[str, Any]:
@@ -116,10 +127,12 @@ def run_benchmark(
     settings = {"suite": suite, "aspect": chosen_aspect, "split": split, "limit": limit, "seed": seed}
     run_dir = Path(runs_dir) / f"{suite}-{chosen_aspect}-{metric.name}-{split}-{_digest([settings, spec])}"
 
+    done_before = _finished_rows(run_dir, metric.name, len(data.rows))
     started = time.perf_counter()
     result = evaluate(data.rows, [metric], run_dir=run_dir, max_concurrency=max_concurrency, timeout=timeout,
                       show_progress=show_progress)
     wall = time.perf_counter() - started
+    computed = len(data.rows) - done_before  # rows this run scored (a resumed run keeps the others)
     outcomes = [row[metric.name] for row in result.outcomes]
     values = [cell.value if isinstance(cell, Ok) and _is_number(cell.value) else None for cell in outcomes]
     not_numeric = sum(isinstance(cell, Ok) and not _is_number(cell.value) for cell in outcomes)
@@ -155,9 +168,10 @@ def run_benchmark(
         },
         "figures": [figure.to_dict() for figure in scored.figures],
         "cost": {
-            # What a row costs the machine: wall time over rows (cells overlap, so a cell's own
-            # latency, kept beside it, is longer). A resumed run's wall time covers only its new rows.
-            "seconds_per_item": wall / n_rows if n_rows else None,
+            # What a row costs the machine: wall time over the rows this run scored (cells overlap,
+            # so a cell's own latency, kept beside it, is longer). None when every row was resumed.
+            "seconds_per_item": wall / computed if computed else None,
+            "rows_computed": computed,
             "cell_latency_seconds": per_cell,
             "wall_seconds": wall,
             "max_concurrency": max_concurrency,
