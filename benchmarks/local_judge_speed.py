@@ -74,6 +74,16 @@ def main() -> None:
         mean = "n/a" if row["mean"] is None else f"{row['mean']:.3f}"
         lines.append(f"| {row['metric']} | {row['samples']} | {row['ok']} | {row['seconds_per_sample']} | "
                      f"{row['requests_per_sample']} | {row['input_tokens_per_sample']} | {row['output_tokens_per_sample']} | {mean} |")
+    faithfulness = next((row for row in rows if row["metric"] == "faithfulness"), None)
+    if faithfulness is not None:
+        met = faithfulness["seconds_per_sample"] <= 5.0
+        lines += ["", f"Floor (issue 4): faithfulness at most 5 s per sample on this judge: "
+                      f"{'met' if met else 'NOT met'} ({faithfulness['seconds_per_sample']} s)."]
+    five = [row for row in rows if "(" not in row["metric"]]
+    if len(five) == 5:
+        total = sum(row["seconds_per_sample"] for row in five)
+        lines += [f"The five default metrics together: {total:.1f} s per sample, "
+                  f"{sum(row['requests_per_sample'] for row in five):.1f} requests per sample."]
     (out / "local_judge_speed.md").write_text("\n".join(lines) + "\n")
 
 
