@@ -83,7 +83,7 @@ def main() -> None:
     if len(five) == 5:
         total = sum(row["seconds_per_sample"] for row in five)
         lines += [f"The five default metrics together: {total:.1f} s per sample, "
-                  f"{sum(row['requests_per_sample'] for row in five):.1f} requests per sample."]
+                  f"{sum(row['requests_per_sample'] for row in five):.1f} model requests per sample (judge calls and embedding batches)."]
     (out / "local_judge_speed.md").write_text("\n".join(lines) + "\n")
 
 
