@@ -20,13 +20,7 @@ from assay.metrics.base import CallEstimate
 from assay.metrics.judge import Verdict
 from assay.metrics.llm_metric import LLMMetric
 from assay.metrics.rag.answer_relevancy import cosine
-from assay.metrics.rag.claims import (
-    check_support,
-    claim_details,
-    judged,
-    skipped_note,
-    statements_of,
-)
+from assay.metrics.rag.claims import CrossCheck, claim_details, cross_check, skipped_note
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -73,11 +67,11 @@ class AnswerCorrectness(LLMMetric):
         if not response.strip():
             raise NotApplicable("the response is empty")
         claims_prompt = self.judge_prompt("claims.coarse") if self.statements == "claims" else None
-        supported = self.judge_prompt("supported")
         found: dict[str, Any] = {}
 
-        async def split(key: str, text: str) -> None:
-            found[key] = await statements_of(self.llm, claims_prompt, text, user_input)
+        async def facts() -> None:
+            found["checked"] = await cross_check(self.llm, claims_prompt, self.judge_prompt("supported"), response,
+                                                 reference, user_input)
 
         async def similarity() -> None:
             if self.weights[1] > 0:
@@ -87,20 +81,12 @@ class AnswerCorrectness(LLMMetric):
                 found["similarity"] = 0.0
 
         async with anyio.create_task_group() as group:
-            group.start_soon(split, "response", response)
-            group.start_soon(split, "reference", reference)
+            group.start_soon(facts)
             group.start_soon(similarity)
-        checks: dict[str, Any] = {}
-
-        async def check(key: str, source: str, claims: list[str]) -> None:
-            checks[key] = await check_support(self.llm, supported, source, claims) if claims else []
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(check, "response", reference, found["response"])
-            group.start_soon(check, "reference", response, found["reference"])
-        response_claims, response_verdicts, skipped = judged(found["response"], checks["response"])
-        reference_claims, reference_verdicts, skipped_reference = judged(found["reference"], checks["reference"])
-        unjudged = skipped + skipped_reference
+        checked: CrossCheck = found["checked"]
+        response_claims, response_verdicts = checked.response_claims, checked.response_verdicts
+        reference_claims, reference_verdicts = checked.reference_claims, checked.reference_verdicts
+        unjudged = checked.unjudged
         fact = factuality(response_verdicts, reference_verdicts)
         score = answer_correctness_score(fact, found["similarity"], (self.weights[0], self.weights[1]))
         if self.threshold is not None:

@@ -7,11 +7,13 @@ caches), so metrics that split the same response share that call.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import anyio
 from pydantic import BaseModel, Field
 
+from assay.errors import NotApplicable
 from assay.metrics.judge import Verdict, ask_json, ask_verdicts
 from assay.metrics.text import split_sentences
 from assay.prompts.prompt import Prompt
@@ -39,6 +41,49 @@ async def statements_of(llm: Any, prompt: Prompt | None, text: str, question: st
     if prompt is None:
         return split_sentences(text)
     return await extract_claims(llm, prompt, text, question)
+
+
+@dataclass
+class CrossCheck:
+    """Statements of a response checked against a reference, and the reference's against the
+    response; statements the judge skipped are left out of the verdict lists and kept apart."""
+
+    response_claims: list[str]
+    response_verdicts: list[Verdict]
+    reference_claims: list[str]
+    reference_verdicts: list[Verdict]
+    unjudged: list[str]
+
+
+async def cross_check(llm: Any, claims_prompt: Prompt | None, supported: Prompt, response: str, reference: str,
+                      question: str = "", *, both_ways: bool = True, empty_response: str | None = None) -> CrossCheck:
+    """Split both texts (concurrently), then check each side against the other (concurrently).
+    `both_ways=False` checks only the response against the reference (the reference is not split);
+    with `empty_response`, a response without statements is NotApplicable before any check."""
+    texts = {"response": response, **({"reference": reference} if both_ways else {})}
+    sources = {"response": reference, "reference": response}
+    found: dict[str, list[str]] = {}
+    checks: dict[str, list[Verdict | None]] = {}
+
+    async def split(key: str) -> None:
+        found[key] = await statements_of(llm, claims_prompt, texts[key], question)
+
+    async def check(key: str) -> None:
+        checks[key] = await check_support(llm, supported, sources[key], found[key]) if found[key] else []
+
+    async with anyio.create_task_group() as group:
+        for key in texts:
+            group.start_soon(split, key)
+    if empty_response is not None and not found["response"]:
+        raise NotApplicable(empty_response)
+    async with anyio.create_task_group() as group:
+        for key in texts:
+            group.start_soon(check, key)
+    response_claims, response_verdicts, skipped = judged(found["response"], checks["response"])
+    reference_claims, reference_verdicts, skipped_reference = judged(found.get("reference", []),
+                                                                     checks.get("reference", []))
+    return CrossCheck(response_claims, response_verdicts, reference_claims, reference_verdicts,
+                      skipped + skipped_reference)
 
 
 # Sources longer than this are judged in pieces. Small local judges have 4k-token windows; a long
@@ -129,5 +174,19 @@ def claim_details(claims: Sequence[str], verdicts: Sequence[Verdict]) -> list[di
     ]
 
 
-__all__ = ["MAX_SOURCE_CHARS", "ClaimList", "check_support", "chunk_text", "claim_details", "extract_claims", "join_contexts", "judged", "merge_verdicts", "over_pieces",
-           "skipped_note", "statements_of"]
+__all__ = [
+    "MAX_SOURCE_CHARS",
+    "ClaimList",
+    "CrossCheck",
+    "check_support",
+    "chunk_text",
+    "claim_details",
+    "cross_check",
+    "extract_claims",
+    "join_contexts",
+    "judged",
+    "merge_verdicts",
+    "over_pieces",
+    "skipped_note",
+    "statements_of",
+]

@@ -18,19 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-import anyio
-
 from assay.errors import NotApplicable
 from assay.metrics.base import CallEstimate
 from assay.metrics.judge import Verdict
 from assay.metrics.llm_metric import LLMMetric
-from assay.metrics.rag.claims import (
-    check_support,
-    claim_details,
-    judged,
-    skipped_note,
-    statements_of,
-)
+from assay.metrics.rag.claims import claim_details, cross_check, skipped_note
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -107,32 +99,12 @@ class FactualCorrectness(LLMMetric):
             raise NotApplicable("the response is empty")
         claims_prompt = self.judge_prompt(self._claims_prompt_id) if self.uses_claims else None
         need_reference = self.mode != "precision"
-        found: dict[str, list[str]] = {}
-
-        async def split(key: str, text: str) -> None:
-            found[key] = await statements_of(self.llm, claims_prompt, text, user_input or "")
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(split, "response", response)
-            if need_reference:
-                group.start_soon(split, "reference", reference)
-        if not found["response"]:
-            raise NotApplicable("the response makes no factual statements to check")
-        checks: dict[str, list[Verdict | None]] = {}
-        supported = self.judge_prompt("supported")
-
-        async def check(key: str, source: str, claims: list[str]) -> None:
-            checks[key] = await check_support(self.llm, supported, source, claims) if claims else []
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(check, "response", reference, found["response"])
-            if need_reference:
-                group.start_soon(check, "reference", response, found["reference"])
         # Statements the judge skipped are left out of TP/FP/FN and named in the reason.
-        response_claims, response_verdicts, skipped = judged(found["response"], checks["response"])
-        reference_claims, reference_verdicts, skipped_reference = judged(found.get("reference", []),
-                                                                         checks.get("reference", []))
-        unjudged = skipped + skipped_reference
+        checked = await cross_check(self.llm, claims_prompt, self.judge_prompt("supported"), response, reference,
+                                    user_input or "", both_ways=need_reference,
+                                    empty_response="the response makes no factual statements to check")
+        response_claims, response_verdicts = checked.response_claims, checked.response_verdicts
+        reference_claims, reference_verdicts = checked.reference_claims, checked.reference_verdicts
         score = factual_correctness_score(response_verdicts, reference_verdicts, mode=self.mode, beta=self.beta,
                                           scoring=self.scoring)
         tp = sum(v.passed for v in response_verdicts)
@@ -141,10 +113,10 @@ class FactualCorrectness(LLMMetric):
         if need_reference:
             missed = sum(not v.passed for v in reference_verdicts)
             reason += f"; {missed} of {len(reference_claims)} reference {unit} are missing from the response"
-        return MetricResult(score, reason=reason + skipped_note(unjudged), details={
+        return MetricResult(score, reason=reason + skipped_note(checked.unjudged), details={
             "response_claims": claim_details(response_claims, response_verdicts),
             "reference_claims": claim_details(reference_claims, reference_verdicts),
-            "unjudged": unjudged,
+            "unjudged": checked.unjudged,
         })
 
     def estimate(self, sample: Sample) -> CallEstimate:
