@@ -45,42 +45,42 @@ class _DualJudge(LLMMetric):
     def _inputs(self, fields: dict[str, Any]) -> dict[str, Any]:
         """Map the sample's fields to the prompts' inputs (raise NotApplicable if unusable)."""
 
+    def _normalised(self, rating: Rating) -> float:
+        value = rating.expected(self.scale) if self.scoring == "probability" else self.scale[rating.label]
+        return value / max(self.scale.values())
+
+    async def _rate_piece(self, prompt_id: str, values: dict[str, Any]) -> Rating | None:
+        try:
+            return await ask_rating(self.llm, self.judge_prompt(prompt_id), values)
+        except OutputParseError:
+            return None  # the other judge's rating stands alone
+
+    async def _best_rating(self, prompt_id: str, values: dict[str, Any]) -> Rating | None:
+        """One judge's rating. A context longer than one window is rated piece by piece and the
+        best piece counts, as relevant or supporting text anywhere is what the judge looks for."""
+        if "context" in values:
+            ratings = await over_pieces(values["context"],
+                                        lambda piece: self._rate_piece(prompt_id, {**values, "context": piece}))
+        else:
+            ratings = [await self._rate_piece(prompt_id, values)]
+        valid = [rating for rating in ratings if rating is not None]
+        return max(valid, key=self._normalised) if valid else None
+
     async def _ascore(self, **fields: Any) -> MetricResult:
         values = self._inputs(fields)
-        top = max(self.scale.values())
-
-        def normalised(rating: Rating) -> float:
-            return (rating.expected(self.scale) if self.scoring == "probability" else self.scale[rating.label]) / top
-
-        async def rate(prompt_id: str) -> tuple[str, float] | None:
-            # A context longer than one window is rated piece by piece; the best piece counts, as
-            # relevant or supporting text anywhere in the contexts is what the judge looks for.
-            async def rate_piece(piece: str | None) -> Rating | None:
-                inputs = values if piece is None else {**values, "context": piece}
-                try:
-                    return await ask_rating(self.llm, self.judge_prompt(prompt_id), inputs)
-                except OutputParseError:
-                    return None  # the other judge's rating stands alone
-
-            pieces = await over_pieces(values["context"], rate_piece) if "context" in values else [await rate_piece(None)]
-            valid = [rating for rating in pieces if rating is not None]
-            if not valid:
-                return None
-            best = max(valid, key=normalised)
-            return best.label, normalised(best)
-
-        ratings: list[tuple[str, float] | None] = [None, None]
+        ratings: list[Rating | None] = [None, None]
 
         async def run(index: int, prompt_id: str) -> None:
-            ratings[index] = await rate(prompt_id)
+            ratings[index] = await self._best_rating(prompt_id, values)
 
         async with anyio.create_task_group() as group:
             for index, prompt_id in enumerate(self.prompt_ids):
                 group.start_soon(run, index, prompt_id)
-        scores = [None if r is None else r[1] for r in ratings]
+        scores = [None if r is None else self._normalised(r) for r in ratings]
         score = combine_ratings(scores)
-        labels = [r[0] if r else "invalid" for r in ratings]
-        return MetricResult(score, reason=f"ratings {labels[0]} and {labels[1]} on a 0–{int(top)} scale",
+        labels = [r.label if r else "invalid" for r in ratings]
+        top = int(max(self.scale.values()))
+        return MetricResult(score, reason=f"ratings {labels[0]} and {labels[1]} on a 0–{top} scale",
                             details={"ratings": labels, "normalised": scores})
 
     def estimate(self, sample: Sample) -> CallEstimate:
