@@ -51,6 +51,9 @@ def test_evaluate_prints_summary_and_writes_rows(data_file, tmp_path):
         (["--metrics", "no_such_metric"], "unknown metric 'no_such_metric'"),
         (["--metrics", "exact_match(bogus=1)"], "unexpected keyword argument 'bogus'"),
         (["--metrics", "exact_match", "--column-map", "nonsense"], "is not name=name"),
+        (["--metrics", "factual_correctness(atomicity=high, statements=sentences)"],
+         "metric 'factual_correctness': atomicity/coverage 'high'"),
+        (["--metrics", "faithfulness(scoring=Binary)"], "scoring must be 'probability' or 'binary', got 'Binary'"),
     ],
 )
 def test_bad_arguments_are_one_line_errors(data_file, args, message):

@@ -61,7 +61,7 @@ def create_metric(metric_id: str, /, **params: Any) -> Metric:
     if cls is None and metric_id in stock:
         try:
             return dataclasses.replace(stock[metric_id], **params)
-        except TypeError as exc:
+        except (TypeError, ValueError) as exc:  # unknown field, or a value the metric refuses
             raise UsageError(f"metric {metric_id!r}: {exc}") from None
     if cls is None:
         close = difflib.get_close_matches(metric_id, [*catalogue, *stock], n=3)
@@ -69,7 +69,7 @@ def create_metric(metric_id: str, /, **params: Any) -> Metric:
         raise UsageError(f"unknown metric {metric_id!r}{hint}")
     try:
         return cls(**params)
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:  # unknown field, or a value the metric refuses
         raise UsageError(f"metric {metric_id!r}: {exc}") from None
 
 
