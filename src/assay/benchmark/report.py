@@ -28,6 +28,18 @@ def judge_name(record: dict[str, Any]) -> str:
     return str(judge)
 
 
+def engine_label(record: dict[str, Any]) -> str:
+    """Who scored the rows: `assay`, or e.g. `Ragas 0.4.3` for a side-by-side run."""
+    engine = record.get("engine") or {"name": "assay"}  # records from before side-by-side runs
+    if engine.get("name") == "ragas":
+        return f"Ragas {engine.get('version', '?')}"
+    return str(engine.get("name", "assay"))
+
+
+def _is_assay(record: dict[str, Any]) -> bool:
+    return (record.get("engine") or {}).get("name", "assay") == "assay"
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "x"
 
@@ -37,7 +49,8 @@ def result_stem(record: dict[str, Any]) -> str:
     metric (e.g. strict_order true and false) keep separate files."""
     params = json.dumps(record["metric"].get("params") or {}, sort_keys=True, default=str)
     tag = "p" + hashlib.sha256(params.encode("utf-8")).hexdigest()[:6]
-    parts = [record["suite"], record["aspect"], record["metric"]["name"], record["split"], judge_name(record), tag]
+    name = record["metric"]["name"] if _is_assay(record) else f"{engine_label(record)}-{record['metric']['name']}"
+    parts = [record["suite"], record["aspect"], name, record["split"], judge_name(record), tag]
     stem = "__".join(_slug(part) for part in parts)
     stem += f"__limit{record['limit']}" if record.get("limit") else ""
     threshold = record.get("threshold")
@@ -82,13 +95,23 @@ def _short_params(record: dict[str, Any]) -> str:
     return f"{record['metric']['name']}({inner})" if inner else record["metric"]["name"]
 
 
+def _engine_text(record: dict[str, Any]) -> str:
+    if _is_assay(record):
+        return "assay"
+    engine = record["engine"]
+    return (f"{engine_label(record)} in its own virtualenv ({engine.get('python')}, openai {engine.get('openai')}), "
+            "against the same judge and items as assay")
+
+
 def run_markdown(record: dict[str, Any]) -> str:
     cells, cost = record["cells"], record["cost"]
     lines = [
-        f"# {record['suite']} / {record['aspect']}: {record['metric']['name']} ({record['split']} split)",
+        f"# {record['suite']} / {record['aspect']}: {engine_label(record)} {record['metric']['name']} "
+        f"({record['split']} split)",
         "",
         "| | |",
         "|---|---|",
+        f"| scored by | {_engine_text(record)} |",
         f"| metric | {record['metric']['class']} v{record['metric']['version']}; params: {_params(record)} |",
         f"| judge | {judge_name(record)} |",
         f"| prompts | {_prompts(record)} |",
@@ -168,16 +191,19 @@ def merged_markdown(records: list[dict[str, Any]]) -> str:
         "JSON records in this folder (one per run). 95% intervals in brackets; n = units scored / units "
         "taken (pairs, items, instances or cases). Cost is per row: wall time of the run over its rows.",
         "",
-        "| suite | split | aspect | metric | judge | n | figures | s/item | calls/item | tokens/item | date |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| suite | split | aspect | scored by | metric | judge | n | figures | s/item | calls/item | tokens/item | date |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    order = sorted(records, key=lambda r: (r["suite"], r["aspect"], r["metric"]["name"], r["split"], judge_name(r)))
+    # Side-by-side runs sit next to assay's for the same suite and aspect.
+    order = sorted(records, key=lambda r: (r["suite"], r["aspect"], r["split"], not _is_assay(r), r["metric"]["name"],
+                                           judge_name(r), r.get("limit") or 0))
     for record in order:
         figures = "<br>".join(f"{f['label']}: {figure_text(f)}" for f in record["figures"] if f.get("headline"))
         cost = record["cost"]
         tokens = cost["input_tokens_per_item"] + cost["output_tokens_per_item"]
         lines.append(
-            f"| {record['suite']} | {record['split']} | {record['aspect']} | {_short_params(record)} | "
+            f"| {record['suite']} | {record['split']} | {record['aspect']} | {engine_label(record)} | "
+            f"{_short_params(record)} | "
             f"{judge_name(record)} | {record['n_scored']}/{record['n_units']} | {figures} | "
             f"{_number(cost['seconds_per_item'], 2)} | {_number(cost['calls_per_item'], 2)} | "
             f"{_number(tokens, 0)} | {record['date'][:10]} |"
@@ -198,4 +224,4 @@ def merge_results(output_dir: str | Path) -> tuple[Path, int]:
     return path, len(records)
 
 
-__all__ = ["WIKIEVAL_REFERENCE", "merge_results", "read_records", "result_stem", "run_markdown", "write_record"]
+__all__ = ["WIKIEVAL_REFERENCE", "engine_label", "merge_results", "read_records", "result_stem", "run_markdown", "write_record"]

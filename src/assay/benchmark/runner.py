@@ -18,7 +18,7 @@ from typing import Any
 from assay._version import __version__
 from assay.benchmark.loaders import loaders
 from assay.benchmark.scoring import score_suite
-from assay.benchmark.suites import SUITES, check_split, check_suite, choose_aspect, resolve_data_dir
+from assay.benchmark.suites import SUITES, SuiteData, check_split, check_suite, choose_aspect, resolve_data_dir
 from assay.errors import UsageError
 from assay.metrics.base import Metric
 from assay.metrics.registry import default_name
@@ -93,6 +93,18 @@ def _problems(outcomes: list[Any], ids: list[str]) -> dict[str, Any]:
     return {"error_types": dict(errors), "skip_reasons": dict(skips.most_common(5)), "examples": examples}
 
 
+def load_suite(suite: str, metric_id: str, *, data_dir: str | Path | None, aspect: str | None, split: str,
+               limit: int | None, seed: int) -> tuple[Path, SuiteData]:
+    """The data directory and the suite's rows and labels for the aspect `metric_id` is checked on."""
+    check_suite(suite)
+    check_split(suite, split)
+    if limit is not None and limit < 1:
+        raise UsageError(f"--limit must be at least 1, got {limit}")
+    root = resolve_data_dir(data_dir)
+    chosen_aspect = choose_aspect(suite, metric_id, aspect)
+    return root, loaders()[suite](root, chosen_aspect, split, limit, seed)
+
+
 def run_benchmark(
     suite: str,
     metric: Metric,
@@ -114,13 +126,9 @@ def run_benchmark(
     """Score SUITE with METRIC and return the run's record (see `report.write_record`)."""
     from assay.engine.run import evaluate
 
-    check_suite(suite)
-    check_split(suite, split)
-    if limit is not None and limit < 1:
-        raise UsageError(f"--limit must be at least 1, got {limit}")
-    root = resolve_data_dir(data_dir)
-    chosen_aspect = choose_aspect(suite, default_name(type(metric)), aspect)
-    data = loaders()[suite](root, chosen_aspect, split, limit, seed)
+    root, data = load_suite(suite, default_name(type(metric)), data_dir=data_dir, aspect=aspect, split=split,
+                            limit=limit, seed=seed)
+    chosen_aspect = data.aspect
     metric = prepare_models(metric, llm, embeddings, cache=cache)
     spec = metric.spec()
     max_concurrency = fit_concurrency(metric, max_concurrency)
@@ -140,26 +148,53 @@ def run_benchmark(
 
     n_rows = len(data.rows)
     usage = result.usage(metric.name)
-    per_cell = _cell_seconds(run_dir, metric.name, n_rows)
+    cost = {
+        # What a row costs the machine: wall time over the rows this run scored (cells overlap,
+        # so a cell's own latency, kept beside it, is longer). None when every row was resumed.
+        "seconds_per_item": wall / computed if computed else None,
+        "rows_computed": computed,
+        "cell_latency_seconds": _cell_seconds(run_dir, metric.name, n_rows),
+        "wall_seconds": wall,
+        "max_concurrency": max_concurrency,
+        "calls_per_item": usage.requests / n_rows if n_rows else 0.0,
+        "cached_calls_per_item": usage.cached_requests / n_rows if n_rows else 0.0,
+        "input_tokens_per_item": usage.input_tokens / n_rows if n_rows else 0.0,
+        "output_tokens_per_item": usage.output_tokens / n_rows if n_rows else 0.0,
+        "usd": usage.cost,
+    }
+    return build_record(
+        data, root, settings, scored, outcomes, not_numeric,
+        metric={key: spec.get(key) for key in ("name", "class", "version", "params")},
+        prompts=spec.get("prompts", []), judge=spec.get("llm"), embeddings=spec.get("embeddings"),
+        cost=cost, run_dir=run_dir, threshold=threshold, engine={"name": "assay", "version": __version__},
+    )
+
+
+def build_record(data: SuiteData, root: Path, settings: dict[str, Any], scored: Any, outcomes: list[Any],
+                 not_numeric: int, *, metric: dict[str, Any], prompts: list[Any], judge: Any, embeddings: Any,
+                 cost: dict[str, Any], run_dir: Path, threshold: float, engine: dict[str, Any]) -> dict[str, Any]:
+    """A run's record (see `report.write_record`), the same for assay's metrics and for another
+    framework's metric run side by side (`engine` says which scored the rows)."""
     return {
         "format": RECORD_FORMAT,
-        "suite": suite,
-        "aspect": chosen_aspect,
+        "suite": data.suite,
+        "aspect": data.aspect,
         "kind": data.kind,
-        "split": split,
-        "limit": limit,
-        "seed": seed,
+        "split": data.split,
+        "limit": settings["limit"],
+        "seed": settings["seed"],
         "threshold": threshold if data.kind == "binary" else None,
-        "metric": {key: spec.get(key) for key in ("name", "class", "version", "params")},
-        "prompts": spec.get("prompts", []),
-        "judge": spec.get("llm"),
-        "embeddings": spec.get("embeddings"),
-        "data": {"directory": str(root), "folder": SUITES[suite][0], "files": data.sources, "notes": data.notes},
+        "engine": engine,
+        "metric": metric,
+        "prompts": prompts,
+        "judge": judge,
+        "embeddings": embeddings,
+        "data": {"directory": str(root), "folder": SUITES[data.suite][0], "files": data.sources, "notes": data.notes},
         "n_units": scored.n_units,
         "n_scored": scored.n_scored,
         "coverage": scored.coverage,
         "cells": {
-            "rows": n_rows,
+            "rows": len(data.rows),
             "ok": sum(isinstance(cell, Ok) for cell in outcomes) - not_numeric,
             "ok_not_numeric": not_numeric,
             "skipped": sum(isinstance(cell, Skipped) for cell in outcomes),
@@ -167,20 +202,7 @@ def run_benchmark(
             **_problems(outcomes, data.ids),
         },
         "figures": [figure.to_dict() for figure in scored.figures],
-        "cost": {
-            # What a row costs the machine: wall time over the rows this run scored (cells overlap,
-            # so a cell's own latency, kept beside it, is longer). None when every row was resumed.
-            "seconds_per_item": wall / computed if computed else None,
-            "rows_computed": computed,
-            "cell_latency_seconds": per_cell,
-            "wall_seconds": wall,
-            "max_concurrency": max_concurrency,
-            "calls_per_item": usage.requests / n_rows if n_rows else 0.0,
-            "cached_calls_per_item": usage.cached_requests / n_rows if n_rows else 0.0,
-            "input_tokens_per_item": usage.input_tokens / n_rows if n_rows else 0.0,
-            "output_tokens_per_item": usage.output_tokens / n_rows if n_rows else 0.0,
-            "usd": usage.cost,
-        },
+        "cost": cost,
         "run_dir": str(run_dir),
         "assay_version": __version__,
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -191,4 +213,4 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float))  # bools count: a pass/fail metric is 0/1
 
 
-__all__ = ["RECORD_FORMAT", "fit_concurrency", "prepare_models", "run_benchmark"]
+__all__ = ["RECORD_FORMAT", "build_record", "fit_concurrency", "load_suite", "prepare_models", "run_benchmark"]

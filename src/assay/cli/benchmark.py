@@ -31,9 +31,11 @@ def benchmark_command(
     concurrency: Annotated[int, typer.Option("--concurrency", help="Cells scored at once")] = 8,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds allowed per cell")] = 600.0,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar")] = True,
+    engine: Annotated[str, typer.Option("--engine", help="Who scores: assay, or ragas (its counterpart metric, same judge, same items)")] = "assay",
+    ragas_python: Annotated[Opt[Path], typer.Option("--ragas-python", help="Python of a virtualenv with Ragas (default: $ASSAY_RAGAS_PYTHON)")] = None,
 ) -> None:
     """Measure a metric's agreement with human labels on SUITE, or merge results with `report`."""
-    from assay.benchmark.report import figure_text, merge_results, write_record
+    from assay.benchmark.report import engine_label, figure_text, merge_results, write_record
     from assay.benchmark.runner import run_benchmark
     from assay.cli.app import stdout
     from assay.errors import UsageError
@@ -53,19 +55,33 @@ def benchmark_command(
 
         threshold = tuned_threshold(threshold_from, suite=suite, split=split)
         threshold_source = str(threshold_from)
-    chosen = parse_metric(metric)
-    judge = llm_factory(llm, base_url=base_url, cache=not no_cache) if llm and chosen.needs_llm else None
-    embedder = (embedding_factory(embeddings, base_url=base_url, cache=not no_cache)
-                if embeddings and chosen.needs_embeddings else None)
-    record = run_benchmark(suite, chosen, data_dir=data_dir, llm=judge, embeddings=embedder, aspect=aspect,
-                           split=split, limit=limit, seed=seed, threshold=threshold, runs_dir=runs_dir,
-                           max_concurrency=concurrency, timeout=timeout, show_progress=progress, cache=not no_cache)
+    if engine not in ("assay", "ragas"):
+        raise UsageError(f"--engine must be assay or ragas, got {engine!r}")
+    common = dict(data_dir=data_dir, aspect=aspect, split=split, limit=limit, seed=seed, threshold=threshold,
+                  runs_dir=runs_dir, max_concurrency=concurrency, timeout=timeout, show_progress=progress,
+                  cache=not no_cache)
+    if engine == "ragas":
+        from assay.benchmark.ragas_side import run_ragas_benchmark
+        from assay.cli.metric_spec import split_metric_spec
+
+        name, options = split_metric_spec(metric)
+        judge = llm_factory(llm, base_url=base_url, cache=not no_cache) if llm else None
+        embedder = embedding_factory(embeddings, base_url=base_url, cache=not no_cache) if embeddings else None
+        record = run_ragas_benchmark(suite, name, python=ragas_python, options=options, llm=judge,
+                                     embeddings=embedder, **common)
+    else:
+        chosen = parse_metric(metric)
+        judge = llm_factory(llm, base_url=base_url, cache=not no_cache) if llm and chosen.needs_llm else None
+        embedder = (embedding_factory(embeddings, base_url=base_url, cache=not no_cache)
+                    if embeddings and chosen.needs_embeddings else None)
+        record = run_benchmark(suite, chosen, llm=judge, embeddings=embedder, **common)
     if threshold_source is not None:
         record["threshold_source"] = threshold_source
     json_path, md_path = write_record(record, output_dir)
     cells = record["cells"]
     stdout.print(
-        f"{record['suite']} / {record['aspect']} / {record['metric']['name']} ({record['split']}): "
+        f"{record['suite']} / {record['aspect']} / {engine_label(record)} {record['metric']['name']} "
+        f"({record['split']}): "
         f"{record['n_scored']} of {record['n_units']} scored; cells: {cells['ok']} ok, "
         f"{cells['skipped']} skipped, {cells['error']} error",
         highlight=False, soft_wrap=True,

@@ -42,11 +42,11 @@ def _parse_value(text: str) -> Any:
         return text  # a bare word such as rouge1 is a string
 
 
-def parse_metric(spec: str) -> Metric:
-    """`name` or `name(key=value, ...)`; values are JSON literals or bare strings."""
+def split_metric_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """`name` or `name(key=value, ...)` as (name, params); values are JSON literals or bare strings."""
     spec = spec.strip()
     if "(" not in spec:
-        return create_metric(spec)
+        return spec, {}
     if not spec.endswith(")"):
         raise UsageError(f"metric spec {spec!r}: expected name(key=value, ...)")
     name, _, inner = spec[:-1].partition("(")
@@ -56,7 +56,13 @@ def parse_metric(spec: str) -> Metric:
         if not equals or not key.strip():
             raise UsageError(f"metric spec {spec!r}: parameter {item!r} is not key=value")
         params[key.strip()] = _parse_value(value)
-    return create_metric(name.strip(), **params)
+    return name.strip(), params
+
+
+def parse_metric(spec: str) -> Metric:
+    """The metric a spec names, e.g. `faithfulness(scoring=binary)`."""
+    name, params = split_metric_spec(spec)
+    return create_metric(name, **params)
 
 
 def parse_metrics(text: str) -> list[Metric]:

@@ -1,0 +1,172 @@
+"""Score benchmark rows with a Ragas metric: run by the *Ragas* interpreter, never imported by assay.
+
+`assay benchmark ... --engine ragas` starts this file with the Python of a separate virtualenv
+that has Ragas installed (assay is not installed there, so this file imports nothing from assay).
+It scores each row with a `ragas.metrics.collections` metric against the judge the parent gives
+(an OpenAI-compatible URL: the parent's embedded llama.cpp server, or a remote endpoint) and
+writes one JSON line per finished row to the output file, which makes an interrupted run
+resumable: rows already there with a value are not scored again.
+
+Protocol: one line `{"ready": true, "ragas": version, ...}` on stdout once Ragas is imported, then
+one line per finished row (the same line that is appended to the output file), then `{"done": true}`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextvars
+import inspect
+import json
+import math
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
+warnings.filterwarnings("ignore")
+
+# Calls and tokens of the row whose task made the request (httpx runs hooks in that task).
+_ROW_USAGE: contextvars.ContextVar[dict[str, int] | None] = contextvars.ContextVar("row_usage", default=None)
+
+
+async def _count_usage(response: Any) -> None:
+    usage = _ROW_USAGE.get()
+    if usage is None:
+        return
+    usage["requests"] += 1
+    await response.aread()
+    try:
+        body = response.json()
+    except ValueError:
+        return
+    counted = body.get("usage") if isinstance(body, dict) else None
+    if isinstance(counted, dict):
+        usage["input_tokens"] += int(counted.get("prompt_tokens") or 0)
+        usage["output_tokens"] += int(counted.get("completion_tokens") or 0)
+
+
+def _client(base_url: str, api_key: str | None) -> Any:
+    import httpx
+    from openai import AsyncOpenAI
+
+    http = httpx.AsyncClient(timeout=httpx.Timeout(900.0), event_hooks={"response": [_count_usage]})
+    return AsyncOpenAI(base_url=base_url, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "none",
+                       http_client=http, max_retries=2)
+
+
+def build_metric(args: argparse.Namespace) -> Any:
+    import ragas.metrics.collections as collections
+    from ragas.llms import llm_factory
+
+    cls = getattr(collections, args.metric_class, None)
+    if cls is None:
+        raise SystemExit(f"ragas.metrics.collections has no metric {args.metric_class!r}")
+    options = json.loads(args.options)
+    wanted = inspect.signature(cls.__init__).parameters
+    if "llm" in wanted:
+        options["llm"] = llm_factory(args.llm_model, client=_client(args.llm_url, None))
+    if "embeddings" in wanted:
+        if not args.embeddings_url:
+            raise SystemExit(f"{args.metric_class} needs embeddings and no embeddings URL was given")
+        from ragas.embeddings import embedding_factory
+
+        options["embeddings"] = embedding_factory("openai", model=args.embeddings_model,
+                                                  client=_client(args.embeddings_url, "none"))
+    return cls(**options)
+
+
+def _fields(metric: Any, row: dict[str, Any]) -> dict[str, Any]:
+    wanted = [name for name, p in inspect.signature(metric.ascore).parameters.items()
+              if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and name != "self"]
+    missing = [name for name in wanted if name not in row]
+    if missing:
+        raise KeyError(f"row has no {', '.join(missing)}")
+    return {name: row[name] for name in wanted}
+
+
+async def score_row(metric: Any, index: int, row: dict[str, Any], timeout: float) -> dict[str, Any]:
+    usage = {"requests": 0, "input_tokens": 0, "output_tokens": 0}
+    _ROW_USAGE.set(usage)  # this task's own context: tasks copy the context they start in
+    started = time.perf_counter()
+    line: dict[str, Any] = {"row": index}
+    try:
+        result = await asyncio.wait_for(metric.ascore(**_fields(metric, row)), timeout)
+        value = getattr(result, "value", result)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            # What Ragas hands a user here is a NaN (or None) with no exception: recorded as such.
+            line.update(status="error", error_type="NaN",
+                        message=f"Ragas returned {value!r} without raising")
+        else:
+            line.update(status="ok", value=float(value))
+    except asyncio.TimeoutError:
+        line.update(status="error", error_type="Timeout", message=f"no result within {timeout:g} s")
+    except Exception as exc:  # every failure becomes a line; the run goes on
+        line.update(status="error", error_type=type(exc).__name__, message=str(exc)[:500])
+    line.update(seconds=time.perf_counter() - started, **usage)
+    return line
+
+
+def finished_rows(path: Path) -> set[int]:
+    """Rows the output file already has a value for (errors are scored again)."""
+    done: set[int] = set()
+    if path.exists():
+        for text in path.read_text(encoding="utf-8").splitlines():
+            try:
+                line = json.loads(text)
+            except ValueError:
+                continue  # a line cut short by a crash
+            if line.get("status") == "ok":
+                done.add(int(line["row"]))
+    return done
+
+
+async def run(args: argparse.Namespace) -> None:
+    metric = build_metric(args)
+    rows = [json.loads(text) for text in Path(args.rows).read_text(encoding="utf-8").splitlines() if text]
+    out = Path(args.out)
+    done = finished_rows(out)
+    todo = [(index, row) for index, row in enumerate(rows) if index not in done]
+    print(json.dumps({"todo": len(todo), "done_before": len(done)}), flush=True)
+    gate = asyncio.Semaphore(args.concurrency)
+
+    async def one(index: int, row: dict[str, Any]) -> None:
+        async with gate:
+            line = await score_row(metric, index, row, args.timeout)
+        text = json.dumps(line, ensure_ascii=False)
+        with out.open("a", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+        print(text, flush=True)
+
+    await asyncio.gather(*(one(index, row) for index, row in todo))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--metric-class", required=True)
+    parser.add_argument("--options", default="{}", help="JSON keyword arguments for the metric")
+    parser.add_argument("--llm-url", required=True)
+    parser.add_argument("--llm-model", required=True)
+    parser.add_argument("--embeddings-url")
+    parser.add_argument("--embeddings-model", default="embeddings")
+    parser.add_argument("--rows", required=True, help="JSONL, one row of fields per line")
+    parser.add_argument("--out", required=True, help="JSONL of finished rows (appended to)")
+    parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=600.0)
+    args = parser.parse_args(argv)
+
+    import openai
+    import ragas
+
+    print(json.dumps({"ready": True, "ragas": ragas.__version__, "openai": openai.__version__,
+                      "python": sys.version.split()[0]}), flush=True)
+    asyncio.run(run(args))
+    print(json.dumps({"done": True}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
