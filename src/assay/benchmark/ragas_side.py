@@ -73,9 +73,10 @@ def judge_endpoint(llm: Any) -> tuple[str, str]:
         from assay.models.local import SERVERS
 
         return f"{SERVERS.address(provider.settings)}/v1", provider.model
-    base_url = getattr(provider, "base_url", None)
-    if base_url and getattr(provider, "_given", None) is None and hasattr(provider, "client"):
-        return str(base_url), provider.model
+    from assay.models.providers.openai_compat import OpenAICompatible
+
+    if isinstance(provider, OpenAICompatible) and provider.base_url:
+        return provider.base_url, provider.model
     raise UsageError(f"Ragas can only be given an OpenAI-compatible judge (the embedded one or an endpoint); "
                      f"{getattr(provider, 'name', type(provider).__name__)} is not one")
 

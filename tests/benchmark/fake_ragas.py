@@ -1,0 +1,154 @@
+"""A stand-in for a Ragas virtualenv, so the side-by-side runner can be tested where Ragas is not
+installed (Ragas itself is not what these tests check; our runner, worker and records are).
+
+`make_fake_ragas(tmp_path)` writes a package named `ragas` with the few names the worker uses and an
+executable `python` that runs the worker with that package importable. The fake metrics make real
+HTTP requests through the `AsyncOpenAI` client the worker builds, so request and token counting,
+errors and the embeddings endpoint are exercised for real:
+
+- `Faithfulness.ascore` asks the judge twice; the second reply is the score ("nan" gives a NaN,
+  an HTTP error raises);
+- `AnswerRelevancy.ascore` embeds the question and the response and returns their cosine.
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+PACKAGE = {
+    "ragas/__init__.py": '__version__ = "0.0-fake"\n',
+    "ragas/llms.py": '''
+class _LLM:
+    def __init__(self, model, client):
+        self.model, self.client = model, client
+
+def llm_factory(model, client=None, **kwargs):
+    return _LLM(model, client)
+''',
+    "ragas/embeddings.py": '''
+class _Embeddings:
+    def __init__(self, model, client):
+        self.model, self.client = model, client
+
+def embedding_factory(provider="openai", model=None, client=None, **kwargs):
+    return _Embeddings(model, client)
+''',
+    "ragas/metrics/__init__.py": "",
+    "ragas/metrics/collections.py": '''
+import math
+
+class _Result:
+    def __init__(self, value):
+        self.value = value
+
+class Faithfulness:
+    def __init__(self, llm, name="faithfulness", **kwargs):
+        self.llm, self.options = llm, kwargs
+
+    async def ascore(self, user_input, response, retrieved_contexts):
+        chat = self.llm.client.chat.completions
+        await chat.create(model=self.llm.model, messages=[{"role": "user", "content": "split: " + response}])
+        reply = await chat.create(model=self.llm.model, messages=[{"role": "user", "content": "judge: " + response}])
+        return _Result(float(reply.choices[0].message.content))
+
+class AnswerRelevancy:
+    def __init__(self, llm, embeddings, name="answer_relevancy", strictness=3, **kwargs):
+        self.llm, self.embeddings = llm, embeddings
+
+    async def ascore(self, user_input, response):
+        done = await self.embeddings.client.embeddings.create(model=self.embeddings.model,
+                                                              input=[user_input, response])
+        a, b = (item.embedding for item in done.data)
+        dot = sum(x * y for x, y in zip(a, b))
+        return _Result(dot / (math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))))
+''',
+}
+
+LAUNCHER = '''
+import runpy, sys
+sys.path.insert(0, {package!r})
+args = [a for a in sys.argv[1:] if a != "-I"]
+sys.argv = args
+runpy.run_path(args[0], run_name="__main__")
+'''
+
+
+def make_fake_ragas(folder: Path) -> Path:
+    """Write the fake package and its interpreter under `folder`; return the interpreter's path."""
+    package = folder / "fake_ragas_site"
+    for name, text in PACKAGE.items():
+        path = package / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    launcher = folder / "launch.py"
+    launcher.write_text(LAUNCHER.format(package=str(package)))
+    python = folder / "python"
+    python.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{launcher}" "$@"\n')
+    python.chmod(python.stat().st_mode | stat.S_IEXEC)
+    return python
+
+
+class ScoreJudge(ThreadingHTTPServer):
+    """Answers "split: ..." with "ok" and "judge: <response>" with `scores[response]` (default
+    "0.5"); a response listed in `fail` gets an HTTP 400 on its judge request."""
+
+    daemon_threads = True
+
+    def __init__(self, scores: dict[str, str] | None = None, fail: set[str] | None = None) -> None:
+        super().__init__(("127.0.0.1", 0), _ScoreHandler)
+        self.scores = scores or {}
+        self.fail = fail or set()
+        self.lock = threading.Lock()
+        self.requests = 0
+        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    def __enter__(self) -> ScoreJudge:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+        self.server_close()
+
+
+class _ScoreHandler(BaseHTTPRequestHandler):
+    server: ScoreJudge
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _send(self, status: int, payload: dict[str, Any]) -> None:
+        body = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_POST(self) -> None:
+        request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+        content = str(request["messages"][-1]["content"])
+        with self.server.lock:
+            self.server.requests += 1
+        kind, _, response = content.partition(": ")
+        if kind == "judge" and response in self.server.fail:
+            self._send(400, {"error": {"message": "scripted failure", "type": "invalid_request_error"}})
+            return
+        text = self.server.scores.get(response, "0.5") if kind == "judge" else "ok"
+        self._send(200, {
+            "id": f"chatcmpl-{time.monotonic_ns()}", "object": "chat.completion", "created": int(time.time()),
+            "model": request.get("model", "judge"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13},
+        })

@@ -1,0 +1,174 @@
+"""`assay benchmark --engine ragas`: the worker process, the judge and embeddings endpoints, the
+record, resuming, and the merged table, with a stand-in Ragas package (see fake_ragas.py)."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+
+from assay.benchmark.ragas_side import (
+    embeddings_endpoint,
+    judge_endpoint,
+    ragas_metric_class,
+    ragas_python,
+    run_ragas_benchmark,
+)
+from assay.benchmark.report import merge_results, result_stem, write_record
+from assay.benchmark.runner import load_suite, run_benchmark
+from assay.errors import UsageError
+from assay.metrics import Faithfulness
+from assay.models.embeddings import Embeddings
+from assay.models.factory import llm_factory
+from assay.models.llm import LLM
+from assay.models.providers.scripted import ScriptedProvider
+from tests.benchmark.fake_ragas import ScoreJudge, make_fake_ragas
+from tests.benchmark.loopback_judge import LoopbackJudge
+
+
+def _rows(metaeval_dir, aspect_metric: str, limit: int):
+    return load_suite("wikieval", aspect_metric, data_dir=metaeval_dir, aspect=None, split="test", limit=limit,
+                      seed=0)[1].rows
+
+
+def _run(metaeval_dir, tmp_path, judge: ScoreJudge, **options):
+    return run_ragas_benchmark("wikieval", "faithfulness", python=make_fake_ragas(tmp_path), data_dir=metaeval_dir,
+                               llm=llm_factory(f"openai/fake-judge@{judge.url}", cache=False), limit=3,
+                               runs_dir=tmp_path / "runs", show_progress=False, **options)
+
+
+def test_scores_the_same_items_and_records_every_failure(metaeval_dir, tmp_path):
+    rows = _rows(metaeval_dir, "faithfulness", 3)
+    responses = [row["response"] for row in rows]  # pairs: (0, 1), (2, 3), (4, 5), preferred first
+    scores = {responses[0]: "0.9", responses[1]: "0.2", responses[2]: "0.4", responses[3]: "0.8",
+              responses[4]: "nan"}
+    with ScoreJudge(scores, fail={responses[5]}) as judge:
+        record = _run(metaeval_dir, tmp_path, judge)
+        requests = judge.requests
+
+    assert record["engine"]["name"] == "ragas" and record["engine"]["version"] == "0.0-fake"
+    assert record["metric"]["class"] == "ragas.metrics.collections.Faithfulness"
+    assert record["judge"] == {"provider": "openai", "model": "fake-judge", "base_url": f"{judge.url}/"}
+    cells = record["cells"]
+    assert (cells["rows"], cells["ok"], cells["error"]) == (6, 4, 2)
+    assert cells["error_types"] == {"NaN": 1, "BadRequestError": 1}
+    assert [e["id"] for e in cells["examples"]] == [record_id for record_id in _ids(metaeval_dir)[4:6]]
+    # One pair won, one lost; the third has no score on either side and is not counted.
+    assert (record["n_units"], record["n_scored"]) == (3, 2)
+    accuracy = next(f for f in record["figures"] if f["name"] == "pairwise_accuracy")
+    assert accuracy["value"] == 0.5
+    # Two requests per row (the failing row's second one was answered with a 400), counted per row.
+    assert requests == 12 and record["cost"]["calls_per_item"] == 2.0
+    assert record["cost"]["input_tokens_per_item"] == pytest.approx((5 * 20 + 10) / 6)
+    assert record["cost"]["output_tokens_per_item"] == pytest.approx((5 * 6 + 3) / 6)
+    assert record["cost"]["rows_computed"] == 6
+
+
+def _ids(metaeval_dir):
+    return load_suite("wikieval", "faithfulness", data_dir=metaeval_dir, aspect=None, split="test", limit=3,
+                      seed=0)[1].ids
+
+
+def test_a_rerun_scores_only_the_rows_that_failed(metaeval_dir, tmp_path):
+    responses = [row["response"] for row in _rows(metaeval_dir, "faithfulness", 3)]
+    with ScoreJudge({responses[4]: "nan"}, fail={responses[5]}) as judge:
+        first = _run(metaeval_dir, tmp_path, judge)
+    assert first["cells"]["error"] == 2
+    with ScoreJudge({responses[4]: "0.7", responses[5]: "0.1"}) as judge:
+        second = _run(metaeval_dir, tmp_path, judge)
+        assert judge.requests == 4  # rows 4 and 5 only
+    assert second["cells"]["error"] == 0 and second["n_scored"] == 3
+    assert second["cost"]["rows_computed"] == 2 and second["run_dir"] == first["run_dir"]
+
+
+def test_metric_options_reach_ragas_and_keep_their_own_run(metaeval_dir, tmp_path):
+    with ScoreJudge() as judge:
+        plain = _run(metaeval_dir, tmp_path, judge)
+        tuned = _run(metaeval_dir, tmp_path, judge, options={"strictness": 2})
+    assert tuned["metric"]["params"] == {"strictness": 2} and plain["metric"]["params"] == {}
+    assert tuned["run_dir"] != plain["run_dir"]
+    assert result_stem(tuned) != result_stem(plain)
+
+
+def test_answer_relevancy_embeds_through_assays_own_embedding_model(metaeval_dir, tmp_path):
+    rows = _rows(metaeval_dir, "answer_relevancy", 2)  # pairs: (answer, poor_answer)
+    vectors = {}
+    for index, row in enumerate(rows):
+        vectors[row["user_input"]] = [1.0, 0.0]
+        vectors[row["response"]] = [1.0, 0.1] if index % 2 == 0 else [0.1, 1.0]
+    embeddings = Embeddings(ScriptedProvider(model="scripted-embedder", vectors=vectors))
+    with ScoreJudge() as judge:
+        record = run_ragas_benchmark("wikieval", "answer_relevancy", python=make_fake_ragas(tmp_path),
+                                     data_dir=metaeval_dir, llm=llm_factory(f"openai/fake-judge@{judge.url}", cache=False),
+                                     embeddings=embeddings, limit=2, runs_dir=tmp_path / "runs", show_progress=False)
+    assert record["cells"]["ok"] == 4, record["cells"]
+    assert next(f for f in record["figures"] if f["name"] == "pairwise_accuracy")["value"] == 1.0
+    assert record["embeddings"] is not None and embeddings.usage.usage.requests >= 1
+
+
+def test_the_embeddings_endpoint_answers_like_openai_and_reports_failures():
+    class Broken:
+        model = "broken"
+
+        def embed_texts(self, texts):
+            raise RuntimeError("no vectors today")
+
+    embeddings = Embeddings(ScriptedProvider(model="scripted-embedder", vectors={"a": [1.0, 2.0], "b": [3.0, 4.0]}))
+    with embeddings_endpoint(embeddings) as url:
+        reply = httpx.post(f"{url}/embeddings", json={"model": "x", "input": ["a", "b"]})
+        single = httpx.post(f"{url}/embeddings", json={"model": "x", "input": "b"})
+    assert url.startswith("http://127.0.0.1:")
+    assert reply.status_code == 200
+    assert [item["embedding"] for item in reply.json()["data"]] == [[1.0, 2.0], [3.0, 4.0]]
+    assert single.json()["data"][0]["embedding"] == [3.0, 4.0]
+    with pytest.raises(httpx.ConnectError):
+        httpx.post(f"{url}/embeddings", json={"input": ["a"]}, timeout=2)  # closed after the block
+    with embeddings_endpoint(Broken()) as url:
+        failed = httpx.post(f"{url}/embeddings", json={"input": ["a"]})
+    assert failed.status_code == 500 and "RuntimeError: no vectors today" in failed.json()["error"]["message"]
+
+
+def test_a_worker_that_fails_is_an_error_with_its_cause(metaeval_dir, tmp_path):
+    with ScoreJudge() as judge, pytest.raises(UsageError, match="has no metric 'ContextRecall'"):
+        run_ragas_benchmark("wikieval", "context_recall", python=make_fake_ragas(tmp_path), data_dir=metaeval_dir,
+                            aspect="context_relevance", llm=llm_factory(f"openai/fake-judge@{judge.url}", cache=False),
+                            limit=1, runs_dir=tmp_path / "runs", show_progress=False)
+
+
+def test_setup_errors_name_the_fix(monkeypatch, tmp_path):
+    monkeypatch.delenv("ASSAY_RAGAS_PYTHON", raising=False)
+    with pytest.raises(UsageError, match="ASSAY_RAGAS_PYTHON.*pip install ragas==0.4.3"):
+        ragas_python(None)
+    with pytest.raises(UsageError, match="no Python interpreter at"):
+        ragas_python(tmp_path / "missing" / "python")
+    monkeypatch.setenv("ASSAY_RAGAS_PYTHON", str(make_fake_ragas(tmp_path)))
+    assert ragas_python(None).name == "python"
+    with pytest.raises(UsageError, match="no Ragas counterpart is wired for 'bleu_score'"):
+        ragas_metric_class("bleu_score")
+    assert ragas_metric_class("nv_context_relevance") == "ContextRelevance"
+    with pytest.raises(UsageError, match="OpenAI-compatible judge"):
+        judge_endpoint(LLM(ScriptedProvider(["x"])))
+    url, model = judge_endpoint(llm_factory("openai/some-model@http://127.0.0.1:9/v1", cache=False))
+    assert (url.rstrip("/"), model) == ("http://127.0.0.1:9/v1", "some-model")
+
+
+def test_the_merged_table_puts_ragas_beside_assay(metaeval_dir, tmp_path):
+    results = tmp_path / "results"
+    with LoopbackJudge() as ours:
+        mine = run_benchmark("wikieval", Faithfulness(), data_dir=metaeval_dir,
+                             llm=llm_factory(ours.model_string, cache=False),
+                             limit=3, runs_dir=tmp_path / "runs", show_progress=False)
+    with ScoreJudge() as judge:
+        theirs = _run(metaeval_dir, tmp_path, judge)
+    paths = [write_record(record, results)[0] for record in (mine, theirs)]
+    assert paths[0] != paths[1] and "Ragas-0.0-fake-faithfulness" in paths[1].name
+    merge_results(results)
+    table = (results / "README.md").read_text()
+    lines = [line for line in table.splitlines() if line.startswith("| wikieval |")]
+    assert len(lines) == 2
+    assert lines[0].startswith("| wikieval | test | faithfulness | assay | faithfulness")
+    assert lines[1].startswith("| wikieval | test | faithfulness | Ragas 0.0-fake | faithfulness")
+    markdown = paths[1].with_suffix(".md").read_text()
+    assert "| scored by | Ragas 0.0-fake in its own virtualenv" in markdown
+    assert json.loads(paths[1].read_text())["engine"]["name"] == "ragas"
