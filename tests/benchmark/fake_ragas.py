@@ -16,11 +16,10 @@ from __future__ import annotations
 import json
 import stat
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+
+from tests.benchmark.loopback_judge import JSONHandler, LoopbackServer
 
 PACKAGE = {
     "ragas/__init__.py": '__version__ = "0.0-fake"\n',
@@ -95,46 +94,18 @@ def make_fake_ragas(folder: Path) -> Path:
     return python
 
 
-class ScoreJudge(ThreadingHTTPServer):
+class ScoreJudge(LoopbackServer):
     """Answers "split: ..." with "ok" and "judge: <response>" with `scores[response]` (default
     "0.5"); a response listed in `fail` gets an HTTP 400 on its judge request."""
 
-    daemon_threads = True
-
     def __init__(self, scores: dict[str, str] | None = None, fail: set[str] | None = None) -> None:
-        super().__init__(("127.0.0.1", 0), _ScoreHandler)
+        super().__init__(_ScoreHandler)
         self.scores = scores or {}
         self.fail = fail or set()
-        self.lock = threading.Lock()
-        self.requests = 0
-        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
-
-    def __enter__(self) -> ScoreJudge:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown()
-        self.server_close()
 
 
-class _ScoreHandler(BaseHTTPRequestHandler):
+class _ScoreHandler(JSONHandler):
     server: ScoreJudge
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def _send(self, status: int, payload: dict[str, Any]) -> None:
-        body = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
     def do_POST(self) -> None:
         request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")

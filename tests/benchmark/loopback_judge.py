@@ -43,8 +43,8 @@ def answer(messages: list[dict[str, Any]]) -> str | None:
     return None
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: LoopbackJudge
+class JSONHandler(BaseHTTPRequestHandler):
+    """Quiet, and answers with JSON."""
 
     def log_message(self, *args: Any) -> None:  # keep test output quiet
         pass
@@ -56,6 +56,10 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
+
+
+class _Handler(JSONHandler):
+    server: LoopbackJudge
 
     def do_POST(self) -> None:
         request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
@@ -78,23 +82,34 @@ class _Handler(BaseHTTPRequestHandler):
         })
 
 
-class LoopbackJudge(ThreadingHTTPServer):
+class LoopbackServer(ThreadingHTTPServer):
+    """A server on 127.0.0.1 (random port) in a thread, counting requests; `with` starts and stops it."""
+
     daemon_threads = True
 
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        super().__init__(("127.0.0.1", 0), handler)
         self.lock = threading.Lock()
         self.requests = 0
         self._thread = threading.Thread(target=self.serve_forever, daemon=True)
 
     @property
-    def model_string(self) -> str:
-        return f"openai/loopback-judge@http://127.0.0.1:{self.server_address[1]}/v1"
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
 
-    def __enter__(self) -> LoopbackJudge:
+    def __enter__(self):
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.shutdown()
         self.server_close()
+
+
+class LoopbackJudge(LoopbackServer):
+    def __init__(self) -> None:
+        super().__init__(_Handler)
+
+    @property
+    def model_string(self) -> str:
+        return f"openai/loopback-judge@{self.url}"

@@ -138,7 +138,7 @@ def test_a_worker_that_fails_is_an_error_with_its_cause(metaeval_dir, tmp_path):
 
 def test_setup_errors_name_the_fix(monkeypatch, tmp_path):
     monkeypatch.delenv("ASSAY_RAGAS_PYTHON", raising=False)
-    with pytest.raises(UsageError, match="ASSAY_RAGAS_PYTHON.*pip install ragas==0.4.3"):
+    with pytest.raises(UsageError, match=r"ASSAY_RAGAS_PYTHON.*pip install ragas==0\.4\.3"):
         ragas_python(None)
     with pytest.raises(UsageError, match="no Python interpreter at"):
         ragas_python(tmp_path / "missing" / "python")

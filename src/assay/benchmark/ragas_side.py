@@ -87,7 +87,7 @@ def embeddings_endpoint(embeddings: Any) -> Iterator[str]:
     so that Ragas embeds with exactly the model assay uses. Yields the base URL."""
 
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 (the stdlib's name)
+        def do_POST(self) -> None:
             try:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
                 texts = body["input"] if isinstance(body["input"], list) else [body["input"]]

@@ -18,7 +18,14 @@ from typing import Any
 from assay._version import __version__
 from assay.benchmark.loaders import loaders
 from assay.benchmark.scoring import score_suite
-from assay.benchmark.suites import SUITES, SuiteData, check_split, check_suite, choose_aspect, resolve_data_dir
+from assay.benchmark.suites import (
+    SUITES,
+    SuiteData,
+    check_split,
+    check_suite,
+    choose_aspect,
+    resolve_data_dir,
+)
 from assay.errors import UsageError
 from assay.metrics.base import Metric
 from assay.metrics.registry import default_name
