@@ -6,8 +6,9 @@ executable `python` that runs the worker with that package importable. The fake 
 HTTP requests through the `AsyncOpenAI` client the worker builds, so request and token counting,
 errors and the embeddings endpoint are exercised for real:
 
-- `Faithfulness.ascore` asks the judge twice; the second reply is the score ("nan" gives a NaN,
-  an HTTP error raises);
+- `Faithfulness.ascore` asks the judge twice; the second reply plus the `offset` option is the
+  score ("nan" gives a NaN, an HTTP error raises);
+- `ContextPrecision` needs a `reference`, which some suites' rows lack;
 - `AnswerRelevancy.ascore` embeds the question and the response and returns their cosine.
 """
 
@@ -22,7 +23,8 @@ from pathlib import Path
 from tests.benchmark.loopback_judge import JSONHandler, LoopbackServer
 
 PACKAGE = {
-    "ragas/__init__.py": '__version__ = "0.0-fake"\n',
+    # Libraries print to stdout; the runner must read past lines that are not the worker's.
+    "ragas/__init__.py": '__version__ = "0.0-fake"\nprint("a chatty library says hello")\n',
     "ragas/llms.py": '''
 class _LLM:
     def __init__(self, model, client):
@@ -31,7 +33,8 @@ class _LLM:
 def llm_factory(model, client=None, **kwargs):
     return _LLM(model, client)
 ''',
-    "ragas/embeddings.py": '''
+    "ragas/embeddings/__init__.py": "",
+    "ragas/embeddings/base.py": '''
 class _Embeddings:
     def __init__(self, model, client):
         self.model, self.client = model, client
@@ -48,14 +51,21 @@ class _Result:
         self.value = value
 
 class Faithfulness:
-    def __init__(self, llm, name="faithfulness", **kwargs):
-        self.llm, self.options = llm, kwargs
+    def __init__(self, llm, name="faithfulness", offset=0.0):
+        self.llm, self.offset = llm, offset
 
     async def ascore(self, user_input, response, retrieved_contexts):
         chat = self.llm.client.chat.completions
         await chat.create(model=self.llm.model, messages=[{"role": "user", "content": "split: " + response}])
         reply = await chat.create(model=self.llm.model, messages=[{"role": "user", "content": "judge: " + response}])
-        return _Result(float(reply.choices[0].message.content))
+        return _Result(float(reply.choices[0].message.content) + self.offset)
+
+class ContextPrecision:
+    def __init__(self, llm):
+        self.llm = llm
+
+    async def ascore(self, user_input, reference, retrieved_contexts):
+        return _Result(1.0)
 
 class AnswerRelevancy:
     def __init__(self, llm, embeddings, name="answer_relevancy", strictness=3, **kwargs):
@@ -102,6 +112,7 @@ class ScoreJudge(LoopbackServer):
         super().__init__(_ScoreHandler)
         self.scores = scores or {}
         self.fail = fail or set()
+        self.keys: set[str] = set()  # Authorization headers seen
 
 
 class _ScoreHandler(JSONHandler):
@@ -112,6 +123,7 @@ class _ScoreHandler(JSONHandler):
         content = str(request["messages"][-1]["content"])
         with self.server.lock:
             self.server.requests += 1
+            self.server.keys.add(self.headers.get("Authorization", ""))
         kind, _, response = content.partition(": ")
         if kind == "judge" and response in self.server.fail:
             self._send(400, {"error": {"message": "scripted failure", "type": "invalid_request_error"}})

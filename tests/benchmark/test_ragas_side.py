@@ -3,7 +3,10 @@ record, resuming, and the merged table, with a stand-in Ragas package (see fake_
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
+from pathlib import Path
 
 import httpx
 import pytest
@@ -60,6 +63,10 @@ def test_scores_the_same_items_and_records_every_failure(metaeval_dir, tmp_path)
     assert accuracy["value"] == 0.5
     # Two requests per row (the failing row's second one was answered with a 400), counted per row.
     assert requests == 12 and record["cost"]["calls_per_item"] == 2.0
+    lines = [json.loads(text) for text in (Path(record["run_dir"]) / "ragas_cells.jsonl").read_text().splitlines()]
+    usage = {line["row"]: (line["requests"], line["input_tokens"], line["output_tokens"]) for line in lines}
+    assert usage == {0: (2, 20, 6), 1: (2, 20, 6), 2: (2, 20, 6), 3: (2, 20, 6), 4: (2, 20, 6), 5: (2, 10, 3)}
+    assert next(line for line in lines if line["row"] == 4)["message"] == "Ragas returned nan without raising"
     assert record["cost"]["input_tokens_per_item"] == pytest.approx((5 * 20 + 10) / 6)
     assert record["cost"]["output_tokens_per_item"] == pytest.approx((5 * 6 + 3) / 6)
     assert record["cost"]["rows_computed"] == 6
@@ -74,21 +81,53 @@ def test_a_rerun_scores_only_the_rows_that_failed(metaeval_dir, tmp_path):
     responses = [row["response"] for row in _rows(metaeval_dir, "faithfulness", 3)]
     with ScoreJudge({responses[4]: "nan"}, fail={responses[5]}) as judge:
         first = _run(metaeval_dir, tmp_path, judge)
-    assert first["cells"]["error"] == 2
-    with ScoreJudge({responses[4]: "0.7", responses[5]: "0.1"}) as judge:
+        assert first["cells"]["error"] == 2 and judge.requests == 12
+        judge.scores, judge.fail = {responses[4]: "0.7", responses[5]: "0.1"}, set()  # the judge recovers
         second = _run(metaeval_dir, tmp_path, judge)
-        assert judge.requests == 4  # rows 4 and 5 only
+        assert judge.requests == 12 + 4  # rows 4 and 5 only
     assert second["cells"]["error"] == 0 and second["n_scored"] == 3
     assert second["cost"]["rows_computed"] == 2 and second["run_dir"] == first["run_dir"]
 
 
 def test_metric_options_reach_ragas_and_keep_their_own_run(metaeval_dir, tmp_path):
-    with ScoreJudge() as judge:
+    with ScoreJudge() as judge:  # every response scores 0.5
         plain = _run(metaeval_dir, tmp_path, judge)
-        tuned = _run(metaeval_dir, tmp_path, judge, options={"strictness": 2})
-    assert tuned["metric"]["params"] == {"strictness": 2} and plain["metric"]["params"] == {}
+        tuned = _run(metaeval_dir, tmp_path, judge, options={"offset": 0.25})
+    assert tuned["metric"]["params"] == {"offset": 0.25} and plain["metric"]["params"] == {}
+    values = {}
+    for record in (plain, tuned):
+        lines = (Path(record["run_dir"]) / "ragas_cells.jsonl").read_text().splitlines()
+        values[bool(record["metric"]["params"])] = {json.loads(text)["value"] for text in lines}
+    assert values == {False: {0.5}, True: {0.75}}  # the fake metric adds its offset option
     assert tuned["run_dir"] != plain["run_dir"]
     assert result_stem(tuned) != result_stem(plain)
+
+
+def test_a_different_judge_does_not_reuse_finished_rows(metaeval_dir, tmp_path):
+    with ScoreJudge() as judge:
+        first = _run(metaeval_dir, tmp_path, judge)
+    with ScoreJudge() as other:  # another port: another endpoint, another identity
+        second = _run(metaeval_dir, tmp_path, other)
+        assert other.requests == 12
+    assert second["run_dir"] != first["run_dir"] and second["cost"]["rows_computed"] == 6
+
+
+def test_the_judges_key_reaches_the_worker_by_environment(metaeval_dir, tmp_path):
+    with ScoreJudge() as judge:
+        llm = llm_factory(f"openai/fake-judge@{judge.url}", api_key="sk-side-by-side", cache=False)
+        run_ragas_benchmark("wikieval", "faithfulness", python=make_fake_ragas(tmp_path), data_dir=metaeval_dir,
+                            llm=llm, limit=1, runs_dir=tmp_path / "runs", show_progress=False)
+    assert judge.keys == {"Bearer sk-side-by-side"}
+
+
+def test_rows_without_a_field_the_ragas_metric_needs_are_refused_before_any_request(metaeval_dir, tmp_path):
+    with ScoreJudge() as judge:
+        with pytest.raises(UsageError, match="ContextPrecision needs reference, which the suite's rows do not have"):
+            run_ragas_benchmark("wikieval", "context_precision", python=make_fake_ragas(tmp_path),
+                                data_dir=metaeval_dir, aspect="faithfulness",
+                                llm=llm_factory(f"openai/fake-judge@{judge.url}", cache=False), limit=1,
+                                runs_dir=tmp_path / "runs", show_progress=False)
+        assert judge.requests == 0
 
 
 def test_answer_relevancy_embeds_through_assays_own_embedding_model(metaeval_dir, tmp_path):
@@ -129,6 +168,28 @@ def test_the_embeddings_endpoint_answers_like_openai_and_reports_failures():
     assert failed.status_code == 500 and "RuntimeError: no vectors today" in failed.json()["error"]["message"]
 
 
+class SlowEmbedder(ScriptedProvider):
+    async def embed(self, texts):
+        await asyncio.sleep(0.05)
+        return [[float(len(text)), 1.0] for text in texts], 1
+
+
+def test_the_embeddings_endpoint_serves_requests_that_arrive_together():
+    embeddings = Embeddings(SlowEmbedder(model="slow"))
+    replies: list[httpx.Response] = []
+    with embeddings_endpoint(embeddings) as url:
+        def post(text: str) -> None:
+            replies.append(httpx.post(f"{url}/embeddings", json={"input": [text]}, timeout=30))
+
+        threads = [threading.Thread(target=post, args=("x" * n,)) for n in range(1, 9)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert sorted(reply.status_code for reply in replies) == [200] * 8
+    assert sorted(reply.json()["data"][0]["embedding"][0] for reply in replies) == [float(n) for n in range(1, 9)]
+
+
 def test_a_worker_that_fails_is_an_error_with_its_cause(metaeval_dir, tmp_path):
     with ScoreJudge() as judge, pytest.raises(UsageError, match="has no metric 'ContextRecall'"):
         run_ragas_benchmark("wikieval", "context_recall", python=make_fake_ragas(tmp_path), data_dir=metaeval_dir,
@@ -149,8 +210,8 @@ def test_setup_errors_name_the_fix(monkeypatch, tmp_path):
     assert ragas_metric_class("nv_context_relevance") == "ContextRelevance"
     with pytest.raises(UsageError, match="OpenAI-compatible judge"):
         judge_endpoint(LLM(ScriptedProvider(["x"])))
-    url, model = judge_endpoint(llm_factory("openai/some-model@http://127.0.0.1:9/v1", cache=False))
-    assert (url.rstrip("/"), model) == ("http://127.0.0.1:9/v1", "some-model")
+    url, model, key = judge_endpoint(llm_factory("openai/some-model@http://127.0.0.1:9/v1", api_key="k", cache=False))
+    assert (url.rstrip("/"), model, key) == ("http://127.0.0.1:9/v1", "some-model", "k")
 
 
 def test_the_merged_table_puts_ragas_beside_assay(metaeval_dir, tmp_path):

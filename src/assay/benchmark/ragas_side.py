@@ -28,6 +28,7 @@ from assay.errors import UsageError
 from assay.schema.outcome import Error, Ok
 
 RAGAS_PYTHON_VARIABLE = "ASSAY_RAGAS_PYTHON"
+KEY_VARIABLE = "ASSAY_RAGAS_JUDGE_KEY"  # the judge's API key, handed to the worker in its environment
 WORKER = Path(__file__).with_name("ragas_worker.py")
 INSTALL_HINT = ("python3 -m venv /tmp/ragas-venv && /tmp/ragas-venv/bin/pip install ragas==0.4.3 "
                 "langchain-community==0.4.1  (then --ragas-python /tmp/ragas-venv/bin/python)")
@@ -66,17 +67,17 @@ def ragas_metric_class(metric_id: str) -> str:
                          f"{', '.join(RAGAS_METRICS)}") from None
 
 
-def judge_endpoint(llm: Any) -> tuple[str, str]:
-    """(base URL, model name) at which another process can reach this judge."""
+def judge_endpoint(llm: Any) -> tuple[str, str, str | None]:
+    """(base URL, model name, API key) at which another process can reach this judge."""
     provider = llm.provider
     if getattr(provider, "name", None) == "local":
         from assay.models.local import SERVERS
 
-        return f"{SERVERS.address(provider.settings)}/v1", provider.model
+        return f"{SERVERS.address(provider.settings)}/v1", provider.model, None
     from assay.models.providers.openai_compat import OpenAICompatible
 
     if isinstance(provider, OpenAICompatible) and provider.base_url:
-        return provider.base_url, provider.model
+        return provider.base_url, provider.model, provider.api_key or os.environ.get("OPENAI_API_KEY")
     raise UsageError(f"Ragas can only be given an OpenAI-compatible judge (the embedded one or an endpoint); "
                      f"{getattr(provider, 'name', type(provider).__name__)} is not one")
 
@@ -85,13 +86,17 @@ def judge_endpoint(llm: Any) -> tuple[str, str]:
 def embeddings_endpoint(embeddings: Any) -> Iterator[str]:
     """Serve `embeddings` as an OpenAI-compatible `/v1/embeddings` on 127.0.0.1 while in the block,
     so that Ragas embeds with exactly the model assay uses. Yields the base URL."""
+    # One request at a time: each sync call runs its own event loop, and the model's rate
+    # limiter is not meant to be shared between loops.
+    one_at_a_time = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             try:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
                 texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-                vectors = embeddings.embed_texts([str(text) for text in texts])
+                with one_at_a_time:
+                    vectors = embeddings.embed_texts([str(text) for text in texts])
                 reply = {"object": "list", "model": embeddings.model,
                          "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
                          "usage": {"prompt_tokens": 0, "total_tokens": 0}}
@@ -128,11 +133,11 @@ def read_worker_cells(path: Path, n_rows: int) -> dict[int, dict[str, Any]]:
     """The worker's finished rows, by row; the last line of a row wins (a retried error)."""
     cells: dict[int, dict[str, Any]] = {}
     if path.exists():
-        for text in path.read_text(encoding="utf-8").splitlines():
+        for text in path.read_text(encoding="utf-8").split("\n"):
             try:
                 line = json.loads(text)
             except ValueError:
-                continue
+                continue  # blank, or cut short by a killed worker
             if isinstance(line, dict) and isinstance(line.get("row"), int) and 0 <= line["row"] < n_rows:
                 cells[line["row"]] = line
     return cells
@@ -146,23 +151,31 @@ def to_outcome(line: dict[str, Any] | None) -> Ok | Error:
     return Error(error_type=str(line.get("error_type") or "Error"), message=str(line.get("message") or ""))
 
 
-def _run_worker(command: list[str], total: int, show_progress: bool, title: str) -> dict[str, Any]:
-    """Run the worker, advancing a progress bar per finished row; return its `ready` line."""
+def _run_worker(command: list[str], env: dict[str, str], total: int, show_progress: bool,
+                title: str) -> tuple[dict[str, Any], float]:
+    """Run the worker, advancing a progress bar per finished row. Returns its `ready` line and the
+    seconds from its first request to its end (Ragas' import and start-up are not the judge's time)."""
     from assay.engine.progress import CellProgress
 
-    env = {**os.environ, "RAGAS_DO_NOT_TRACK": "true", "PYTHONWARNINGS": "ignore"}
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     stderr_lines: list[str] = []
     reader = threading.Thread(target=lambda: stderr_lines.extend(process.stderr or []), daemon=True)
     reader.start()
     info: dict[str, Any] = {}
     progress: CellProgress | None = None
+    scoring_started: float | None = None
     try:
         for text in process.stdout or []:
-            line = json.loads(text) if text.startswith("{") else {}
+            try:
+                line = json.loads(text)
+            except ValueError:
+                continue  # a library printing to stdout: not ours
+            if not isinstance(line, dict):
+                continue
             if line.get("ready"):
                 info = line
             elif "todo" in line:
+                scoring_started = time.perf_counter()
                 progress = CellProgress(total, done=line["done_before"], enabled=show_progress,
                                         title=title, unit="rows").__enter__()
             elif "row" in line and progress is not None:
@@ -170,12 +183,15 @@ def _run_worker(command: list[str], total: int, show_progress: bool, title: str)
     finally:
         if progress is not None:
             progress.__exit__(None, None, None)
+        if process.poll() is None and process.stdout is not None and not process.stdout.closed:
+            process.kill()  # we stopped reading early (an exception): never wait on a full pipe
         code = process.wait()
         reader.join(timeout=5)
     if code != 0:
         tail = "".join(stderr_lines[-15:]).strip()
         raise UsageError(f"the Ragas worker ({command[0]}) failed with exit code {code}:\n{tail}")
-    return info
+    seconds = time.perf_counter() - scoring_started if scoring_started is not None else 0.0
+    return info, seconds
 
 
 def run_ragas_benchmark(
@@ -214,26 +230,32 @@ def run_ragas_benchmark(
     if getattr(llm.provider, "name", None) == "local" and isinstance(slots, int):
         concurrency = min(concurrency, slots)  # as for assay: no rows queued behind a busy local judge
 
+    url, model, api_key = judge_endpoint(llm)  # starts the embedded judge, outside the timed part
     settings = {"suite": suite, "aspect": data.aspect, "split": split, "limit": limit, "seed": seed}
-    run_dir = Path(runs_dir) / f"{suite}-{data.aspect}-ragas-{metric_id}-{split}-{_digest([settings, metric_class, options])}"
+    # Finished rows are reused only by a run of the same rows, metric, judge, embeddings and Ragas.
+    identity = [settings, _digest(data.rows), metric_class, options, _identity(llm),
+                _identity(embeddings) if needs_embeddings else None, str(interpreter)]
+    run_dir = Path(runs_dir) / f"{suite}-{data.aspect}-ragas-{metric_id}-{split}-{_digest(identity)}"
     run_dir.mkdir(parents=True, exist_ok=True)
     rows_path, out_path = run_dir / "rows.jsonl", run_dir / "ragas_cells.jsonl"
     rows_path.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in data.rows), encoding="utf-8")
     n_rows = len(data.rows)
     done_before = sum(line.get("status") == "ok" for line in read_worker_cells(out_path, n_rows).values())
 
-    url, model = judge_endpoint(llm)
     command = [str(interpreter), "-I", str(WORKER), "--metric-class", metric_class, "--options", json.dumps(options),
                "--llm-url", url, "--llm-model", model, "--rows", str(rows_path), "--out", str(out_path),
                "--concurrency", str(concurrency), "--timeout", str(timeout or 1e9)]
-    started = time.perf_counter()
+    env = {**os.environ, "RAGAS_DO_NOT_TRACK": "true"}
+    env.pop(KEY_VARIABLE, None)
+    if api_key:
+        env[KEY_VARIABLE] = api_key
+    title = f"Ragas {metric_class}"
     if needs_embeddings:
         with embeddings_endpoint(embeddings) as embeddings_url:
-            info = _run_worker([*command, "--embeddings-url", embeddings_url, "--embeddings-model", embeddings.model],
-                               n_rows, show_progress, f"Ragas {metric_class}")
+            info, wall = _run_worker([*command, "--embeddings-url", embeddings_url, "--embeddings-model",
+                                      embeddings.model], env, n_rows, show_progress, title)
     else:
-        info = _run_worker(command, n_rows, show_progress, f"Ragas {metric_class}")
-    wall = time.perf_counter() - started
+        info, wall = _run_worker(command, env, n_rows, show_progress, title)
 
     lines = read_worker_cells(out_path, n_rows)
     outcomes = [to_outcome(lines.get(index)) for index in range(n_rows)]
@@ -248,7 +270,7 @@ def run_ragas_benchmark(
     cost = {
         "seconds_per_item": wall / computed if computed else None,
         "rows_computed": computed,
-        "cell_latency_seconds": per_item("seconds") if finished else None,
+        "cell_latency_seconds": sum(line.get("seconds", 0) for line in finished) / len(finished) if finished else None,
         "wall_seconds": wall,
         "max_concurrency": concurrency,
         "calls_per_item": per_item("requests"),

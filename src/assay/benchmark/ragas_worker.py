@@ -29,6 +29,8 @@ from typing import Any
 os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
 warnings.filterwarnings("ignore")
 
+KEY_VARIABLE = "ASSAY_RAGAS_JUDGE_KEY"
+
 # Calls and tokens of the row whose task made the request (httpx runs hooks in that task).
 _ROW_USAGE: contextvars.ContextVar[dict[str, int] | None] = contextvars.ContextVar("row_usage", default=None)
 
@@ -54,8 +56,7 @@ def _client(base_url: str, api_key: str | None) -> Any:
     from openai import AsyncOpenAI
 
     http = httpx.AsyncClient(timeout=httpx.Timeout(900.0), event_hooks={"response": [_count_usage]})
-    return AsyncOpenAI(base_url=base_url, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "none",
-                       http_client=http, max_retries=2)
+    return AsyncOpenAI(base_url=base_url, api_key=api_key or "none", http_client=http, max_retries=2)
 
 
 def build_metric(args: argparse.Namespace) -> Any:
@@ -68,11 +69,12 @@ def build_metric(args: argparse.Namespace) -> Any:
     options = json.loads(args.options)
     wanted = inspect.signature(cls.__init__).parameters
     if "llm" in wanted:
-        options["llm"] = llm_factory(args.llm_model, client=_client(args.llm_url, None))
+        # The key travels in the environment, not on the command line (which `ps` shows).
+        options["llm"] = llm_factory(args.llm_model, client=_client(args.llm_url, os.environ.get(KEY_VARIABLE)))
     if "embeddings" in wanted:
         if not args.embeddings_url:
             raise SystemExit(f"{args.metric_class} needs embeddings and no embeddings URL was given")
-        from ragas.embeddings import embedding_factory
+        from ragas.embeddings.base import embedding_factory
 
         options["embeddings"] = embedding_factory("openai", model=args.embeddings_model,
                                                   client=_client(args.embeddings_url, "none"))
@@ -82,10 +84,23 @@ def build_metric(args: argparse.Namespace) -> Any:
 def _fields(metric: Any, row: dict[str, Any]) -> dict[str, Any]:
     wanted = [name for name, p in inspect.signature(metric.ascore).parameters.items()
               if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and name != "self"]
-    missing = [name for name in wanted if name not in row]
-    if missing:
-        raise KeyError(f"row has no {', '.join(missing)}")
-    return {name: row[name] for name in wanted}
+    return {name: row[name] for name in wanted if name in row}
+
+
+def _message(exc: BaseException) -> str:
+    """The exception's text and its causes ("Connection error." alone says little)."""
+    parts, seen = [], set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        parts.append(f"{type(exc).__name__}: {exc}" if parts else str(exc))
+        exc = exc.__cause__ or exc.__context__
+    return " <- ".join(parts)[:500]
+
+
+def required_fields(metric: Any) -> list[str]:
+    return [name for name, p in inspect.signature(metric.ascore).parameters.items()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and name != "self"
+            and p.default is inspect.Parameter.empty]
 
 
 async def score_row(metric: Any, index: int, row: dict[str, Any], timeout: float) -> dict[str, Any]:
@@ -105,7 +120,7 @@ async def score_row(metric: Any, index: int, row: dict[str, Any], timeout: float
     except asyncio.TimeoutError:
         line.update(status="error", error_type="Timeout", message=f"no result within {timeout:g} s")
     except Exception as exc:  # every failure becomes a line; the run goes on
-        line.update(status="error", error_type=type(exc).__name__, message=str(exc)[:500])
+        line.update(status="error", error_type=type(exc).__name__, message=_message(exc))
     line.update(seconds=time.perf_counter() - started, **usage)
     return line
 
@@ -114,7 +129,7 @@ def finished_rows(path: Path) -> set[int]:
     """Rows the output file already has a value for (errors are scored again)."""
     done: set[int] = set()
     if path.exists():
-        for text in path.read_text(encoding="utf-8").splitlines():
+        for text in path.read_text(encoding="utf-8").split("\n"):
             try:
                 line = json.loads(text)
             except ValueError:
@@ -124,10 +139,24 @@ def finished_rows(path: Path) -> set[int]:
     return done
 
 
+def cut_partial_line(path: Path) -> None:
+    """Drop a last line left half-written by a killed run, so the next line starts clean."""
+    if path.exists():
+        data = path.read_bytes()
+        if data and not data.endswith(b"\n"):
+            path.write_bytes(data[: data.rfind(b"\n") + 1])
+
+
 async def run(args: argparse.Namespace) -> None:
     metric = build_metric(args)
-    rows = [json.loads(text) for text in Path(args.rows).read_text(encoding="utf-8").splitlines() if text]
+    rows = [json.loads(text) for text in Path(args.rows).read_text(encoding="utf-8").split("\n") if text]
+    missing = [name for name in required_fields(metric) if rows and name not in rows[0]]
+    if missing:
+        # Every row would fail the same way: say so once, before any request.
+        raise SystemExit(f"{args.metric_class} needs {', '.join(missing)}, which the suite's rows do not have "
+                         f"(they have {', '.join(sorted(rows[0]))})")
     out = Path(args.out)
+    cut_partial_line(out)
     done = finished_rows(out)
     todo = [(index, row) for index, row in enumerate(rows) if index not in done]
     print(json.dumps({"todo": len(todo), "done_before": len(done)}), flush=True)

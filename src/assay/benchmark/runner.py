@@ -56,6 +56,16 @@ def fit_concurrency(metric: Metric, requested: int) -> int:
     return requested
 
 
+def start_local_judge(llm: Any) -> None:
+    """Load the embedded judge before the clock starts: loading weights is not a row's cost (and a
+    side-by-side run starts it before timing too)."""
+    provider = getattr(llm, "provider", None)
+    if getattr(provider, "name", None) == "local" and hasattr(provider, "settings"):
+        from assay.models.local import SERVERS
+
+        SERVERS.address(provider.settings)
+
+
 def _digest(payload: Any) -> str:
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
@@ -143,6 +153,7 @@ def run_benchmark(
     run_dir = Path(runs_dir) / f"{suite}-{chosen_aspect}-{metric.name}-{split}-{_digest([settings, spec])}"
 
     done_before = _finished_rows(run_dir, metric.name, len(data.rows))
+    start_local_judge(getattr(metric, "llm", None))
     started = time.perf_counter()
     result = evaluate(data.rows, [metric], run_dir=run_dir, max_concurrency=max_concurrency, timeout=timeout,
                       show_progress=show_progress)

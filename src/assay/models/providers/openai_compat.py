@@ -90,8 +90,11 @@ class OpenAICompatible(Provider):
             self._is_async = _is_async_client(client)
             self._clients = None
             self._given = client
+            self.api_key = getattr(client, "api_key", None)
             return
         import openai
+
+        self.api_key = api_key  # None: the SDK reads OPENAI_API_KEY
 
         def new_client() -> Any:
             # Retries are assay's job (one policy for every provider), so the SDK's are off.
