@@ -20,7 +20,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.benchmark.loopback_judge import JSONHandler, LoopbackServer
+from tests.benchmark.loopback_judge import JSONHandler, LoopbackServer, answer
 
 PACKAGE = {
     # Libraries print to stdout; the runner must read past lines that are not the worker's.
@@ -106,7 +106,8 @@ def make_fake_ragas(folder: Path) -> Path:
 
 class ScoreJudge(LoopbackServer):
     """Answers "split: ..." with "ok" and "judge: <response>" with `scores[response]` (default
-    "0.5"); a response listed in `fail` gets an HTTP 400 on its judge request."""
+    "0.5"); a response listed in `fail` gets an HTTP 400 on its judge request. Anything else is
+    answered as `LoopbackJudge` answers assay's faithfulness prompts."""
 
     def __init__(self, scores: dict[str, str] | None = None, fail: set[str] | None = None) -> None:
         super().__init__(_ScoreHandler)
@@ -128,7 +129,15 @@ class _ScoreHandler(JSONHandler):
         if kind == "judge" and response in self.server.fail:
             self._send(400, {"error": {"message": "scripted failure", "type": "invalid_request_error"}})
             return
-        text = self.server.scores.get(response, "0.5") if kind == "judge" else "ok"
+        if kind == "judge":
+            text = self.server.scores.get(response, "0.5")
+        elif kind == "split":
+            text = "ok"
+        else:  # assay's own faithfulness prompts, so both engines can share this judge
+            text = answer(request["messages"])
+            if text is None:
+                self._send(400, {"error": {"message": "unknown prompt", "type": "invalid_request_error"}})
+                return
         self._send(200, {
             "id": f"chatcmpl-{time.monotonic_ns()}", "object": "chat.completion", "created": int(time.time()),
             "model": request.get("model", "judge"),

@@ -18,7 +18,7 @@ from assay.benchmark.ragas_side import (
     ragas_python,
     run_ragas_benchmark,
 )
-from assay.benchmark.report import merge_results, result_stem, write_record
+from assay.benchmark.report import merge_results, result_stem, side_by_side_markdown, write_record
 from assay.benchmark.runner import load_suite, run_benchmark
 from assay.errors import UsageError
 from assay.metrics import Faithfulness
@@ -27,7 +27,6 @@ from assay.models.factory import llm_factory
 from assay.models.llm import LLM
 from assay.models.providers.scripted import ScriptedProvider
 from tests.benchmark.fake_ragas import ScoreJudge, make_fake_ragas
-from tests.benchmark.loopback_judge import LoopbackJudge
 
 
 def _rows(metaeval_dir, aspect_metric: str, limit: int):
@@ -216,20 +215,41 @@ def test_setup_errors_name_the_fix(monkeypatch, tmp_path):
 
 def test_the_merged_table_puts_ragas_beside_assay(metaeval_dir, tmp_path):
     results = tmp_path / "results"
-    with LoopbackJudge() as ours:
+    responses = [row["response"] for row in _rows(metaeval_dir, "faithfulness", 3)]
+    with ScoreJudge({responses[0]: "0.9", responses[1]: "0.1"}) as judge:  # one win, two ties: 2/3
         mine = run_benchmark("wikieval", Faithfulness(), data_dir=metaeval_dir,
-                             llm=llm_factory(ours.model_string, cache=False),
+                             llm=llm_factory(f"openai/fake-judge@{judge.url}", cache=False),
                              limit=3, runs_dir=tmp_path / "runs", show_progress=False)
-    with ScoreJudge() as judge:
         theirs = _run(metaeval_dir, tmp_path, judge)
+    assert mine["cells"]["ok"] == 6, mine["cells"]
     paths = [write_record(record, results)[0] for record in (mine, theirs)]
     assert paths[0] != paths[1] and "Ragas-0.0-fake-faithfulness" in paths[1].name
     merge_results(results)
     table = (results / "README.md").read_text()
     lines = [line for line in table.splitlines() if line.startswith("| wikieval |")]
-    assert len(lines) == 2
+    assert len(lines) == 3
     assert lines[0].startswith("| wikieval | test | faithfulness | assay | faithfulness")
     assert lines[1].startswith("| wikieval | test | faithfulness | Ragas 0.0-fake | faithfulness")
+    mine_text = next(f for f in mine["figures"] if f["name"] == "pairwise_accuracy")
+    assert lines[2].startswith(
+        "| wikieval | test | faithfulness | 3 | openai/fake-judge | pairwise accuracy | faithfulness(scoring=probability, statements=sentences)"
+        f" | {mine_text['value']:.3f} [")
+    assert "| Ragas 0.0-fake Faithfulness | 0.667 [" in lines[2]
+    assert "## Side by side with Ragas (same items, same judge)" in table
     markdown = paths[1].with_suffix(".md").read_text()
     assert "| scored by | Ragas 0.0-fake in its own virtualenv" in markdown
     assert json.loads(paths[1].read_text())["engine"]["name"] == "ragas"
+
+
+def test_runs_on_other_items_or_judges_are_not_paired():
+    def record(engine: str, limit: int, model: str) -> dict:
+        return {"suite": "wikieval", "aspect": "faithfulness", "split": "test", "limit": limit, "seed": 0,
+                "engine": {"name": engine, "version": "1"}, "judge": {"provider": "p", "model": model},
+                "metric": {"name": "faithfulness", "class": "x.Faithfulness", "params": {}}, "n_units": limit,
+                "n_scored": limit, "cost": {"seconds_per_item": 1.0},
+                "figures": [{"name": "pairwise_accuracy", "label": "pairwise accuracy", "headline": True,
+                             "value": 0.5, "low": 0.1, "high": 0.9}]}
+
+    assert side_by_side_markdown([record("assay", 3, "a"), record("ragas", 4, "a")]) == []
+    assert side_by_side_markdown([record("assay", 3, "a"), record("ragas", 3, "b")]) == []
+    assert len(side_by_side_markdown([record("assay", 3, "a"), record("ragas", 3, "a")])) == 6

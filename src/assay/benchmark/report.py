@@ -208,9 +208,54 @@ def merged_markdown(records: list[dict[str, Any]]) -> str:
             f"{_number(cost['seconds_per_item'], 2)} | {_number(cost['calls_per_item'], 2)} | "
             f"{_number(tokens, 0)} | {record['date'][:10]} |"
         )
+    lines += side_by_side_markdown(records)
     lines += ["", "Reference: the Ragas paper reports agreement of 0.95 (faithfulness), 0.78 (answer relevance) "
               "and 0.70 (context relevance) on WikiEval with gpt-3.5."]
     return "\n".join(lines) + "\n"
+
+
+def _same_items(record: dict[str, Any]) -> tuple[Any, ...]:
+    """Runs with equal keys scored the same rows (the loaders are deterministic in these)."""
+    return (record["suite"], record["aspect"], record["split"], record.get("limit"), record.get("seed"),
+            judge_name(record))
+
+
+def _headline(record: dict[str, Any]) -> dict[str, Any] | None:
+    return next((f for f in record["figures"] if f.get("headline")), None)
+
+
+def side_by_side_markdown(records: list[dict[str, Any]]) -> list[str]:
+    """Lines of a table pairing each Ragas run with assay's runs on the same items and judge (none
+    when there is no such pair)."""
+    ours: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for record in records:
+        if _is_assay(record):
+            ours.setdefault(_same_items(record), []).append(record)
+    rows = []
+    for theirs in sorted((r for r in records if not _is_assay(r)), key=_same_items):
+        their_figure = _headline(theirs)
+        for mine in sorted(ours.get(_same_items(theirs), []), key=_short_params):
+            my_figure = _headline(mine)
+            if their_figure is None or my_figure is None or my_figure["name"] != their_figure["name"]:
+                continue
+            rows.append(
+                f"| {theirs['suite']} | {theirs['split']} | {theirs['aspect']} | {theirs['n_units']} | "
+                f"{judge_name(theirs)} | {my_figure['label']} | {_short_params(mine)} | "
+                f"{figure_text(my_figure)} ({mine['n_scored']} scored) | {_number(mine['cost']['seconds_per_item'], 2)} | "
+                f"{engine_label(theirs)} {theirs['metric']['class'].rsplit('.', 1)[-1]} | "
+                f"{figure_text(their_figure)} ({theirs['n_scored']} scored) | "
+                f"{_number(theirs['cost']['seconds_per_item'], 2)} |"
+            )
+    if not rows:
+        return []
+    return [
+        "",
+        "## Side by side with Ragas (same items, same judge)",
+        "",
+        "| suite | split | aspect | units | judge | figure | assay metric | assay | s/item | Ragas metric | Ragas | s/item |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        *rows,
+    ]
 
 
 def merge_results(output_dir: str | Path) -> tuple[Path, int]:
@@ -224,4 +269,5 @@ def merge_results(output_dir: str | Path) -> tuple[Path, int]:
     return path, len(records)
 
 
-__all__ = ["WIKIEVAL_REFERENCE", "engine_label", "merge_results", "read_records", "result_stem", "run_markdown", "write_record"]
+__all__ = ["WIKIEVAL_REFERENCE", "engine_label", "merge_results", "read_records", "result_stem", "run_markdown", "side_by_side_markdown",
+           "write_record"]
