@@ -49,6 +49,7 @@ FAST_RETRY = RetryPolicy(max_attempts=2, initial_wait=0.01, max_wait=0.05)
 # Every prompt the RAG and answer metrics send (English).
 JUDGE_PROMPTS = (
     "answer_relevancy",
+    "answers_question",
     "claims",
     "claims.coarse",
     "context_usefulness",

@@ -272,7 +272,7 @@ def test_answer_relevancy_generates_questions_then_embeds_them_with_the_user_inp
     assert outcome.details["noncommittal"] is False
     assert outcome.details["mean_cosine"] == pytest.approx(1.6 / 3)
     check_calls(loop, usage, metric, row, chat=1, embeddings=1)
-    assert AnswerRelevancy.calls_per_sample == "1 + 1 embedding batch"
+    assert AnswerRelevancy.calls_per_sample.startswith("1 + 1 embedding batch")
     [ask] = loop.chat
     assert schema_name(ask) == "GeneratedQuestions"
     assert fenced(ask, "count") == "3" and fenced(ask, "answer") == EIFFEL_RESPONSE
@@ -312,6 +312,34 @@ def test_answer_relevancy_without_generated_questions_is_skipped_before_embeddin
 
     assert outcome == Skipped(reason="the judge could not name any question this response answers")
     assert len(loop.chat) == 1 and loop.embedding_batches == [] and usage.requests == 1
+
+
+def test_answer_relevancy_verdict_is_the_judges_probability_that_the_response_answers(loop):
+    loop.judge({"answers_question": by_input("response", {
+        EIFFEL_RESPONSE: WithLogprobs("yes", [("yes", {"yes": 0.8, "no": 0.2})]),
+        "Paris has many monuments.": WithLogprobs("no", [("no", {"yes": 0.1, "no": 0.9})]),
+    })})
+    metric = AnswerRelevancy(llm=loop.llm(), method="verdict")
+    assert not metric.needs_embeddings and metric.prompt_ids == ("answers_question",)
+    row = {"user_input": EIFFEL_Q, "response": EIFFEL_RESPONSE}
+
+    outcome, usage = loop.run(metric, row)
+
+    assert isinstance(outcome, Ok) and outcome.value == pytest.approx(0.8)
+    assert outcome.reason == "the response answers the question" and outcome.details == {"label": "yes"}
+    check_calls(loop, usage, metric, row, chat=1, embeddings=0)
+    [ask] = loop.chat
+    assert fenced(ask, "question") == EIFFEL_Q and fenced(ask, "response") == EIFFEL_RESPONSE
+    assert ask.body["max_tokens"] == 2 and ask.body["logprobs"] is True
+
+    evasive, _ = loop.run(metric, {"user_input": EIFFEL_Q, "response": "Paris has many monuments."})
+    assert evasive.value == pytest.approx(0.1)
+    assert evasive.reason == "the response does not fully answer the question"
+
+
+def test_answer_relevancy_method_typo_is_refused():
+    with pytest.raises(ValueError, match="method must be one of questions, verdict"):
+        AnswerRelevancy(method="verdicts")
 
 
 # -- Context precision / utilization -----------------------------------------------------------

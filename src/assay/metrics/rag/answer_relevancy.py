@@ -1,9 +1,15 @@
 """Answer relevancy: does the response address the question that was asked?
 
-The judge writes `strictness` questions the response would answer (one call) and says whether
-the response is noncommittal. Score = mean cosine similarity between the user's question and
-the generated ones, set to 0 for a noncommittal response. Cosines can dip below 0; the score is
-clipped to [0, 1] and the unclipped mean kept in the details.
+`method="questions"` (the default, as Ragas defines the metric): the judge writes `strictness`
+questions the response would answer (one call) and says whether the response is noncommittal.
+Score = mean cosine similarity between the user's question and the generated ones, set to 0 for
+a noncommittal response. Cosines can dip below 0; the score is clipped to [0, 1] and the
+unclipped mean kept in the details.
+
+`method="verdict"`: one yes/no question to the judge, "does this response answer every part of
+the question, directly?", scored as P(yes) from the answer token's probabilities. No embeddings.
+It exists because generated questions reward a partial answer that restates the question as
+much as a complete one (see benchmarks/results).
 """
 
 from __future__ import annotations
@@ -17,8 +23,9 @@ from pydantic import BaseModel, Field
 
 from assay.errors import NotApplicable
 from assay.metrics.base import CallEstimate
-from assay.metrics.judge import ask_json
+from assay.metrics.judge import ask_json, ask_yes_no
 from assay.metrics.llm_metric import LLMMetric
+from assay.prompts.render import render
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -44,25 +51,39 @@ def answer_relevancy_score(question_vector: Sequence[float], generated_vectors: 
     return score, raw
 
 
+METHODS = ("questions", "verdict")
+
+
 @dataclass(kw_only=True)
 class AnswerRelevancy(LLMMetric):
     name: str = "answer_relevancy"
     embeddings: Any = None
     strictness: int = 3
+    method: str = "questions"
 
-    calls_per_sample = "1 + 1 embedding batch"
+    calls_per_sample = "1 + 1 embedding batch (method='verdict': 1)"
     required_fields = ("user_input", "response")
-    needs_embeddings = True
-    prompt_ids = ("answer_relevancy",)
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.method not in METHODS:
+            raise ValueError(f"method must be one of {', '.join(METHODS)}, got {self.method!r}")
         if not 1 <= self.strictness <= 10:
             raise ValueError(f"strictness must be between 1 and 10, got {self.strictness}")
+
+    @property
+    def needs_embeddings(self) -> bool:  # type: ignore[override]
+        return self.method == "questions"
+
+    @property
+    def prompt_ids(self) -> tuple[str, ...]:  # type: ignore[override]
+        return ("answer_relevancy",) if self.method == "questions" else ("answers_question",)
 
     async def _ascore(self, *, user_input: str, response: str) -> MetricResult:
         if not response.strip():
             raise NotApplicable("the response is empty")
+        if self.method == "verdict":
+            return await self._verdict(user_input, response)
         generated = await ask_json(self.llm, self.judge_prompt("answer_relevancy"),
                                    {"count": self.strictness, "answer": response}, GeneratedQuestions,
                                    max_tokens=64 * self.strictness + 48)
@@ -76,8 +97,18 @@ class AnswerRelevancy(LLMMetric):
         return MetricResult(score, reason=reason, details={
             "generated_questions": questions, "noncommittal": bool(generated.noncommittal), "mean_cosine": raw})
 
+    async def _verdict(self, question: str, response: str) -> MetricResult:
+        messages = render(self.judge_prompt("answers_question"), {"question": question, "response": response})
+        verdict = await ask_yes_no(self.llm, messages)
+        reason = ("the response answers the question" if verdict.passed
+                  else "the response does not fully answer the question")
+        return MetricResult(verdict.probability, reason=reason, details={"label": verdict.label})
+
     def estimate(self, sample: Sample) -> CallEstimate:
         response = len(sample.response or "") // 4
+        if self.method == "verdict":
+            return CallEstimate(requests=1, input_tokens=350 + response + len(sample.user_input or "") // 4,
+                                output_tokens=2)
         return CallEstimate(requests=1, input_tokens=450 + response, output_tokens=25 * self.strictness,
                             embedding_tokens=(len(sample.user_input or "") // 4) + 20 * self.strictness)
 
