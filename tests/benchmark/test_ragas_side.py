@@ -238,6 +238,7 @@ def test_the_merged_table_puts_ragas_beside_assay(metaeval_dir, tmp_path):
     assert "## Side by side with Ragas (same items, same judge)" in table
     markdown = paths[1].with_suffix(".md").read_text()
     assert "| scored by | Ragas 0.0-fake in its own virtualenv" in markdown
+    assert "| prompts | Ragas 0.0-fake's own |" in markdown
     assert json.loads(paths[1].read_text())["engine"]["name"] == "ragas"
 
 

@@ -73,6 +73,8 @@ def figure_text(figure: dict[str, Any]) -> str:
 
 
 def _prompts(record: dict[str, Any]) -> str:
+    if not _is_assay(record):
+        return f"{engine_label(record)}'s own"
     return ", ".join(f"{p['id']} v{p['version']} ({p['hash']})" for p in record.get("prompts") or []) or "none"
 
 
