@@ -254,3 +254,13 @@ def test_runs_on_other_items_or_judges_are_not_paired():
     assert side_by_side_markdown([record("assay", 3, "a"), record("ragas", 4, "a")]) == []
     assert side_by_side_markdown([record("assay", 3, "a"), record("ragas", 3, "b")]) == []
     assert len(side_by_side_markdown([record("assay", 3, "a"), record("ragas", 3, "a")])) == 6
+
+
+def test_seconds_per_item_say_when_answers_came_from_the_cache():
+    from assay.benchmark.report import _seconds
+
+    assert _seconds({"seconds_per_item": 2.5, "calls_per_item": 1.0, "cached_calls_per_item": 0.0}) == "2.50"
+    assert _seconds({"seconds_per_item": 0.01, "calls_per_item": 0.0, "cached_calls_per_item": 1.0}) == \
+        "0.01 (all cached)"
+    assert _seconds({"seconds_per_item": 1.0, "calls_per_item": 1.0, "cached_calls_per_item": 2.0}) == \
+        "1.00 (partly cached)"

@@ -83,6 +83,16 @@ def _params(record: dict[str, Any]) -> str:
     return ", ".join(f"{key}={json.dumps(value)}" for key, value in params.items()) or "none"
 
 
+def _seconds(cost: dict[str, Any]) -> str:
+    """Seconds per item, marked when answers came from the response cache (then the time says
+    nothing about the judge's speed)."""
+    text = _number(cost["seconds_per_item"], 2)
+    cached, fresh = cost.get("cached_calls_per_item") or 0.0, cost.get("calls_per_item") or 0.0
+    if cached and not fresh:
+        return f"{text} (all cached)"
+    return f"{text} (partly cached)" if cached else text
+
+
 def _latency(cost: dict[str, Any]) -> str:
     latency = cost.get("cell_latency_seconds")
     if latency is None:
@@ -122,7 +132,7 @@ def run_markdown(record: dict[str, Any]) -> str:
         *([f"| threshold | {record['threshold']:.4g}, tuned on dev: {record['threshold_source']} |"]
           if record.get("threshold_source") else []),
         f"| cells | {cells['rows']} rows: {cells['ok']} ok, {cells['skipped']} skipped, {cells['error']} error |",
-        f"| per item | {_number(cost['seconds_per_item'], 2)} s of wall time{_latency(cost)}, "
+        f"| per item | {_seconds(cost)} s of wall time{_latency(cost)}, "
         f"{_number(cost['calls_per_item'], 2)} calls, "
         f"{_number(cost['input_tokens_per_item'], 0)} input + {_number(cost['output_tokens_per_item'], 0)} "
         "output tokens |",
@@ -207,7 +217,7 @@ def merged_markdown(records: list[dict[str, Any]]) -> str:
             f"| {record['suite']} | {record['split']} | {record['aspect']} | {engine_label(record)} | "
             f"{_short_params(record)} | "
             f"{judge_name(record)} | {record['n_scored']}/{record['n_units']} | {figures} | "
-            f"{_number(cost['seconds_per_item'], 2)} | {_number(cost['calls_per_item'], 2)} | "
+            f"{_seconds(cost)} | {_number(cost['calls_per_item'], 2)} | "
             f"{_number(tokens, 0)} | {record['date'][:10]} |"
         )
     lines += side_by_side_markdown(records)
@@ -243,10 +253,10 @@ def side_by_side_markdown(records: list[dict[str, Any]]) -> list[str]:
             rows.append(
                 f"| {theirs['suite']} | {theirs['split']} | {theirs['aspect']} | {theirs['n_units']} | "
                 f"{judge_name(theirs)} | {my_figure['label']} | {_short_params(mine)} | "
-                f"{figure_text(my_figure)} ({mine['n_scored']} scored) | {_number(mine['cost']['seconds_per_item'], 2)} | "
+                f"{figure_text(my_figure)} ({mine['n_scored']} scored) | {_seconds(mine['cost'])} | "
                 f"{engine_label(theirs)} {theirs['metric']['class'].rsplit('.', 1)[-1]} | "
                 f"{figure_text(their_figure)} ({theirs['n_scored']} scored) | "
-                f"{_number(theirs['cost']['seconds_per_item'], 2)} |"
+                f"{_seconds(theirs['cost'])} |"
             )
     if not rows:
         return []
