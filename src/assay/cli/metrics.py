@@ -13,7 +13,8 @@ def metrics_command() -> None:
     catalogue = metric_classes()
     width = max(len(name) for name in catalogue)
     for name, cls in catalogue.items():
-        models = [m for m, needed in (("llm", cls.needs_llm), ("embeddings", cls.needs_embeddings)) if needed]
+        models = [m for m, needed in (("llm", _default(cls, "needs_llm")), ("embeddings", _default(cls, "needs_embeddings")))
+                  if needed]
         uses = f"uses {' + '.join(models)}; model calls per sample: {cls.calls_per_sample}" if models else "no model"
         stdout.print(
             f"[bold]{name:<{width}}[/bold]  {cls.sample_kind.replace('_', '-'):<11}  "
@@ -21,3 +22,12 @@ def metrics_command() -> None:
             highlight=False,
             soft_wrap=True,
         )
+
+
+def _default(cls: type, attribute: str) -> bool:
+    """A class-level flag, or for a metric whose needs depend on its settings (a property), the
+    value with the default settings."""
+    value = getattr(cls, attribute)
+    if isinstance(value, property):
+        return bool(getattr(cls(), attribute))
+    return bool(value)

@@ -1,4 +1,4 @@
-"""Answer relevancy: cosine between the question and generated questions; 0 when noncommittal."""
+"""Answer relevancy, method="questions": cosine between the question and generated questions; 0 when noncommittal."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def questions(noncommittal: int = 0) -> str:
 
 def test_mean_cosine_of_generated_questions():
     llm, _ = judge(questions())
-    result = AnswerRelevancy(llm=llm, embeddings=embedder(VECTORS)).score(
+    result = AnswerRelevancy(llm=llm, embeddings=embedder(VECTORS), method="questions").score(
         user_input="Where is the Eiffel Tower?", response="It is in Paris.")
     assert result.value == pytest.approx((1.0 + 0.6 + 0.0) / 3)
     assert result.details["generated_questions"][0] == "Where is the Eiffel Tower located?"
@@ -32,7 +32,7 @@ def test_mean_cosine_of_generated_questions():
 
 def test_noncommittal_scores_zero():
     llm, _ = judge(questions(noncommittal=1))
-    result = AnswerRelevancy(llm=llm, embeddings=embedder(VECTORS)).score(
+    result = AnswerRelevancy(llm=llm, embeddings=embedder(VECTORS), method="questions").score(
         user_input="Where is the Eiffel Tower?", response="I am not sure.")
     assert result.value == 0.0 and result.reason == "the response is noncommittal"
 
@@ -45,3 +45,10 @@ def test_negative_cosine_is_clipped_but_kept_in_details():
 def test_strictness_bounds():
     with pytest.raises(ValueError):
         AnswerRelevancy(strictness=0)
+
+
+def test_the_default_is_the_verdict_method_without_embeddings():
+    metric = AnswerRelevancy()
+    assert metric.method == "verdict" and not metric.needs_embeddings
+    assert metric.prompt_ids == ("answers_question",)
+    assert AnswerRelevancy(method="questions").needs_embeddings

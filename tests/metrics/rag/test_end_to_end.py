@@ -259,7 +259,7 @@ def generated(questions, noncommittal=0):
 def test_answer_relevancy_generates_questions_then_embeds_them_with_the_user_input(loop):
     loop.judge({"answer_relevancy": generated(GENERATED)})
     loop.vectors(VECTORS)
-    metric = create_metric("answer_relevancy", llm=loop.llm(), embeddings=loop.embeddings())
+    metric = create_metric("answer_relevancy", method="questions", llm=loop.llm(), embeddings=loop.embeddings())
     row = {"user_input": EIFFEL_Q, "response": EIFFEL_RESPONSE}
 
     outcome, usage = loop.run(metric, row)
@@ -272,7 +272,7 @@ def test_answer_relevancy_generates_questions_then_embeds_them_with_the_user_inp
     assert outcome.details["noncommittal"] is False
     assert outcome.details["mean_cosine"] == pytest.approx(1.6 / 3)
     check_calls(loop, usage, metric, row, chat=1, embeddings=1)
-    assert AnswerRelevancy.calls_per_sample.startswith("1 + 1 embedding batch")
+    assert "method='questions': 1 + 1 embedding batch" in AnswerRelevancy.calls_per_sample
     [ask] = loop.chat
     assert schema_name(ask) == "GeneratedQuestions"
     assert fenced(ask, "count") == "3" and fenced(ask, "answer") == EIFFEL_RESPONSE
@@ -286,7 +286,7 @@ def test_answer_relevancy_noncommittal_scores_zero_and_negative_cosines_are_clip
         "Nowhere.": generated(["Where is it not?"]),
     })})
     loop.vectors({**VECTORS, "Where is it not?": [-2.0, 0.0, 0.0]})
-    metric = AnswerRelevancy(llm=loop.llm(), embeddings=loop.embeddings())
+    metric = AnswerRelevancy(llm=loop.llm(), embeddings=loop.embeddings(), method="questions")
 
     result = evaluate([{"user_input": EIFFEL_Q, "response": "I'm not sure."},
                        {"user_input": EIFFEL_Q, "response": "Nowhere."}],
@@ -307,7 +307,7 @@ def test_answer_relevancy_without_generated_questions_is_skipped_before_embeddin
     loop.judge({"answer_relevancy": generated([])})
     loop.vectors({})
 
-    outcome, usage = loop.run(AnswerRelevancy(llm=loop.llm(), embeddings=loop.embeddings()),
+    outcome, usage = loop.run(AnswerRelevancy(llm=loop.llm(), embeddings=loop.embeddings(), method="questions"),
                               {"user_input": EIFFEL_Q, "response": EIFFEL_RESPONSE})
 
     assert outcome == Skipped(reason="the judge could not name any question this response answers")
@@ -319,8 +319,8 @@ def test_answer_relevancy_verdict_is_the_judges_probability_that_the_response_an
         EIFFEL_RESPONSE: WithLogprobs("yes", [("yes", {"yes": 0.8, "no": 0.2})]),
         "Paris has many monuments.": WithLogprobs("no", [("no", {"yes": 0.1, "no": 0.9})]),
     })})
-    metric = AnswerRelevancy(llm=loop.llm(), method="verdict")
-    assert not metric.needs_embeddings and metric.prompt_ids == ("answers_question",)
+    metric = create_metric("answer_relevancy", llm=loop.llm())  # the default method
+    assert metric.method == "verdict" and not metric.needs_embeddings and metric.prompt_ids == ("answers_question",)
     row = {"user_input": EIFFEL_Q, "response": EIFFEL_RESPONSE}
 
     outcome, usage = loop.run(metric, row)

@@ -1,15 +1,19 @@
 """Answer relevancy: does the response address the question that was asked?
 
-`method="questions"` (the default, as Ragas defines the metric): the judge writes `strictness`
-questions the response would answer (one call) and says whether the response is noncommittal.
-Score = mean cosine similarity between the user's question and the generated ones, set to 0 for
-a noncommittal response. Cosines can dip below 0; the score is clipped to [0, 1] and the
-unclipped mean kept in the details.
+`method="verdict"` (the default): one yes/no question to the judge, "does this response answer
+every part of the question, directly?", scored as P(yes) from the answer token's probabilities.
+One call, no embeddings.
 
-`method="verdict"`: one yes/no question to the judge, "does this response answer every part of
-the question, directly?", scored as P(yes) from the answer token's probabilities. No embeddings.
-It exists because generated questions reward a partial answer that restates the question as
-much as a complete one (see benchmarks/results).
+`method="questions"` (Ragas' algorithm): the judge writes `strictness` questions the response
+would answer (one call) and says whether the response is noncommittal. Score = mean cosine
+similarity between the user's question and the generated ones, set to 0 for a noncommittal
+response. Cosines can dip below 0; the score is clipped to [0, 1] and the unclipped mean kept in
+the details.
+
+Why the default differs from Ragas: generated questions reward a partial answer that restates
+the question as much as a complete one. With the embedded judge, questions rank WikiEval's good
+over poor answers 0.46 of the time (chance) and reach ROC-AUC 0.66 on ARES; the verdict reaches
+0.80 and 0.96, at 2.4 s and one call per item (benchmarks/results).
 """
 
 from __future__ import annotations
@@ -59,9 +63,9 @@ class AnswerRelevancy(LLMMetric):
     name: str = "answer_relevancy"
     embeddings: Any = None
     strictness: int = 3
-    method: str = "questions"
+    method: str = "verdict"
 
-    calls_per_sample = "1 + 1 embedding batch (method='verdict': 1)"
+    calls_per_sample = "1 (method='questions': 1 + 1 embedding batch)"
     required_fields = ("user_input", "response")
 
     def __post_init__(self) -> None:
