@@ -61,7 +61,7 @@ def test_the_five_core_metrics_stay_within_six_and_a_half_requests_per_sample():
     # faithfulness 1, context precision 1, context recall 1, factual correctness 2, answer relevancy 1
     assert per_sample == 6
     assert per_sample <= 6.5
-    assert len(embedder.requests) / len(SAMPLES) <= 1
+    assert embedder.requests == []  # answer relevancy's default verdict embeds nothing (Ragas: 2 per sample)
     # and what the metrics say about themselves agrees with what they did
     estimated = sum(m.estimate(SingleTurnSample(**SAMPLES[0])).requests for m in metrics)
     assert estimated == per_sample
