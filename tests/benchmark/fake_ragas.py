@@ -114,6 +114,7 @@ class ScoreJudge(LoopbackServer):
         self.scores = scores or {}
         self.fail = fail or set()
         self.keys: set[str] = set()  # Authorization headers seen
+        self.delay = 0.0  # seconds every request waits before its answer
 
 
 class _ScoreHandler(JSONHandler):
@@ -125,6 +126,7 @@ class _ScoreHandler(JSONHandler):
         with self.server.lock:
             self.server.requests += 1
             self.server.keys.add(self.headers.get("Authorization", ""))
+        time.sleep(self.server.delay)
         kind, _, response = content.partition(": ")
         if kind == "judge" and response in self.server.fail:
             self._send(400, {"error": {"message": "scripted failure", "type": "invalid_request_error"}})

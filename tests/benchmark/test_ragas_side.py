@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import httpx
 import pytest
 
 from assay.benchmark.ragas_side import (
+    WORKER,
     embeddings_endpoint,
     judge_endpoint,
     ragas_metric_class,
@@ -264,3 +268,36 @@ def test_seconds_per_item_say_when_answers_came_from_the_cache():
         "0.01 (all cached)"
     assert _seconds({"seconds_per_item": 1.0, "calls_per_item": 1.0, "cached_calls_per_item": 2.0}) == \
         "1.00 (partly cached)"
+
+
+def _gone(pid: int) -> bool:
+    """Exited (or a zombie nobody has reaped yet: it makes no more requests either)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    return "\nState:\tZ" in status
+
+
+def test_the_worker_stops_when_the_process_that_started_it_is_killed(metaeval_dir, tmp_path):
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text("".join(json.dumps(row) + "\n" for row in _rows(metaeval_dir, "faithfulness", 2)))
+    with ScoreJudge() as judge:
+        judge.delay = 60.0  # every request hangs: only the watchdog can end the worker early
+        command = [str(make_fake_ragas(tmp_path)), "-I", str(WORKER), "--metric-class", "Faithfulness",
+                   "--llm-url", judge.url, "--llm-model", "m", "--rows", str(rows), "--out",
+                   str(tmp_path / "out.jsonl")]
+        starter = ("import subprocess, sys, time; "
+                   f"child = subprocess.Popen({command!r}, stdout=subprocess.DEVNULL); "
+                   "print(child.pid, flush=True); time.sleep(600)")
+        parent = subprocess.Popen([sys.executable, "-c", starter], stdout=subprocess.PIPE, text=True)
+        worker = int(parent.stdout.readline())
+        deadline = time.monotonic() + 20
+        while judge.requests == 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert judge.requests > 0 and not _gone(worker)  # it is working, and waiting on the judge
+        parent.kill()
+        parent.wait()
+        while not _gone(worker) and time.monotonic() < deadline + 10:
+            time.sleep(0.2)
+        assert _gone(worker)

@@ -139,6 +139,15 @@ def finished_rows(path: Path) -> set[int]:
     return done
 
 
+async def _exit_with_parent(parent: int) -> None:
+    """Stop when the process that started us is gone (killed rather than interrupted): nobody
+    reads the results any more, and a paid judge would go on being called."""
+    while True:
+        await asyncio.sleep(1.0)
+        if os.getppid() != parent:
+            os._exit(3)  # finished rows are already on disk, line by line
+
+
 def cut_partial_line(path: Path) -> None:
     """Drop a last line left half-written by a killed run, so the next line starts clean."""
     if path.exists():
@@ -161,6 +170,7 @@ async def run(args: argparse.Namespace) -> None:
     todo = [(index, row) for index, row in enumerate(rows) if index not in done]
     print(json.dumps({"todo": len(todo), "done_before": len(done)}), flush=True)
     gate = asyncio.Semaphore(args.concurrency)
+    watchdog = asyncio.create_task(_exit_with_parent(os.getppid()))
 
     async def one(index: int, row: dict[str, Any]) -> None:
         async with gate:
@@ -171,6 +181,7 @@ async def run(args: argparse.Namespace) -> None:
         print(text, flush=True)
 
     await asyncio.gather(*(one(index, row) for index, row in todo))
+    watchdog.cancel()
 
 
 def main(argv: list[str] | None = None) -> int:
