@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import subprocess
 import sys
 import threading
@@ -292,12 +294,18 @@ def test_the_worker_stops_when_the_process_that_started_it_is_killed(metaeval_di
                    "print(child.pid, flush=True); time.sleep(600)")
         parent = subprocess.Popen([sys.executable, "-c", starter], stdout=subprocess.PIPE, text=True)
         worker = int(parent.stdout.readline())
-        deadline = time.monotonic() + 20
-        while judge.requests == 0 and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert judge.requests > 0 and not _gone(worker)  # it is working, and waiting on the judge
-        parent.kill()
-        parent.wait()
-        while not _gone(worker) and time.monotonic() < deadline + 10:
-            time.sleep(0.2)
-        assert _gone(worker)
+        try:
+            deadline = time.monotonic() + 20
+            while judge.requests == 0 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert judge.requests > 0 and not _gone(worker)  # it is working, and waiting on the judge
+            parent.kill()
+            parent.wait()
+            while not _gone(worker) and time.monotonic() < deadline + 10:
+                time.sleep(0.2)
+            assert _gone(worker)
+        finally:  # whatever failed, leave no process behind
+            parent.kill()
+            parent.wait()
+            if not _gone(worker):
+                os.kill(worker, signal.SIGKILL)
