@@ -17,14 +17,23 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from assay.benchmark.runner import _digest, _is_number, build_record, load_suite
+from assay.benchmark.runner import (
+    _digest,
+    _is_number,
+    build_record,
+    cost_figures,
+    fit_to_judge,
+    load_suite,
+    start_local_judge,
+)
 from assay.benchmark.scoring import score_suite
 from assay.errors import UsageError
+from assay.metrics.base import model_identity
 from assay.schema.outcome import Error, Ok
 
 RAGAS_PYTHON_VARIABLE = "ASSAY_RAGAS_PYTHON"
@@ -70,10 +79,9 @@ def ragas_metric_class(metric_id: str) -> str:
 def judge_endpoint(llm: Any) -> tuple[str, str, str | None]:
     """(base URL, model name, API key) at which another process can reach this judge."""
     provider = llm.provider
-    if getattr(provider, "name", None) == "local":
-        from assay.models.local import SERVERS
-
-        return f"{SERVERS.address(provider.settings)}/v1", provider.model, None
+    address = start_local_judge(llm)
+    if address is not None:
+        return f"{address}/v1", provider.model, None
     from assay.models.providers.openai_compat import OpenAICompatible
 
     if isinstance(provider, OpenAICompatible) and provider.base_url:
@@ -123,12 +131,6 @@ def embeddings_endpoint(embeddings: Any) -> Iterator[str]:
         server.server_close()
 
 
-def _identity(model: Any) -> Any:
-    """How an assay run's record names a model (so both engines' rows show the same judge)."""
-    identity = getattr(model, "identity", None)
-    return identity() if callable(identity) else repr(model)
-
-
 def read_worker_cells(path: Path, n_rows: int) -> dict[int, dict[str, Any]]:
     """The worker's finished rows, by row; the last line of a row wins (a retried error)."""
     cells: dict[int, dict[str, Any]] = {}
@@ -165,24 +167,23 @@ def _run_worker(command: list[str], env: dict[str, str], total: int, show_progre
     progress: CellProgress | None = None
     scoring_started: float | None = None
     try:
-        for text in process.stdout or []:
-            try:
-                line = json.loads(text)
-            except ValueError:
-                continue  # a library printing to stdout: not ours
-            if not isinstance(line, dict):
-                continue
-            if line.get("ready"):
-                info = line
-            elif "todo" in line:
-                scoring_started = time.perf_counter()
-                progress = CellProgress(total, done=line["done_before"], enabled=show_progress,
-                                        title=title, unit="rows").__enter__()
-            elif "row" in line and progress is not None:
-                progress.advance(failed=line.get("status") != "ok")
+        with ExitStack() as bar:  # the progress bar starts when the worker says how much is left
+            for text in process.stdout or []:
+                try:
+                    line = json.loads(text)
+                except ValueError:
+                    continue  # a library printing to stdout: not ours
+                if not isinstance(line, dict):
+                    continue
+                if line.get("ready"):
+                    info = line
+                elif "todo" in line:
+                    scoring_started = time.perf_counter()
+                    progress = bar.enter_context(CellProgress(total, done=line["done_before"], enabled=show_progress,
+                                                              title=title, unit="rows"))
+                elif "row" in line and progress is not None:
+                    progress.advance(failed=line.get("status") != "ok")
     finally:
-        if progress is not None:
-            progress.__exit__(None, None, None)
         if process.poll() is None and process.stdout is not None and not process.stdout.closed:
             process.kill()  # we stopped reading early (an exception): never wait on a full pipe
         code = process.wait()
@@ -225,16 +226,13 @@ def run_ragas_benchmark(
     needs_embeddings = metric_class == "AnswerRelevancy"
     if needs_embeddings and embeddings is None:
         embeddings = default_embeddings(cache=cache)
-    concurrency = max_concurrency
-    slots = getattr(getattr(llm.provider, "settings", None), "n_parallel", None)
-    if getattr(llm.provider, "name", None) == "local" and isinstance(slots, int):
-        concurrency = min(concurrency, slots)  # as for assay: no rows queued behind a busy local judge
+    concurrency = fit_to_judge(llm, max_concurrency)
 
     url, model, api_key = judge_endpoint(llm)  # starts the embedded judge, outside the timed part
     settings = {"suite": suite, "aspect": data.aspect, "split": split, "limit": limit, "seed": seed}
     # Finished rows are reused only by a run of the same rows, metric, judge, embeddings and Ragas.
-    identity = [settings, _digest(data.rows), metric_class, options, _identity(llm),
-                _identity(embeddings) if needs_embeddings else None, str(interpreter)]
+    identity = [settings, _digest(data.rows), metric_class, options, model_identity(llm),
+                model_identity(embeddings) if needs_embeddings else None, str(interpreter)]
     run_dir = Path(runs_dir) / f"{suite}-{data.aspect}-ragas-{metric_id}-{split}-{_digest(identity)}"
     run_dir.mkdir(parents=True, exist_ok=True)
     rows_path, out_path = run_dir / "rows.jsonl", run_dir / "ragas_cells.jsonl"
@@ -264,27 +262,22 @@ def run_ragas_benchmark(
     computed = n_rows - done_before
     finished = list(lines.values())
 
-    def per_item(key: str) -> float:
-        return sum(line.get(key, 0) for line in finished) / n_rows if n_rows else 0.0
+    def total(key: str) -> float:
+        return sum(line.get(key, 0) for line in finished)
 
-    cost = {
-        "seconds_per_item": wall / computed if computed else None,
-        "rows_computed": computed,
-        "cell_latency_seconds": sum(line.get("seconds", 0) for line in finished) / len(finished) if finished else None,
-        "wall_seconds": wall,
-        "max_concurrency": concurrency,
-        "calls_per_item": per_item("requests"),
-        "cached_calls_per_item": 0.0,  # Ragas has no response cache here: every row is asked anew
-        "input_tokens_per_item": per_item("input_tokens"),
-        "output_tokens_per_item": per_item("output_tokens"),
-        "usd": 0.0 if getattr(llm.provider, "name", None) == "local" else None,
-    }
+    cost = cost_figures(
+        wall=wall, computed=computed, n_rows=n_rows,
+        cell_latency=total("seconds") / len(finished) if finished else None, concurrency=concurrency,
+        requests=total("requests"), cached_requests=0.0,  # Ragas has no response cache here
+        input_tokens=total("input_tokens"), output_tokens=total("output_tokens"),
+        usd=0.0 if getattr(llm.provider, "name", None) == "local" else None,
+    )
     version = info.get("ragas", "?")
     return build_record(
         data, root, settings, scored, outcomes, 0,
         metric={"name": metric_id, "class": f"ragas.metrics.collections.{metric_class}", "version": version,
                 "params": options},
-        prompts=[], judge=_identity(llm), embeddings=_identity(embeddings) if needs_embeddings else None,
+        prompts=[], judge=model_identity(llm), embeddings=model_identity(embeddings) if needs_embeddings else None,
         cost=cost, run_dir=run_dir, threshold=threshold,
         engine={"name": "ragas", "version": version, "python": str(interpreter), "openai": info.get("openai")},
     )

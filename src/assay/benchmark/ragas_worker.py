@@ -81,10 +81,14 @@ def build_metric(args: argparse.Namespace) -> Any:
     return cls(**options)
 
 
+def _parameters(metric: Any) -> list[inspect.Parameter]:
+    """The fields `metric.ascore` takes by name."""
+    return [p for p in inspect.signature(metric.ascore).parameters.values()
+            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"]
+
+
 def _fields(metric: Any, row: dict[str, Any]) -> dict[str, Any]:
-    wanted = [name for name, p in inspect.signature(metric.ascore).parameters.items()
-              if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and name != "self"]
-    return {name: row[name] for name in wanted if name in row}
+    return {p.name: row[p.name] for p in _parameters(metric) if p.name in row}
 
 
 def _message(exc: BaseException) -> str:
@@ -98,9 +102,7 @@ def _message(exc: BaseException) -> str:
 
 
 def required_fields(metric: Any) -> list[str]:
-    return [name for name, p in inspect.signature(metric.ascore).parameters.items()
-            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and name != "self"
-            and p.default is inspect.Parameter.empty]
+    return [p.name for p in _parameters(metric) if p.default is inspect.Parameter.empty]
 
 
 async def score_row(metric: Any, index: int, row: dict[str, Any], timeout: float) -> dict[str, Any]:

@@ -46,24 +46,53 @@ def prepare_models(metric: Metric, llm: Any = None, embeddings: Any = None, *, c
     return metric.with_models(llm=llm, embeddings=embeddings)
 
 
-def fit_concurrency(metric: Metric, requested: int) -> int:
-    """No more cells at once than the embedded judge has slots: the cell timeout counts from the
-    cell's start, so cells queued behind a busy local server would time out while waiting."""
-    provider = getattr(getattr(metric, "llm", None), "provider", None)
+def fit_to_judge(llm: Any, requested: int) -> int:
+    """No more rows at once than the embedded judge has slots: a row's timeout counts from its
+    start, so rows queued behind a busy local server would time out while waiting."""
+    provider = getattr(llm, "provider", None)
     slots = getattr(getattr(provider, "settings", None), "n_parallel", None)
     if getattr(provider, "name", None) == "local" and isinstance(slots, int) and slots > 0:
         return min(requested, slots)
     return requested
 
 
-def start_local_judge(llm: Any) -> None:
-    """Load the embedded judge before the clock starts: loading weights is not a row's cost (and a
-    side-by-side run starts it before timing too)."""
+def fit_concurrency(metric: Metric, requested: int) -> int:
+    return fit_to_judge(getattr(metric, "llm", None), requested)
+
+
+def start_local_judge(llm: Any) -> str | None:
+    """Load the embedded judge before the clock starts (loading weights is not a row's cost) and
+    return its address; None for any other judge."""
     provider = getattr(llm, "provider", None)
     if getattr(provider, "name", None) == "local" and hasattr(provider, "settings"):
         from assay.models.local import SERVERS
 
-        SERVERS.address(provider.settings)
+        return SERVERS.address(provider.settings)
+    return None
+
+
+def cost_figures(*, wall: float, computed: int, n_rows: int, cell_latency: float | None, concurrency: int,
+                 requests: float, cached_requests: float, input_tokens: float, output_tokens: float,
+                 usd: float | None) -> dict[str, Any]:
+    """What a row costs the machine: wall time over the rows this run scored (rows overlap, so a
+    row's own latency, kept beside it, is longer; None when every row was resumed), and calls and
+    tokens per row."""
+
+    def per_row(total: float) -> float:
+        return total / n_rows if n_rows else 0.0
+
+    return {
+        "seconds_per_item": wall / computed if computed else None,
+        "rows_computed": computed,
+        "cell_latency_seconds": cell_latency,
+        "wall_seconds": wall,
+        "max_concurrency": concurrency,
+        "calls_per_item": per_row(requests),
+        "cached_calls_per_item": per_row(cached_requests),
+        "input_tokens_per_item": per_row(input_tokens),
+        "output_tokens_per_item": per_row(output_tokens),
+        "usd": usd,
+    }
 
 
 def _digest(payload: Any) -> str:
@@ -166,20 +195,10 @@ def run_benchmark(
 
     n_rows = len(data.rows)
     usage = result.usage(metric.name)
-    cost = {
-        # What a row costs the machine: wall time over the rows this run scored (cells overlap,
-        # so a cell's own latency, kept beside it, is longer). None when every row was resumed.
-        "seconds_per_item": wall / computed if computed else None,
-        "rows_computed": computed,
-        "cell_latency_seconds": _cell_seconds(run_dir, metric.name, n_rows),
-        "wall_seconds": wall,
-        "max_concurrency": max_concurrency,
-        "calls_per_item": usage.requests / n_rows if n_rows else 0.0,
-        "cached_calls_per_item": usage.cached_requests / n_rows if n_rows else 0.0,
-        "input_tokens_per_item": usage.input_tokens / n_rows if n_rows else 0.0,
-        "output_tokens_per_item": usage.output_tokens / n_rows if n_rows else 0.0,
-        "usd": usage.cost,
-    }
+    cost = cost_figures(wall=wall, computed=computed, n_rows=n_rows,
+                        cell_latency=_cell_seconds(run_dir, metric.name, n_rows), concurrency=max_concurrency,
+                        requests=usage.requests, cached_requests=usage.cached_requests,
+                        input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, usd=usage.cost)
     return build_record(
         data, root, settings, scored, outcomes, not_numeric,
         metric={key: spec.get(key) for key in ("name", "class", "version", "params")},
@@ -231,4 +250,5 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float))  # bools count: a pass/fail metric is 0/1
 
 
-__all__ = ["RECORD_FORMAT", "build_record", "fit_concurrency", "load_suite", "prepare_models", "run_benchmark"]
+__all__ = ["RECORD_FORMAT", "build_record", "cost_figures", "fit_concurrency", "fit_to_judge", "load_suite",
+           "prepare_models", "run_benchmark", "start_local_judge"]

@@ -29,6 +29,12 @@ from assay.schema.samples import MultiTurnSample, Sample, SingleTurnSample
 SampleKind = Literal["single_turn", "multi_turn"]
 
 
+def model_identity(model: Any) -> Any:
+    """How results name a judge or embedding model: its `identity()`, else its repr."""
+    identity = getattr(model, "identity", None)
+    return identity() if callable(identity) else repr(model)
+
+
 @dataclass(frozen=True)
 class CallEstimate:
     """Expected model use for one cell: requests and tokens (rough: ~4 characters a token)."""
@@ -165,8 +171,7 @@ class Metric(abc.ABC):
         for field in sorted(_RUNTIME_FIELDS):
             model = getattr(self, field, None)
             if model is not None:
-                identity = getattr(model, "identity", None)
-                spec[field] = identity() if callable(identity) else repr(model)
+                spec[field] = model_identity(model)
         return spec
 
     def with_models(self, *, llm: Any = None, embeddings: Any = None) -> Metric:
