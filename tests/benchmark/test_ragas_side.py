@@ -309,3 +309,11 @@ def test_the_worker_stops_when_the_process_that_started_it_is_killed(metaeval_di
             parent.wait()
             if not _gone(worker):
                 os.kill(worker, signal.SIGKILL)
+
+
+def test_an_interpreter_without_ragas_is_named_with_the_install_line(metaeval_dir, tmp_path):
+    with ScoreJudge() as judge, pytest.raises(UsageError, match=r"cannot import Ragas .*install ragas==0\.4\.3"):
+        run_ragas_benchmark("wikieval", "faithfulness", python=sys.executable, data_dir=metaeval_dir,
+                            llm=llm_factory(f"openai/fake-judge@{judge.url}", cache=False), limit=1,
+                            runs_dir=tmp_path / "runs", show_progress=False)
+    assert judge.requests == 0

@@ -200,8 +200,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=600.0)
     args = parser.parse_args(argv)
 
-    import openai
-    import ragas
+    try:
+        import openai
+        import ragas
+    except ImportError as exc:
+        raise SystemExit(f"{sys.executable} cannot import Ragas ({exc}): install ragas==0.4.3 and "
+                         "langchain-community==0.4.1 into its virtualenv") from None
 
     print(json.dumps({"ready": True, "ragas": ragas.__version__, "openai": openai.__version__,
                       "python": sys.version.split()[0]}), flush=True)
