@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -9,11 +10,22 @@ from pathlib import Path
 from typing import Any, Literal, overload
 
 from assay._util.deps import require
-from assay.errors import DataError
-from assay.schema.rows import RowLocation, build_sample, normalise_column_map, prepare_row
+from assay.errors import DataError, UsageError
+from assay.schema.rows import (
+    MAX_NESTING,
+    RowLocation,
+    build_sample,
+    normalise_column_map,
+    prepare_row,
+    too_deep,
+)
 from assay.schema.samples import MultiTurnSample, Sample, SingleTurnSample
 
 SampleKind = Literal["single_turn", "multi_turn"]
+
+_CSV_CELL_LIMIT = 2**31 - 1
+_FILE_TYPES = "use .jsonl (one object per line), .json (a list of objects) or .csv"
+_IS_A_DIRECTORY = "is a directory, not a data file; give a file: .jsonl, .json or .csv"
 
 
 class EvaluationDataset(Sequence[Sample]):
@@ -99,6 +111,10 @@ class EvaluationDataset(Sequence[Sample]):
     def load(cls, path: str | Path, *, column_map: Mapping[str, str] | None = None) -> EvaluationDataset:
         """Read a `.jsonl`, `.json` (a list of objects) or `.csv` file, chosen by extension."""
         path = Path(path)
+        if path.is_dir():
+            raise DataError(_IS_A_DIRECTORY, file=str(path))
+        if not path.exists():
+            raise DataError("file not found", file=str(path))
         suffix = path.suffix.lower()
         if suffix in {".jsonl", ".ndjson"}:
             return cls.from_jsonl(path, column_map=column_map)
@@ -106,7 +122,9 @@ class EvaluationDataset(Sequence[Sample]):
             return cls.from_csv(path, column_map=column_map)
         if suffix == ".json":
             return cls.from_json(path, column_map=column_map)
-        raise DataError(f"unsupported file type {suffix!r}; use .jsonl, .json or .csv", file=str(path))
+        if not suffix:
+            raise DataError(f"unsupported file type (the name has no file extension); {_FILE_TYPES}", file=str(path))
+        raise DataError(f"unsupported file type {suffix!r}; {_FILE_TYPES}", file=str(path))
 
     @classmethod
     def from_jsonl(cls, path: str | Path, *, column_map: Mapping[str, str] | None = None) -> EvaluationDataset:
@@ -119,17 +137,24 @@ class EvaluationDataset(Sequence[Sample]):
                 try:
                     yield line_number, json.loads(line)
                 except json.JSONDecodeError as exc:
-                    raise DataError(f"not valid JSON ({exc.msg} at column {exc.colno})", file=str(path), row=line_number) from None
+                    hint = _multiline_hint(path, line)
+                    raise DataError(f"not valid JSON ({exc.msg} at column {exc.colno}){hint}", file=str(path),
+                                    row=line_number) from None
+                except RecursionError:
+                    raise DataError(too_deep(), file=str(path), row=line_number) from None
 
         return cls._from_rows(rows(), file=str(path), column_map=column_map, name=path.stem)
 
     @classmethod
     def from_json(cls, path: str | Path, *, column_map: Mapping[str, str] | None = None) -> EvaluationDataset:
         path = Path(path)
+        text = "".join(_open_text(path))
         try:
-            data = json.loads("".join(_open_text(path)))
+            data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise DataError(f"not valid JSON ({exc.msg} at line {exc.lineno})", file=str(path)) from None
+        except RecursionError:
+            raise DataError(too_deep(), file=str(path), row=_too_deep_element(text)) from None
         if not isinstance(data, list):
             raise DataError("a .json dataset must be a list of objects", file=str(path))
         return cls._from_rows(enumerate(data, start=1), file=str(path), column_map=column_map, name=path.stem)
@@ -138,9 +163,23 @@ class EvaluationDataset(Sequence[Sample]):
     def from_csv(cls, path: str | Path, *, column_map: Mapping[str, str] | None = None) -> EvaluationDataset:
         """Read CSV; list and object columns hold JSON (Python literals, as Ragas writes, also work)."""
         path = Path(path)
-        reader = csv.DictReader(_open_text(path))
-        rows = ((number, row) for number, row in enumerate(reader, start=1))
-        return cls._from_rows(rows, file=str(path), column_map=column_map, name=path.stem, text_cells=True)
+
+        def rows() -> Iterator[tuple[int, Any]]:
+            reader = csv.DictReader(_open_text(path))
+            number = 0
+            try:
+                for number, row in enumerate(reader, start=1):
+                    yield number, row
+            except csv.Error as exc:
+                raise DataError(f"not valid CSV ({exc})", file=str(path), row=number + 1) from None
+
+        # A long retrieved context easily passes csv's default cell limit of 128 KB.
+        limit = csv.field_size_limit()
+        csv.field_size_limit(max(limit, _CSV_CELL_LIMIT))
+        try:
+            return cls._from_rows(rows(), file=str(path), column_map=column_map, name=path.stem, text_cells=True)
+        finally:
+            csv.field_size_limit(limit)
 
     def to_jsonl(self, path: str | Path) -> None:
         with Path(path).open("w", encoding="utf-8") as handle:
@@ -199,9 +238,13 @@ class EvaluationDataset(Sequence[Sample]):
     ) -> EvaluationDataset:
         renames = normalise_column_map(column_map)
         samples: list[Sample] = []
+        columns: dict[str, None] = {}  # every column seen, in order of first appearance
         for number, raw in numbered_rows:
             where = RowLocation(file=file, row=number, is_index=file is None)
-            sample = build_sample(prepare_row(raw, where, renames, text_cells=text_cells), where)
+            prepared = prepare_row(raw, where, renames, text_cells=text_cells)
+            if renames:
+                columns.update(dict.fromkeys(str(column) for column in raw))
+            sample = build_sample(prepared, where)
             if samples and type(sample) is not type(samples[0]):
                 raise where.error(
                     f"this row is a {type(sample).__name__} but earlier rows are "
@@ -209,6 +252,13 @@ class EvaluationDataset(Sequence[Sample]):
                     "user_input",
                 )
             samples.append(sample)
+        absent = [column for column in renames if column not in columns]
+        if samples and absent:
+            where = f" of {file}" if file else ""
+            raise UsageError(
+                f"column_map names the column {absent[0]!r}, which no row{where} has "
+                f"(columns present: {', '.join(columns)})"
+            )
         return cls(samples, name=name)
 
 
@@ -219,12 +269,52 @@ def _open_text(path: Path) -> Iterator[str]:
     except FileNotFoundError:
         raise DataError("file not found", file=str(path)) from None
     except IsADirectoryError:
-        raise DataError("is a directory, not a data file", file=str(path)) from None
+        raise DataError(_IS_A_DIRECTORY, file=str(path)) from None
     with handle:
         try:
             yield from handle
         except UnicodeDecodeError as exc:
             raise DataError(f"not UTF-8 text ({exc.reason})", file=str(path)) from None
+
+
+def _multiline_hint(path: Path, line: str) -> str:
+    """A hint when a line that is not JSON looks like the start of a pretty-printed document."""
+    start = line.strip()
+    if not start.startswith(("[", "{")):
+        return ""
+    whole: Any = None
+    with contextlib.suppress(OSError, ValueError, RecursionError):
+        whole = json.loads(path.read_text(encoding="utf-8-sig"))
+    if isinstance(whole, list) or (whole is None and start.startswith("[")):
+        return ("; the file looks like a JSON array spread over several lines; "
+                "save it as .json or one object per line")
+    if isinstance(whole, dict) or start == "{":
+        return "; the file looks like a JSON object spread over several lines; write one object per line"
+    return ""
+
+
+def _too_deep_element(text: str) -> int | None:
+    """The 1-based position, in a top-level JSON array, of the first element nested too deep."""
+    depth, element, in_string, escaped = 0, 1, False, False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_NESTING + 1:  # the array is level 0 here, its rows level 1
+                return element
+        elif char in "]}":
+            depth -= 1
+        elif char == "," and depth == 1:
+            element += 1
+    return None
 
 
 def _drop_nones(value: Any) -> Any:

@@ -34,6 +34,10 @@ LEGACY_COLUMNS: dict[str, str] = {
 
 KNOWN_FIELDS = frozenset(SINGLE_TURN_FIELDS) | frozenset(MULTI_TURN_FIELDS) | {"metadata"}
 
+# How deep lists and objects may nest in a row (the row itself is level 1). Real rows nest a few
+# levels; far deeper input would exhaust the JSON reader's or the serialiser's recursion limits.
+MAX_NESTING = 100
+
 _EXPECTED: dict[str, str] = {
     "user_input": "a string (or, for a conversation, a list of messages)",
     "retrieved_contexts": "a list of strings",
@@ -140,12 +144,37 @@ def _looks_like_messages(text: str) -> bool:
         return False
     try:
         value = json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         try:
             value = ast.literal_eval(text)
         except Exception:
             return False
     return isinstance(value, list) and bool(value) and all(isinstance(item, dict) for item in value)
+
+
+def too_deep() -> str:
+    return f"nested more than {MAX_NESTING} levels deep (the limit for a row)"
+
+
+def nesting_depth(value: Any, limit: int = MAX_NESTING) -> int:
+    """How many levels of lists/objects `value` has (a scalar 0, `[]` 1), counted without recursion
+    and only up to `limit + 1`: anything deeper is reported as `limit + 1`."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, Mapping):
+            children: Any = item.values()
+        elif isinstance(item, (list, tuple)):
+            children = item
+        else:
+            continue
+        depth += 1
+        if depth > limit:
+            return limit + 1
+        deepest = max(deepest, depth)
+        stack.extend((child, depth) for child in children)
+    return deepest
 
 
 def _decode_text(field: str, text: str, where: RowLocation) -> Any:
@@ -155,6 +184,8 @@ def _decode_text(field: str, text: str, where: RowLocation) -> Any:
         return json.loads(text)
     except json.JSONDecodeError:
         pass
+    except RecursionError:
+        raise where.error(f"{field} is {too_deep()}", field) from None
     try:
         return ast.literal_eval(text)
     except Exception:  # literal_eval raises ValueError, SyntaxError, TypeError, MemoryError...
@@ -181,6 +212,7 @@ def prepare_row(
         column = str(column)
         field = renames.get(column) or (column if column in KNOWN_FIELDS else LEGACY_COLUMNS.get(column))
         if field is None:
+            _check_nesting(column, value, where)
             extra[column] = value
             continue
         if field in row:
@@ -190,6 +222,7 @@ def prepare_row(
                 value = None
             elif field in _STRUCTURED_FIELDS or (field == "user_input" and _looks_like_messages(value)):
                 value = _decode_text(field, value, where)
+        _check_nesting(field, value, where)
         row[field] = value
     if extra:
         metadata = row.get("metadata") or {}
@@ -197,6 +230,12 @@ def prepare_row(
             raise where.error(f"metadata must be an object, got {_type_name(metadata)}", "metadata")
         row["metadata"] = {**extra, **metadata}
     return {key: value for key, value in row.items() if value is not None}
+
+
+def _check_nesting(column: str, value: Any, where: RowLocation) -> None:
+    # The row is level 1, so a column's value may nest MAX_NESTING - 1 levels.
+    if isinstance(value, (Mapping, list, tuple)) and nesting_depth(value, MAX_NESTING - 1) >= MAX_NESTING:
+        raise where.error(f"{column} is {too_deep()}", column)
 
 
 def is_multi_turn_row(row: Mapping[str, Any]) -> bool:
@@ -237,9 +276,11 @@ def _translate(exc: ValidationError, row: dict[str, Any], model: type, where: Ro
 
 __all__ = [
     "LEGACY_COLUMNS",
+    "MAX_NESTING",
     "RowLocation",
     "build_sample",
     "is_multi_turn_row",
+    "nesting_depth",
     "normalise_column_map",
     "prepare_row",
 ]
