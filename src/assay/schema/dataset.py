@@ -5,9 +5,11 @@ from __future__ import annotations
 import contextlib
 import csv
 import json
+import os
+import secrets
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, overload
+from typing import IO, Any, Literal, overload
 
 from assay._util.deps import require
 from assay.errors import DataError, UsageError
@@ -182,24 +184,22 @@ class EvaluationDataset(Sequence[Sample]):
             csv.field_size_limit(limit)
 
     def to_jsonl(self, path: str | Path) -> None:
-        with Path(path).open("w", encoding="utf-8") as handle:
+        """Write one JSON object per row; the file appears complete or not at all."""
+        with atomic_open(path) as handle:
             for row in self.to_list():
-                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+                handle.write(json_line(row))
 
     def to_csv(self, path: str | Path) -> None:
         """Write CSV with list and object cells as JSON text (read back by `from_csv`)."""
         rows = self.to_list()
         columns = list(dict.fromkeys(key for row in rows for key in row))
-        with Path(path).open("w", encoding="utf-8", newline="") as handle:
+        cells = []
+        for index, row in enumerate(rows):
+            cells.append({key: _csv_cell(key, value, index) for key, value in row.items()})
+        with atomic_open(path, newline="") as handle:
             writer = csv.DictWriter(handle, fieldnames=columns)
             writer.writeheader()
-            for row in rows:
-                writer.writerow(
-                    {
-                        key: json.dumps(value, ensure_ascii=False) if isinstance(value, (list, dict)) else value
-                        for key, value in row.items()
-                    }
-                )
+            writer.writerows(cells)
 
     # -- dataframes ----------------------------------------------------------------------
     @classmethod
@@ -275,6 +275,53 @@ def _open_text(path: Path) -> Iterator[str]:
             yield from handle
         except UnicodeDecodeError as exc:
             raise DataError(f"not UTF-8 text ({exc.reason})", file=str(path)) from None
+
+
+def json_line(value: Any) -> str:
+    """One JSON line, non-ASCII text kept readable. Text UTF-8 cannot encode (a lone surrogate,
+    which a valid `"\\udcff"` escape produces) is written as JSON escapes, which read back identically."""
+    line = json.dumps(value, ensure_ascii=False)
+    if not line.isascii():
+        try:
+            line.encode("utf-8")
+        except UnicodeEncodeError:
+            line = json.dumps(value, ensure_ascii=True)
+    return line + "\n"
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | Path, *, newline: str | None = None) -> Iterator[IO[str]]:
+    """Open a UTF-8 text file for writing that appears at `path` complete or not at all: it is written
+    to a temporary file in the same directory and renamed over `path` only once everything is written."""
+    path = Path(path)
+    temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    # os.open with 0o666 lets the umask decide the permissions, as for an ordinary new file.
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8", newline=newline) as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        raise
+
+
+def _csv_cell(column: str, value: Any, index: int) -> Any:
+    if isinstance(value, (list, dict)):
+        return json_line(value)[:-1]  # JSON escapes keep any text, and from_csv decodes them
+    if isinstance(value, str) and not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise DataError(
+                f"{column} holds text that UTF-8 cannot store ({value[exc.start]!r}, a lone surrogate), so a CSV "
+                "file cannot keep it; write the dataset with to_jsonl, which escapes it",
+                row=index, field=column, row_is_index=True,
+            ) from None
+    return value
 
 
 def _multiline_hint(path: Path, line: str) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from dataclasses import dataclass, field
@@ -11,7 +10,7 @@ from typing import Any
 
 from assay._util.deps import require
 from assay.errors import UsageError
-from assay.schema.dataset import EvaluationDataset
+from assay.schema.dataset import EvaluationDataset, atomic_open, json_line
 from assay.schema.outcome import Error, Ok, Outcome
 from assay.schema.usage import Usage
 
@@ -163,9 +162,12 @@ class EvaluationResult:
         return records
 
     def to_jsonl(self, path: str | Path) -> None:
-        with Path(path).open("w", encoding="utf-8") as handle:
+        """Write `row_records()`, one JSON object per line. The file is written to a temporary file
+        beside `path` and renamed into place, so it appears complete or not at all; text UTF-8 cannot
+        encode (lone surrogates) is written as JSON escapes, which read back identically."""
+        with atomic_open(path) as handle:
             for record in self.row_records():
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+                handle.write(json_line(record))
 
     def to_pandas(self) -> Any:
         """The dataset's columns, then per metric `<name>` (value), `<name>_status`, `<name>_reason`."""
