@@ -7,14 +7,20 @@ Layout of a run directory:
 
 On resume, cells with an `ok` or `skipped` outcome are kept and not recomputed; cells that
 ended in `error` are tried again (errors are usually transient: timeouts, rate limits).
-A process killed mid-write can leave a torn last line; it is cut off before appending.
+A process killed mid-write can leave a torn last line; it is cut off before appending. Any other
+line that cannot be read (bytes that are not UTF-8, text that is not JSON, JSON that is not a cell
+of this run) is moved to `cells.jsonl.unreadable` with a warning, and its cell is computed again.
+A `run.json` that cannot be read is refused with `CheckpointMismatch`: the directory is not one
+assay can resume, and nothing in it is touched.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-import os
+import warnings
+from collections.abc import Collection, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
@@ -22,7 +28,8 @@ from typing import IO, Any
 from pydantic import ValidationError
 
 from assay._version import __version__
-from assay.errors import CheckpointMismatch
+from assay.errors import CheckpointMismatch, UsageError
+from assay.schema.dataset import atomic_open, json_line
 from assay.schema.outcome import Cell
 
 FORMAT_VERSION = 1
@@ -33,7 +40,9 @@ def fingerprint(rows: list[dict[str, Any]], metric_specs: list[dict[str, Any]], 
     payload = json.dumps(
         {"rows": rows, "metrics": metric_specs, "extra": extra}, sort_keys=True, ensure_ascii=False, default=str
     )
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    # surrogatepass: a lone surrogate in the data (from a valid "\\udcff" escape) hashes instead of
+    # crashing; every other text hashes exactly as before.
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class RunDirectory:
@@ -43,19 +52,35 @@ class RunDirectory:
         self.path = Path(path)
         self.manifest_path = self.path / "run.json"
         self.cells_path = self.path / "cells.jsonl"
+        self.unreadable_path = self.path / "cells.jsonl.unreadable"
         self._handle: IO[str] | None = None
 
-    def open(self, *, run_fingerprint: str, description: dict[str, Any]) -> dict[tuple[int, str], Cell]:
-        """Create or reopen the directory; return the cells already finished (to keep)."""
-        self.path.mkdir(parents=True, exist_ok=True)
-        if self.manifest_path.exists():
-            manifest = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+    def open(
+        self,
+        *,
+        run_fingerprint: str,
+        description: dict[str, Any],
+        n_rows: int | None = None,
+        metric_names: Collection[str] | None = None,
+    ) -> dict[tuple[int, str], Cell]:
+        """Create or reopen the directory; return the cells already finished (to keep).
+
+        With `n_rows` and `metric_names`, a saved cell of a row or metric this run does not have
+        is treated like an unreadable line."""
+        self._make_directory()
+        if self.manifest_path.exists() or self.manifest_path.is_symlink():
+            manifest = self._read_manifest()
             if manifest.get("fingerprint") != run_fingerprint:
                 raise CheckpointMismatch(
                     f"run directory {self.path} holds a run over different data, metrics or settings "
                     f"(started {manifest.get('created', '?')}); use another --run-dir or delete this one"
                 )
         else:
+            if self.cells_path.is_file() and self.cells_path.stat().st_size:
+                raise CheckpointMismatch(
+                    f"run directory {self.path} has saved cells but no run.json, so it cannot tell which run "
+                    "they belong to; use another --run-dir, or delete this one to start over"
+                )
             manifest = {
                 "format_version": FORMAT_VERSION,
                 "assay_version": __version__,
@@ -63,39 +88,104 @@ class RunDirectory:
                 "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 **description,
             }
-            temporary = self.manifest_path.with_suffix(".json.tmp")
-            temporary.write_text(json.dumps(manifest, indent=2, ensure_ascii=False), encoding="utf-8")
-            os.replace(temporary, self.manifest_path)
-        finished = self._read_cells()
-        self._handle = self.cells_path.open("a", encoding="utf-8")
+            text = json.dumps(manifest, indent=2, ensure_ascii=False)
+            if not _encodable(text):
+                text = json.dumps(manifest, indent=2, ensure_ascii=True)
+            with self._writing(), atomic_open(self.manifest_path) as handle:
+                handle.write(text)
+        finished = self._read_cells(n_rows, metric_names)
+        with self._writing():
+            self._handle = self.cells_path.open("a", encoding="utf-8", newline="")
         return finished
 
-    def _read_cells(self) -> dict[tuple[int, str], Cell]:
-        if not self.cells_path.exists():
+    def _make_directory(self) -> None:
+        if self.path.exists() and not self.path.is_dir():
+            raise UsageError(f"run directory {self.path} is a file, not a directory; give --run-dir a directory "
+                             "(it is created if missing)")
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except (FileExistsError, NotADirectoryError):
+            blocking = next((parent for parent in self.path.parents if parent.is_file()), self.path.parent)
+            raise UsageError(f"cannot create run directory {self.path}: {blocking} is a file") from None
+        except OSError as exc:
+            raise UsageError(f"cannot create run directory {self.path}: {exc.strerror or exc}") from None
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        try:
+            yield
+        except PermissionError:
+            raise UsageError(f"run directory {self.path} is not writable") from None
+
+    def _read_manifest(self) -> dict[str, Any]:
+        problem = "it does not describe a run"
+        manifest: Any = None
+        try:
+            manifest = json.loads(self.manifest_path.read_bytes().decode("utf-8"))
+        except OSError as exc:
+            problem = f"it cannot be read: {exc.strerror or exc}"
+        except UnicodeDecodeError:
+            problem = "it is not UTF-8 text"
+        except (ValueError, RecursionError):
+            problem = "it is not valid JSON"
+        if isinstance(manifest, dict) and isinstance(manifest.get("fingerprint"), str):
+            return manifest
+        raise CheckpointMismatch(
+            f"run directory {self.path} has a run.json that assay cannot use ({problem}); it was damaged or "
+            f"not written by assay: delete the directory {self.path} to start over (its saved cells are then "
+            "computed again), or use another --run-dir"
+        )
+
+    def _read_cells(self, n_rows: int | None, metric_names: Collection[str] | None) -> dict[tuple[int, str], Cell]:
+        try:
+            data = self.cells_path.read_bytes()
+        except FileNotFoundError:
             return {}
-        data = self.cells_path.read_bytes()
-        cut = data.rfind(b"\n") + 1
-        if cut < len(data):  # a torn write from a killed process: drop the partial line
-            with self.cells_path.open("r+b") as handle:
-                handle.truncate(cut)
+        except OSError as exc:
+            raise CheckpointMismatch(
+                f"run directory {self.path}: cells.jsonl cannot be read ({exc.strerror or exc}); "
+                "delete the directory to start over, or use another --run-dir"
+            ) from None
+        cut = data.rfind(b"\n") + 1  # after it, a torn write from a killed process: dropped
+        good: list[bytes] = []
+        bad: list[bytes] = []
         cells: dict[tuple[int, str], Cell] = {}
-        for line in data[:cut].decode("utf-8").splitlines():
+        # Lines are split on b"\n" alone: text in a cell may hold other line separators (U+2028, ...).
+        for line in data[:cut].split(b"\n")[:-1]:
             if not line.strip():
                 continue
-            try:
-                cell = Cell.model_validate_json(line)
-            except ValidationError:
-                continue  # unreadable line: that cell is simply computed again
+            cell = _parse_cell(line, n_rows, metric_names)
+            if cell is None:
+                bad.append(line + b"\n")
+                continue
+            good.append(line + b"\n")
             if cell.outcome.status == "error":
                 cells.pop((cell.row, cell.metric), None)
             else:
                 cells[(cell.row, cell.metric)] = cell
+        if bad:
+            # Keep what could not be read (never lose data), and leave cells.jsonl readable.
+            with self._writing():
+                with self.unreadable_path.open("ab") as aside:
+                    aside.writelines(bad)
+                with atomic_open(self.cells_path, newline="") as handle:
+                    handle.writelines(line.decode("utf-8") for line in good)
+            plural = "line" if len(bad) == 1 else "lines"
+            warnings.warn(
+                f"{len(bad)} unreadable {plural} in {self.cells_path} skipped and moved to "
+                f"{self.unreadable_path.name}; those cells are computed again",
+                UserWarning,
+                stacklevel=4,
+            )
+        elif cut < len(data):
+            with self._writing(), self.cells_path.open("r+b") as handle:
+                handle.truncate(cut)
         return cells
 
     def append(self, cell: Cell) -> None:
         if self._handle is None:
             raise RuntimeError("RunDirectory.append called before open")
-        self._handle.write(cell.model_dump_json() + "\n")
+        self._handle.write(json_line(cell.model_dump(mode="json")))
         # Flushing hands the line to the OS, which keeps it even if this process is killed.
         self._handle.flush()
 
@@ -103,6 +193,35 @@ class RunDirectory:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
+
+
+def _parse_cell(line: bytes, n_rows: int | None, metric_names: Collection[str] | None) -> Cell | None:
+    """A saved cell, or None for a line that cannot be one of this run's cells."""
+    try:
+        record = json.loads(line.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    if not isinstance(record, dict):
+        return None
+    try:
+        # Validated from Python objects, not JSON text: pydantic's JSON reader refuses the
+        # escaped lone surrogates that `json_line` writes for text UTF-8 cannot hold.
+        cell = Cell.model_validate(record)
+    except ValidationError:
+        return None
+    if n_rows is not None and not 0 <= cell.row < n_rows:
+        return None
+    if metric_names is not None and cell.metric not in metric_names:
+        return None
+    return cell
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 __all__ = ["FORMAT_VERSION", "RunDirectory", "fingerprint"]

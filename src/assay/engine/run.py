@@ -199,6 +199,8 @@ async def aevaluate(
         kept = checkpoint.open(
             run_fingerprint=fingerprint(rows, specs, {}),
             description={"n_rows": len(rows), "metrics": specs},
+            n_rows=len(rows),
+            metric_names=[metric.name for metric in chosen],
         )
         for (row, name), cell in kept.items():
             if row < len(outcomes):
