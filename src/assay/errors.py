@@ -13,7 +13,9 @@
         ├── ProviderError       the provider answered with an error status (status, body)
         │   └── RateLimited     429 / overloaded; carries retry_after when the server sent one
         ├── ModelTimeout        no answer within the per-attempt timeout
-        ├── ModelConnectionError the provider could not be reached
+        ├── ModelConnectionError the provider could not be reached (refused, reset, protocol error)
+        ├── MalformedResponse   the provider answered 200 with a body that cannot be read (bad JSON,
+        │                       invalid UTF-8, no choices, missing fields); retried like a 5xx
         ├── OutputParseError    the answer could not be parsed into the requested schema (raw kept)
         ├── OutputTruncated     the answer hit the token limit even after retrying with a bigger budget
         └── BudgetExhausted     the run's spending cap was reached before this call
@@ -153,6 +155,13 @@ class ModelConnectionError(ModelError):
     transient = True
 
 
+class MalformedResponse(ModelError):
+    """The provider's answer could not be read: the body is not JSON, not UTF-8, or lacks the
+    fields of a completion. A fault on the wire or in the server, so worth another attempt."""
+
+    transient = True
+
+
 class OutputParseError(ModelError):
     """The model's answer did not parse into the requested schema, even after repair."""
 
@@ -170,6 +179,7 @@ __all__ = [
     "BudgetExhausted",
     "CheckpointMismatch",
     "DataError",
+    "MalformedResponse",
     "MetricError",
     "MissingCredentials",
     "MissingDependency",

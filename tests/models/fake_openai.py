@@ -12,7 +12,10 @@ assert on what the client really sent and when.
 
 Behaviours: `ok`, `rate_limited`, `server_error`, `error`, `hang`, `malformed_json`,
 `schema_violation`, `truncated`, `reject_response_format`, `dynamic`, and for embeddings
-`embed`.
+`embed`. Faults on the wire: `malformed_body` (200 with a body that is not JSON),
+`invalid_utf8` (200 whose body is not UTF-8), `empty_choices`, `reset` (the connection is cut
+before any answer), `cut_body` (headers, then half the body, then the connection is cut) and
+`drip` (a whole answer sent a few bytes at a time).
 """
 
 from __future__ import annotations
@@ -39,6 +42,11 @@ class Reply:
     payload: dict[str, Any] | None
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0
+    raw: bytes | None = None  # sent instead of the JSON-encoded payload
+    reset: bool = False  # close the connection without answering
+    cut_after: int | None = None  # send this many body bytes (of a longer body), then close
+    drip: float = 0.0  # seconds between chunks of `drip_bytes` bytes
+    drip_bytes: int = 8
 
 
 @dataclass
@@ -306,6 +314,61 @@ def dynamic(choose: Callable[[RecordedRequest], Behaviour]) -> Dynamic:
     return Dynamic(choose)
 
 
+# -- faults on the wire -----------------------------------------------------------------------
+@dataclass
+class Wire(Behaviour):
+    """A normal completion (`then`) delivered badly."""
+
+    then: Behaviour = field(default_factory=Ok)
+    raw: Callable[[bytes], bytes] | None = None  # rewrites the encoded body
+    reset: bool = False
+    cut: bool = False
+    drip: float = 0.0
+    payload: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+
+    def respond(self, request: RecordedRequest) -> Reply:
+        reply = self.then.respond(request)
+        if self.payload is not None and reply.payload is not None:
+            reply.payload = self.payload(reply.payload)
+        body = json.dumps(reply.payload if reply.payload is not None else {}).encode()
+        if self.raw is not None:
+            reply.raw = self.raw(body)
+        reply.reset = self.reset
+        if self.cut:
+            reply.cut_after = len(body) // 2
+        reply.drip = self.drip
+        return reply
+
+
+def malformed_body(then: Behaviour | None = None) -> Wire:
+    """200 with a body that is not JSON (a proxy's HTML page, a truncated write)."""
+    return Wire(then or Ok(), raw=lambda body: b"<html><body>502 Bad Gateway</body></html>" + body[:20])
+
+
+def invalid_utf8(then: Behaviour | None = None) -> Wire:
+    """200 with JSON whose bytes are not valid UTF-8 (two stray bytes open the message content)."""
+    return Wire(then or Ok(), raw=lambda body: body.replace(b'"content": "', b'"content": "\xff\xfe', 1))
+
+
+def empty_choices(then: Behaviour | None = None) -> Wire:
+    return Wire(then or Ok(), payload=lambda p: {**p, "choices": []})
+
+
+def reset(then: Behaviour | None = None) -> Wire:
+    """The connection is closed before any answer."""
+    return Wire(then or Ok(), reset=True)
+
+
+def cut_body(then: Behaviour | None = None) -> Wire:
+    """The headers promise a whole body; half of it arrives, then the connection closes."""
+    return Wire(then or Ok(), cut=True)
+
+
+def drip(seconds_per_chunk: float = 0.2, then: Behaviour | None = None) -> Wire:
+    """A whole, correct answer sent 8 bytes at a time: never idle long enough for a read timeout."""
+    return Wire(then or Ok(), drip=seconds_per_chunk)
+
+
 # -- embeddings -------------------------------------------------------------------------------
 def embed_vector(text: str) -> list[float]:
     """The deterministic vector the server returns for `text`."""
@@ -492,21 +555,39 @@ class FakeOpenAI:
                 self._stopping.wait(reply.delay)
             record.status = reply.status
             self._send(handler, reply)
-        except (BrokenPipeError, ConnectionResetError):
+        except (BrokenPipeError, ConnectionResetError, OSError):
             pass  # the client gave up (timeout) and closed the connection
         finally:
             with self._lock:
                 self.in_flight -= 1
 
-    @staticmethod
-    def _send(handler: _Handler, reply: Reply) -> None:
-        data = json.dumps(reply.payload if reply.payload is not None else {}).encode()
+    def _send(self, handler: _Handler, reply: Reply) -> None:
+        if reply.reset:
+            handler.close_connection = True
+            handler.connection.shutdown(2)  # socket.SHUT_RDWR: no status line at all
+            return
+        data = reply.raw if reply.raw is not None else json.dumps(
+            reply.payload if reply.payload is not None else {}
+        ).encode()
         handler.send_response(reply.status)
         handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(data)))
         for name, value in reply.headers.items():
             handler.send_header(name, value)
         handler.end_headers()
+        if reply.cut_after is not None:
+            handler.wfile.write(data[: reply.cut_after])
+            handler.wfile.flush()
+            handler.close_connection = True
+            handler.connection.shutdown(2)
+            return
+        if reply.drip:
+            for start in range(0, len(data), reply.drip_bytes):
+                if self._stopping.wait(reply.drip):
+                    return
+                handler.wfile.write(data[start : start + reply.drip_bytes])
+                handler.wfile.flush()
+            return
         handler.wfile.write(data)
         handler.wfile.flush()
 

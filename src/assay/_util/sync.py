@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import threading
+import weakref
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -25,9 +26,23 @@ def _has_running_loop() -> bool:
     return True
 
 
+# The loops `run_sync` made. They end with the call, so nothing that outlives them (a caller's
+# HTTP client, say) may bind itself to one.
+_TEMPORARY: weakref.WeakSet[asyncio.AbstractEventLoop] = weakref.WeakSet()
+
+
+def on_temporary_loop() -> bool:
+    """True inside a loop that `run_sync` made for one call (and closes after it)."""
+    try:
+        return asyncio.get_running_loop() in _TEMPORARY
+    except RuntimeError:
+        return False
+
+
 async def _then_close(coro: Coroutine[Any, Any, T]) -> T:
     from assay._util.loop_local import close_loop_locals
 
+    _TEMPORARY.add(asyncio.get_running_loop())
     try:
         return await coro
     finally:

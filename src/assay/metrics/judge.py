@@ -92,7 +92,10 @@ class Rating:
 async def ask_rating(llm: Any, prompt: Prompt, values: Mapping[str, Any]) -> Rating:
     """Ask for one label from `prompt.choices`; an answer outside them is an OutputParseError."""
     choices = [choice.lower() for choice in prompt.choices]
-    response = await llm.agenerate(render(prompt, values), max_tokens=4, logprobs=True, top_logprobs=10)
+    # Only the first label is read, so an answer cut off after it is still a whole answer.
+    response = await llm.agenerate(
+        render(prompt, values), max_tokens=4, logprobs=True, top_logprobs=10, allow_truncated=True
+    )
     generation = response.generations[0]
     words = re.findall(r"[A-Za-z]+|\d+", generation.text.lower())
     label = next((word for word in words if word in choices), None)
@@ -116,7 +119,9 @@ async def ask_rating(llm: Any, prompt: Prompt, values: Mapping[str, Any]) -> Rat
 
 async def ask_yes_no(llm: Any, messages: list[Any], **params: Any) -> Verdict:
     """A single yes/no answer to already-built messages (e.g. with image parts)."""
-    response = await llm.agenerate(messages, max_tokens=2, logprobs=True, top_logprobs=10, **params)
+    response = await llm.agenerate(
+        messages, max_tokens=2, logprobs=True, top_logprobs=10, allow_truncated=True, **params
+    )
     generation = response.generations[0]
     words = re.findall(r"[a-z]+", generation.text.lower())
     if not words or words[0] not in ("yes", "no"):

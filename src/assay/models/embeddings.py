@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 
+import anyio
+
 from assay._util.sync import run_sync
-from assay.errors import RateLimited
+from assay.errors import ModelTimeout, RateLimited
 from assay.models.cache import ResponseCache, embedding_key
+from assay.models.endpoint import Endpoint, shared_endpoint
 from assay.models.limits import Limits, RateLimiter
 from assay.models.providers.base import Provider
 from assay.models.retry import RetryPolicy, call_with_retry
@@ -27,16 +31,25 @@ class Embeddings:
         retry: RetryPolicy | None = None,
         limits: Limits | None = None,
         price: Price | None = None,
+        attempt_timeout: float | None = None,
     ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
+        if attempt_timeout is not None and not attempt_timeout > 0:
+            raise ValueError(f"attempt_timeout must be a positive number of seconds, got {attempt_timeout!r}")
         self.provider = provider
         self.cache = cache
         self.batch_size = batch_size
         self.retry = retry or RetryPolicy()
-        self.limiter = RateLimiter(limits or Limits())
+        # Shared with every other Embeddings object of the same endpoint and limits.
+        self.endpoint: Endpoint = shared_endpoint(provider.endpoint_address(), limits or Limits())
+        self.attempt_timeout = attempt_timeout
         self.price = price if price is not None else (provider.price or lookup_price(provider.model))
         self.usage = UsageMeter()
+
+    @property
+    def limiter(self) -> RateLimiter:
+        return self.endpoint.limiter
 
     @property
     def model(self) -> str:
@@ -88,13 +101,23 @@ class Embeddings:
     async def _limited(self, texts: list[str]) -> tuple[list[list[float]], int]:
         await self.limiter.acquire(sum(len(text) for text in texts) // 4)
         rate_limited = False
+        started = time.monotonic()
+        latency: float | None = None
         try:
-            return await self.provider.embed(texts)
+            if self.attempt_timeout is None:
+                result = await self.provider.embed(texts)
+            else:
+                with anyio.fail_after(self.attempt_timeout):
+                    result = await self.provider.embed(texts)
+            latency = time.monotonic() - started
+            return result
+        except TimeoutError as exc:
+            raise ModelTimeout(f"no complete answer within {self.attempt_timeout:g} s") from exc
         except RateLimited:
             rate_limited = True
             raise
         finally:
-            await self.limiter.release(rate_limited=rate_limited)
+            self.limiter.release(rate_limited=rate_limited, latency=latency)
 
     def _charge(self, usage: Usage) -> None:
         self.usage.add(usage, priced=self.price is not None)

@@ -192,7 +192,8 @@ def llm_factory(
         # more still get it (an answer cut off here is retried with twice the budget).
         params.setdefault("max_tokens", 1024)
     return LLM(backend, cache=_resolve_cache(cache), retry=retry, limits=limits, price=_price(price),
-               default_params=params, max_output_tokens=max_output)
+               default_params=params, max_output_tokens=max_output,
+               attempt_timeout=getattr(backend, "timeout", None) or timeout)
 
 
 def embedding_factory(
@@ -222,7 +223,7 @@ def embedding_factory(
         backend = make_provider(model, provider=provider, client=client, base_url=base_url, api_key=api_key,
                                 timeout=timeout)
     return Embeddings(backend, cache=_resolve_cache(cache), batch_size=batch_size, retry=retry, limits=limits,
-                      price=_price(price))
+                      price=_price(price), attempt_timeout=getattr(backend, "timeout", None) or timeout)
 
 
 def _price(price: tuple[float, float] | Price | None) -> Price | None:

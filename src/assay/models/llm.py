@@ -1,27 +1,35 @@
 """`LLM`: the one path every model call takes.
 
-    agenerate(messages, schema=None, n=1, **params)
-      └─ structured-output ladder (when a schema is given): mode choice, parse, repair, length
-          └─ cache lookup ─────────────── hit: no call, usage counted as cached
-              └─ budget check
-                  └─ retry (backoff, Retry-After)
-                      └─ rate limiter (RPM, TPM, adaptive concurrency)
-                          └─ provider.complete(request)
+    agenerate(messages, schema=None, n=1, allow_truncated=False, **params)
+      └─ structured-output ladder (when a schema is given): mode choice, parse, repair
+          └─ completeness: an answer cut off at its token limit is asked again with twice the
+             budget, then `OutputTruncated`; never returned as if complete (unless allowed)
+              └─ shared calls: identical requests in flight share one call (any thread, any loop)
+                  └─ answers of this run, then the cache ── hit: no call, counted as cached
+                      └─ budget check
+                          └─ retry (backoff, Retry-After)
+                              └─ rate limiter (RPM, TPM, AIMD concurrency; one per endpoint)
+                                  └─ per-attempt deadline ── provider.complete(request)
 
-Usage is charged to the current cell's meter and to the LLM's own running total.
+Usage is charged to the current cell's meter and to the LLM's own running total. What is shared
+by every LLM object of one endpoint (limiter, calls in flight) lives in `endpoint.py` and is
+thread-safe; what is bound to an event loop (HTTP clients) is kept per loop by the providers.
+A cut-off answer is never cached unless the caller accepts cut-off answers.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from typing import Any, TypeVar
 
 import anyio
 from pydantic import BaseModel
 
 from assay._util.sync import run_sync
-from assay.errors import OutputParseError, OutputTruncated, ProviderError, RateLimited
+from assay.errors import ModelTimeout, OutputParseError, OutputTruncated, ProviderError, RateLimited
 from assay.models.cache import ResponseCache, request_key
+from assay.models.endpoint import Endpoint, run_answers, shared_endpoint
 from assay.models.limits import Limits, RateLimiter
 from assay.models.providers.base import Provider
 from assay.models.retry import RetryPolicy, call_with_retry
@@ -49,14 +57,6 @@ T = TypeVar("T", bound=BaseModel)
 _UNSUPPORTED_STATUSES = frozenset({400, 404, 415, 422, 501})
 
 
-class _Flight:
-    """One call in progress that identical requests can wait for."""
-
-    def __init__(self) -> None:
-        self.done = anyio.Event()
-        self.response: ModelResponse | None = None
-
-
 class LLM:
     """A judge model: a provider wrapped in retries, limits, cache, usage and structured output."""
 
@@ -70,19 +70,27 @@ class LLM:
         price: Price | None = None,
         default_params: dict[str, Any] | None = None,
         max_output_tokens: int = 16384,
+        attempt_timeout: float | None = None,
     ) -> None:
+        if attempt_timeout is not None and not attempt_timeout > 0:
+            raise ValueError(f"attempt_timeout must be a positive number of seconds, got {attempt_timeout!r}")
         self.provider = provider
         self.cache = cache
         self.retry = retry or RetryPolicy()
-        self.limiter = RateLimiter(limits or Limits())
+        # Shared with every other LLM object of the same endpoint and limits (see endpoint.py).
+        self.endpoint: Endpoint = shared_endpoint(provider.endpoint_address(), limits or Limits())
         self.price = price if price is not None else (provider.price or lookup_price(provider.model))
         self.default_params = {"temperature": 0.0, **(default_params or {})}
         self.max_output_tokens = max_output_tokens
+        # A whole attempt (connect, wait, read every byte) ends by this deadline: a server that
+        # drips its answer a byte at a time never trips the HTTP client's per-read timeout.
+        self.attempt_timeout = attempt_timeout
         self.usage = UsageMeter()
         self._mode: OutputMode | None = None  # the structured-output mode that works, once known
-        # Identical requests in flight at the same time share one call (e.g. two metrics that
-        # split the same response into claims).
-        self._in_flight: dict[str, _Flight] = {}
+
+    @property
+    def limiter(self) -> RateLimiter:
+        return self.endpoint.limiter
 
     @property
     def model(self) -> str:
@@ -100,17 +108,28 @@ class LLM:
         messages: str | list[ChatMessage] | list[dict[str, Any]],
         schema: type[T] | None = None,
         n: int = 1,
+        *,
+        allow_truncated: bool = False,
         **params: Any,
     ) -> ModelResponse:
-        """Generate `n` completions. With `schema`, each generation's `.parsed` is an instance of it."""
+        """Generate `n` completions. With `schema`, each generation's `.parsed` is an instance of it.
+
+        An answer that stops at its token limit is asked again with twice the budget (up to
+        `max_output_tokens`), then raises `OutputTruncated` with the partial text as `raw`.
+        `allow_truncated=True` returns a cut-off answer as it is, for callers that read only its
+        first words (a rating label); it never applies to structured answers."""
         chat = as_messages(messages)
         merged = {**self.default_params, **params}
         if schema is None:
-            return await self._call(ModelRequest(tuple(chat), n=n, params=merged))
+            if allow_truncated:
+                return await self._call(ModelRequest(tuple(chat), n=n, params=merged), accept_truncated=True)
+            return await self._call_until_complete(chat, None, n, merged)
         return await self._structured(chat, schema, n, merged)
 
-    def generate(self, messages: Any, schema: type[T] | None = None, n: int = 1, **params: Any) -> ModelResponse:
-        return run_sync(self.agenerate(messages, schema, n, **params))
+    def generate(
+        self, messages: Any, schema: type[T] | None = None, n: int = 1, *, allow_truncated: bool = False, **params: Any
+    ) -> ModelResponse:
+        return run_sync(self.agenerate(messages, schema, n, allow_truncated=allow_truncated, **params))
 
     # -- structured output ----------------------------------------------------------------
     def _modes(self) -> list[OutputMode]:
@@ -156,7 +175,7 @@ class LLM:
         raise AssertionError("unreachable: the last mode either returns or raises")  # pragma: no cover
 
     async def _call_until_complete(
-        self, prompt: list[ChatMessage], output: OutputSpec, n: int, params: dict[str, Any]
+        self, prompt: list[ChatMessage], output: OutputSpec | None, n: int, params: dict[str, Any]
     ) -> ModelResponse:
         """Call; if an answer was cut off at the token limit, retry with twice the budget."""
         budget = params.get("max_tokens")
@@ -164,7 +183,7 @@ class LLM:
         for _ in range(3):
             request_params = dict(params) if budget is None else {**params, "max_tokens": budget}
             response = await self._call(ModelRequest(tuple(prompt), n=n, params=request_params, output=output))
-            if all(g.finish_reason != "length" for g in response.generations):
+            if not _truncated(response):
                 return response.model_copy(update={"usage": spent + response.usage}) if spent.requests else response
             spent = spent + response.usage
             tried = budget or max(256, response.usage.output_tokens // max(1, n))
@@ -172,7 +191,7 @@ class LLM:
                 break
             budget = min(self.max_output_tokens, tried * 2)
         raise OutputTruncated(
-            f"the answer hit the token limit (last max_tokens={tried}) three times and was cut off; not parsed",
+            f"the answer hit the token limit (last max_tokens={tried}) and was cut off; not used",
             raw=response.generations[0].text,
         )
 
@@ -193,28 +212,26 @@ class LLM:
                 raw=raw if not repaired.text else repaired.text,
             ) from None
 
-    # -- one call through cache, budget, retry and limits -----------------------------------
-    async def _call(self, request: ModelRequest) -> ModelResponse:
+    # -- one call through shared calls, cache, budget, retry and limits --------------------
+    async def _call(self, request: ModelRequest, *, accept_truncated: bool = False) -> ModelResponse:
         key = request_key(self.identity(), request)
-        while (flight := self._in_flight.get(key)) is not None:
-            await flight.done.wait()
-            if flight.response is not None:
-                self._charge(Usage(cached_requests=1), priced=True)
-                return flight.response.model_copy(update={"cached": True, "usage": Usage(cached_requests=1)})
-            # that call failed: loop to join a newer attempt or make our own
-        flight = self._in_flight[key] = _Flight()
-        try:
-            flight.response = await self._call_once(key, request)
-            return flight.response
-        finally:
-            if self._in_flight.get(key) is flight:
-                del self._in_flight[key]
-            flight.done.set()
+        response, shared = await self.endpoint.calls.run(key, lambda: self._call_once(key, request, accept_truncated))
+        if shared:
+            self._charge(Usage(cached_requests=1), priced=True)
+            return response.model_copy(update={"cached": True, "usage": Usage(cached_requests=1)})
+        return response
 
-    async def _call_once(self, key: str, request: ModelRequest) -> ModelResponse:
+    async def _call_once(self, key: str, request: ModelRequest, accept_truncated: bool) -> ModelResponse:
+        answers = run_answers()
+        given = answers.get(key) if answers is not None else None
+        if given is not None and (accept_truncated or not _truncated(given)):
+            self._charge(Usage(cached_requests=1), priced=True)
+            return given.model_copy(update={"cached": True, "usage": Usage(cached_requests=1)})
         if self.cache is not None:
             hit = self.cache.get_response(key)
-            if hit is not None:
+            # A cut-off answer in the cache (kept by a caller that accepted it, or by an older
+            # version) is not an answer for a caller that needs a complete one.
+            if hit is not None and (accept_truncated or not _truncated(hit)):
                 self._charge(Usage(cached_requests=1), priced=True)
                 return hit.model_copy(update={"cached": True, "usage": Usage(cached_requests=1)})
         budget = current_budget()
@@ -226,21 +243,37 @@ class LLM:
         self._charge(usage, priced=self.price is not None)
         if budget is not None:
             budget.charge(cost)
-        if self.cache is not None:
-            self.cache.put_response(key, self.model, response)
+        if accept_truncated or not _truncated(response):
+            if self.cache is not None:
+                self.cache.put_response(key, self.model, response)
+            if answers is not None:
+                answers[key] = response
         return response.model_copy(update={"usage": usage})
 
     async def _limited_call(self, request: ModelRequest) -> ModelResponse:
         estimate = sum(len(str(m.content)) for m in request.messages) // 4 + int(request.params.get("max_tokens") or 512)
         await self.limiter.acquire(estimate)
         rate_limited = False
+        started = time.monotonic()
+        latency: float | None = None
         try:
-            return await self.provider.complete(request)
+            response = await self._attempt(request)
+            latency = time.monotonic() - started
+            return response
         except RateLimited:
             rate_limited = True
             raise
         finally:
-            await self.limiter.release(rate_limited=rate_limited)
+            self.limiter.release(rate_limited=rate_limited, latency=latency)
+
+    async def _attempt(self, request: ModelRequest) -> ModelResponse:
+        if self.attempt_timeout is None:
+            return await self.provider.complete(request)
+        try:
+            with anyio.fail_after(self.attempt_timeout):
+                return await self.provider.complete(request)
+        except TimeoutError as exc:
+            raise ModelTimeout(f"no complete answer within {self.attempt_timeout:g} s") from exc
 
     def _charge(self, usage: Usage, *, priced: bool) -> None:
         self.usage.add(usage, priced=priced)
@@ -250,6 +283,10 @@ class LLM:
 
     async def aclose(self) -> None:
         await self.provider.aclose()
+
+
+def _truncated(response: ModelResponse) -> bool:
+    return any(generation.finish_reason == "length" for generation in response.generations)
 
 
 __all__ = ["LLM"]

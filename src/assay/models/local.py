@@ -11,7 +11,7 @@ from __future__ import annotations
 import atexit
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -121,11 +121,17 @@ class LocalProvider(OpenAICompatible):
         self.base_url = ""
         self._is_async = True
         self._given = None
+        self._copies = None
         self._clients: LoopLocal[Any] | None = None
+        self.api_key = None
 
     def identity(self) -> dict[str, Any]:
         # The port changes every run; the model file does not. Cache keys follow the file.
         return {"provider": "local", "model": self.model, "bytes": os.path.getsize(self.settings.model_path)}
+
+    def endpoint_address(self) -> dict[str, Any]:
+        # One server per model file and settings (see SERVERS): its slots are the shared capacity.
+        return {**self.identity(), "settings": asdict(self.settings)}
 
     async def _ensure_started(self) -> None:
         address = SERVERS.current(self.settings)

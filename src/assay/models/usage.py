@@ -7,6 +7,7 @@ made while scoring that cell is charged to it without metrics passing anything a
 from __future__ import annotations
 
 import contextvars
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -59,11 +60,13 @@ class UsageMeter:
 
     def __init__(self) -> None:
         self.usage = Usage()
+        self._lock = threading.Lock()  # one model object's meter is charged from many threads
 
     def add(self, usage: Usage, *, priced: bool = True) -> None:
         if not priced and usage.requests:
             usage = usage.model_copy(update={"unpriced_requests": usage.unpriced_requests + usage.requests})
-        self.usage = self.usage + usage
+        with self._lock:
+            self.usage = self.usage + usage
 
 
 class Budget:
@@ -74,6 +77,7 @@ class Budget:
             raise ValueError("a budget cannot be negative")
         self.limit = limit_usd
         self.spent = 0.0
+        self._lock = threading.Lock()
 
     @property
     def exhausted(self) -> bool:
@@ -84,7 +88,8 @@ class Budget:
             raise BudgetExhausted(f"budget of ${self.limit:.4f} reached (spent ${self.spent:.4f})")
 
     def charge(self, cost: float) -> None:
-        self.spent += cost
+        with self._lock:
+            self.spent += cost
 
 
 _meter: contextvars.ContextVar[UsageMeter | None] = contextvars.ContextVar("assay_usage_meter", default=None)

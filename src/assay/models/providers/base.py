@@ -40,6 +40,13 @@ class Provider(abc.ABC):
         """What distinguishes this model's answers from another's (used in cache keys)."""
         return {"provider": self.name, "model": self.model}
 
+    def endpoint_address(self) -> dict[str, Any]:
+        """What makes two providers one endpoint for rate limiting: the identity plus which
+        credentials are used (as a fingerprint; separate keys have separate quotas)."""
+        from assay.models.endpoint import credential_fingerprint
+
+        return {**self.identity(), "credentials": credential_fingerprint(getattr(self, "api_key", None))}
+
     @abc.abstractmethod
     async def complete(self, request: ModelRequest) -> ModelResponse:
         """Make one call. Raise `ModelError` subclasses for every failure."""

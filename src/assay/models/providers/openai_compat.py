@@ -11,7 +11,14 @@ from typing import Any
 import anyio
 
 from assay._util.loop_local import LoopLocal
-from assay.errors import ModelConnectionError, ModelTimeout, ProviderError, RateLimited
+from assay._util.sync import on_temporary_loop
+from assay.errors import (
+    MalformedResponse,
+    ModelConnectionError,
+    ModelTimeout,
+    ProviderError,
+    RateLimited,
+)
 from assay.models.providers.base import Profile, Provider
 from assay.models.types import Generation, ModelRequest, ModelResponse, TokenLogprob, Usage
 
@@ -35,10 +42,24 @@ def retry_after_seconds(headers: Any) -> float | None:
     return None
 
 
-def translate_openai_error(exc: Exception) -> Exception:
-    """Map an `openai` SDK exception to the matching assay ModelError."""
-    import openai
+# Raised by the SDK (or below it) while it decodes a 200 answer's body.
+_UNREADABLE = (json.JSONDecodeError, UnicodeDecodeError)
 
+
+def translate_openai_error(exc: Exception) -> Exception:
+    """Map an `openai` SDK exception to the matching assay ModelError. Anything that went wrong
+    on the wire or while decoding the answer is a transient ModelError, never a stray exception."""
+    import openai
+    import pydantic
+
+    if isinstance(exc, _UNREADABLE):
+        return MalformedResponse(f"the provider's answer could not be read ({type(exc).__name__}: {exc})")
+    if isinstance(exc, (openai.APIResponseValidationError, pydantic.ValidationError)):
+        return MalformedResponse(f"the provider's answer does not have the shape of a completion: {exc}")
+    if _from_http_stack(exc):
+        if "timeout" in type(exc).__name__.lower():
+            return ModelTimeout(f"the request timed out: {type(exc).__name__}: {exc}")
+        return ModelConnectionError(f"the connection failed: {type(exc).__name__}: {exc}")
     if isinstance(exc, openai.APITimeoutError):
         return ModelTimeout(f"the request timed out: {exc}")
     if isinstance(exc, openai.APIConnectionError):
@@ -56,6 +77,13 @@ def translate_openai_error(exc: Exception) -> Exception:
         return ProviderError(f"HTTP {status}: {body[:500]}", status=status, body=body,
                              retry_after=retry_after_seconds(exc.response.headers))
     return exc
+
+
+def _from_http_stack(exc: Exception) -> bool:
+    """An error of the HTTP libraries under the SDK (httpx, httpcore, h11, and their forks) that
+    escaped it, e.g. a connection cut while the body was being read."""
+    module = type(exc).__module__.split(".", 1)[0]
+    return module.startswith(("httpx", "httpcore", "h11", "h2"))
 
 
 def _body_text(exc: Any) -> str:
@@ -83,13 +111,18 @@ class OpenAICompatible(Provider):
         super().__init__(model, profile=profile or Profile(logprobs=True))
         if name:
             self.name = name
+        self.timeout = timeout
         if client is not None:
-            # A caller's own client is used as given (and on whichever loop they use it).
+            # A caller's own client is used as given on the caller's loops. On the short-lived loops
+            # of assay's sync wrappers an async client would bind its connection pool to a loop
+            # that is about to close (and fail on the next one with "Event loop is closed"), so
+            # there a copy with its own pool is used and closed with the loop.
             self.base_url = str(getattr(client, "base_url", base_url) or "")
             # The SDK wraps `create` in plain functions, so ask the client's class instead.
             self._is_async = _is_async_client(client)
             self._clients = None
             self._given = client
+            self._copies = LoopLocal(lambda: _pool_of_its_own(client)) if self._is_async else None
             self.api_key = getattr(client, "api_key", None)
             return
         import openai
@@ -104,6 +137,7 @@ class OpenAICompatible(Provider):
 
         self._clients = LoopLocal(new_client)
         self._given = None
+        self._copies = None
         self._is_async = True
         # As the SDK resolves it, without building a client just to ask.
         self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/") + "/"
@@ -111,7 +145,17 @@ class OpenAICompatible(Provider):
     @property
     def client(self) -> Any:
         """The client for the running event loop."""
-        return self._given if self._clients is None else self._clients.get()
+        if self._clients is not None:
+            return self._clients.get()
+        if self._copies is not None and on_temporary_loop():
+            return self._copies.get()
+        return self._given
+
+    def endpoint_address(self) -> dict[str, Any]:
+        from assay.models.endpoint import credential_fingerprint
+
+        key = self.api_key if self.api_key is not None else os.environ.get("OPENAI_API_KEY")
+        return {**self.identity(), "credentials": credential_fingerprint(key if isinstance(key, str) else None)}
 
     def identity(self) -> dict[str, Any]:
         return {**super().identity(), "base_url": self.base_url}
@@ -167,6 +211,12 @@ class OpenAICompatible(Provider):
         return self._response(raw, request)
 
     def _response(self, raw: Any, request: ModelRequest) -> ModelResponse:
+        try:
+            return self._read_response(raw, request)
+        except (AttributeError, TypeError, ValueError) as exc:  # a body that parsed but is no completion
+            raise MalformedResponse(f"the provider's answer does not have the shape of a completion: {exc}") from exc
+
+    def _read_response(self, raw: Any, request: ModelRequest) -> ModelResponse:
         generations = []
         for choice in raw.choices or []:
             message = choice.message
@@ -177,7 +227,7 @@ class OpenAICompatible(Provider):
                 Generation(text=text, finish_reason=choice.finish_reason, logprobs=_logprobs(choice))
             )
         if not generations:
-            raise ProviderError("the provider returned no choices", status=None, body=json.dumps(raw.model_dump())[:500])
+            raise MalformedResponse(f"the provider returned no choices: {json.dumps(raw.model_dump())[:300]}")
         usage = raw.usage
         return ModelResponse(
             generations=generations,
@@ -191,13 +241,27 @@ class OpenAICompatible(Provider):
 
     async def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
         raw = await self._sdk_call(lambda: self.client.embeddings.create(model=self.model, input=texts))
-        ordered = sorted(raw.data, key=lambda item: item.index)
-        tokens = getattr(raw.usage, "prompt_tokens", 0) or 0 if raw.usage else 0
-        return [list(item.embedding) for item in ordered], tokens
+        try:
+            ordered = sorted(raw.data, key=lambda item: item.index)
+            tokens = getattr(raw.usage, "prompt_tokens", 0) or 0 if raw.usage else 0
+            return [list(item.embedding) for item in ordered], tokens
+        except (AttributeError, TypeError, ValueError) as exc:
+            raise MalformedResponse(f"the provider's answer does not have the shape of embeddings: {exc}") from exc
 
     async def aclose(self) -> None:
         if self._clients is not None:
             await self._clients.get().close()
+
+
+def _pool_of_its_own(client: Any) -> Any:
+    """A copy of a caller's async client (same key, URL, headers, timeout, retries) with a new
+    connection pool, for one of assay's temporary loops."""
+    copy = getattr(client, "copy", None)
+    if copy is None:
+        return client  # not an openai client: nothing we can safely copy
+    import openai
+
+    return copy(http_client=openai.DefaultAsyncHttpxClient())
 
 
 def _is_async_client(client: Any) -> bool:
