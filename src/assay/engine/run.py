@@ -8,7 +8,9 @@ most the cells in flight.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -23,6 +25,9 @@ from assay.errors import NotApplicable, RunFailed, UsageError
 from assay.metrics.base import Metric, first_leaf
 from assay.metrics.registry import create_metric
 from assay.models.defaults import default_embeddings, default_llm
+from assay.models.embeddings import Embeddings
+from assay.models.factory import embedding_factory, llm_factory
+from assay.models.llm import LLM
 from assay.models.usage import Budget, UsageMeter, budgeting, metering
 from assay.schema.dataset import EvaluationDataset
 from assay.schema.outcome import Cell, Error, Ok, Outcome, Skipped
@@ -93,11 +98,138 @@ def _check_metric_fits(metric: Metric, dataset: EvaluationDataset) -> None:
 def _prepare_metrics(metrics: list[Metric], llm: Any, embeddings: Any) -> list[Metric]:
     """Give metrics lacking a model the run's one; with none given, the configured default
     (ASSAY_LLM / ASSAY_EMBEDDINGS, else the embedded offline models). Built only if needed."""
+    llm = coerce_llm(llm)
+    embeddings = coerce_embeddings(embeddings)
+    metrics = [_own_models_coerced(metric) for metric in metrics]
     if llm is None and any(m.needs_llm and getattr(m, "llm", None) is None for m in metrics):
         llm = default_llm()
     if embeddings is None and any(m.needs_embeddings and getattr(m, "embeddings", None) is None for m in metrics):
         embeddings = default_embeddings()
     return [metric.with_models(llm=llm, embeddings=embeddings) for metric in metrics]
+
+
+# -- models given as something other than an assay model --------------------------------------------
+
+_ACCEPTED_LLM = ("an LLM from llm_factory (e.g. llm_factory('openai/gpt-4o-mini')), a model string such as "
+                 "'openai/gpt-4o-mini', a LangChain chat model or a LlamaIndex LLM")
+_ACCEPTED_EMBEDDINGS = ("an embedding model from embedding_factory (e.g. embedding_factory("
+                        "'openai/text-embedding-3-small')), a model string such as 'openai/text-embedding-3-small', "
+                        "LangChain embeddings or a LlamaIndex embedding model")
+
+
+def _is_a(value: Any, module: str, name: str) -> bool:
+    """isinstance against an optional library's class, without importing the library."""
+    loaded = sys.modules.get(module)
+    cls = getattr(loaded, name, None) if loaded is not None else None
+    return isinstance(cls, type) and isinstance(value, cls)
+
+
+def _framework(value: Any) -> tuple[str, str] | None:
+    """(library, "llm" | "embeddings") for a LangChain or LlamaIndex model object."""
+    if _is_a(value, "langchain_core.language_models", "BaseLanguageModel"):
+        return "langchain", "llm"
+    if _is_a(value, "langchain_core.embeddings", "Embeddings"):
+        return "langchain", "embeddings"
+    if _is_a(value, "llama_index.core.llms", "LLM"):
+        return "llamaindex", "llm"
+    if _is_a(value, "llama_index.core.embeddings", "BaseEmbedding"):
+        return "llamaindex", "embeddings"
+    return None
+
+
+def _type_name(value: Any) -> str:
+    module = type(value).__module__.split(".")[0]
+    return type(value).__name__ if module == "builtins" else f"{module}.{type(value).__name__}"
+
+
+def _client_hint(value: Any, kind: str) -> str | None:
+    """For a raw SDK client, the line that turns it into an assay model."""
+    module = type(value).__module__.split(".")[0]
+    factory, model = ("llm_factory", "gpt-4o-mini") if kind == "llm" else ("embedding_factory", "text-embedding-3-small")
+    if module == "anthropic" and kind == "llm":
+        model = "anthropic/claude-3-5-haiku-latest"
+    elif module != "openai" and not hasattr(getattr(value, "chat", None), "completions"):
+        return None
+    return (f"{kind}= got a raw {_type_name(value)} client, which assay does not call directly: wrap it as "
+            f"{kind}={factory}('{model}', client=client) (naming the model the client serves)")
+
+
+def coerce_llm(value: Any, where: str = "llm=") -> LLM | None:
+    """The judge model a caller gave, as an assay `LLM`: a model string goes through `llm_factory`, a
+    LangChain chat model or LlamaIndex LLM is wrapped; anything else is a UsageError saying what to pass."""
+    if value is None or isinstance(value, LLM):
+        return value
+    if isinstance(value, str):
+        return llm_factory(value)
+    framework = _framework(value)
+    if framework == ("langchain", "llm"):
+        from assay.models.providers.langchain import LangchainLLMWrapper
+
+        return LangchainLLMWrapper(value)
+    if framework == ("llamaindex", "llm"):
+        from assay.models.providers.llamaindex import LlamaIndexLLMWrapper
+
+        return LlamaIndexLLMWrapper(value)
+    if isinstance(value, Embeddings) or framework is not None:
+        raise UsageError(f"{where} got an embedding model ({_type_name(value)}); pass it as embeddings=, not llm=")
+    hint = _client_hint(value, "llm")
+    if hint is not None:
+        raise UsageError(hint if where == "llm=" else f"{where.removesuffix('llm=')}{hint}")
+    raise UsageError(f"{where} got a {_type_name(value)}; it accepts {_ACCEPTED_LLM}")
+
+
+def coerce_embeddings(value: Any, where: str = "embeddings=") -> Embeddings | None:
+    """Like `coerce_llm`, for embedding models (`embedding_factory`, LangChain, LlamaIndex)."""
+    if value is None or isinstance(value, Embeddings):
+        return value
+    if isinstance(value, str):
+        return embedding_factory(value)
+    framework = _framework(value)
+    if framework == ("langchain", "embeddings"):
+        from assay.models.providers.langchain import LangchainEmbeddingsWrapper
+
+        return LangchainEmbeddingsWrapper(value)
+    if framework == ("llamaindex", "embeddings"):
+        from assay.models.providers.llamaindex import LlamaIndexEmbeddingsWrapper
+
+        return LlamaIndexEmbeddingsWrapper(value)
+    if isinstance(value, LLM) or framework is not None:
+        raise UsageError(f"{where} got a judge model ({_type_name(value)}), not an embedding model; pass it as "
+                         "llm=, and an embedding model (embedding_factory(...)) as embeddings=")
+    hint = _client_hint(value, "embeddings")
+    if hint is not None:
+        raise UsageError(hint if where == "embeddings=" else f"{where.removesuffix('embeddings=')}{hint}")
+    raise UsageError(f"{where} got a {_type_name(value)}; it accepts {_ACCEPTED_EMBEDDINGS}")
+
+
+def _own_models_coerced(metric: Metric) -> Metric:
+    """A metric built with a model string (or a LangChain model...) of its own gets it resolved."""
+    fields = {f.name for f in dataclasses.fields(metric)} if dataclasses.is_dataclass(metric) else set()
+    changes: dict[str, Any] = {}
+    own_llm, own_embeddings = getattr(metric, "llm", None), getattr(metric, "embeddings", None)
+    if "llm" in fields and own_llm is not None and not isinstance(own_llm, LLM):
+        changes["llm"] = coerce_llm(own_llm, f"metric {metric.name}: llm=")
+    if "embeddings" in fields and own_embeddings is not None and not isinstance(own_embeddings, Embeddings):
+        changes["embeddings"] = coerce_embeddings(own_embeddings, f"metric {metric.name}: embeddings=")
+    if not changes:
+        return metric
+    copy = dataclasses.replace(metric, **changes)
+    copy.__dict__.update({k: v for k, v in metric.__dict__.items() if k.startswith("_")})
+    return copy
+
+
+def _check_settings(timeout: Any, budget: Any) -> None:
+    """Numbers that would fail only after the work began are refused before it."""
+    if timeout is not None:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+            raise UsageError(f"timeout must be a number of seconds or None (no limit), got {_type_name(timeout)}")
+        if not timeout > 0:  # also NaN
+            raise UsageError(f"timeout must be more than 0 seconds (or None for no limit), got {timeout!r}")
+    if budget is not None:
+        if isinstance(budget, bool) or not isinstance(budget, (int, float)):
+            raise UsageError(f"budget must be a number of USD or None (no cap), got {_type_name(budget)}")
+        if not budget >= 0:  # also NaN
+            raise UsageError(f"budget must be 0 USD or more (or None for no cap), got {budget!r}")
 
 
 def _concurrency(requested: int | None, metrics: list[Metric]) -> int:
@@ -176,15 +308,20 @@ async def aevaluate(
     metrics: metric objects (`BleuScore()`) or ids (`"bleu_score"`).
     llm / embeddings: given to metrics that need them and have none of their own. When not
         given: ASSAY_LLM / ASSAY_EMBEDDINGS, else the embedded offline judge and embeddings.
+        A model string ("openai/gpt-4o-mini") is built with llm_factory / embedding_factory; a
+        LangChain or LlamaIndex model is wrapped; a raw SDK client or anything else is a UsageError.
     run_dir: a directory where finished cells are saved as they complete; running again
         with the same directory resumes, recomputing only what is missing or failed.
     max_concurrency: cells scored at once (default 16, or twice the judge's concurrency limit if lower).
-    timeout: seconds allowed per cell before it becomes an `error` outcome.
+    timeout: seconds allowed per cell before it becomes an `error` outcome (more than 0; None: no limit).
     strict: raise `RunFailed` at the first error outcome instead of recording it.
     budget: a spending cap in USD; once reached no new model call is made and the cells
         left are `error` outcomes of type BudgetExhausted (a resumed run picks them up).
     """
+    _check_settings(timeout, budget)
     data = coerce_dataset(dataset, column_map)
+    if not len(data):
+        raise UsageError("the dataset has no rows")
     chosen = _prepare_metrics(coerce_metrics(metrics), llm, embeddings)
     for metric in chosen:
         _check_metric_fits(metric, data)
@@ -272,4 +409,4 @@ def evaluate(*args: Any, **kwargs: Any) -> EvaluationResult:
     return run_sync(aevaluate(*args, **kwargs))
 
 
-__all__ = ["aevaluate", "coerce_dataset", "coerce_metrics", "evaluate", "score_cell"]
+__all__ = ["aevaluate", "coerce_dataset", "coerce_embeddings", "coerce_llm", "coerce_metrics", "evaluate", "score_cell"]
