@@ -99,3 +99,12 @@ def test_written_files_respect_the_umask(tmp_path):
     os.umask(umask)
     for name in ("a.jsonl", "a.csv"):
         assert stat.S_IMODE((tmp_path / name).stat().st_mode) == 0o666 & ~umask
+
+
+def test_writing_through_a_symbolic_link_keeps_the_link(tmp_path):
+    target = tmp_path / "real.jsonl"
+    target.write_text("old\n")
+    link = tmp_path / "latest.jsonl"
+    link.symlink_to(target)
+    EvaluationDataset.from_list([{"response": "a"}]).to_jsonl(link)
+    assert link.is_symlink() and json.loads(target.read_text()) == {"response": "a"}

@@ -294,6 +294,8 @@ def atomic_open(path: str | Path, *, newline: str | None = None) -> Iterator[IO[
     """Open a UTF-8 text file for writing that appears at `path` complete or not at all: it is written
     to a temporary file in the same directory and renamed over `path` only once everything is written."""
     path = Path(path)
+    if path.is_symlink():  # write the file the link points to, and keep the link
+        path = path.resolve()
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     # os.open with 0o666 lets the umask decide the permissions, as for an ordinary new file.
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
