@@ -1,21 +1,51 @@
-"""Text handling shared by metrics: sentence splitting that works beyond English."""
+"""Text handling shared by metrics: sentence splitting that works beyond English.
+
+pysbd does the splitting, but its cost grows with the square of what it is given (400 KB on one
+line took minutes), so it only ever sees bounded segments:
+
+- each line on its own. pysbd ends a sentence at a line break anyway; apart, one paragraph's
+  numbers can no longer make pysbd read another's "Table 2." as a list item.
+- a line longer than `MAX_SEGMENT_CHARS` a window at a time, each window starting at a sentence
+  pysbd found well inside the one before.
+- a sentence longer than the bound is cut near it: after sentence punctuation, else at
+  whitespace, else hard.
+
+So splitting is linear in the text's length. Async callers use `asplit_sentences`, which moves a
+large text off the event loop.
+"""
 
 from __future__ import annotations
 
 import functools
 import re
 
-_CLOSERS = "”’」』）》】\")"
+import anyio.to_thread
+
+# pysbd never sees more characters than this at once, and no sentence is longer.
+MAX_SEGMENT_CHARS = 2000
+# When a window is cut inside a line, sentences in its last this-many characters are segmented
+# again at the start of the next window, so every boundary kept was decided with that much text after it.
+_LOOKAHEAD_CHARS = 200
+# Texts longer than this are split in a worker thread by `asplit_sentences`.
+OFF_LOOP_CHARS = 20_000
+
+_CLOSERS = '”’」』）》】")'
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_SPACE = re.compile(r"\s+")
+# Where to cut a sentence longer than the bound: after sentence punctuation (and any closers) and
+# the space after it; Chinese punctuation needs no space.
+_STRONG_CUT = re.compile(
+    r"[.!?…]+[" + re.escape(_CLOSERS) + r"]*\s+|[。！？；]+[" + re.escape(_CLOSERS) + r"]*\s*"
+)
 
 
 def guess_language(text: str) -> str:
     """'zh' when the text is mostly CJK characters, else 'en' (enough to pick a splitter)."""
-    letters = [ch for ch in text if not ch.isspace()]
+    letters = len(text) - sum(map(len, _SPACE.findall(text)))
     if not letters:
         return "en"
-    cjk = sum(1 for ch in letters if _CJK.match(ch))
-    return "zh" if cjk / len(letters) > 0.3 else "en"
+    cjk = len(_CJK.findall(text))
+    return "zh" if cjk / letters > 0.3 else "en"
 
 
 @functools.lru_cache(maxsize=8)
@@ -26,16 +56,20 @@ def _segmenter(language: str):
 
 
 def split_sentences(text: str, language: str | None = None) -> list[str]:
-    """Sentences of `text`, stripped, empty ones dropped. Abbreviations and decimals survive."""
+    """Sentences of `text`, stripped, empty ones dropped. Abbreviations and decimals survive; a line
+    break always ends a sentence; no sentence is longer than `MAX_SEGMENT_CHARS`."""
     text = text.strip()
     if not text:
         return []
     language = language or guess_language(text)
     sentences: list[str] = []
-    for piece in _segmenter(language).segment(text):
+    for piece in _pieces(_segmenter(language), text):
         piece = piece.strip()
-        # pysbd can cut a Chinese sentence before its closing quote or bracket; put it back.
-        while piece and piece[0] in _CLOSERS and sentences:
+        # pysbd can cut a Chinese sentence before its closing quote or bracket; put it back
+        # (unless that would make the sentence longer than the bound).
+        while (
+            piece and piece[0] in _CLOSERS and sentences and len(sentences[-1]) < MAX_SEGMENT_CHARS
+        ):
             sentences[-1] += piece[0]
             piece = piece[1:].strip()
         if piece:
@@ -43,4 +77,69 @@ def split_sentences(text: str, language: str | None = None) -> list[str]:
     return sentences
 
 
-__all__ = ["guess_language", "split_sentences"]
+async def asplit_sentences(text: str, language: str | None = None) -> list[str]:
+    """`split_sentences` for async code: a text longer than `OFF_LOOP_CHARS` is split in a worker
+    thread, so the event loop (and the engine's per-cell timeout) keeps running; a cancelled caller
+    returns at once and leaves the thread to finish on its own."""
+    if len(text) <= OFF_LOOP_CHARS:
+        return split_sentences(text, language)
+    return await anyio.to_thread.run_sync(split_sentences, text, language, abandon_on_cancel=True)
+
+
+def _pieces(segmenter, text: str):
+    """pysbd's pieces of each line of `text`, asking it about at most `MAX_SEGMENT_CHARS` characters
+    at a time."""
+    for line in text.split("\n"):
+        start, end = 0, len(line)
+        while end - start > MAX_SEGMENT_CHARS:
+            window = line[start : start + MAX_SEGMENT_CHARS]
+            pieces = segmenter.segment(window)
+            kept = _kept(window, pieces)
+            if kept:
+                yield from pieces[: kept[0]]
+                start += kept[1]
+            else:  # one sentence longer than the bound
+                cut = _cut_point(window)
+                yield window[:cut]
+                start += cut
+        if line[start:].strip():
+            yield from segmenter.segment(line[start:])
+
+
+def _kept(window: str, pieces: list[str]) -> tuple[int, int] | None:
+    """How many of the window's pieces to keep, and where in the window they end: all but those in
+    its last `_LOOKAHEAD_CHARS` (the last piece is cut off by the window's end), at least one. None
+    when pysbd found no sentence boundary, or its pieces cannot be found in the window."""
+    if len(pieces) < 2:
+        return None
+    count, tail = len(pieces) - 1, len(pieces[-1])
+    while count > 1 and tail < _LOOKAHEAD_CHARS:
+        count -= 1
+        tail += len(pieces[count])
+    position = 0
+    for piece in pieces[:count]:
+        found = window.find(piece, position)
+        if found < 0:
+            return None
+        position = found + len(piece)
+    return (count, position) if position > 0 else None
+
+
+def _cut_point(window: str) -> int:
+    """Where to cut a sentence that fills the whole window, in its second half: after sentence
+    punctuation, else after whitespace, else at the window's end."""
+    half = len(window) // 2
+    for pattern in (_STRONG_CUT, _SPACE):
+        matches = list(pattern.finditer(window, half))
+        if matches and matches[-1].end() > half:
+            return matches[-1].end()
+    return len(window)
+
+
+__all__ = [
+    "MAX_SEGMENT_CHARS",
+    "OFF_LOOP_CHARS",
+    "asplit_sentences",
+    "guess_language",
+    "split_sentences",
+]

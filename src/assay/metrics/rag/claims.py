@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 
 from assay.errors import NotApplicable
 from assay.metrics.judge import Verdict, ask_json, ask_verdicts
-from assay.metrics.text import split_sentences
+from assay.metrics.text import OFF_LOOP_CHARS, asplit_sentences, split_sentences
 from assay.prompts.prompt import Prompt
 
 T = TypeVar("T")
@@ -39,7 +39,7 @@ async def statements_of(llm: Any, prompt: Prompt | None, text: str, question: st
     the claims the judge splits it into. Same prompt, text and question -> same request, answered
     once per run for every metric that asks."""
     if prompt is None:
-        return split_sentences(text)
+        return await asplit_sentences(text)
     return await extract_claims(llm, prompt, text, question)
 
 
@@ -119,7 +119,8 @@ async def over_pieces(text: str, judge: Callable[[str], Awaitable[T]], *,
                       max_chars: int = MAX_SOURCE_CHARS) -> list[T]:
     """`judge` applied to each piece of `text` (just `text` when it fits), concurrently, in order.
     How a metric merges the pieces' answers is its own business."""
-    pieces = chunk_text(text, max_chars)
+    pieces = (chunk_text(text, max_chars) if len(text) <= OFF_LOOP_CHARS  # else split off the event loop
+              else await anyio.to_thread.run_sync(chunk_text, text, max_chars, abandon_on_cancel=True))
     if len(pieces) == 1:
         return [await judge(text)]
     results: list[Any] = [None] * len(pieces)

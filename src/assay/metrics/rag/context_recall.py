@@ -21,7 +21,7 @@ from assay.metrics.rag.claims import (
     judged,
     skipped_note,
 )
-from assay.metrics.text import split_sentences
+from assay.metrics.text import asplit_sentences
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -37,7 +37,7 @@ class LLMContextRecall(LLMMetric):
     prompt_ids = ("supported",)
 
     async def _ascore(self, *, reference: str, retrieved_contexts: list[str], user_input: str | None = None) -> MetricResult:
-        sentences = split_sentences(reference)
+        sentences = await asplit_sentences(reference)
         if not sentences:
             raise NotApplicable("the reference has no sentences to look for")
         source = join_contexts(retrieved_contexts)

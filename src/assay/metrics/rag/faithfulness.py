@@ -31,7 +31,7 @@ from assay.metrics.rag.claims import (
     judged,
     skipped_note,
 )
-from assay.metrics.text import split_sentences
+from assay.metrics.text import asplit_sentences
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -73,7 +73,7 @@ class Faithfulness(LLMMetric):
         if not source:
             raise NotApplicable("there are no retrieved contexts to check the response against")
         if self.statements == "sentences":
-            claims = split_sentences(response)
+            claims = await asplit_sentences(response)
         else:
             claims = await extract_claims(self.llm, self.judge_prompt("claims"), response, user_input or "")
         if not claims:
