@@ -89,16 +89,35 @@ class Rating:
         return sum(p * value_of[choice] for choice, p in self.distribution.items())
 
 
+async def _first_words(llm: Any, messages: Any, max_tokens: int, readable: Any, **params: Any) -> Any:
+    """The generation of a call whose answer is its first word or two. Only those are read, so an
+    answer cut off after them is still whole; one cut off before a readable label is asked again
+    with room to finish (the model layer doubles the budget until the answer completes)."""
+    response = await llm.agenerate(
+        messages, max_tokens=max_tokens, logprobs=True, top_logprobs=10, allow_truncated=True, **params
+    )
+    generation = response.generations[0]
+    if generation.finish_reason == "length" and not readable(generation.text):
+        response = await llm.agenerate(messages, max_tokens=max_tokens, logprobs=True, top_logprobs=10, **params)
+        generation = response.generations[0]
+    return generation
+
+
+def _rating_label(text: str, choices: list[str]) -> str | None:
+    words = re.findall(r"[A-Za-z]+|\d+", text.lower())
+    return next((word for word in words if word in choices), None)
+
+
+def _yes_no(text: str) -> str | None:
+    words = re.findall(r"[a-z]+", text.lower())
+    return words[0] if words and words[0] in ("yes", "no") else None
+
+
 async def ask_rating(llm: Any, prompt: Prompt, values: Mapping[str, Any]) -> Rating:
     """Ask for one label from `prompt.choices`; an answer outside them is an OutputParseError."""
     choices = [choice.lower() for choice in prompt.choices]
-    # Only the first label is read, so an answer cut off after it is still a whole answer.
-    response = await llm.agenerate(
-        render(prompt, values), max_tokens=4, logprobs=True, top_logprobs=10, allow_truncated=True
-    )
-    generation = response.generations[0]
-    words = re.findall(r"[A-Za-z]+|\d+", generation.text.lower())
-    label = next((word for word in words if word in choices), None)
+    generation = await _first_words(llm, render(prompt, values), 4, lambda text: _rating_label(text, choices))
+    label = _rating_label(generation.text, choices)
     if label is None:
         raise OutputParseError(f"the judge answered outside {prompt.choices}", raw=generation.text)
     distribution = {choice: float(choice == label) for choice in choices}
@@ -119,10 +138,7 @@ async def ask_rating(llm: Any, prompt: Prompt, values: Mapping[str, Any]) -> Rat
 
 async def ask_yes_no(llm: Any, messages: list[Any], **params: Any) -> Verdict:
     """A single yes/no answer to already-built messages (e.g. with image parts)."""
-    response = await llm.agenerate(
-        messages, max_tokens=2, logprobs=True, top_logprobs=10, allow_truncated=True, **params
-    )
-    generation = response.generations[0]
+    generation = await _first_words(llm, messages, 2, lambda text: _yes_no(text) is not None, **params)
     words = re.findall(r"[a-z]+", generation.text.lower())
     if not words or words[0] not in ("yes", "no"):
         raise OutputParseError("the judge did not answer yes or no", raw=generation.text)

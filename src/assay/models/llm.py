@@ -3,7 +3,8 @@
     agenerate(messages, schema=None, n=1, allow_truncated=False, **params)
       └─ structured-output ladder (when a schema is given): mode choice, parse, repair
           └─ completeness: an answer cut off at its token limit is asked again with twice the
-             budget, then `OutputTruncated`; never returned as if complete (unless allowed)
+             budget, then `OutputTruncated`; never returned as if complete (unless allowed,
+             for callers that read only the first words)
               └─ shared calls: identical requests in flight share one call (any thread, any loop)
                   └─ answers of this run, then the cache ── hit: no call, counted as cached
                       └─ budget check
@@ -14,7 +15,7 @@
 Usage is charged to the current cell's meter and to the LLM's own running total. What is shared
 by every LLM object of one endpoint (limiter, calls in flight) lives in `endpoint.py` and is
 thread-safe; what is bound to an event loop (HTTP clients) is kept per loop by the providers.
-A cut-off answer is never cached unless the caller accepts cut-off answers.
+A cut-off answer is never returned as a complete one: cached, it keeps its finish_reason.
 """
 
 from __future__ import annotations
@@ -224,14 +225,14 @@ class LLM:
     async def _call_once(self, key: str, request: ModelRequest, accept_truncated: bool) -> ModelResponse:
         answers = run_answers()
         given = answers.get(key) if answers is not None else None
-        if given is not None and (accept_truncated or not _truncated(given)):
+        if given is not None:
             self._charge(Usage(cached_requests=1), priced=True)
             return given.model_copy(update={"cached": True, "usage": Usage(cached_requests=1)})
         if self.cache is not None:
             hit = self.cache.get_response(key)
-            # A cut-off answer in the cache (kept by a caller that accepted it, or by an older
-            # version) is not an answer for a caller that needs a complete one.
-            if hit is not None and (accept_truncated or not _truncated(hit)):
+            # A cut-off answer comes back marked as such (finish_reason "length"): the caller's
+            # completeness check asks again with a bigger budget, which is another key.
+            if hit is not None:
                 self._charge(Usage(cached_requests=1), priced=True)
                 return hit.model_copy(update={"cached": True, "usage": Usage(cached_requests=1)})
         budget = current_budget()
@@ -243,11 +244,13 @@ class LLM:
         self._charge(usage, priced=self.price is not None)
         if budget is not None:
             budget.charge(cost)
-        if accept_truncated or not _truncated(response):
-            if self.cache is not None:
-                self.cache.put_response(key, self.model, response)
-            if answers is not None:
-                answers[key] = response
+        # A cut-off answer is kept as what it is: the model's answer to exactly this request. No
+        # caller takes it for a complete one (see `_call_until_complete`), and a rerun that
+        # needs the bigger budget again finds both answers without asking.
+        if self.cache is not None:
+            self.cache.put_response(key, self.model, response)
+        if answers is not None:
+            answers[key] = response
         return response.model_copy(update={"usage": usage})
 
     async def _limited_call(self, request: ModelRequest) -> ModelResponse:
