@@ -26,6 +26,7 @@ from assay.metrics.base import Metric, first_leaf
 from assay.metrics.registry import create_metric
 from assay.models.defaults import default_embeddings, default_llm
 from assay.models.embeddings import Embeddings
+from assay.models.endpoint import sharing_answers
 from assay.models.factory import embedding_factory, llm_factory
 from assay.models.llm import LLM
 from assay.models.usage import Budget, UsageMeter, budgeting, metering
@@ -233,19 +234,24 @@ def _check_settings(timeout: Any, budget: Any) -> None:
 
 
 def _concurrency(requested: int | None, metrics: list[Metric]) -> int:
-    """Cells in flight. By default 16, but at most twice the judge's own concurrency limit: a cell
-    started long before a model slot frees up would spend its timeout waiting in the queue."""
+    """Cells in flight. By default twice each judge's concurrency ceiling (a cell alternates
+    between model calls and its own work), at most 256: the judge's adaptive limiter, not this
+    pool, decides how many calls run at once. With an RPM limit, at most rpm / 4 cells, so that a
+    cell does not spend its timeout queued for a request slot."""
     if requested is not None:
         if requested < 1:
             raise UsageError(f"max_concurrency must be at least 1, got {requested}")
         return requested
-    ceilings = [
-        model.limiter.concurrency.ceiling
-        for metric in metrics
-        for model in (getattr(metric, "llm", None), getattr(metric, "embeddings", None))
-        if getattr(model, "limiter", None) is not None
-    ]
-    return min([16, *(2 * ceiling for ceiling in ceilings)])
+    bounds = [256]
+    for metric in metrics:
+        for model in (getattr(metric, "llm", None), getattr(metric, "embeddings", None)):
+            limiter = getattr(model, "limiter", None)
+            if limiter is None:
+                continue
+            bounds.append(2 * limiter.concurrency.ceiling)
+            if limiter.limits.rpm:
+                bounds.append(max(4, int(limiter.limits.rpm // 4)))
+    return min(bounds)
 
 
 async def score_cell(metric: Metric, sample: Sample, *, timeout: float | None) -> tuple[Outcome, Usage]:
@@ -312,7 +318,8 @@ async def aevaluate(
         LangChain or LlamaIndex model is wrapped; a raw SDK client or anything else is a UsageError.
     run_dir: a directory where finished cells are saved as they complete; running again
         with the same directory resumes, recomputing only what is missing or failed.
-    max_concurrency: cells scored at once (default 16, or twice the judge's concurrency limit if lower).
+    max_concurrency: cells scored at once (default: twice the judge's concurrency ceiling, at most 256;
+        the judge's adaptive limiter decides how many model calls run at once).
     timeout: seconds allowed per cell before it becomes an `error` outcome (more than 0; None: no limit).
     strict: raise `RunFailed` at the first error outcome instead of recording it.
     budget: a spending cap in USD; once reached no new model call is made and the cells
@@ -383,7 +390,7 @@ async def aevaluate(
                         cancel.cancel()
                         return
 
-            with budgeting(spending):
+            with budgeting(spending), sharing_answers():
                 async with anyio.create_task_group() as group:
                     for _ in range(min(max_concurrency, len(pending))):
                         group.start_soon(worker, group.cancel_scope)
