@@ -94,17 +94,14 @@ def judge_endpoint(llm: Any) -> tuple[str, str, str | None]:
 def embeddings_endpoint(embeddings: Any) -> Iterator[str]:
     """Serve `embeddings` as an OpenAI-compatible `/v1/embeddings` on 127.0.0.1 while in the block,
     so that Ragas embeds with exactly the model assay uses. Yields the base URL."""
-    # One request at a time: each sync call runs its own event loop, and the model's rate
-    # limiter is not meant to be shared between loops.
-    one_at_a_time = threading.Lock()
-
+    # Requests are served concurrently, each on its own thread and (through the sync wrapper) its
+    # own event loop: the model's limiter and in-flight table are shared across loops.
     class Handler(BaseHTTPRequestHandler):
         def do_POST(self) -> None:
             try:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
                 texts = body["input"] if isinstance(body["input"], list) else [body["input"]]
-                with one_at_a_time:
-                    vectors = embeddings.embed_texts([str(text) for text in texts])
+                vectors = embeddings.embed_texts([str(text) for text in texts])
                 reply = {"object": "list", "model": embeddings.model,
                          "data": [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)],
                          "usage": {"prompt_tokens": 0, "total_tokens": 0}}

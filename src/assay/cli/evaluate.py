@@ -33,7 +33,7 @@ def evaluate_command(
     budget: Annotated[Opt[float], typer.Option("--budget", help="Stop making model calls after this many USD")] = None,
     concurrency: Annotated[Opt[int], typer.Option("--concurrency", help="Cells scored at once (default: 16, fewer for a slow local judge)")] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds allowed per cell")] = 600.0,
-    request_timeout: Annotated[Opt[float], typer.Option("--request-timeout", metavar="SECONDS", help="Seconds allowed per model request for the models named by --llm / --embeddings / ASSAY_LLM (default 120)")] = None,
+    request_timeout: Annotated[Opt[float], typer.Option("--request-timeout", metavar="SECONDS", help="Seconds allowed per model request, whole answer included (default 120; 900 for the embedded judge)")] = None,
     fail_under: Annotated[Opt[float], typer.Option("--fail-under", help="Exit 1 if any metric's mean over its scored rows is below this, or it has no scored rows")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Stop at the first error")] = False,
     progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar")] = True,

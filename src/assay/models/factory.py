@@ -115,18 +115,23 @@ def make_provider(
     client: Any = None,
     base_url: str | None = None,
     api_key: str | None = None,
-    timeout: float = 120.0,
+    timeout: float | None = None,
     **options: Any,
 ) -> Provider:
-    """Build the provider for a model string; credentials are checked here, before any work."""
+    """Build the provider for a model string; credentials are checked here, before any work.
+    `timeout`: seconds one request may take; None: 120 for a remote provider, 900 for the
+    embedded judge (a CPU judge writing a long answer is slow, not stuck)."""
     kind, name, url_in_string = parse_model_string(model, provider)
     base_url = base_url or url_in_string
-    if client is not None:
-        return _client_provider(client, name, timeout)
-    if kind == "local":
+    if timeout is not None and not timeout > 0:
+        raise UsageError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    if kind == "local" and client is None:
         from assay.models.local import local_provider
 
-        return local_provider(**options)
+        return local_provider(**options, **({"timeout": timeout} if timeout is not None else {}))
+    timeout = timeout if timeout is not None else 120.0
+    if client is not None:
+        return _client_provider(client, name, timeout)
     if kind == "anthropic":
         from assay.models.providers.anthropic import AnthropicProvider
 
@@ -168,7 +173,7 @@ def llm_factory(
     base_url: str | None = None,
     api_key: str | None = None,
     cache: Any = True,
-    timeout: float = 120.0,
+    timeout: float | None = None,
     retry: RetryPolicy | None = None,
     limits: Limits | None = None,
     price: tuple[float, float] | Price | None = None,
@@ -193,7 +198,7 @@ def llm_factory(
         params.setdefault("max_tokens", 1024)
     return LLM(backend, cache=_resolve_cache(cache), retry=retry, limits=limits, price=_price(price),
                default_params=params, max_output_tokens=max_output,
-               attempt_timeout=getattr(backend, "timeout", None) or timeout)
+               attempt_timeout=getattr(backend, "timeout", None) or timeout or 120.0)
 
 
 def embedding_factory(
@@ -205,7 +210,7 @@ def embedding_factory(
     api_key: str | None = None,
     cache: Any = True,
     batch_size: int = 64,
-    timeout: float = 120.0,
+    timeout: float | None = None,
     retry: RetryPolicy | None = None,
     limits: Limits | None = None,
     price: tuple[float, float] | Price | None = None,
@@ -223,7 +228,7 @@ def embedding_factory(
         backend = make_provider(model, provider=provider, client=client, base_url=base_url, api_key=api_key,
                                 timeout=timeout)
     return Embeddings(backend, cache=_resolve_cache(cache), batch_size=batch_size, retry=retry, limits=limits,
-                      price=_price(price), attempt_timeout=getattr(backend, "timeout", None) or timeout)
+                      price=_price(price), attempt_timeout=getattr(backend, "timeout", None) or timeout or 120.0)
 
 
 def _price(price: tuple[float, float] | Price | None) -> Price | None:

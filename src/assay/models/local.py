@@ -172,6 +172,7 @@ def local_provider(
     n_threads: int | None = None,
     n_ctx: int | None = None,
     n_parallel: int | None = None,
+    timeout: float = 900.0,
 ) -> LocalProvider:
     require("xllamacpp", extra="local", feature="the embedded local judge")
     settings = ServerSettings(
@@ -180,7 +181,7 @@ def local_provider(
         n_ctx=n_ctx or int(os.environ.get("ASSAY_LOCAL_CTX") or 4096),
         n_parallel=n_parallel or int(os.environ.get("ASSAY_LOCAL_PARALLEL") or 2),
     )
-    return LocalProvider(settings)
+    return LocalProvider(settings, timeout=timeout)
 
 
 __all__ = ["SERVERS", "LocalProvider", "ServerSettings", "local_provider", "resolve_model_path"]
