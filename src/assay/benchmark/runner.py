@@ -26,6 +26,7 @@ from assay.benchmark.suites import (
     choose_aspect,
     resolve_data_dir,
 )
+from assay.engine.checkpoint import saved_cells
 from assay.errors import UsageError
 from assay.metrics.base import Metric
 from assay.metrics.registry import default_name
@@ -102,15 +103,8 @@ def _digest(payload: Any) -> str:
 
 def _checkpoint_cells(run_dir: Path, metric: str, n_rows: int) -> dict[int, Cell]:
     """The metric's finished cells in a run directory, by row (the last record of a row wins)."""
-    path = run_dir / "cells.jsonl"
     cells: dict[int, Cell] = {}
-    if not path.exists():
-        return cells
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            cell = Cell.model_validate_json(line)
-        except ValueError:
-            continue
+    for cell in saved_cells(run_dir):  # the checkpoint's own reader: same lines, same tolerance
         if cell.metric == metric and cell.row < n_rows:
             cells[cell.row] = cell
     return cells

@@ -195,6 +195,18 @@ class RunDirectory:
             self._handle = None
 
 
+def saved_cells(run_dir: str | Path) -> Iterator[Cell]:
+    """Every readable cell record of a run directory's `cells.jsonl`, in file order (for readers
+    outside a run, e.g. the benchmark's cost figures); unreadable lines are passed over."""
+    path = Path(run_dir) / "cells.jsonl"
+    if not path.exists():
+        return
+    for line in path.read_bytes().split(b"\n"):
+        cell = _parse_cell(line, None, None) if line.strip() else None
+        if cell is not None:
+            yield cell
+
+
 def _parse_cell(line: bytes, n_rows: int | None, metric_names: Collection[str] | None) -> Cell | None:
     """A saved cell, or None for a line that cannot be one of this run's cells."""
     try:
