@@ -14,13 +14,12 @@ errors and the embeddings endpoint are exercised for real:
 
 from __future__ import annotations
 
-import json
 import stat
 import sys
-import time
 from pathlib import Path
 
-from tests.benchmark.loopback_judge import JSONHandler, LoopbackServer, answer
+from tests.benchmark.loopback_judge import answer
+from tests.models.fake_openai import Behaviour, FakeOpenAI, RecordedRequest, dynamic, error, ok
 
 PACKAGE = {
     # Libraries print to stdout; the runner must read past lines that are not the worker's.
@@ -104,45 +103,35 @@ def make_fake_ragas(folder: Path) -> Path:
     return python
 
 
-class ScoreJudge(LoopbackServer):
+class ScoreJudge(FakeOpenAI):
     """Answers "split: ..." with "ok" and "judge: <response>" with `scores[response]` (default
     "0.5"); a response listed in `fail` gets an HTTP 400 on its judge request. Anything else is
-    answered as `LoopbackJudge` answers assay's faithfulness prompts."""
+    answered as `LoopbackJudge` answers assay's faithfulness prompts. `delay`: seconds every
+    request waits before its answer."""
 
     def __init__(self, scores: dict[str, str] | None = None, fail: set[str] | None = None) -> None:
-        super().__init__(_ScoreHandler)
+        super().__init__()
         self.scores = scores or {}
         self.fail = fail or set()
-        self.keys: set[str] = set()  # Authorization headers seen
-        self.delay = 0.0  # seconds every request waits before its answer
+        self.delay = 0.0
+        self.default = dynamic(self._reply)
 
+    @property
+    def keys(self) -> set[str]:
+        """The Authorization headers seen."""
+        return {request.headers.get("authorization", "") for request in self.chat_requests}
 
-class _ScoreHandler(JSONHandler):
-    server: ScoreJudge
-
-    def do_POST(self) -> None:
-        request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-        content = str(request["messages"][-1]["content"])
-        with self.server.lock:
-            self.server.requests += 1
-            self.server.keys.add(self.headers.get("Authorization", ""))
-        time.sleep(self.server.delay)
+    def _reply(self, request: RecordedRequest) -> Behaviour:
+        content = str(request.messages[-1]["content"])
         kind, _, response = content.partition(": ")
-        if kind == "judge" and response in self.server.fail:
-            self._send(400, {"error": {"message": "scripted failure", "type": "invalid_request_error"}})
-            return
+        if kind == "judge" and response in self.fail:
+            return error(400, "scripted failure")
         if kind == "judge":
-            text = self.server.scores.get(response, "0.5")
+            text = self.scores.get(response, "0.5")
         elif kind == "split":
             text = "ok"
         else:  # assay's own faithfulness prompts, so both engines can share this judge
-            text = answer(request["messages"])
+            text = answer(request.messages)
             if text is None:
-                self._send(400, {"error": {"message": "unknown prompt", "type": "invalid_request_error"}})
-                return
-        self._send(200, {
-            "id": f"chatcmpl-{time.monotonic_ns()}", "object": "chat.completion", "created": int(time.time()),
-            "model": request.get("model", "judge"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13},
-        })
+                return error(400, "unknown prompt")
+        return ok(text, usage=(10, 3), latency=self.delay)

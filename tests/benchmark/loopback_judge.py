@@ -4,17 +4,17 @@ It answers the two prompts faithfulness uses, without any model:
 - the claims prompt: one claim per sentence of the <text> block, as {"claims": [...]};
 - the verdict prompt: "N. yes" when at least 70% of a statement's words (4+ letters) occur in
   the <source> block, else "N. no".
-Any other request gets an HTTP 400, so an unexpected prompt shows up as an error cell.
+Any other request gets an HTTP 400, so an unexpected prompt shows up as an error cell. The server
+is the one fake OpenAI-compatible server of the tests, `tests/models/fake_openai.py`.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.models.fake_openai import Behaviour, FakeOpenAI, RecordedRequest, dynamic, error, ok
 
 
 def _block(text: str, tag: str) -> str:
@@ -43,72 +43,20 @@ def answer(messages: list[dict[str, Any]]) -> str | None:
     return None
 
 
-class JSONHandler(BaseHTTPRequestHandler):
-    """Quiet, and answers with JSON."""
-
-    def log_message(self, *args: Any) -> None:  # keep test output quiet
-        pass
-
-    def _send(self, status: int, payload: dict[str, Any]) -> None:
-        body = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+def _reply(request: RecordedRequest) -> Behaviour:
+    text = answer(request.messages) if request.path.endswith("/chat/completions") else None
+    if text is None:
+        return error(400, "the loopback judge does not know this prompt")
+    prompt_chars = sum(len(str(m.get("content", ""))) for m in request.messages)
+    return ok(text, usage=(prompt_chars // 4, len(text) // 4 + 1))
 
 
-class _Handler(JSONHandler):
-    server: LoopbackJudge
+class LoopbackJudge(FakeOpenAI):
+    """The shared fake server (tests/models/fake_openai.py) answering with `answer`."""
 
-    def do_POST(self) -> None:
-        request = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-        messages = request.get("messages") or []
-        text = answer(messages) if self.path.endswith("/chat/completions") else None
-        with self.server.lock:
-            self.server.requests += 1
-        if text is None:
-            self._send(400, {"error": {"message": "the loopback judge does not know this prompt", "type": "invalid"}})
-            return
-        prompt_chars = sum(len(str(m.get("content", ""))) for m in messages)
-        self._send(200, {
-            "id": f"chatcmpl-{time.monotonic_ns()}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": request.get("model", "loopback"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": prompt_chars // 4, "completion_tokens": len(text) // 4 + 1,
-                      "total_tokens": prompt_chars // 4 + len(text) // 4 + 1},
-        })
-
-
-class LoopbackServer(ThreadingHTTPServer):
-    """A server on 127.0.0.1 (random port) in a thread, counting requests; `with` starts and stops it."""
-
-    daemon_threads = True
-
-    def __init__(self, handler: type[BaseHTTPRequestHandler]) -> None:
-        super().__init__(("127.0.0.1", 0), handler)
-        self.lock = threading.Lock()
-        self.requests = 0
-        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server_address[1]}/v1"
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown()
-        self.server_close()
-
-
-class LoopbackJudge(LoopbackServer):
     def __init__(self) -> None:
-        super().__init__(_Handler)
+        super().__init__()
+        self.default = dynamic(_reply)
 
     @property
     def model_string(self) -> str:

@@ -28,7 +28,7 @@ def test_wikieval_faithfulness_end_to_end(metaeval_dir, tmp_path):
         done = assay("benchmark", "wikieval", "--metric", "faithfulness(statements=claims)", "--limit", "3", "--data-dir",
                      str(metaeval_dir), "--output-dir", str(results), "--no-progress", cwd=tmp_path, env=env)
         assert done.returncode == 0, done.stderr
-        requests = judge.requests
+        requests = judge.count
     assert "3 of 3 scored" in done.stdout and "pairwise accuracy" in done.stdout
     assert requests >= 12  # 6 responses x (claims + at least one verdict call)
 

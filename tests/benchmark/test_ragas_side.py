@@ -53,7 +53,7 @@ def test_scores_the_same_items_and_records_every_failure(metaeval_dir, tmp_path)
               responses[4]: "nan"}
     with ScoreJudge(scores, fail={responses[5]}) as judge:
         record = _run(metaeval_dir, tmp_path, judge)
-        requests = judge.requests
+        requests = judge.count
 
     assert record["engine"]["name"] == "ragas" and record["engine"]["version"] == "0.0-fake"
     assert record["metric"]["class"] == "ragas.metrics.collections.Faithfulness"
@@ -86,10 +86,10 @@ def test_a_rerun_scores_only_the_rows_that_failed(metaeval_dir, tmp_path):
     responses = [row["response"] for row in _rows(metaeval_dir, "faithfulness", 3)]
     with ScoreJudge({responses[4]: "nan"}, fail={responses[5]}) as judge:
         first = _run(metaeval_dir, tmp_path, judge)
-        assert first["cells"]["error"] == 2 and judge.requests == 12
+        assert first["cells"]["error"] == 2 and judge.count == 12
         judge.scores, judge.fail = {responses[4]: "0.7", responses[5]: "0.1"}, set()  # the judge recovers
         second = _run(metaeval_dir, tmp_path, judge)
-        assert judge.requests == 12 + 4  # rows 4 and 5 only
+        assert judge.count == 12 + 4  # rows 4 and 5 only
     assert second["cells"]["error"] == 0 and second["n_scored"] == 3
     assert second["cost"]["rows_computed"] == 2 and second["run_dir"] == first["run_dir"]
 
@@ -113,7 +113,7 @@ def test_a_different_judge_does_not_reuse_finished_rows(metaeval_dir, tmp_path):
         first = _run(metaeval_dir, tmp_path, judge)
     with ScoreJudge() as other:  # another port: another endpoint, another identity
         second = _run(metaeval_dir, tmp_path, other)
-        assert other.requests == 12
+        assert other.count == 12
     assert second["run_dir"] != first["run_dir"] and second["cost"]["rows_computed"] == 6
 
 
@@ -132,7 +132,7 @@ def test_rows_without_a_field_the_ragas_metric_needs_are_refused_before_any_requ
                                 data_dir=metaeval_dir, aspect="faithfulness",
                                 llm=llm_factory(f"openai/fake-judge@{judge.url}", cache=False), limit=1,
                                 runs_dir=tmp_path / "runs", show_progress=False)
-        assert judge.requests == 0
+        assert judge.count == 0
 
 
 def test_answer_relevancy_embeds_through_assays_own_embedding_model(metaeval_dir, tmp_path):
@@ -296,9 +296,9 @@ def test_the_worker_stops_when_the_process_that_started_it_is_killed(metaeval_di
         worker = int(parent.stdout.readline())
         try:
             deadline = time.monotonic() + 20
-            while judge.requests == 0 and time.monotonic() < deadline:
+            while judge.count == 0 and time.monotonic() < deadline:
                 time.sleep(0.1)
-            assert judge.requests > 0 and not _gone(worker)  # it is working, and waiting on the judge
+            assert judge.count > 0 and not _gone(worker)  # it is working, and waiting on the judge
             parent.kill()
             parent.wait()
             while not _gone(worker) and time.monotonic() < deadline + 10:
@@ -316,4 +316,4 @@ def test_an_interpreter_without_ragas_is_named_with_the_install_line(metaeval_di
         run_ragas_benchmark("wikieval", "faithfulness", python=sys.executable, data_dir=metaeval_dir,
                             llm=llm_factory(f"openai/fake-judge@{judge.url}", cache=False), limit=1,
                             runs_dir=tmp_path / "runs", show_progress=False)
-    assert judge.requests == 0
+    assert judge.count == 0

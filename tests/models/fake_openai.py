@@ -504,6 +504,12 @@ class FakeOpenAI:
         self._thread.start()
         return self
 
+    def __enter__(self) -> FakeOpenAI:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
     def stop(self) -> None:
         self._stopping.set()  # wakes hanging handlers
         self._httpd.shutdown()

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.models.fake_openai import Behaviour, FakeOpenAI, RecordedRequest, dynamic, ok
 
 
 def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
@@ -76,67 +75,33 @@ def text_answer(messages: list[dict[str, Any]]) -> str:
     return "Here is a short test answer from the loopback model."
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: LoopbackLLM
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-    def do_POST(self) -> None:
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
-        with self.server.lock:
-            self.server.requests.append(body)
-        if not self.path.endswith("/chat/completions"):
-            self._send(404, {"error": {"message": f"no endpoint {self.path}", "type": "not_found"}})
-            return
-        messages = body.get("messages") or []
-        fmt = body.get("response_format") or {}
-        message: dict[str, Any] = {"role": "assistant", "content": None}
-        if fmt.get("type") == "json_schema":
-            message["content"] = json.dumps(structured(fmt["json_schema"]["schema"], messages))
-        elif body.get("tools"):
-            function = body["tools"][0]["function"]
-            arguments = json.dumps(structured(function["parameters"], messages))
-            message["tool_calls"] = [{"id": "call_1", "type": "function",
-                                      "function": {"name": function["name"], "arguments": arguments}}]
-        elif fmt.get("type") == "json_object":
-            message["content"] = "{}"
-        else:
-            message["content"] = text_answer(messages)
-        prompt = sum(len(str(m.get("content", ""))) for m in messages) // 4
-        self._send(200, {
-            "id": f"chatcmpl-{time.monotonic_ns()}", "object": "chat.completion", "created": int(time.time()),
-            "model": body.get("model", "test"),
-            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": 12, "total_tokens": prompt + 12},
-        })
-
-    def _send(self, status: int, payload: dict[str, Any]) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+def _reply(request: RecordedRequest) -> Behaviour:
+    messages = request.messages
+    body = request.body
+    fmt = body.get("response_format") or {}
+    if body.get("tools") and not fmt:
+        function = body["tools"][0]["function"]
+        return ok(json.dumps(structured(function["parameters"], messages)), usage=_usage(messages))
+    if fmt.get("type") == "json_schema":
+        text = json.dumps(structured(fmt["json_schema"]["schema"], messages))
+    elif fmt.get("type") == "json_object":
+        text = "{}"
+    else:
+        text = text_answer(messages)
+    return ok(text, usage=_usage(messages))
 
 
-class LoopbackLLM(ThreadingHTTPServer):
-    daemon_threads = True
+def _usage(messages: list[dict[str, Any]]) -> tuple[int, int]:
+    return sum(len(str(m.get("content", ""))) for m in messages) // 4, 12
+
+
+class LoopbackLLM(FakeOpenAI):
+    """The shared fake server (tests/models/fake_openai.py) answering every chat request."""
 
     def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
-        self.lock = threading.Lock()
-        self.requests: list[dict[str, Any]] = []
-        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
+        super().__init__()
+        self.default = dynamic(_reply)
 
     @property
     def model_string(self) -> str:
-        return f"vllm/test@http://127.0.0.1:{self.server_address[1]}/v1"
-
-    def __enter__(self) -> LoopbackLLM:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.shutdown()
-        self.server_close()
+        return f"vllm/test@{self.url}"

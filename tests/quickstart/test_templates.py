@@ -54,7 +54,7 @@ def test_template_runs_against_a_loopback_model(template, tmp_path):
         done = run_evals(project, server, tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert server.requests, "evals.py made no model call to the configured endpoint"
-    assert {request["model"] for request in server.requests} == {"test"}
+    assert {request.body["model"] for request in server.chat_requests} == {"test"}
 
     [results] = results_of(project)
     records = [json.loads(line) for line in results.read_text().splitlines()]
