@@ -83,7 +83,7 @@ def test_integer_bounds_in_the_schema_are_enforced_by_the_server(judge: LLM) -> 
 
 def test_one_token_with_logprobs_returns_the_top_alternatives(judge: LLM) -> None:
     response = judge.generate(
-        "Is the sky blue? Answer yes or no.", max_tokens=1, logprobs=True, top_logprobs=5
+        "Is the sky blue? Answer yes or no.", max_tokens=1, logprobs=True, top_logprobs=5, allow_truncated=True
     )
     generation = response.generations[0]
     assert generation.finish_reason == "length"
@@ -103,7 +103,7 @@ def test_concurrent_requests_all_succeed_within_the_server_slots(judge: LLM) -> 
 
     async def burst() -> list:
         return await asyncio.gather(
-            *(judge.agenerate(f"Name a colour number {i}.", max_tokens=6) for i in range(6))
+            *(judge.agenerate(f"Name a colour number {i}.", max_tokens=6, allow_truncated=True) for i in range(6))
         )
 
     responses = asyncio.run(burst())
@@ -129,7 +129,7 @@ def test_an_answer_cut_off_by_max_tokens_is_a_typed_error_not_a_parse() -> None:
 
 def test_usage_is_counted_and_free() -> None:
     llm = make_llm()
-    response = llm.generate("Say hello.", max_tokens=4)
+    response = llm.generate("Say hello.", max_tokens=4, allow_truncated=True)
     assert response.usage.input_tokens > 0
     assert response.usage.output_tokens > 0
     assert response.usage.requests == 1
@@ -145,5 +145,5 @@ def test_the_local_judge_is_not_reported_as_an_unpriced_model() -> None:
     # "unpriced" makes every offline run's summary end in
     # "cost $0.0000 (+N requests to models with no known price)" (engine/progress.py).
     llm = make_llm()
-    llm.generate("Say hello.", max_tokens=2)
+    llm.generate("Say hello.", max_tokens=2, allow_truncated=True)
     assert llm.usage.usage.unpriced_requests == 0

@@ -63,9 +63,9 @@ def test_first_call_starts_one_server_shared_then_stop_and_start_again() -> None
     first, second = make_llm(), make_llm()
     assert SERVERS.running() == 0  # building an LLM starts nothing
 
-    first.generate("Hi", max_tokens=1)
+    first.generate("Hi", max_tokens=1, allow_truncated=True)
     assert SERVERS.running() == 1
-    second.generate("Hi", max_tokens=1)
+    second.generate("Hi", max_tokens=1, allow_truncated=True)
     assert SERVERS.running() == 1  # same file and settings: the same server
     assert first.provider.base_url == second.provider.base_url
     port = _port(first.provider.base_url)
@@ -76,15 +76,15 @@ def test_first_call_starts_one_server_shared_then_stop_and_start_again() -> None
     assert _closed_soon(port), "the server still accepts connections after stop_all()"
 
     third = make_llm()
-    response = third.generate("Hi", max_tokens=1)
+    response = third.generate("Hi", max_tokens=1, allow_truncated=True)
     assert response.usage.output_tokens == 1
     assert SERVERS.running() == 1
 
 
 def test_other_settings_get_their_own_server() -> None:
     SERVERS.stop_all()
-    make_llm().generate("Hi", max_tokens=1)
-    make_llm(n_parallel=1).generate("Hi", max_tokens=1)
+    make_llm().generate("Hi", max_tokens=1, allow_truncated=True)
+    make_llm(n_parallel=1).generate("Hi", max_tokens=1, allow_truncated=True)
     assert SERVERS.running() == 2
     SERVERS.stop_all()
     assert SERVERS.running() == 0
@@ -92,7 +92,7 @@ def test_other_settings_get_their_own_server() -> None:
 
 def test_the_server_listens_on_loopback_only() -> None:
     llm = make_llm()
-    llm.generate("Hi", max_tokens=1)
+    llm.generate("Hi", max_tokens=1, allow_truncated=True)
     parsed = urlparse(llm.provider.base_url)
     assert parsed.hostname == "127.0.0.1"
     assert parsed.scheme == "http"
@@ -105,9 +105,9 @@ def test_an_llm_keeps_working_after_its_server_was_stopped() -> None:
     # stop_all() is public (and frees the model's memory); the next call of an LLM that had
     # already used the server must start it again, not keep dialling the dead port.
     llm = make_llm()
-    llm.generate("Hi", max_tokens=1)
+    llm.generate("Hi", max_tokens=1, allow_truncated=True)
     SERVERS.stop_all()
-    response = llm.generate("Hi", max_tokens=1)  # FAIL_FAST: a dead port fails at once
+    response = llm.generate("Hi", max_tokens=1, allow_truncated=True)  # FAIL_FAST: a dead port fails at once
     assert response.usage.output_tokens == 1
     assert SERVERS.running() == 1
 
@@ -115,14 +115,14 @@ def test_an_llm_keeps_working_after_its_server_was_stopped() -> None:
 def test_the_cache_key_does_not_depend_on_the_port(tmp_path: Path) -> None:
     cache = ResponseCache(tmp_path / "cache.sqlite")
     first = make_llm(cache=cache)
-    original = first.generate("Say hi.", max_tokens=3)
+    original = first.generate("Say hi.", max_tokens=3, allow_truncated=True)
     assert original.cached is False
     port = _port(first.provider.base_url)
 
     SERVERS.stop_all()
     assert _closed_soon(port)
     second = make_llm(cache=cache)
-    again = second.generate("Say hi.", max_tokens=3)
+    again = second.generate("Say hi.", max_tokens=3, allow_truncated=True)
     assert again.cached is True
     assert again.text == original.text
     assert SERVERS.running() == 0  # answered from the cache: no server was needed
@@ -130,9 +130,9 @@ def test_the_cache_key_does_not_depend_on_the_port(tmp_path: Path) -> None:
     assert second.usage.usage.requests == 0
 
     # the next uncached call starts a server, necessarily on a new port; the key stays the same
-    second.generate("Say bye.", max_tokens=3)
+    second.generate("Say bye.", max_tokens=3, allow_truncated=True)
     third = make_llm(cache=cache)
-    assert third.generate("Say hi.", max_tokens=3).cached is True
+    assert third.generate("Say hi.", max_tokens=3, allow_truncated=True).cached is True
     assert third.identity() == first.identity()
     assert "base_url" not in third.identity()
 
@@ -147,8 +147,8 @@ def test_one_file_reached_by_two_spellings_shares_one_server(
     monkeypatch.chdir(SMOLLM2.parent)
     relative = make_llm(model_path=SMOLLM2.name)
     absolute = make_llm(model_path=str(SMOLLM2))
-    relative.generate("Hi", max_tokens=1)
-    absolute.generate("Hi", max_tokens=1)
+    relative.generate("Hi", max_tokens=1, allow_truncated=True)
+    absolute.generate("Hi", max_tokens=1, allow_truncated=True)
     assert SERVERS.running() == 1
     assert relative.provider.base_url == absolute.provider.base_url
 
@@ -158,7 +158,7 @@ def test_a_file_that_is_not_a_gguf_model_is_a_clear_assay_error(tmp_path: Path) 
     bogus.write_bytes(os.urandom(4096))
     llm = make_llm(model_path=str(bogus))
     with pytest.raises(AssayError) as caught:
-        llm.generate("Hi", max_tokens=1)
+        llm.generate("Hi", max_tokens=1, allow_truncated=True)
     assert str(bogus) in str(caught.value) or bogus.name in str(caught.value)
 
 
@@ -167,8 +167,8 @@ import asyncio
 from assay.models import llm_factory
 
 llm = llm_factory("local", cache=False, n_threads=1, n_ctx=512, n_parallel=1)
-print(repr(llm.generate("Say hi.", max_tokens=2).text))
-print(repr(asyncio.run(llm.agenerate("Say bye.", max_tokens=2)).text))
+print(repr(llm.generate("Say hi.", max_tokens=2, allow_truncated=True).text))
+print(repr(asyncio.run(llm.agenerate("Say bye.", max_tokens=2, allow_truncated=True)).text))
 """
 
 
