@@ -18,6 +18,8 @@ from __future__ import annotations
 import abc
 import dataclasses
 import enum
+import os
+import threading
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
@@ -101,7 +103,7 @@ class Metric(abc.ABC):
                 f"it takes {', '.join(sorted(known))}"
             )
         try:
-            result = await self._ascore(**fields)
+            result = await self._with_default_models()._ascore(**fields)
         except Exception as exc:
             # Concurrent judge calls fail as an exception group; report the underlying error.
             leaf = first_leaf(exc)
@@ -174,6 +176,18 @@ class Metric(abc.ABC):
                 spec[field] = model_identity(model)
         return spec
 
+    def _with_default_models(self) -> Metric:
+        """Scored on its own without a model, a metric uses the configured default (ASSAY_LLM /
+        ASSAY_EMBEDDINGS, else the embedded offline models), built at the first score and shared.
+        The metric itself stays unbound: a later `evaluate(llm=...)` still gives it the run's model."""
+        wants_llm = self.needs_llm and getattr(self, "llm", None) is None
+        wants_embeddings = self.needs_embeddings and getattr(self, "embeddings", None) is None
+        if not (wants_llm or wants_embeddings):
+            return self
+        return self.with_models(llm=default_model("llm") if wants_llm else None,
+                                embeddings=default_model("embeddings", getattr(self, "language", None))
+                                if wants_embeddings else None)
+
     def with_models(self, *, llm: Any = None, embeddings: Any = None) -> Metric:
         """A copy with missing models filled in; the original is left untouched."""
         changes = {}
@@ -187,6 +201,28 @@ class Metric(abc.ABC):
         # Private state that is not a field (e.g. edited prompts) travels with the copy.
         copy.__dict__.update({k: v for k, v in self.__dict__.items() if k.startswith("_")})
         return copy
+
+
+_defaults: dict[tuple[str, str | None, str | None], Any] = {}
+_defaults_lock = threading.Lock()
+
+
+def default_model(kind: Literal["llm", "embeddings"], language: str | None = None) -> Any:
+    """The default judge or embedding model, built once per configuration and process."""
+    from assay.models import defaults
+
+    variable = "ASSAY_LLM" if kind == "llm" else "ASSAY_EMBEDDINGS"
+    key = (kind, os.environ.get(variable), language if kind == "embeddings" else None)
+    with _defaults_lock:
+        if key not in _defaults:
+            _defaults[key] = defaults.default_llm() if kind == "llm" else defaults.default_embeddings(language)
+        return _defaults[key]
+
+
+def forget_default_models() -> None:
+    """Drop the cached defaults (for tests that change the configuration)."""
+    with _defaults_lock:
+        _defaults.clear()
 
 
 def first_leaf(exc: BaseException) -> BaseException:
@@ -211,4 +247,4 @@ def _plain(value: Any) -> Any:
     return repr(value)
 
 
-__all__ = ["CallEstimate", "Metric", "SampleKind"]
+__all__ = ["CallEstimate", "Metric", "SampleKind", "default_model", "forget_default_models"]

@@ -60,7 +60,14 @@ def test_values_with_braces_and_repeated_placeholders_render_verbatim():
     assert provider.requests[0].messages[-1].content == 'Reply like {"value": "pass"} about <response>\nr\n</response>.'
 
 
-def test_templates_without_placeholders_or_fields_are_usage_errors():
+def test_templates_without_placeholders_or_fields_are_usage_errors(monkeypatch):
+    from assay.metrics.base import forget_default_models
+
+    # no model anywhere: the configured default is built, and a missing key says so
+    monkeypatch.setenv("ASSAY_LLM", "openai/gpt-4o-mini")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    forget_default_models()
     with pytest.raises(UsageError):
         DiscreteMetric(name="x", prompt="Is it good?")
     with pytest.raises(UsageError):
@@ -72,7 +79,7 @@ def test_templates_without_placeholders_or_fields_are_usage_errors():
     llm, provider = judge(answer("pass"))
     with pytest.raises(UsageError, match="grading_notes"):
         grader().score(llm=llm, response="r")
-    with pytest.raises(UsageError, match="llm"):
+    with pytest.raises(UsageError, match="OPENAI_API_KEY"):
         grader().score(response="r", grading_notes="n")
     assert provider.requests == []
 

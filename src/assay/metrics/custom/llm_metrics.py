@@ -5,7 +5,8 @@
     metric.score(llm=judge, response=..., grading_notes=...)  ->  MetricResult("pass", reason)
 
 Placeholders are the metric's required fields (in `evaluate()` they may also be extra columns of
-the dataset). The llm can be given at construction, at call time, or by `evaluate()`.
+the dataset). The llm can be given at construction, at call time, or by `evaluate()`; without one, the configured
+default judge is used (ASSAY_LLM, else the embedded offline judge).
 Metrics save to and load from JSON (`save(path)`, `Cls.load(path)`).
 """
 
@@ -21,7 +22,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, Field, create_model
 
 from assay.errors import UsageError
-from assay.metrics.base import CallEstimate, Metric
+from assay.metrics.base import CallEstimate, Metric, default_model
 from assay.metrics.custom.template import placeholders, render_template
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
@@ -55,12 +56,11 @@ class _TemplateMetric(Metric):
         """The JSON shape of the judge's answer, with `value` constrained to the allowed values."""
 
     async def ascore(self, llm: Any = None, **fields: Any) -> MetricResult:  # type: ignore[override]
-        judge = llm or self.llm
-        if judge is None:
-            raise UsageError(f"metric {self.name!r} needs an llm: pass llm=... to the metric or to score()")
         missing = [name for name in self.required_fields if fields.get(name) is None]
         if missing:
             raise UsageError(f"metric {self.name!r} needs {', '.join(missing)} (its prompt uses them)")
+        # Without a model here or on the metric: the configured default, as evaluate() does.
+        judge = llm or self.llm or default_model("llm")
         response = await judge.agenerate(render_template(self.prompt, fields, self.examples), schema=self.answer_model())
         answer = response.parsed
         return MetricResult(self._value(answer.value), reason=answer.reason)
