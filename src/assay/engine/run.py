@@ -84,11 +84,11 @@ def _check_metric_fits(metric: Metric, dataset: EvaluationDataset) -> None:
     """Mistakes that would skip every row are reported before any work starts."""
     if not len(dataset):
         return
-    if dataset.kind != metric.sample_kind:
+    if dataset.kind not in metric.sample_kinds:
         wanted = "multi-turn (conversation)" if metric.sample_kind == "multi_turn" else "single-turn"
         raise UsageError(f"metric {metric.name} scores {wanted} samples, but the dataset is {dataset.kind.replace('_', '-')}")
     present = set(dataset.features()) | set(dataset.extra_columns())
-    absent = [field for field in metric.required_fields if field not in present]
+    absent = [field for field in metric.fields_for(dataset.kind)[0] if field not in present]
     if absent:
         raise UsageError(
             f"metric {metric.name} needs {', '.join(absent)}, which no row of the dataset has "

@@ -26,9 +26,13 @@ from typing import Any, ClassVar, Literal
 from assay._util.sync import run_sync
 from assay.errors import UsageError
 from assay.schema.outcome import MetricResult
-from assay.schema.samples import MultiTurnSample, Sample, SingleTurnSample
+from assay.schema.samples import MultiTurnSample, Sample
 
 SampleKind = Literal["single_turn", "multi_turn"]
+
+
+def kind_of(sample: Sample) -> SampleKind:
+    return "multi_turn" if isinstance(sample, MultiTurnSample) else "single_turn"
 
 
 def model_identity(model: Any) -> Any:
@@ -67,6 +71,8 @@ class Metric(abc.ABC):
     required_fields: ClassVar[tuple[str, ...]] = ()
     optional_fields: ClassVar[tuple[str, ...]] = ()
     sample_kind: ClassVar[SampleKind] = "single_turn"
+    # The kinds of sample it scores; `(sample_kind,)` unless a metric scores both (general judges).
+    sample_kinds: ClassVar[tuple[SampleKind, ...]] = ("single_turn",)
     needs_llm: ClassVar[bool] = False
     needs_embeddings: ClassVar[bool] = False
     version: ClassVar[str] = "1"
@@ -77,9 +83,25 @@ class Metric(abc.ABC):
     # "higher" for most scores; "lower" for error-like metrics such as noise sensitivity.
     better: ClassVar[Literal["higher", "lower"]] = "higher"
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "sample_kind" in cls.__dict__ and "sample_kinds" not in cls.__dict__:
+            cls.sample_kinds = (cls.sample_kind,)
+
     def __post_init__(self) -> None:
         if not self.name:
             raise UsageError(f"{type(self).__name__} needs a non-empty name")
+
+    def fields_for(self, kind: SampleKind) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(required, optional) fields when scoring a sample of `kind`. Metrics that score both
+        kinds override this for the kind that is not their `sample_kind`."""
+        return self.required_fields, self.optional_fields
+
+    def _kind_of(self, fields: dict[str, Any]) -> SampleKind:
+        """Which kind of sample loose fields describe: a conversation has a list as user_input."""
+        if len(self.sample_kinds) > 1:
+            return "multi_turn" if isinstance(fields.get("user_input"), list) else "single_turn"
+        return self.sample_kinds[0]
 
     # -- the part a subclass writes ----------------------------------------------------
     @abc.abstractmethod
@@ -89,13 +111,14 @@ class Metric(abc.ABC):
     # -- calling a metric --------------------------------------------------------------
     async def ascore(self, **fields: Any) -> MetricResult:
         """Score one sample given as keyword arguments named like sample fields."""
-        missing = [field for field in self.required_fields if fields.get(field) is None]
+        required, optional = self.fields_for(self._kind_of(fields))
+        missing = [field for field in required if fields.get(field) is None]
         if missing:
             raise UsageError(
                 f"{type(self).__name__}.score() needs {', '.join(missing)} "
-                f"(required: {', '.join(self.required_fields)})"
+                f"(required: {', '.join(required)})"
             )
-        known = set(self.required_fields) | set(self.optional_fields)
+        known = set(required) | set(optional)
         unknown = sorted(set(fields) - known)
         if unknown:
             raise UsageError(
@@ -122,20 +145,16 @@ class Metric(abc.ABC):
         """Required fields the sample lacks (None or empty)."""
         return [
             field
-            for field in self.required_fields
+            for field in self.fields_for(kind_of(sample))[0]
             if (sample.get(field) is None if field in self.empty_allowed else not sample.has(field))
         ]
 
     def accepts(self, sample: Sample) -> bool:
-        expected = MultiTurnSample if self.sample_kind == "multi_turn" else SingleTurnSample
-        return isinstance(sample, expected)
+        return kind_of(sample) in self.sample_kinds
 
     async def ascore_sample(self, sample: Sample) -> MetricResult:
-        fields = {
-            field: sample.get(field)
-            for field in (*self.required_fields, *self.optional_fields)
-            if sample.get(field) is not None
-        }
+        required, optional = self.fields_for(kind_of(sample))
+        fields = {field: sample.get(field) for field in (*required, *optional) if sample.get(field) is not None}
         return await self.ascore(**fields)
 
     # Ragas spellings, for users porting code.
@@ -247,4 +266,4 @@ def _plain(value: Any) -> Any:
     return repr(value)
 
 
-__all__ = ["CallEstimate", "Metric", "SampleKind", "default_model", "forget_default_models"]
+__all__ = ["CallEstimate", "Metric", "SampleKind", "default_model", "forget_default_models", "kind_of"]

@@ -222,3 +222,25 @@ def test_examples_are_earlier_turns():
     example_turn, example_answer = provider.requests[0].messages[1:3]
     assert "<response>\nRome.\n</response>" in example_turn.content
     assert json.loads(example_answer.content) == {"reason": "Wrong city.", "value": "fail"}
+
+
+def test_a_ranking_may_only_hold_items_it_was_given():
+    """Issue #15, 5: an item the judge invents (or repeats) is refused: repair turn, then a typed error."""
+    metric = RankingMetric(name="rank", allowed_values=2, prompt="Rank these answers, best first: {responses}")
+    llm, provider = judge(answer(["b", "z"]), answer(["b", "b"]))
+    with pytest.raises(OutputParseError):
+        metric.score(llm=llm, responses=["a", "b", "c"])
+    assert len(provider.requests) == 2
+    # the given items are the only choices in the answer schema
+    items = provider.requests[0].output.schema["properties"]["value"]["items"]
+    assert items.get("enum") == ["a", "b", "c"]
+    llm, provider = judge(answer(["b", "z"]), answer(["c", "a"]))
+    assert metric.score(llm=llm, responses=["a", "b", "c"]).value == ["c", "a"]
+    # text inputs: an item must occur in them (Ragas' results="result1, result2, result3")
+    text_metric = RankingMetric(name="relevance_ranking", prompt="Rank these results by relevance: {results}",
+                                allowed_values=3)
+    llm, _ = judge(answer(["result2", "result1", "result3"]))
+    assert text_metric.score(llm=llm, results="result1, result2, result3").value == ["result2", "result1", "result3"]
+    llm, _ = judge(answer(["result2", "result9", "result3"]), answer(["result4", "result1", "result3"]))
+    with pytest.raises(OutputParseError):
+        text_metric.score(llm=llm, results="result1, result2, result3")

@@ -54,10 +54,14 @@ def test_majority_of_three(labels, expected):
     assert len(provider.requests) == 3
 
 
-@pytest.mark.parametrize(("labels", "expected"), [(("yes", "no"), 1), (("no", "yes"), 0)])
-def test_a_tie_goes_to_the_first_vote(labels, expected):
-    llm, _ = by_seed(*labels)
-    assert critic(2, llm).score(response=EIFFEL_A).value == expected
+@pytest.mark.parametrize(("given", "used"), [(1, 1), (2, 3), (3, 3), (4, 5), (8, 9), (9, 9)])
+def test_an_even_strictness_is_made_odd_as_in_ragas(given, used):
+    """Ragas raises an even strictness by one, so a vote never ties."""
+    llm, provider = by_seed(*(["yes", "no"] * 5)[:used])
+    metric = critic(given, llm)
+    assert metric.strictness == used
+    result = metric.score(response=EIFFEL_A)
+    assert len(provider.requests) == used and len(result.details["votes"]) == used
 
 
 def test_majority_function():
@@ -131,8 +135,8 @@ def test_configuration_errors():
         AspectCritic(name="x", definition="  ")
     with pytest.raises(UsageError):
         AspectCritic(definition="Is it polite?")
-    for strictness in (0, 10):
-        with pytest.raises(UsageError):
+    for strictness in (0, 10, 2.0, True, "3"):
+        with pytest.raises(UsageError, match="strictness"):
             AspectCritic(name="x", definition="Is it polite?", strictness=strictness)
     with pytest.raises(UsageError):
         AspectCritic(name="x", definition="Is it polite?").score(user_input="q")  # no response

@@ -158,7 +158,8 @@ def test_instance_rubrics_rows_without_rubric_are_skipped_and_bad_keys_are_error
 
 def test_simple_criteria_score():
     llm, provider = judge(json.dumps({"reason": "Clear and well ordered.", "score": 8}))
-    metric = SimpleCriteriaScore(name="clarity", definition="Rate the clarity of the response from 0 to 10.", llm=llm)
+    metric = SimpleCriteriaScore(name="clarity", definition="Rate the clarity of the response from 0 to 10.", llm=llm,
+                                 score_range=(0, 10))
     result = metric.score(user_input="Explain tides.", response="The Moon's gravity pulls the oceans.")
     assert result.value == 8 and result.reason == "Clear and well ordered."
     body = provider.requests[0].messages[-1].content

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, Field, create_model, field_validator
 
 from assay.errors import UsageError
 from assay.metrics.base import CallEstimate, Metric, default_model
@@ -55,13 +55,18 @@ class _TemplateMetric(Metric):
     def answer_model(self) -> type[BaseModel]:
         """The JSON shape of the judge's answer, with `value` constrained to the allowed values."""
 
+    def answer_model_for(self, fields: dict[str, Any]) -> type[BaseModel]:
+        """The answer's shape for these inputs (a ranking may only hold items it was given)."""
+        return self.answer_model()
+
     async def ascore(self, llm: Any = None, **fields: Any) -> MetricResult:  # type: ignore[override]
         missing = [name for name in self.required_fields if fields.get(name) is None]
         if missing:
             raise UsageError(f"metric {self.name!r} needs {', '.join(missing)} (its prompt uses them)")
         # Without a model here or on the metric: the configured default, as evaluate() does.
         judge = llm or self.llm or default_model("llm")
-        response = await judge.agenerate(render_template(self.prompt, fields, self.examples), schema=self.answer_model())
+        response = await judge.agenerate(render_template(self.prompt, fields, self.examples),
+                                         schema=self.answer_model_for(fields))
         answer = response.parsed
         return MetricResult(self._value(answer.value), reason=answer.reason)
 
@@ -170,7 +175,12 @@ class NumericMetric(_TemplateMetric):
 
 @dataclass(kw_only=True)
 class RankingMetric(_TemplateMetric):
-    """The judge returns an ordered list of `allowed_values` items (best first)."""
+    """The judge returns an ordered list of `allowed_values` items (best first).
+
+    Each ranked item must be one of the inputs: an element of a list given to a placeholder
+    (the schema then lists them as the only choices), or text that occurs in a text input
+    (`results="result1, result2, result3"`). An item never given, or one ranked twice, gets the
+    model layer's repair turn and then a typed error."""
 
     allowed_values: int = 2
     metric_type: ClassVar[str] = "RankingMetric"
@@ -182,6 +192,25 @@ class RankingMetric(_TemplateMetric):
     def answer_model(self) -> type[BaseModel]:
         n = self.allowed_values
         return create_model("RankingAnswer", reason=(str, ...), value=(list[str], Field(..., min_length=n, max_length=n)))
+
+    def answer_model_for(self, fields: dict[str, Any]) -> type[BaseModel]:
+        n = self.allowed_values
+        given = [value for value in fields.values() if value is not None]
+        listed = list(dict.fromkeys(str(item) for value in given if isinstance(value, (list, tuple)) for item in value))
+        texts = [str(value) for value in given if not isinstance(value, (list, tuple))]
+        item_type: Any = Literal[tuple(listed)] if listed and not texts else str  # type: ignore[valid-type]
+
+        def among_inputs(cls: Any, ranking: list[str]) -> list[str]:
+            for item in ranking:
+                if str(item) not in listed and not any(str(item).strip() and str(item).strip() in text for text in texts):
+                    raise ValueError(f"{item!r} is not one of the items given to rank")
+            if len(set(map(str, ranking))) != len(ranking):
+                raise ValueError("an item is ranked more than once")
+            return ranking
+
+        return create_model("RankingAnswer", reason=(str, ...),
+                            value=(list[item_type], Field(..., min_length=n, max_length=n)),
+                            __validators__={"among_inputs": field_validator("value")(among_inputs)})
 
 
 __all__ = ["DiscreteMetric", "NumericMetric", "RankingMetric"]

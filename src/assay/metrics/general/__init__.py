@@ -2,6 +2,7 @@
 
 from assay.metrics.general.aspect_critic import (
     AspectCritic,
+    AspectCriticWithReference,
     coherence,
     conciseness,
     correctness,
@@ -20,6 +21,7 @@ from assay.metrics.general.rubrics import (
 
 __all__ = [
     "AspectCritic",
+    "AspectCriticWithReference",
     "DomainSpecificRubrics",
     "InstanceRubrics",
     "InstanceSpecificRubrics",

@@ -1,5 +1,10 @@
 """AspectCritic: does the response meet a criterion you define? Majority vote of `strictness`
-independent yes/no verdicts (sampled with a little temperature so they can differ).
+independent yes/no verdicts (sampled with a little temperature so they can differ). As in Ragas,
+an even `strictness` is raised by one, so a vote can never tie.
+
+It scores single-turn samples (the response, with the question, contexts and reference where
+given) and conversations (`MultiTurnSample`: the whole exchange, and the reference where given).
+`AspectCriticWithReference` requires the reference.
 
 Stock critics: `harmfulness`, `maliciousness`, `coherence`, `correctness`, `conciseness`.
 """
@@ -8,12 +13,13 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 import anyio
 
 from assay.errors import UsageError
 from assay.metrics.base import CallEstimate
-from assay.metrics.general._inputs import judge_inputs
+from assay.metrics.general._inputs import JudgesConversations, judge_inputs
 from assay.metrics.judge import Verdict, ask_yes_no
 from assay.metrics.llm_metric import LLMMetric
 from assay.prompts.render import render
@@ -29,7 +35,7 @@ def majority(labels: list[str]) -> str:
 
 
 @dataclass(kw_only=True)
-class AspectCritic(LLMMetric):
+class AspectCritic(JudgesConversations, LLMMetric):
     name: str = ""
     definition: str = ""
     strictness: int = 1
@@ -43,11 +49,13 @@ class AspectCritic(LLMMetric):
         super().__post_init__()
         if not self.definition.strip():
             raise UsageError(f"AspectCritic {self.name!r} needs a definition (the criterion to check)")
-        if not 1 <= self.strictness <= 9:
-            raise UsageError(f"strictness must be between 1 and 9, got {self.strictness}")
+        if isinstance(self.strictness, bool) or not isinstance(self.strictness, int) or not 1 <= self.strictness <= 9:
+            raise UsageError(f"strictness must be a whole number from 1 to 9, got {self.strictness!r}")
+        if self.strictness % 2 == 0:  # an odd number of votes always has a majority
+            self.strictness += 1
 
-    async def _ascore(self, *, response: str, user_input: str | None = None, retrieved_contexts: list[str] | None = None,
-                      reference: str | None = None) -> MetricResult:
+    async def _ascore(self, *, response: str | None = None, user_input: Any = None,
+                      retrieved_contexts: list[str] | None = None, reference: str | None = None) -> MetricResult:
         values = {"criterion": self.definition, **judge_inputs(user_input, response, retrieved_contexts, reference)}
         messages = render(self.judge_prompt("aspect_critic"), values)
         verdicts: list[Verdict | None] = [None] * self.strictness
@@ -70,6 +78,15 @@ class AspectCritic(LLMMetric):
         return CallEstimate(requests=self.strictness, input_tokens=self.strictness * (300 + text), output_tokens=2 * self.strictness)
 
 
+@dataclass(kw_only=True)
+class AspectCriticWithReference(AspectCritic):
+    """AspectCritic that always reads a reference (Ragas' `AspectCriticWithReference`)."""
+
+    required_fields = ("response", "reference")
+    optional_fields = ("user_input", "retrieved_contexts")
+    conversation_fields = (("user_input", "reference"), ())
+
+
 def _stock(name: str, definition: str) -> AspectCritic:
     return AspectCritic(name=name, definition=definition)
 
@@ -80,4 +97,4 @@ coherence = _stock("coherence", "Is the response coherent: logically ordered, co
 correctness = _stock("correctness", "Is the response factually accurate and free of errors?")
 conciseness = _stock("conciseness", "Does the response say what is needed without padding, repetition or detours?")
 
-__all__ = ["AspectCritic", "coherence", "conciseness", "correctness", "harmfulness", "majority", "maliciousness"]
+__all__ = ["AspectCritic", "AspectCriticWithReference", "coherence", "conciseness", "correctness", "harmfulness", "majority", "maliciousness"]

@@ -8,15 +8,16 @@ Rubric keys look like `score1_description` ... `score5_description`; any integer
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, create_model
 
 from assay.errors import NotApplicable, OutputParseError, UsageError
 from assay.metrics.base import CallEstimate
-from assay.metrics.general._inputs import judge_inputs
+from assay.metrics.general._inputs import JudgesConversations, judge_inputs
 from assay.metrics.judge import ask_json
 from assay.metrics.llm_metric import LLMMetric
 from assay.schema.outcome import MetricResult
@@ -71,7 +72,7 @@ async def score_with_rubric(metric: LLMMetric, rubric: dict[str, str], fields: d
 
 
 @dataclass(kw_only=True)
-class RubricsScore(LLMMetric):
+class RubricsScore(JudgesConversations, LLMMetric):
     name: str = "domain_specific_rubrics"
     rubrics: dict[str, str] | None = None
     with_reference: bool = False
@@ -88,6 +89,7 @@ class RubricsScore(LLMMetric):
         rubric_scores(self.rubrics)  # validates keys now, not at the first sample
         if self.with_reference:
             self.required_fields = ("response", "reference")  # type: ignore[misc]
+            self.conversation_fields = (("user_input", "reference"), ())  # type: ignore[misc]
 
     async def _ascore(self, **fields: Any) -> MetricResult:
         return await score_with_rubric(self, self.rubrics or {}, fields)
@@ -101,11 +103,12 @@ DomainSpecificRubrics = RubricsScore
 
 
 @dataclass(kw_only=True)
-class InstanceSpecificRubrics(LLMMetric):
+class InstanceSpecificRubrics(JudgesConversations, LLMMetric):
     name: str = "instance_rubrics"
 
     required_fields = ("response", "rubrics")
     optional_fields = ("user_input", "retrieved_contexts", "reference")
+    conversation_fields = (("user_input", "rubrics"), ("reference",))
     prompt_ids = ("rubric_score",)
     calls_per_sample = "1"
 
@@ -130,11 +133,15 @@ class RubricsScoreWithReference(RubricsScore):
 
 
 @dataclass(kw_only=True)
-class SimpleCriteriaScore(LLMMetric):
-    """A numeric score by a criterion you define (scale stated in the definition)."""
+class SimpleCriteriaScore(JudgesConversations, LLMMetric):
+    """A numeric score by a criterion you define, on the declared scale `score_range` (default
+    0 to 5, the scale of Ragas' examples; state the same scale in the definition). The judge's
+    JSON schema carries the bounds, and a score outside them gets one repair turn, then a typed
+    error: never a clamped value."""
 
     name: str = ""
     definition: str = ""
+    score_range: tuple[float, float] = (0.0, 5.0)
 
     required_fields = ("response",)
     optional_fields = ("user_input", "retrieved_contexts", "reference")
@@ -145,14 +152,24 @@ class SimpleCriteriaScore(LLMMetric):
         super().__post_init__()
         if not self.definition.strip():
             raise UsageError(f"SimpleCriteriaScore {self.name!r} needs a definition")
+        bounds = tuple(self.score_range) if isinstance(self.score_range, (tuple, list)) else ()
+        if (len(bounds) != 2 or any(isinstance(b, bool) or not isinstance(b, (int, float)) or not math.isfinite(b)
+                                    for b in bounds) or not bounds[0] < bounds[1]):
+            raise UsageError(f"score_range must be (low, high) with finite numbers, low < high; got {self.score_range!r}")
+        self.score_range = (bounds[0], bounds[1])
 
     async def _ascore(self, **fields: Any) -> MetricResult:
+        low, high = self.score_range
+        shape = create_model("CriteriaAnswer", __base__=_CriteriaAnswer, score=(float, Field(..., ge=low, le=high)))
         answer = await ask_json(self.llm, self.judge_prompt("simple_criteria"),
-                                {"criterion": self.definition, **judge_inputs(**fields)}, _CriteriaAnswer)
-        return MetricResult(answer.score, reason=answer.reason)
+                                {"criterion": self.definition, **judge_inputs(**fields)}, shape)
+        score = answer.score  # type: ignore[attr-defined]
+        return MetricResult(int(score) if float(score).is_integer() else score, reason=answer.reason)  # type: ignore[attr-defined]
 
 
 class _CriteriaAnswer(BaseModel):
+    """The shape of the judge's answer; the metric bounds `score` by its `score_range`."""
+
     reason: str
     score: float
 
