@@ -76,3 +76,45 @@ def visible_text(dom: str) -> str:
     parser = _Text()
     parser.feed(dom)
     return " ".join(" ".join(parser.parts).split())
+
+
+class _ElementText(HTMLParser):
+    """The text of every element matching a tag and (optionally) a class, nested ones included."""
+
+    VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"})
+
+    def __init__(self, tag: str, css: str | None) -> None:
+        super().__init__()
+        self.tag, self.css = tag, css
+        self.open: list[list[str]] = []  # one buffer per matching element still open
+        self.depths: list[int] = []
+        self.depth = 0
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag in self.VOID:
+            return
+        self.depth += 1
+        classes = (dict(attrs).get("class") or "").split()
+        if tag == self.tag and (self.css is None or self.css in classes):
+            self.open.append([])
+            self.depths.append(self.depth)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.VOID:
+            return
+        if self.depths and self.depths[-1] == self.depth:
+            self.depths.pop()
+            self.found.append("".join(self.open.pop()))
+        self.depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        for buffer in self.open:
+            buffer.append(data)
+
+
+def element_texts(html: str, tag: str, css: str | None = None) -> list[str]:
+    """The text content of each `tag` element (with class `css`), entities decoded."""
+    parser = _ElementText(tag, css)
+    parser.feed(html)
+    return parser.found

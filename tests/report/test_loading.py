@@ -86,7 +86,7 @@ def test_histogram_bins():
     assert not unit and bins[0][0] == 2.0 and bins[-1][1] == 12.0 and sum(c for _, _, c in bins) == 3
 
 
-def test_pairs_by_position_without_ids_and_the_pure_python_bootstrap(tmp_path):
+def test_pairs_by_position_without_ids_and_the_shared_bootstrap(tmp_path):
     a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     a.write_text("".join(json.dumps({"q": i, "s": 0.5}) + "\n" for i in range(6)))
     b.write_text("".join(json.dumps({"q": i, "s": 0.5 + (0.1 if i % 2 else -0.1)}) + "\n" for i in range(7)))

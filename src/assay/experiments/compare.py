@@ -23,6 +23,13 @@ from typing import Any
 
 from assay.errors import UsageError
 from assay.experiments.store import Experiment
+from assay.schema.aggregate import (
+    aggregate,
+    bootstrap_mean_ci,
+    pair_rows,
+    paired_differences,
+    unique_ids,
+)
 from assay.schema.values import as_number
 
 
@@ -109,37 +116,6 @@ def numeric_columns(experiment: Experiment) -> list[str]:
     return list(seen)
 
 
-def _keys(experiment: Experiment, by_id: bool) -> list[Any]:
-    if by_id:
-        return [json.dumps(row["id"], sort_keys=True, default=str) for row in experiment.rows]
-    return [record["index"] for record in experiment.records]
-
-
-def _can_match_by_id(experiments: Sequence[Experiment]) -> bool:
-    for run in experiments:
-        if not run.rows or any("id" not in row or row["id"] is None for row in run.rows):
-            return False
-        ids = [json.dumps(row["id"], sort_keys=True, default=str) for row in run.rows]
-        if len(set(ids)) != len(ids):
-            return False
-    return True
-
-
-def bootstrap_mean_ci(deltas: Sequence[float], *, resamples: int, seed: int, confidence: float) -> tuple[float, float]:
-    """Percentile interval of the mean of `deltas` over `resamples` resamples with replacement."""
-    import numpy as np
-    values = np.asarray(deltas, dtype=float)
-    rng = np.random.default_rng(seed)
-    means = []
-    chunk = max(1, min(resamples, 2_000_000 // max(1, len(values))))  # bounded memory for long runs
-    for start in range(0, resamples, chunk):
-        size = min(chunk, resamples - start)
-        means.append(values[rng.integers(0, len(values), size=(size, len(values)))].mean(axis=1))
-    alpha = 1 - confidence
-    low, high = np.quantile(np.concatenate(means), [alpha / 2, 1 - alpha / 2])
-    return float(low), float(high)
-
-
 def compare_experiments(
     experiments: Sequence[Experiment],
     metrics: Sequence[str] | None = None,
@@ -170,52 +146,42 @@ def compare_experiments(
         chosen = [c for c in columns[0] if c != "id" and all(c in other for other in columns[1:])]
         if not chosen:
             raise UsageError("these experiments share no numeric column to compare; name one with --metric")
-    by_id = _can_match_by_id(experiments)
-    keyed = [dict(zip(_keys(run, by_id), scored_rows(run), strict=True)) for run in experiments]
-
+    by_id = unique_ids(*(run.rows for run in experiments))
     means = []
     for run in experiments:
         for metric in chosen:
-            values = [v for v in (numeric(row.get(metric)) for row in scored_rows(run)) if v is not None]
-            means.append(Mean(run.name, metric, sum(values) / len(values) if values else None, len(values), len(run)))
+            found = aggregate(numeric(row.get(metric)) for row in scored_rows(run))
+            means.append(Mean(run.name, metric, found.mean, found.n_scored, found.n_rows))
     differences = [
-        _difference(experiments[0].name, keyed[0], run.name, keyed[i], metric,
-                    confidence=confidence, resamples=resamples, seed=seed)
-        for i, run in enumerate(experiments) if i > 0 for metric in chosen
+        _difference(experiments[0], run, metric, by_id, confidence=confidence, resamples=resamples, seed=seed)
+        for run in experiments[1:] for metric in chosen
     ]
     return Comparison(names, chosen, "id" if by_id else "position", means, differences, confidence, resamples, seed)
 
 
-def _difference(base_name: str, base: dict[Any, dict[str, Any]], other_name: str, other: dict[Any, dict[str, Any]],
-                metric: str, *, confidence: float, resamples: int, seed: int) -> Difference:
-    rows = []
-    for key, base_row in base.items():
-        if key not in other:
-            continue
-        a, b = numeric(base_row.get(metric)), numeric(other[key].get(metric))
-        if a is not None and b is not None:
-            shown = json.loads(key) if isinstance(key, str) else key
-            rows.append({"key": shown, "baseline": a, "other": b, "delta": b - a})
-    deltas = [row["delta"] for row in rows]
-    low = high = mean = None
-    if deltas:
-        mean = sum(deltas) / len(deltas)
-    if len(deltas) >= 2:
-        low, high = bootstrap_mean_ci(deltas, resamples=resamples, seed=seed, confidence=confidence)
-    if not deltas:
-        verdict = "no rows where both runs have a value"
-    elif low is None or high is None:
-        verdict = "one paired row: too few for an interval"
-    elif low > 0:
-        verdict = f"{other_name} higher: CI excludes 0"
-    elif high < 0:
-        verdict = f"{other_name} lower: CI excludes 0"
-    else:
-        verdict = "CI includes 0: no clear difference"
-    rows.sort(key=lambda row: -abs(row["delta"]))
-    return Difference(base_name, other_name, metric, len(deltas), mean, low, high,
-                      better=sum(d > 0 for d in deltas), worse=sum(d < 0 for d in deltas),
-                      same=sum(d == 0 for d in deltas), verdict=verdict, rows=rows)
+_VERDICTS = {
+    "none": "no rows where both runs have a value",
+    "one": "one paired row: too few for an interval",
+    "higher": "{other} higher: CI excludes 0",
+    "lower": "{other} lower: CI excludes 0",
+    "unclear": "CI includes 0: no clear difference",
+}
+
+
+def _difference(base: Experiment, other: Experiment, metric: str, by_id: bool, *,
+                confidence: float, resamples: int, seed: int) -> Difference:
+    pairing = pair_rows(base.rows, other.rows, by_id=by_id,
+                        positions=([r["index"] for r in base.records], [r["index"] for r in other.records]))
+    mine, theirs = scored_rows(base), scored_rows(other)
+    found = paired_differences(
+        ((json.loads(pair.key) if by_id else pair.key, numeric(mine[pair.baseline].get(metric)),
+          numeric(theirs[pair.other].get(metric)))
+         for pair in pairing.pairs if pair.baseline is not None and pair.other is not None),
+        confidence=confidence, resamples=resamples, seed=seed)
+    return Difference(base.name, other.name, metric, found.n_pairs, found.mean, found.low, found.high,
+                      better=found.higher, worse=found.lower, same=found.same,
+                      verdict=_VERDICTS[found.direction].format(other=other.name),
+                      rows=[{"key": key, "baseline": a, "other": b, "delta": b - a} for key, a, b in found.rows])
 
 
 __all__ = ["Comparison", "Difference", "Mean", "bootstrap_mean_ci", "compare_experiments", "numeric"]

@@ -5,7 +5,8 @@
     write_report(["baseline", "improved"], "compare.html", root_dir="evals")   # a comparison
 
 The page needs nothing but a browser: styles, the one script and the SVG charts are inline, and
-its Content-Security-Policy forbids any network fetch. All data is HTML-escaped.
+its Content-Security-Policy forbids any network fetch. The page is rendered from Jinja2 templates
+with autoescaping, so every datum is HTML-escaped by the engine.
 """
 
 from __future__ import annotations

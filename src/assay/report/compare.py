@@ -1,23 +1,30 @@
 """Comparing runs in a report: rows paired across runs, per-metric paired differences.
 
-Rows are matched by `id` when every row of both runs has a distinct one, else by position.
-A difference is taken over the rows where both runs have a number (pass/fail labels count as
-1/0): mean of (other - baseline) with a percentile bootstrap interval, computed by the same
-function as `assay experiments compare`.
+Pairing, differences and the bootstrap are `assay.schema.aggregate`'s, the same as
+`assay experiments compare`: rows matched by `id` when every row of both runs has a distinct
+one, else by position; a difference over the rows where both runs have a number (pass/fail
+labels count as 1/0), with a seeded percentile bootstrap interval of the mean difference.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
+from typing import Any
 
-from assay.experiments.compare import bootstrap_mean_ci
-from assay.report.load import unique_ids
-from assay.report.model import Row, Run, as_number
+from assay.report.model import Row, Run
+from assay.schema import aggregate
 
-CONFIDENCE = 0.95
-RESAMPLES = 5000
-SEED = 0
+CONFIDENCE = aggregate.CONFIDENCE
+RESAMPLES = aggregate.RESAMPLES
+SEED = aggregate.SEED
+
+_VERDICTS = {
+    "none": "no row has a value in both runs",
+    "one": "one paired row: too few for an interval",
+    "higher": "{other} higher (interval excludes 0)",
+    "lower": "{other} lower (interval excludes 0)",
+    "unclear": "no clear difference (interval includes 0)",
+}
 
 
 @dataclass
@@ -38,53 +45,34 @@ class Difference:
 
 def pair_rows(baseline: Run, other: Run) -> tuple[str, list[tuple[str, Row | None, Row | None]]]:
     """(matched_by, [(key, baseline row, other row)]) in baseline order, then rows only in `other`."""
-    by_id = unique_ids([r.fields for r in baseline.rows]) and unique_ids([r.fields for r in other.rows])
-
-    def key(row: Row) -> str:
-        return json.dumps(row.fields["id"], sort_keys=True, default=str) if by_id else str(row.index)
-
-    theirs = {key(row): row for row in other.rows}
-    pairs: list[tuple[str, Row | None, Row | None]] = [(row.key, row, theirs.pop(key(row), None))
-                                                       for row in baseline.rows]
-    pairs += [(row.key, None, row) for row in theirs.values()]
-    return ("id" if by_id else "position"), pairs
+    pairing = aggregate.pair_rows([row.fields for row in baseline.rows], [row.fields for row in other.rows],
+                                  positions=([row.index for row in baseline.rows], [row.index for row in other.rows]))
+    pairs = []
+    for pair in pairing.pairs:
+        mine = baseline.rows[pair.baseline] if pair.baseline is not None else None
+        theirs = other.rows[pair.other] if pair.other is not None else None
+        pairs.append(((mine or theirs).key, mine, theirs))
+    return pairing.matched_by, pairs
 
 
 def bootstrap_interval(deltas: list[float]) -> tuple[float, float]:
-    return bootstrap_mean_ci(deltas, resamples=RESAMPLES, seed=SEED, confidence=CONFIDENCE)
+    return aggregate.bootstrap_mean_ci(deltas, resamples=RESAMPLES, seed=SEED, confidence=CONFIDENCE)
+
+
+def _ok_value(row: Row, metric: str) -> Any:
+    cell = row.cells.get(metric)
+    return cell.value if cell is not None and cell.status == "ok" else None
 
 
 def difference(baseline: Run, other: Run, metric: str,
                pairs: list[tuple[str, Row | None, Row | None]]) -> Difference:
-    rows = []
-    for key, mine, theirs in pairs:
-        if mine is None or theirs is None:
-            continue
-        a_cell, b_cell = mine.cells.get(metric), theirs.cells.get(metric)
-        if a_cell is None or b_cell is None or a_cell.status != "ok" or b_cell.status != "ok":
-            continue
-        a, b = as_number(a_cell.value), as_number(b_cell.value)
-        if a is not None and b is not None:
-            rows.append((key, a, b))
-    deltas = [b - a for _, a, b in rows]
-    mean = sum(deltas) / len(deltas) if deltas else None
-    low = high = None
-    if len(deltas) >= 2:
-        low, high = bootstrap_interval(deltas)
-    if not deltas:
-        verdict = "no row has a value in both runs"
-    elif low is None or high is None:
-        verdict = "one paired row: too few for an interval"
-    elif low > 0:
-        verdict = f"{other.name} higher (interval excludes 0)"
-    elif high < 0:
-        verdict = f"{other.name} lower (interval excludes 0)"
-    else:
-        verdict = "no clear difference (interval includes 0)"
-    rows.sort(key=lambda item: -abs(item[2] - item[1]))
-    return Difference(metric, baseline.name, other.name, len(deltas), mean, low, high,
-                      higher=sum(d > 0 for d in deltas), lower=sum(d < 0 for d in deltas),
-                      same=sum(d == 0 for d in deltas), verdict=verdict, rows=rows)
+    found = aggregate.paired_differences(
+        ((key, _ok_value(mine, metric), _ok_value(theirs, metric))
+         for key, mine, theirs in pairs if mine is not None and theirs is not None),
+        confidence=CONFIDENCE, resamples=RESAMPLES, seed=SEED)
+    return Difference(metric, baseline.name, other.name, found.n_pairs, found.mean, found.low, found.high,
+                      higher=found.higher, lower=found.lower, same=found.same,
+                      verdict=_VERDICTS[found.direction].format(other=other.name), rows=found.rows)
 
 
 __all__ = ["CONFIDENCE", "Difference", "bootstrap_interval", "difference", "pair_rows"]

@@ -17,8 +17,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from assay.report.load import row_key, unique_ids
+from assay.report.load import row_key
 from assay.report.model import NEGATIVE_LABELS, POSITIVE_LABELS, Cell, Row, Run
+from assay.schema.aggregate import unique_ids
 
 _RESULT_KEYS = frozenset({"value", "reason", "details"})
 _NOT_SCORES = frozenset({"id", "index", "row", "seconds"})

@@ -15,6 +15,7 @@ from typing import Any
 
 from assay.errors import UsageError
 from assay.report.model import Cell, Row, Run, add_usage
+from assay.schema.aggregate import unique_ids
 
 
 def load_run(source: str | os.PathLike[str], *, data: str | os.PathLike[str] | None = None,
@@ -72,16 +73,10 @@ def _is_result_record(record: dict[str, Any]) -> bool:
         isinstance(cell, dict) and "status" in cell for cell in metrics.values())
 
 
-def row_key(index: int, fields: dict[str, Any], unique_ids: bool) -> str:
-    if unique_ids:
+def row_key(index: int, fields: dict[str, Any], by_id: bool) -> str:
+    if by_id:
         return str(fields["id"])
     return f"row {index}"
-
-
-def unique_ids(rows: list[dict[str, Any]]) -> bool:
-    """True when every row has an `id` and no two share one (ids then label and pair rows)."""
-    ids = [json.dumps(row.get("id"), sort_keys=True, default=str) for row in rows]
-    return bool(rows) and all(row.get("id") is not None for row in rows) and len(set(ids)) == len(ids)
 
 
 def _cell(record: dict[str, Any], usage: dict[str, Any] | None = None) -> Cell:
@@ -175,4 +170,4 @@ def _inputs(data: str | os.PathLike[str], n_rows: int) -> list[dict[str, Any]]:
     return rows
 
 
-__all__ = ["load_run", "load_run_dir", "row_key", "unique_ids"]
+__all__ = ["load_run", "load_run_dir", "row_key"]

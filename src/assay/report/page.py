@@ -1,7 +1,10 @@
 """The HTML page: header with usage, one card per metric, the comparison, the row drill-down.
 
 One self-contained document: inline CSS, one inline script (allowed by its hash in the page's
-Content-Security-Policy, which also forbids every network fetch), inline SVG charts.
+Content-Security-Policy, which also forbids every network fetch), inline SVG charts. The markup
+is the Jinja2 templates under `templates/` (package data), rendered with autoescaping: this
+module and `rows.py` / `svg.py` hand them plain data, and the engine escapes every datum. The
+only markup not from a template is the page's own stylesheet and script (`assets.py`).
 """
 
 from __future__ import annotations
@@ -9,49 +12,80 @@ from __future__ import annotations
 import base64
 import hashlib
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any
+
+import jinja2
+from markupsafe import Markup
 
 from assay._version import __version__
 from assay.report.assets import SCRIPT, STYLE
 from assay.report.compare import CONFIDENCE, Difference, difference, pair_rows
 from assay.report.model import Row, Run
-from assay.report.rows import esc, render_row
+from assay.report.rows import row_view
 from assay.report.stats import MetricStats, Problem, format_number, metric_stats
-from assay.report.svg import colour, histogram_svg, labels_svg
+from assay.report.svg import colour, histogram_chart, labels_chart
+
+View = dict[str, Any]
+
+
+class _Environment(jinja2.Environment):
+    """Views are plain dicts: `view.key` reads the key first (fast, and a key named like a dict
+    method, `items`, is the key)."""
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is dict and attribute in obj:
+            return obj[attribute]
+        return super().getattr(obj, attribute)
+
+
+@lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    """The report's templates; autoescaping on for every one of them."""
+    return _Environment(
+        loader=jinja2.PackageLoader("assay.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def script_hash(script: str = SCRIPT) -> str:
+    """The CSP source for the page's one script: 'sha256-<base64 digest of its exact text>'."""
+    return "sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+
+
+def content_security_policy() -> str:
+    return f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src '{script_hash()}'"
 
 
 def render_page(runs: list[Run]) -> str:
     metrics = list(dict.fromkeys(name for run in runs for name in run.metrics))
     names = [run.name for run in runs]
-    title = f"assay report: {' vs '.join(names)}"
-    stats = {metric: [metric_stats(run, metric) if metric in run.metrics else None for run in runs] for metric in metrics}
     matched_by, aligned = align(runs)
-    script_hash = base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
-    policy = f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-{script_hash}'"
-    parts = [
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{policy}">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{esc(title)}</title><style>{STYLE}</style></head><body>",
-        f"<header><h1>{esc(title)}</h1><p class=\"muted\">made {esc(_now())} by assay {esc(__version__)}</p></header>",
-        '<section class="runs">', *(_run_box(run, i, len(runs) > 1) for i, run in enumerate(runs)), "</section>",
-        "<h2>Metrics</h2>",
-    ]
-    if not metrics:
-        parts.append('<p class="muted">no metric columns found in these results</p>')
-    if len(runs) > 1:
-        parts.append(f'<p class="muted">Rows matched by {esc(matched_by)}; differences are paired over rows '
-                     f"scored in both runs, with a {CONFIDENCE:.0%} bootstrap interval of the mean difference.</p>")
-    parts.append('<section class="cards">')
+    cards = []
     for metric in metrics:
+        stats = [metric_stats(run, metric) if metric in run.metrics else None for run in runs]
         diffs = [difference(runs[0], run, metric, pair_rows(runs[0], run)[1])
                  for run in runs[1:] if metric in run.metrics and metric in runs[0].metrics]
-        parts.append(_card(metric, names, stats[metric], diffs))
-    parts.append("</section>")
-    parts.append(_rows_section(aligned, names, metrics))
-    parts.append(f"<script>{SCRIPT}</script></body></html>")
-    return "\n".join(parts)
+        cards.append(card_view(metric, names, stats, diffs))
+    return environment().get_template("page.html.j2").render(
+        title=f"assay report: {' vs '.join(names)}",
+        made=_now(),
+        version=__version__,
+        policy=content_security_policy(),
+        style=Markup(STYLE),  # the package's own constants, not data
+        script=Markup(SCRIPT),
+        runs=[_run_box(run, i, len(runs) > 1) for i, run in enumerate(runs)],
+        several=len(runs) > 1,
+        matched_by=matched_by,
+        confidence=f"{CONFIDENCE:.0%}",
+        cards=cards,
+        metrics=metrics,
+        last_run=names[-1],
+        rows=[row_view(key, found, names, metrics) for key, found in aligned],
+    )
 
 
 def _now() -> str:
@@ -89,14 +123,12 @@ def _usage_text(usage: dict[str, Any] | None) -> str:
     return text
 
 
-def _run_box(run: Run, index: int, several: bool) -> str:
-    swatch = f'<span class="swatch" style="background:{colour(index)}"></span>' if several else ""
-    role = " · baseline" if several and index == 0 else ""
+def _run_box(run: Run, index: int, several: bool) -> View:
     facts = [("kind", run.kind), ("source", run.path), *run.info.items()]
     if run.usage is not None or run.kind == "run directory":
         facts.append(("tokens and cost", _usage_text(run.usage)))
-    rows = "".join(f"<dt>{esc(key)}</dt><dd>{esc(value)}</dd>" for key, value in facts)
-    return f'<div class="run-box"><h3>{swatch}{esc(run.name)}{esc(role)}</h3><dl class="facts">{rows}</dl></div>'
+    return {"name": run.name, "colour": colour(index) if several else None,
+            "role": " · baseline" if several and index == 0 else "", "facts": facts}
 
 
 def _mean_text(item: MetricStats) -> str:
@@ -107,67 +139,41 @@ def _mean_text(item: MetricStats) -> str:
     return ("pass rate " if item.from_labels else "") + f"{item.mean:.3f}"
 
 
-def _problems(title: str, problems: list[Problem], css: str) -> str:
-    if not problems:
-        return ""
-    items = "".join(f'<li><span class="{css}">{esc(problem.message)}</span> <span class="muted">'
-                    f"({len(problem.rows)} row(s): {esc(', '.join(problem.rows[:12]))}"
-                    f"{' …' if len(problem.rows) > 12 else ''})</span></li>" for problem in problems)
-    return f'<details class="problems" open><summary>{esc(title)}</summary><ul>{items}</ul></details>'
+def _problems(title: str, problems: list[Problem], css: str) -> list[View]:
+    return [{"title": title, "css": css, "entries": problems}] if problems else []
 
 
-def _card(metric: str, names: list[str], stats: list[MetricStats | None], diffs: list[Difference]) -> str:
+def card_view(metric: str, names: list[str], stats: list[MetricStats | None], diffs: list[Difference]) -> View:
+    several = len(names) > 1
     present = [(names[i], item, i) for i, item in enumerate(stats) if item is not None]
-    lines = []
+    lines, problems = [], []
     for name, item, index in present:
-        swatch = f'<span class="swatch" style="background:{colour(index)}"></span>{esc(name)}: ' if len(names) > 1 else ""
         counts = f"{item.n_skipped} skipped, {item.n_error} error(s)" + (f", {item.n_missing} not run" if item.n_missing else "")
-        lines.append(f'<div class="mean">{swatch}<span class="big">{esc(_mean_text(item))}</span> '
-                     f'<span class="coverage">coverage {esc(item.coverage_text)} rows ({item.coverage:.0%})</span>'
-                     f'<div class="muted">{esc(counts)}</div></div>')
-        if item.usage and item.usage.get("requests"):
-            lines.append(f'<div class="muted small">{esc(_usage_text(item.usage))}</div>')
+        lines.append({"name": name, "colour": colour(index) if several else None, "mean": _mean_text(item),
+                      "coverage": item.coverage_text, "percent": f"{item.coverage:.0%}", "counts": counts,
+                      "usage": _usage_text(item.usage) if item.usage and item.usage.get("requests") else None})
+        prefix = f"{name}: " if several else ""
+        problems += _problems(f"{prefix}errors ({item.n_error})", item.errors, "error")
+        problems += _problems(f"{prefix}skipped ({item.n_skipped})", item.skips, "skipped")
     numeric = [(name, item.numbers) for name, item, _ in present if item.numbers]
     labelled = [(name, item.labels) for name, item, _ in present if item.labels]
-    chart = labels_svg(labelled, f"{metric}: label counts") if labelled else histogram_svg(numeric, f"{metric}: score distribution")
-    lines.append(chart or '<p class="muted">no scores to chart</p>')
-    lines.extend(_difference(diff) for diff in diffs)
-    for name, item, _ in present:
-        prefix = f"{name}: " if len(names) > 1 else ""
-        lines.append(_problems(f"{prefix}errors ({item.n_error})", item.errors, "error"))
-        lines.append(_problems(f"{prefix}skipped ({item.n_skipped})", item.skips, "skipped"))
-    return f'<article class="card" id="metric-{esc(metric)}"><h3>{esc(metric)}</h3>{"".join(lines)}</article>'
+    chart = labels_chart(labelled, f"{metric}: label counts") if labelled else \
+        histogram_chart(numeric, f"{metric}: score distribution")
+    return {"metric": metric, "lines": lines, "chart": chart, "problems": problems,
+            "differences": [_difference(diff) for diff in diffs]}
 
 
 def _signed(value: float | None) -> str:
     return "n/a" if value is None else f"{value:+.3f}"
 
 
-def _difference(diff: Difference) -> str:
-    interval = "n/a" if diff.low is None else f"[{_signed(diff.low)}, {_signed(diff.high)}]"
+def _difference(diff: Difference) -> View:
     changed = [row for row in diff.rows if row[1] != row[2]][:5]
-    changes = "".join(f"<li>{esc(key)}: {esc(format_number(a))} → {esc(format_number(b))}</li>"
-                      for key, a, b in changed)
-    return (f'<div class="diff"><div><b>{esc(diff.other)} − {esc(diff.baseline)}</b>: mean difference '
-            f"<b>{esc(_signed(diff.mean_delta))}</b>, {CONFIDENCE:.0%} interval {esc(interval)}, "
-            f"{diff.n_pairs} paired row(s): {diff.higher} higher, {diff.lower} lower, {diff.same} equal</div>"
-            f'<div class="verdict">{esc(diff.verdict)}</div>'
-            + (f'<div class="muted small">largest changes:</div><ul class="changes">{changes}</ul>' if changes else "")
-            + "</div>")
+    return {"other": diff.other, "baseline": diff.baseline, "mean": _signed(diff.mean_delta),
+            "confidence": f"{CONFIDENCE:.0%}",
+            "interval": "n/a" if diff.low is None else f"[{_signed(diff.low)}, {_signed(diff.high)}]",
+            "n_pairs": diff.n_pairs, "higher": diff.higher, "lower": diff.lower, "same": diff.same,
+            "verdict": diff.verdict, "changes": [(key, format_number(a), format_number(b)) for key, a, b in changed]}
 
 
-def _rows_section(aligned: list[tuple[str, list[Row | None]]], names: list[str], metrics: list[str]) -> str:
-    options = "".join(f'<option value="{i}">{esc(metric)}</option>' for i, metric in enumerate(metrics))
-    controls = ('<div class="controls"><input id="filter" type="search" placeholder="filter rows by text">'
-                '<select id="only"><option value="">all rows</option><option value="error">rows with an error</option>'
-                '<option value="skipped">rows with a skipped cell</option><option value="missing">rows not finished</option>'
-                f'</select><select id="sort"><option value="">in data order</option>{options}</select>'
-                '<button id="expand" type="button">expand all</button><button id="collapse" type="button">collapse all</button>'
-                '<span id="shown" class="muted"></span></div>')
-    rows = "".join(render_row(key, found, names, metrics) for key, found in aligned)
-    sort_note = f" (sorting uses {esc(names[-1])}'s scores, lowest first)" if len(names) > 1 else " (sorting: lowest score first)"
-    return (f'<h2>Rows ({len(aligned)})</h2><p class="muted">Click a row for its data, scores, reasons and verdicts'
-            f"{sort_note}.</p>{controls}<section id=\"rows\">{rows}</section>")
-
-
-__all__ = ["align", "render_page"]
+__all__ = ["align", "card_view", "content_security_policy", "environment", "render_page", "script_hash"]

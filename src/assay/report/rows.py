@@ -1,10 +1,13 @@
 """The per-row drill-down: a row's inputs and outputs, then each metric's score, reason and the
-verdicts behind it (`details`). Every piece of data passes through `esc` before it is written."""
+verdicts behind it (`details`).
+
+This module decides what to show (plain data: dicts of strings and numbers, the "views"); the
+markup is `templates/row.html.j2` and `templates/value.html.j2`, whose engine escapes every datum.
+"""
 
 from __future__ import annotations
 
 import json
-from html import escape
 from typing import Any
 
 from assay.report.model import Cell, Row, as_number
@@ -15,10 +18,10 @@ _SNIPPET_FIELDS = ("user_input", "question", "query", "input", "text", "email", 
 _ROLES = {"human": "user", "ai": "assistant", "tool": "tool", "user": "user", "assistant": "assistant",
           "system": "system"}
 _MAX_DEPTH = 3
+_YES = ("yes", "pass", "supported")
+_NO = ("no", "fail", "unsupported")
 
-
-def esc(value: Any) -> str:
-    return escape(value if isinstance(value, str) else str(value), quote=True)
+View = dict[str, Any]
 
 
 def _json(value: Any) -> str:
@@ -44,12 +47,13 @@ def tone(value: Any) -> str:
     return "good" if number >= 0.75 else "mid" if number >= 0.4 else "bad"
 
 
-def chip(cell: Cell | None) -> str:
+def chip(cell: Cell | None) -> View:
+    """A score chip: its CSS class and its text."""
     if cell is None:
-        return '<span class="chip none">–</span>'
+        return {"css": "none", "text": "–"}
     if cell.status == "ok":
-        return f'<span class="chip {tone(cell.value)}">{esc(format_value(cell.value))}</span>'
-    return f'<span class="chip {esc(cell.status)}">{esc(cell.status)}</span>'
+        return {"css": tone(cell.value), "text": format_value(cell.value)}
+    return {"css": cell.status, "text": cell.status}
 
 
 # -- values -------------------------------------------------------------------------------------
@@ -57,121 +61,94 @@ def _is_message(item: Any) -> bool:
     return isinstance(item, dict) and "content" in item and (item.get("type") in _ROLES or item.get("role") in _ROLES)
 
 
-def render_value(value: Any, depth: int = 0) -> str:
+def value_view(value: Any, depth: int = 0) -> View:
+    """How a field or a `details` value is shown, by its shape (`kind`)."""
     if value is None:
-        return '<span class="muted">none</span>'
+        return {"kind": "none"}
     if isinstance(value, str):
-        return f'<div class="text">{esc(value)}</div>'
+        return {"kind": "text", "text": value}
     if isinstance(value, (bool, int, float)):
-        return f"<span>{esc(format_value(value))}</span>"
+        return {"kind": "scalar", "text": format_value(value)}
     if isinstance(value, list) and value and all(_is_message(item) for item in value):
-        return _conversation(value)
+        return {"kind": "conversation", "messages": [_message(message) for message in value]}
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
-        items = "".join(f'<li><div class="text">{esc(item)}</div></li>' for item in value)
-        return f'<ol class="texts">{items}</ol>' if value else '<span class="muted">empty list</span>'
+        return {"kind": "texts", "texts": value} if value else {"kind": "empty"}
     if isinstance(value, list) and value and depth < _MAX_DEPTH and all(isinstance(i, dict) for i in value):
         return _table(value, depth)
     if isinstance(value, dict) and value and depth < _MAX_DEPTH:
-        entries = "".join(f"<dt>{esc(key)}</dt><dd>{render_value(item, depth + 1)}</dd>" for key, item in value.items())
-        return f'<dl class="kv">{entries}</dl>'
+        return {"kind": "kv", "entries": [(str(key), value_view(item, depth + 1)) for key, item in value.items()]}
     if isinstance(value, list) and all(isinstance(item, (int, float, bool)) for item in value):
-        return f"<span>{esc(format_value(value))}</span>"
-    return f'<pre class="json">{esc(_json(value))}</pre>'
+        return {"kind": "scalar", "text": format_value(value)}
+    return {"kind": "json", "text": _json(value)}
 
 
-def _table(items: list[dict[str, Any]], depth: int) -> str:
+def _table(items: list[dict[str, Any]], depth: int) -> View:
     columns = list(dict.fromkeys(key for item in items for key in item))[:8]
-    head = "".join(f"<th>{esc(column)}</th>" for column in columns)
-    body = []
+    rows = []
     for item in items:
         cells = []
         for column in columns:
             value = item.get(column)
             verdict = str(value).lower() if column in ("verdict", "label") else ""
-            css = ' class="yes"' if verdict in ("yes", "pass", "supported") else \
-                ' class="no"' if verdict in ("no", "fail", "unsupported") else ""
-            shown = esc(format_value(value)) if not isinstance(value, (dict, list)) else render_value(value, depth + 1)
-            cells.append(f"<td{css}>{shown}</td>")
-        body.append(f"<tr>{''.join(cells)}</tr>")
-    return f'<table class="details"><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table>'
+            css = "yes" if verdict in _YES else "no" if verdict in _NO else ""
+            shown = value_view(value, depth + 1) if isinstance(value, (dict, list)) else \
+                {"kind": "plain", "text": format_value(value)}
+            cells.append({"css": css, "value": shown})
+        rows.append(cells)
+    return {"kind": "table", "columns": [str(column) for column in columns], "rows": rows}
 
 
-def _conversation(messages: list[dict[str, Any]]) -> str:
-    parts = []
-    for message in messages:
-        role = _ROLES.get(message.get("type") or message.get("role"), "message")
-        calls = "".join(
-            f'<div class="call">→ {esc(call.get("name", "?"))}({esc(json.dumps(call.get("args", {}), ensure_ascii=False))})</div>'
-            for call in message.get("tool_calls") or [] if isinstance(call, dict))
-        content = f'<div class="text">{esc(message["content"])}</div>' if message.get("content") else ""
-        parts.append(f'<div class="msg {esc(role)}"><span class="role">{esc(role)}</span>{content}{calls}</div>')
-    return f'<div class="conversation">{"".join(parts)}</div>'
+def _message(message: dict[str, Any]) -> View:
+    role = _ROLES.get(message.get("type") or message.get("role"), "message")
+    calls = [f'{call.get("name", "?")}({json.dumps(call.get("args", {}), ensure_ascii=False)})'
+             for call in message.get("tool_calls") or [] if isinstance(call, dict)]
+    return {"role": role, "content": message["content"] or None, "calls": calls}
+
+
+def fields_view(fields: dict[str, Any]) -> list[tuple[str, View]]:
+    return [(str(name), value_view(value)) for name, value in fields.items()]
 
 
 # -- one row ------------------------------------------------------------------------------------
-def _cell_block(cell: Cell) -> str:
-    parts = [f'<div class="score">{chip(cell)}']
-    if cell.attempts is not None and cell.status == "error":
-        parts.append(f' <span class="muted">after {esc(cell.attempts)} attempt(s)</span>')
+def cell_view(cell: Cell) -> View:
+    tokens = None
     if cell.usage and cell.usage.get("requests"):
-        parts.append(f' <span class="muted">{esc(cell.usage.get("input_tokens", 0))} in / '
-                     f'{esc(cell.usage.get("output_tokens", 0))} out tokens</span>')
-    parts.append("</div>")
-    if cell.reason:
-        parts.append(f'<div class="reason {esc(cell.status)}">{esc(cell.reason)}</div>')
-    if cell.details:
-        parts.append(f'<div class="details-block">{render_value(cell.details)}</div>')
-    if cell.raw:
-        parts.append(f'<details class="raw"><summary>raw model output</summary><pre class="json">{esc(cell.raw)}</pre></details>')
-    return "".join(parts)
+        tokens = (cell.usage.get("input_tokens", 0), cell.usage.get("output_tokens", 0))
+    return {
+        "chip": chip(cell),
+        "attempts": cell.attempts if cell.attempts is not None and cell.status == "error" else None,
+        "tokens": tokens,
+        "status": cell.status,
+        "reason": cell.reason or None,
+        "details": value_view(cell.details) if cell.details else None,
+        "raw": cell.raw or None,
+    }
 
 
-def render_row(key: str, rows: list[Row | None], names: list[str], metrics: list[str]) -> str:
-    """One `<details>` per row; with several runs, each metric shows every run's cell."""
+def row_view(key: str, rows: list[Row | None], names: list[str], metrics: list[str]) -> View:
+    """One row lined up across runs; with several runs, each metric shows every run's cell."""
     first = next(row for row in rows if row is not None)
     flags = {cell.status for row in rows if row is not None for cell in row.cells.values()}
     flags |= {"error"} if any(row is not None and row.error for row in rows) else set()
     sort_values = []
-    for position, metric in enumerate(metrics):
+    for metric in metrics:
         cell = rows[-1].cells.get(metric) if rows[-1] is not None else None
         number = as_number(cell.value) if cell is not None and cell.status == "ok" else None
-        sort_values.append(f' data-s{position}="{"" if number is None else number}"')
-    chips = []
-    for metric in metrics:
-        cells = [chip(row.cells.get(metric) if row is not None else None) for row in rows]
-        chips.append(f'<span class="pair" title="{esc(metric)}">{"→".join(cells)}</span>')
-    summary = (f'<summary><span class="key">{esc(key)}</span><span class="snippet">{esc(snippet(first))}</span>'
-               f'<span class="chips">{"".join(chips)}</span></summary>')
-    body = ['<div class="row-body">', '<h4>data</h4>', _fields(first.fields)]
+        sort_values.append("" if number is None else str(number))
+    runs = []
     for index, row in enumerate(rows):
-        if row is None:
-            body.append(f'<p class="muted">not in {esc(names[index])}</p>')
-            continue
-        if row.error:
-            body.append(f'<div class="reason error">{esc(names[index])}: the row failed: {esc(row.error)}</div>')
-        if row is not first:
-            changed = {k: v for k, v in row.fields.items() if first.fields.get(k) != v}
-            if changed:
-                body.append(f'<h4>data that differs in <span style="color:{colour(index)}">{esc(names[index])}</span></h4>')
-                body.append(_fields(changed))
-    body.append('<h4>scores</h4><table class="cells"><tbody>')
+        changed = None
+        if row is not None and row is not first:
+            changed = fields_view({k: v for k, v in row.fields.items() if first.fields.get(k) != v}) or None
+        runs.append({"name": names[index], "colour": colour(index), "present": row is not None,
+                     "error": row.error if row is not None else None, "changed": changed})
+    scores = []
     for metric in metrics:
-        for index, row in enumerate(rows):
-            cell = row.cells.get(metric) if row is not None else None
-            run = f'<div class="run-name" style="color:{colour(index)}">{esc(names[index])}</div>' if len(rows) > 1 else ""
-            metric_name = esc(metric) if index == 0 else ""
-            content = _cell_block(cell) if cell is not None else '<span class="muted">no value</span>'
-            body.append(f'<tr><th>{metric_name}</th><td>{run}{content}</td></tr>')
-    body.append("</tbody></table></div>")
-    return (f'<details class="row" data-flags="{esc(" ".join(sorted(flags)))}"{"".join(sort_values)}>'
-            f'{summary}{"".join(body)}</details>')
+        cells = [row.cells.get(metric) if row is not None else None for row in rows]
+        scores.append({"metric": metric, "chips": [chip(cell) for cell in cells],
+                       "cells": [cell_view(cell) if cell is not None else None for cell in cells]})
+    return {"key": key, "snippet": snippet(first), "flags": " ".join(sorted(flags)), "sort": sort_values,
+            "fields": fields_view(first.fields), "runs": runs, "several": len(rows) > 1, "scores": scores}
 
 
-def _fields(fields: dict[str, Any]) -> str:
-    if not fields:
-        return '<p class="muted">no input fields in this source</p>'
-    entries = "".join(f"<dt>{esc(name)}</dt><dd>{render_value(value)}</dd>" for name, value in fields.items())
-    return f'<dl class="kv fields">{entries}</dl>'
-
-
-__all__ = ["chip", "esc", "render_row", "render_value", "snippet", "tone"]
+__all__ = ["cell_view", "chip", "fields_view", "row_view", "snippet", "tone", "value_view"]

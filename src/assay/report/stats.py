@@ -1,13 +1,14 @@
-"""Per-metric aggregates of a run: mean with coverage, counts, value distribution, grouped problems."""
+"""Per-metric aggregates of a run: mean with coverage (`assay.schema.aggregate`), counts, value
+distribution, grouped problems."""
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from assay.report.model import Run, add_usage, as_number
+from assay.schema.aggregate import aggregate
 
 
 @dataclass
@@ -53,7 +54,8 @@ def _group(found: list[tuple[str, str]]) -> list[Problem]:
 def metric_stats(run: Run, metric: str) -> MetricStats:
     numbers, labels, errors, skips, usage = [], Counter(), [], [], None
     counts = Counter()
-    for row, cell in run.cells(metric):
+    cells = run.cells(metric)
+    for row, cell in cells:
         counts[cell.status] += 1
         usage = add_usage(usage, cell.usage)
         if cell.status == "ok":
@@ -70,7 +72,8 @@ def metric_stats(run: Run, metric: str) -> MetricStats:
     return MetricStats(
         name=metric, n_rows=len(run.rows), n_ok=counts["ok"], n_skipped=counts["skipped"],
         n_error=counts["error"], n_missing=counts["missing"], numbers=numbers, labels=labels,
-        mean=math.fsum(numbers) / len(numbers) if numbers else None, from_labels=from_labels,
+        mean=aggregate(cell.value if cell.status == "ok" else None for _, cell in cells).mean,
+        from_labels=from_labels,
         errors=_group(errors), skips=_group(skips), usage=usage,
     )
 

@@ -1,10 +1,13 @@
-"""Charts as inline SVG: score histograms and label counts, one colour per run. No scripts, no
-external references; every text is escaped."""
+"""Charts as inline SVG: score histograms and label counts, one colour per run.
+
+This module lays a chart out (bars, ticks, their tooltips and labels as plain data); the markup is
+`templates/chart.svg.j2`, whose engine escapes every text. No scripts, no external references.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
-from html import escape
+from dataclasses import dataclass, field
 
 from assay.report.stats import format_number, histogram
 
@@ -17,25 +20,49 @@ def colour(index: int) -> str:
     return COLOURS[index % len(COLOURS)]
 
 
-def _frame(title: str, body: list[str], max_count: int) -> str:
-    plot_bottom = HEIGHT - BOTTOM
-    parts = [f'<svg class="chart" role="img" viewBox="0 0 {WIDTH} {HEIGHT}" width="{WIDTH}" height="{HEIGHT}">',
-             f"<title>{escape(title)}</title>",
-             f'<line x1="{LEFT}" y1="{plot_bottom}" x2="{WIDTH - RIGHT}" y2="{plot_bottom}" class="axis"/>',
-             f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{plot_bottom}" class="axis"/>',
-             f'<text x="{LEFT - 4}" y="{TOP + 8}" text-anchor="end" class="tick">{max_count}</text>',
-             f'<text x="{LEFT - 4}" y="{plot_bottom}" text-anchor="end" class="tick">0</text>']
-    parts.extend(body)
-    parts.append("</svg>")
-    return "".join(parts)
+@dataclass(frozen=True)
+class Bar:
+    x: str
+    y: str
+    width: str
+    height: str
+    fill: str
+    tip: str
 
 
-def histogram_svg(series: list[tuple[str, list[float]]], title: str, bins: int = 10) -> str:
+@dataclass(frozen=True)
+class Tick:
+    x: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Chart:
+    title: str
+    max_count: int
+    bars: list[Bar] = field(default_factory=list)
+    ticks: list[Tick] = field(default_factory=list)  # labels under the x axis
+    axis_label: str | None = None  # under the ticks
+    width: int = WIDTH
+    height: int = HEIGHT
+    left: int = LEFT
+    right: int = WIDTH - RIGHT
+    top: int = TOP
+    bottom: int = HEIGHT - BOTTOM
+    centre: str = f"{LEFT + (WIDTH - LEFT - RIGHT) / 2:.1f}"
+
+
+def _bar(x: float, height: float, width: float, which: int, tip: str) -> Bar:
+    y = TOP + (HEIGHT - TOP - BOTTOM) - height
+    return Bar(f"{x:.1f}", f"{y:.1f}", f"{width:.1f}", f"{height:.1f}", colour(which), tip)
+
+
+def histogram_chart(series: list[tuple[str, list[float]]], title: str, bins: int = 10) -> Chart | None:
     """Grouped bars: for each bin, one bar per run (`series` = [(run name, numbers)])."""
     pooled = [value for _, numbers in series for value in numbers]
     edges, _ = histogram(pooled, bins)
     if not edges:
-        return ""
+        return None
     start, width = edges[0][0], edges[0][1] - edges[0][0]
     counts = []
     for _, numbers in series:
@@ -47,48 +74,35 @@ def histogram_svg(series: list[tuple[str, list[float]]], title: str, bins: int =
     plot_width, plot_height = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     slot = plot_width / len(edges)
     bar = max(1.0, (slot - 2) / len(series))
-    body = []
+    bars = []
     for position, (low, high, _) in enumerate(edges):
         for which, (name, _) in enumerate(series):
             count = counts[which][position]
-            height = plot_height * count / top
-            x = LEFT + position * slot + 1 + which * bar
-            y = TOP + plot_height - height
             tip = f"{name}: {format_number(low, 2)} to {format_number(high, 2)}: {count} row(s)"
-            body.append(f'<rect x="{x:.1f}" y="{y:.1f}" width="{bar:.1f}" height="{height:.1f}" '
-                        f'fill="{colour(which)}"><title>{escape(tip)}</title></rect>')
-    for position in range(0, len(edges) + 1, max(1, len(edges) // 5)):
-        value = edges[0][0] + position * (edges[0][1] - edges[0][0])
-        x = LEFT + position * slot
-        body.append(f'<text x="{x:.1f}" y="{HEIGHT - BOTTOM + 14}" text-anchor="middle" class="tick">'
-                    f"{escape(format_number(value, 2))}</text>")
-    body.append(f'<text x="{LEFT + plot_width / 2:.1f}" y="{HEIGHT - 4}" text-anchor="middle" class="tick">'
-                "score</text>")
-    return _frame(title, body, top)
+            bars.append(_bar(LEFT + position * slot + 1 + which * bar, plot_height * count / top, bar, which, tip))
+    ticks = [Tick(f"{LEFT + position * slot:.1f}", format_number(start + position * width, 2))
+             for position in range(0, len(edges) + 1, max(1, len(edges) // 5))]
+    return Chart(title, top, bars, ticks, axis_label="score")
 
 
-def labels_svg(series: list[tuple[str, Counter]], title: str) -> str:
+def labels_chart(series: list[tuple[str, Counter]], title: str) -> Chart | None:
     """Vertical bars per label (most frequent first), one bar per run."""
     labels = list(dict.fromkeys(label for _, counts in series for label, _ in counts.most_common()))[:12]
     if not labels:
-        return ""
+        return None
     top = max(counts[label] for _, counts in series for label in labels) or 1
     plot_width, plot_height = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
     slot = plot_width / len(labels)
     bar = max(1.0, (slot - 6) / len(series))
-    body = []
+    bars, ticks = [], []
     for position, label in enumerate(labels):
         for which, (name, counts) in enumerate(series):
             count = counts[label]
-            height = plot_height * count / top
-            x = LEFT + position * slot + 3 + which * bar
-            body.append(f'<rect x="{x:.1f}" y="{TOP + plot_height - height:.1f}" width="{bar:.1f}" '
-                        f'height="{height:.1f}" fill="{colour(which)}">'
-                        f"<title>{escape(f'{name}: {label}: {count} row(s)')}</title></rect>")
+            bars.append(_bar(LEFT + position * slot + 3 + which * bar, plot_height * count / top, bar, which,
+                             f"{name}: {label}: {count} row(s)"))
         shown = label if len(label) <= 14 else label[:13] + "…"
-        body.append(f'<text x="{LEFT + (position + 0.5) * slot:.1f}" y="{HEIGHT - BOTTOM + 14}" '
-                    f'text-anchor="middle" class="tick">{escape(shown)}</text>')
-    return _frame(title, body, top)
+        ticks.append(Tick(f"{LEFT + (position + 0.5) * slot:.1f}", shown))
+    return Chart(title, top, bars, ticks)
 
 
-__all__ = ["COLOURS", "colour", "histogram_svg", "labels_svg"]
+__all__ = ["COLOURS", "Bar", "Chart", "Tick", "colour", "histogram_chart", "labels_chart"]
