@@ -433,11 +433,18 @@ def test_column_map_when_loading_csv(tmp_path):
     }
 
 
-def test_column_map_can_remap_a_legacy_name():
+def test_column_map_reads_in_ragas_direction_even_between_field_names():
+    """Issue #15, 6: the key is the name Ragas expects, the value the dataset's column, also when
+    both are field or legacy names (Ragas' own example: {"contexts": "contexts_v1"})."""
     dataset = EvaluationDataset.from_list(
-        [{"question": "q", "answer": "gold"}], column_map={"answer": "reference"}
+        [{"question": "q", "contexts_v1": ["c"], "reference": "the answer", "ground_truth": "gold"}],
+        column_map={"contexts": "contexts_v1", "answer": "reference"},
     )
-    assert dataset[0].to_dict() == {"user_input": "q", "reference": "gold"}
+    assert dataset[0].to_dict() == {"user_input": "q", "retrieved_contexts": ["c"], "response": "the answer",
+                                    "reference": "gold"}
+    swapped = EvaluationDataset.from_list([{"user_input": "A", "response": "Q"}],
+                                          column_map={"user_input": "response", "response": "user_input"})
+    assert swapped[0].to_dict() == {"user_input": "Q", "response": "A"}
 
 
 def test_column_map_entry_naming_no_field_is_a_data_error():

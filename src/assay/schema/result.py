@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+import uuid
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,9 +59,12 @@ class EvaluationResult:
         usages: list[dict[str, Usage]] | None = None,
         seconds: float = 0.0,
         run_dir: str | None = None,
+        experiment_name: str | None = None,
     ) -> None:
         if len(outcomes) != len(dataset):
             raise ValueError("one outcome row per dataset row is required")
+        self.experiment_name = experiment_name
+        self.run_id = uuid.uuid4()
         self.dataset = dataset
         self.metric_specs = metric_specs
         self.metric_names = [spec["name"] for spec in metric_specs]
@@ -109,13 +114,31 @@ class EvaluationResult:
         """Ragas' name for the run's usage (input and output tokens, requests, cost)."""
         return self.usage()
 
-    def total_cost(self, cost_per_input_token: float | None = None, cost_per_output_token: float | None = None) -> float:
-        """USD spent. With per-token prices given, recompute from the token counts instead of
-        the model price table (cached requests are free either way)."""
-        total = self.usage()
-        if cost_per_input_token is None and cost_per_output_token is None:
-            return total.cost
-        return total.input_tokens * (cost_per_input_token or 0.0) + total.output_tokens * (cost_per_output_token or 0.0)
+    def total_cost(
+        self,
+        cost_per_input_token: float | None = None,
+        cost_per_output_token: float | None = None,
+        per_model_costs: Mapping[str, tuple[float, float]] | None = None,
+    ) -> float:
+        """USD spent. By default the cost recorded per call (from the model price table). With
+        per-token prices, recomputed from the token counts: `per_model_costs` maps a model name
+        (`"gpt-4o"` or `"openai/gpt-4o"`) to its (input, output) price per token, and a cell's
+        tokens are charged at the price of its metric's judge model (embedding tokens included);
+        cells of other models use `cost_per_input_token` / `cost_per_output_token` when given, else
+        their recorded cost. Cached requests are free either way."""
+        prices = _check_prices(per_model_costs)
+        if cost_per_input_token is None and cost_per_output_token is None and not prices:
+            return self.usage().cost
+        models = {spec["name"]: _model_names(spec.get("llm")) for spec in self.metric_specs}
+        fallback = None
+        if cost_per_input_token is not None or cost_per_output_token is not None:
+            fallback = (cost_per_input_token or 0.0, cost_per_output_token or 0.0)
+        total = 0.0
+        for row in self.usages:
+            for name, usage in row.items():
+                price = next((prices[model] for model in models.get(name, ()) if model in prices), fallback)
+                total += usage.cost if price is None else usage.input_tokens * price[0] + usage.output_tokens * price[1]
+        return total
 
     # -- aggregates ------------------------------------------------------------------------
     def summary(self, metric: str) -> MetricSummary:
@@ -138,7 +161,13 @@ class EvaluationResult:
         return [self.summary(name) for name in self.metric_names]
 
     @property
-    def scores(self) -> dict[str, float | None]:
+    def scores(self) -> list[dict[str, Any]]:
+        """One dict per row, metric name -> value, as in Ragas; None where the cell was skipped or
+        failed (Ragas writes NaN there; `outcome(row, metric)` says which and why)."""
+        return [{name: cell.value if isinstance(cell, Ok) else None for name, cell in row.items()}
+                for row in self.outcomes]
+
+    def means(self) -> dict[str, float | None]:
         """Mean per metric over the cells that produced a number (see `summary` for coverage)."""
         return {item.name: item.mean for item in self.summaries()}
 
@@ -203,6 +232,31 @@ class EvaluationResult:
             "usage": self.usage().model_dump(),
             "seconds": self.seconds,
         }
+
+
+def _check_prices(per_model_costs: Mapping[str, tuple[float, float]] | None) -> dict[str, tuple[float, float]]:
+    if per_model_costs is None:
+        return {}
+    if not isinstance(per_model_costs, Mapping):
+        raise UsageError("per_model_costs must map a model name to (input, output) USD per token, "
+                         f"got {type(per_model_costs).__name__}")
+    prices = {}
+    for model, pair in per_model_costs.items():
+        if (not isinstance(pair, (tuple, list)) or len(pair) != 2
+                or any(isinstance(p, bool) or not isinstance(p, (int, float)) or not p >= 0 for p in pair)):
+            raise UsageError(f"per_model_costs[{model!r}] must be (input, output) USD per token, "
+                             f"two numbers of 0 or more; got {pair!r}")
+        prices[str(model)] = (float(pair[0]), float(pair[1]))
+    return prices
+
+
+def _model_names(identity: Any) -> tuple[str, ...]:
+    """The names a judge model answers to in per_model_costs: "model" and "provider/model"."""
+    if not isinstance(identity, Mapping) or "model" not in identity:
+        return ()
+    model = str(identity["model"])
+    provider = identity.get("provider")
+    return (model, f"{provider}/{model}") if provider else (model,)
 
 
 def _reason(cell: Outcome) -> str | None:

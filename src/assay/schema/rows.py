@@ -87,15 +87,18 @@ class RowLocation:
 def normalise_column_map(column_map: Mapping[str, str] | None) -> dict[str, str]:
     """Return {source column -> assay field}.
 
-    Accepts both orientations, because both are common: Ragas' `{"user_input": "query"}`
-    (field -> column) and the rename-style `{"query": "user_input"}` (column -> field).
+    Ragas' direction: `{"user_input": "query"}` reads the column `query` as `user_input`; the key
+    may also be one of Ragas' first column names (`{"contexts": "contexts_v1"}` reads `contexts_v1`
+    as the contexts). When the key names no field, the rename-style `{"query": "user_input"}`
+    (column -> field) is understood too.
     """
     if not column_map:
         return {}
     renames: dict[str, str] = {}
     for key, value in column_map.items():
-        if key in KNOWN_FIELDS and value not in KNOWN_FIELDS:
-            renames[value] = key
+        target = key if key in KNOWN_FIELDS else LEGACY_COLUMNS.get(key)
+        if target is not None:
+            renames[value] = target
         elif value in KNOWN_FIELDS:
             renames[key] = value
         else:
