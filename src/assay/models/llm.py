@@ -72,6 +72,7 @@ class LLM:
         default_params: dict[str, Any] | None = None,
         max_output_tokens: int = 16384,
         attempt_timeout: float | None = None,
+        system_prompt: str | None = None,
     ) -> None:
         if attempt_timeout is not None and not attempt_timeout > 0:
             raise ValueError(f"attempt_timeout must be a positive number of seconds, got {attempt_timeout!r}")
@@ -88,6 +89,8 @@ class LLM:
         self.attempt_timeout = attempt_timeout
         self.usage = UsageMeter()
         self._mode: OutputMode | None = None  # the structured-output mode that works, once known
+        # llm_factory(system_prompt=...): leads every request's messages, so it is in the cache key.
+        self.system_prompt = system_prompt
 
     @property
     def limiter(self) -> RateLimiter:
@@ -120,6 +123,8 @@ class LLM:
         `allow_truncated=True` returns a cut-off answer as it is, for callers that read only its
         first words (a rating label); it never applies to structured answers."""
         chat = as_messages(messages)
+        if self.system_prompt:
+            chat = _with_system_prompt(chat, self.system_prompt)
         merged = {**self.default_params, **params}
         if schema is None:
             if allow_truncated:
@@ -286,6 +291,14 @@ class LLM:
 
     async def aclose(self) -> None:
         await self.provider.aclose()
+
+
+def _with_system_prompt(chat: list[ChatMessage], system_prompt: str) -> list[ChatMessage]:
+    """The LLM's system prompt first: merged into a leading system message (one system message
+    suits every chat template and Anthropic), else as a new one."""
+    if chat and chat[0].role == "system" and isinstance(chat[0].content, str):
+        return [ChatMessage(role="system", content=f"{system_prompt}\n\n{chat[0].content}"), *chat[1:]]
+    return [ChatMessage(role="system", content=system_prompt), *chat]
 
 
 def _truncated(response: ModelResponse) -> bool:
