@@ -4,7 +4,14 @@ The public surface is re-exported here; everything else is an implementation det
 """
 
 from assay._version import __version__
-from assay.engine import aevaluate, evaluate
+from assay.engine import (
+    ExceptionInRunner,
+    Executor,
+    RunConfig,
+    aevaluate,
+    evaluate,
+    set_logging_level,
+)
 from assay.errors import (
     AssayError,
     CheckpointMismatch,
@@ -27,16 +34,20 @@ __all__ = [
     "CheckpointMismatch",
     "DataError",
     "Dataset",
+    "ExceptionInRunner",
+    "Executor",
     "MetricError",
     "MissingDependency",
     "ModelError",
     "NotApplicable",
+    "RunConfig",
     "RunFailed",
     "UsageError",
     "__version__",
     "aevaluate",
     "evaluate",
     "experiment",
+    "set_logging_level",
     *_metrics_all,
     *_schema_all,
 ]

@@ -4,15 +4,21 @@ The run is planned up front (which cells apply, which are already in the checkpo
 the remaining cells run concurrently under a limit. Each finished cell is appended to the run
 directory (when one is given) before the progress bar moves, so a crash or kill -9 loses at
 most the cells in flight.
+
+The parameters are Ragas' (in Ragas' order) followed by assay's own, keyword-only ones. Ragas'
+`run_config`, `batch_size`, `raise_exceptions`, `callbacks`, `experiment_name` and
+`return_executor` are honoured as their docstrings below say; `token_usage_parser` and
+`allow_nest_asyncio` are accepted and change nothing, because assay always meters usage and never
+patches the event loop.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,15 +26,17 @@ import anyio
 
 from assay._util.sync import run_sync
 from assay.engine.checkpoint import RunDirectory, fingerprint
+from assay.engine.executor import ExceptionInRunner, Executor
+from assay.engine.models import coerce_embeddings, coerce_llm, own_models_coerced
+from assay.engine.plan import check_metric_fits, check_settings, coerce_dataset, coerce_metrics
 from assay.engine.progress import CellProgress
-from assay.errors import NotApplicable, RunFailed, UsageError
+from assay.engine.run_config import run_settings
+from assay.errors import NotApplicable, UsageError
 from assay.metrics.base import Metric, first_leaf
-from assay.metrics.registry import create_metric
+from assay.metrics.callbacks import Callbacks
 from assay.models.defaults import default_embeddings, default_llm
-from assay.models.embeddings import Embeddings
 from assay.models.endpoint import sharing_answers
-from assay.models.factory import embedding_factory, llm_factory
-from assay.models.llm import LLM
+from assay.models.retry import RetryPolicy
 from assay.models.usage import Budget, UsageMeter, budgeting, metering
 from assay.schema.dataset import EvaluationDataset
 from assay.schema.outcome import Cell, Error, Ok, Outcome, Skipped
@@ -37,200 +45,19 @@ from assay.schema.samples import Sample
 from assay.schema.usage import Usage
 
 
-def coerce_dataset(dataset: Any, column_map: Mapping[str, str] | None = None) -> EvaluationDataset:
-    """Accept an EvaluationDataset, a list of dicts/samples, a pandas frame, an HF dataset or a path."""
-    if dataset is None:
-        raise UsageError("evaluate() needs a dataset")
-    if isinstance(dataset, EvaluationDataset):
-        if column_map:
-            return EvaluationDataset.from_list(dataset.to_list(), column_map=column_map)
-        return dataset
-    if isinstance(dataset, (str, Path)):
-        return EvaluationDataset.load(dataset, column_map=column_map)
-    if hasattr(dataset, "to_dict") and hasattr(dataset, "columns"):  # pandas DataFrame
-        return EvaluationDataset.from_pandas(dataset, column_map=column_map)
-    if hasattr(dataset, "to_list") and hasattr(dataset, "features"):  # Hugging Face datasets.Dataset
-        return EvaluationDataset.from_hf_dataset(dataset, column_map=column_map)
-    if isinstance(dataset, Sequence):
-        items = list(dataset)
-        if items and all(not isinstance(item, Mapping) for item in items):
-            return EvaluationDataset(items)
-        return EvaluationDataset.from_list(items, column_map=column_map)
-    raise UsageError(f"evaluate() cannot use a dataset of type {type(dataset).__name__}")
-
-
-def coerce_metrics(metrics: Any) -> list[Metric]:
-    if metrics is None or (isinstance(metrics, Sequence) and not metrics):
-        raise UsageError("evaluate() needs at least one metric, e.g. metrics=[BleuScore()]")
-    if isinstance(metrics, (str, Metric)) or not isinstance(metrics, Sequence):
-        raise UsageError("metrics must be a list, e.g. metrics=[BleuScore()] or metrics=['bleu_score']")
-    resolved = [create_metric(item) if isinstance(item, str) else item for item in metrics]
-    for position, metric in enumerate(resolved):
-        if not isinstance(metric, Metric):
-            raise UsageError(
-                f"metrics[{position}] is a {type(metric).__name__}, not a metric object or metric name"
-            )
-    names = [metric.name for metric in resolved]
-    duplicates = sorted({name for name in names if names.count(name) > 1})
-    if duplicates:
-        raise UsageError(
-            f"two metrics are named {', '.join(duplicates)}; give one a different name=... so results "
-            "can be told apart"
-        )
-    return resolved
-
-
-def _check_metric_fits(metric: Metric, dataset: EvaluationDataset) -> None:
-    """Mistakes that would skip every row are reported before any work starts."""
-    if not len(dataset):
-        return
-    if dataset.kind not in metric.sample_kinds:
-        wanted = "multi-turn (conversation)" if metric.sample_kind == "multi_turn" else "single-turn"
-        raise UsageError(f"metric {metric.name} scores {wanted} samples, but the dataset is {dataset.kind.replace('_', '-')}")
-    present = set(dataset.features()) | set(dataset.extra_columns())
-    absent = [field for field in metric.fields_for(dataset.kind)[0] if field not in present]
-    if absent:
-        raise UsageError(
-            f"metric {metric.name} needs {', '.join(absent)}, which no row of the dataset has "
-            f"(it has {', '.join(sorted(present)) or 'no fields'})"
-        )
-
-
-def _prepare_metrics(metrics: list[Metric], llm: Any, embeddings: Any) -> list[Metric]:
+def _prepare_metrics(metrics: list[Metric], llm: Any, embeddings: Any, retry: RetryPolicy | None = None) -> list[Metric]:
     """Give metrics lacking a model the run's one; with none given, the configured default
-    (ASSAY_LLM / ASSAY_EMBEDDINGS, else the embedded offline models). Built only if needed."""
-    llm = coerce_llm(llm)
-    embeddings = coerce_embeddings(embeddings)
-    metrics = [_own_models_coerced(metric) for metric in metrics]
+    (ASSAY_LLM / ASSAY_EMBEDDINGS, else the embedded offline models). Built only if needed.
+    The metrics given are never changed: each one that gets a model is a copy."""
+    llm = coerce_llm(llm, retry=retry)
+    embeddings = coerce_embeddings(embeddings, retry=retry)
+    metrics = [own_models_coerced(metric, retry) for metric in metrics]
+    options = {"retry": retry} if retry is not None else {}
     if llm is None and any(m.needs_llm and getattr(m, "llm", None) is None for m in metrics):
-        llm = default_llm()
+        llm = default_llm(**options)
     if embeddings is None and any(m.needs_embeddings and getattr(m, "embeddings", None) is None for m in metrics):
-        embeddings = default_embeddings()
+        embeddings = default_embeddings(**options)
     return [metric.with_models(llm=llm, embeddings=embeddings) for metric in metrics]
-
-
-# -- models given as something other than an assay model --------------------------------------------
-
-_ACCEPTED_LLM = ("an LLM from llm_factory (e.g. llm_factory('openai/gpt-4o-mini')), a model string such as "
-                 "'openai/gpt-4o-mini', a LangChain chat model or a LlamaIndex LLM")
-_ACCEPTED_EMBEDDINGS = ("an embedding model from embedding_factory (e.g. embedding_factory("
-                        "'openai/text-embedding-3-small')), a model string such as 'openai/text-embedding-3-small', "
-                        "LangChain embeddings or a LlamaIndex embedding model")
-
-
-def _is_a(value: Any, module: str, name: str) -> bool:
-    """isinstance against an optional library's class, without importing the library."""
-    loaded = sys.modules.get(module)
-    cls = getattr(loaded, name, None) if loaded is not None else None
-    return isinstance(cls, type) and isinstance(value, cls)
-
-
-def _framework(value: Any) -> tuple[str, str] | None:
-    """(library, "llm" | "embeddings") for a LangChain or LlamaIndex model object."""
-    if _is_a(value, "langchain_core.language_models", "BaseLanguageModel"):
-        return "langchain", "llm"
-    if _is_a(value, "langchain_core.embeddings", "Embeddings"):
-        return "langchain", "embeddings"
-    if _is_a(value, "llama_index.core.llms", "LLM"):
-        return "llamaindex", "llm"
-    if _is_a(value, "llama_index.core.embeddings", "BaseEmbedding"):
-        return "llamaindex", "embeddings"
-    return None
-
-
-def _type_name(value: Any) -> str:
-    module = type(value).__module__.split(".")[0]
-    return type(value).__name__ if module == "builtins" else f"{module}.{type(value).__name__}"
-
-
-def _client_hint(value: Any, kind: str) -> str | None:
-    """For a raw SDK client, the line that turns it into an assay model."""
-    module = type(value).__module__.split(".")[0]
-    factory, model = ("llm_factory", "gpt-4o-mini") if kind == "llm" else ("embedding_factory", "text-embedding-3-small")
-    if module == "anthropic" and kind == "llm":
-        model = "anthropic/claude-3-5-haiku-latest"
-    elif module != "openai" and not hasattr(getattr(value, "chat", None), "completions"):
-        return None
-    return (f"{kind}= got a raw {_type_name(value)} client, which assay does not call directly: wrap it as "
-            f"{kind}={factory}('{model}', client=client) (naming the model the client serves)")
-
-
-def coerce_llm(value: Any, where: str = "llm=") -> LLM | None:
-    """The judge model a caller gave, as an assay `LLM`: a model string goes through `llm_factory`, a
-    LangChain chat model or LlamaIndex LLM is wrapped; anything else is a UsageError saying what to pass."""
-    if value is None or isinstance(value, LLM):
-        return value
-    if isinstance(value, str):
-        return llm_factory(value)
-    framework = _framework(value)
-    if framework == ("langchain", "llm"):
-        from assay.models.providers.langchain import LangchainLLMWrapper
-
-        return LangchainLLMWrapper(value)
-    if framework == ("llamaindex", "llm"):
-        from assay.models.providers.llamaindex import LlamaIndexLLMWrapper
-
-        return LlamaIndexLLMWrapper(value)
-    if isinstance(value, Embeddings) or framework is not None:
-        raise UsageError(f"{where} got an embedding model ({_type_name(value)}); pass it as embeddings=, not llm=")
-    hint = _client_hint(value, "llm")
-    if hint is not None:
-        raise UsageError(hint if where == "llm=" else f"{where.removesuffix('llm=')}{hint}")
-    raise UsageError(f"{where} got a {_type_name(value)}; it accepts {_ACCEPTED_LLM}")
-
-
-def coerce_embeddings(value: Any, where: str = "embeddings=") -> Embeddings | None:
-    """Like `coerce_llm`, for embedding models (`embedding_factory`, LangChain, LlamaIndex)."""
-    if value is None or isinstance(value, Embeddings):
-        return value
-    if isinstance(value, str):
-        return embedding_factory(value)
-    framework = _framework(value)
-    if framework == ("langchain", "embeddings"):
-        from assay.models.providers.langchain import LangchainEmbeddingsWrapper
-
-        return LangchainEmbeddingsWrapper(value)
-    if framework == ("llamaindex", "embeddings"):
-        from assay.models.providers.llamaindex import LlamaIndexEmbeddingsWrapper
-
-        return LlamaIndexEmbeddingsWrapper(value)
-    if isinstance(value, LLM) or framework is not None:
-        raise UsageError(f"{where} got a judge model ({_type_name(value)}), not an embedding model; pass it as "
-                         "llm=, and an embedding model (embedding_factory(...)) as embeddings=")
-    hint = _client_hint(value, "embeddings")
-    if hint is not None:
-        raise UsageError(hint if where == "embeddings=" else f"{where.removesuffix('embeddings=')}{hint}")
-    raise UsageError(f"{where} got a {_type_name(value)}; it accepts {_ACCEPTED_EMBEDDINGS}")
-
-
-def _own_models_coerced(metric: Metric) -> Metric:
-    """A metric built with a model string (or a LangChain model...) of its own gets it resolved."""
-    fields = {f.name for f in dataclasses.fields(metric)} if dataclasses.is_dataclass(metric) else set()
-    changes: dict[str, Any] = {}
-    own_llm, own_embeddings = getattr(metric, "llm", None), getattr(metric, "embeddings", None)
-    if "llm" in fields and own_llm is not None and not isinstance(own_llm, LLM):
-        changes["llm"] = coerce_llm(own_llm, f"metric {metric.name}: llm=")
-    if "embeddings" in fields and own_embeddings is not None and not isinstance(own_embeddings, Embeddings):
-        changes["embeddings"] = coerce_embeddings(own_embeddings, f"metric {metric.name}: embeddings=")
-    if not changes:
-        return metric
-    copy = dataclasses.replace(metric, **changes)
-    copy.__dict__.update({k: v for k, v in metric.__dict__.items() if k.startswith("_")})
-    return copy
-
-
-def _check_settings(timeout: Any, budget: Any) -> None:
-    """Numbers that would fail only after the work began are refused before it."""
-    if timeout is not None:
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-            raise UsageError(f"timeout must be a number of seconds or None (no limit), got {_type_name(timeout)}")
-        if not timeout > 0:  # also NaN
-            raise UsageError(f"timeout must be more than 0 seconds (or None for no limit), got {timeout!r}")
-    if budget is not None:
-        if isinstance(budget, bool) or not isinstance(budget, (int, float)):
-            raise UsageError(f"budget must be a number of USD or None (no cap), got {_type_name(budget)}")
-        if not budget >= 0:  # also NaN
-            raise UsageError(f"budget must be 0 USD or more (or None for no cap), got {budget!r}")
 
 
 def _concurrency(requested: int | None, metrics: list[Metric]) -> int:
@@ -293,29 +120,70 @@ async def _classify(metric: Metric, sample: Sample, *, timeout: float | None) ->
         return Error(error_type="InvalidValue", message=f"metric returned {result.value!r}: {exc}")
 
 
+@dataclass
+class _Plan:
+    """A checked run, ready to execute."""
+
+    data: EvaluationDataset
+    metrics: list[Metric]
+    run_dir: str | Path | None
+    max_concurrency: int
+    timeout: float | None
+    strict: bool
+    show_progress: bool
+    budget: float | None
+    callbacks: Callbacks
+    name: str
+    experiment_name: str | None
+    specs: list[dict[str, Any]] = field(default_factory=list)
+
+
 async def aevaluate(
     dataset: Any,
     metrics: Sequence[Metric | str] | None = None,
-    *,
     llm: Any = None,
     embeddings: Any = None,
+    experiment_name: str | None = None,
+    callbacks: Any = None,
+    run_config: Any = None,
+    token_usage_parser: Any = None,
+    raise_exceptions: bool = False,
     column_map: Mapping[str, str] | None = None,
+    show_progress: bool = True,
+    batch_size: int | None = None,
+    return_executor: bool = False,
+    *,
     run_dir: str | Path | None = None,
     max_concurrency: int | None = None,
     timeout: float | None = 600.0,
     strict: bool = False,
-    show_progress: bool = True,
     budget: float | None = None,
-) -> EvaluationResult:
+) -> EvaluationResult | Executor:
     """Score every row of `dataset` with every metric.
 
     dataset: an EvaluationDataset, a list of dicts or samples, a pandas DataFrame, a Hugging
         Face dataset, or a path to .jsonl/.json/.csv. Legacy column names are mapped.
-    metrics: metric objects (`BleuScore()`) or ids (`"bleu_score"`).
-    llm / embeddings: given to metrics that need them and have none of their own. When not
-        given: ASSAY_LLM / ASSAY_EMBEDDINGS, else the embedded offline judge and embeddings.
-        A model string ("openai/gpt-4o-mini") is built with llm_factory / embedding_factory; a
-        LangChain or LlamaIndex model is wrapped; a raw SDK client or anything else is a UsageError.
+    metrics: metric objects (`BleuScore()`) or ids (`"bleu_score"`). None: Ragas' default list,
+        answer_relevancy, context_precision, faithfulness and context_recall.
+    llm / embeddings: given to metrics that need them and have none of their own (in copies: the
+        metric objects given are not changed). When not given: ASSAY_LLM / ASSAY_EMBEDDINGS, else
+        the embedded offline judge and embeddings. A model string ("openai/gpt-4o-mini") is built
+        with llm_factory / embedding_factory; a LangChain or LlamaIndex model is wrapped; a raw SDK
+        client or anything else is a UsageError.
+    experiment_name: the run's name, kept on the result and shown to callbacks (the root chain).
+    callbacks: objects with some of the hooks of `assay.EvaluationCallback` (run, row and metric
+        start/end, with each cell's typed outcome and usage), or LangChain callback handlers.
+    run_config: a `RunConfig`; the fields set in it become the cell timeout, max_concurrency and
+        the retry policy of the run's models (see `assay.engine.run_config`).
+    token_usage_parser: accepted and not needed: every model call's tokens and cost are metered
+        (`result.total_tokens()`, `result.total_cost()`).
+    raise_exceptions: True is `strict=True`: stop at the first failed cell, raising
+        `ExceptionInRunner` (a `RunFailed`) naming the row, the metric and the error.
+    column_map: Ragas' direction, {name Ragas expects: your column}, e.g. {"user_input": "query"}.
+    show_progress: the progress bar and, at the end, nothing else.
+    batch_size: at most this many cells in flight (Ragas runs jobs in batches of this size).
+    return_executor: return an `Executor` instead of running: its `results()` runs the evaluation,
+        `cancel()` stops it from any thread.
     run_dir: a directory where finished cells are saved as they complete; running again
         with the same directory resumes, recomputing only what is missing or failed.
     max_concurrency: cells scored at once (default: twice the judge's concurrency ceiling, at most 256;
@@ -325,24 +193,38 @@ async def aevaluate(
     budget: a spending cap in USD; once reached no new model call is made and the cells
         left are `error` outcomes of type BudgetExhausted (a resumed run picks them up).
     """
-    _check_settings(timeout, budget)
+    del token_usage_parser  # usage is always metered
+    if experiment_name is not None and not isinstance(experiment_name, str):
+        raise UsageError(f"experiment_name must be a string or None, got {type(experiment_name).__name__}")
+    timeout, max_concurrency, retry = run_settings(run_config, timeout, max_concurrency, batch_size)
+    check_settings(timeout, budget)
     data = coerce_dataset(dataset, column_map)
     if not len(data):
         raise UsageError("the dataset has no rows")
-    chosen = _prepare_metrics(coerce_metrics(metrics), llm, embeddings)
+    name = experiment_name or "assay evaluation"
+    hooks = Callbacks(callbacks, name=name)
+    chosen = _prepare_metrics(coerce_metrics(metrics), llm, embeddings, retry)
     for metric in chosen:
-        _check_metric_fits(metric, data)
-    max_concurrency = _concurrency(max_concurrency, chosen)
+        check_metric_fits(metric, data)
+    plan = _Plan(data=data, metrics=chosen, run_dir=run_dir, max_concurrency=_concurrency(max_concurrency, chosen),
+                 timeout=timeout, strict=bool(strict or raise_exceptions), show_progress=show_progress, budget=budget,
+                 callbacks=hooks, name=name, experiment_name=experiment_name,
+                 specs=[metric.spec() for metric in chosen])
+    if return_executor:
+        return Executor(lambda cancel: _execute(plan, cancel))
+    return await _execute(plan, None)
 
-    specs = [metric.spec() for metric in chosen]
+
+async def _execute(plan: _Plan, cancel: threading.Event | None) -> EvaluationResult:
+    data, chosen = plan.data, plan.metrics
     outcomes: list[dict[str, Outcome]] = [{} for _ in range(len(data))]
     usages: list[dict[str, Usage]] = [{} for _ in range(len(data))]
-    checkpoint = RunDirectory(run_dir) if run_dir is not None else None
+    checkpoint = RunDirectory(plan.run_dir) if plan.run_dir is not None else None
     if checkpoint is not None:
         rows = data.to_list()
         kept = checkpoint.open(
-            run_fingerprint=fingerprint(rows, specs, {}),
-            description={"n_rows": len(rows), "metrics": specs},
+            run_fingerprint=fingerprint(rows, plan.specs, {}),
+            description={"n_rows": len(rows), "metrics": plan.specs},
             n_rows=len(rows),
             metric_names=[metric.name for metric in chosen],
         )
@@ -355,19 +237,31 @@ async def aevaluate(
     pending = [
         (row, metric) for row in range(len(data)) for metric in chosen if metric.name not in outcomes[row]
     ]
+    remaining = {row: 0 for row, _ in pending}
+    for row, _ in pending:
+        remaining[row] += 1
+    announced: set[int] = set()
     total = len(data) * len(chosen)
     started = time.perf_counter()
-    failure: list[RunFailed] = []
+    failure: list[ExceptionInRunner] = []
     queue = iter(pending)
-    spending = Budget(budget) if budget is not None else None
+    spending = Budget(plan.budget) if plan.budget is not None else None
+    hooks = plan.callbacks
+    await hooks.emit("on_run_start", plan.name, len(data), [metric.name for metric in chosen])
 
     try:
-        with CellProgress(total, done=total - len(pending), enabled=show_progress) as progress:
+        with CellProgress(total, done=total - len(pending), enabled=plan.show_progress) as progress:
 
-            async def worker(cancel: anyio.CancelScope) -> None:
+            async def worker(stop: anyio.CancelScope) -> None:
                 # A fixed pool of workers pulls cells from one queue: memory stays flat
                 # however many cells there are, and at most `max_concurrency` run at once.
                 for row, metric in queue:
+                    if cancel is not None and cancel.is_set():
+                        return
+                    if row not in announced:
+                        announced.add(row)
+                        await hooks.emit("on_row_start", row, data[row])
+                    await hooks.emit("on_metric_start", row, metric.name)
                     began = time.perf_counter()
                     if spending is not None and spending.exhausted:
                         outcome, usage = Error(
@@ -376,7 +270,7 @@ async def aevaluate(
                             attempts=0,
                         ), Usage()
                     else:
-                        outcome, usage = await score_cell(metric, data[row], timeout=timeout)
+                        outcome, usage = await score_cell(metric, data[row], timeout=plan.timeout)
                     outcomes[row][metric.name] = outcome
                     usages[row][metric.name] = usage
                     if checkpoint is not None:
@@ -385,34 +279,67 @@ async def aevaluate(
                                  seconds=time.perf_counter() - began, usage=usage)
                         )
                     progress.advance(failed=isinstance(outcome, Error))
-                    if strict and isinstance(outcome, Error):
-                        failure.append(RunFailed(row, metric.name, outcome.error_type, outcome.message))
-                        cancel.cancel()
+                    await hooks.emit("on_metric_end", row, metric.name, outcome, usage)
+                    remaining[row] -= 1
+                    if not remaining[row]:
+                        await hooks.emit("on_row_end", row, dict(outcomes[row]))
+                    if plan.strict and isinstance(outcome, Error):
+                        failure.append(ExceptionInRunner(row, metric.name, outcome.error_type, outcome.message))
+                        stop.cancel()
                         return
 
             with budgeting(spending), sharing_answers():
-                async with anyio.create_task_group() as group:
-                    for _ in range(min(max_concurrency, len(pending))):
-                        group.start_soon(worker, group.cancel_scope)
+                async with anyio.create_task_group() as outer:
+                    if cancel is not None:
+                        outer.start_soon(_watch, cancel, outer.cancel_scope)
+                    async with anyio.create_task_group() as group:
+                        for _ in range(min(plan.max_concurrency, len(pending))):
+                            group.start_soon(worker, group.cancel_scope)
+                    outer.cancel_scope.cancel()  # the work is done: stop watching
+    except BaseException as exc:
+        leaf = first_leaf(exc)  # e.g. a callback's own error, out of the task groups
+        await hooks.emit("on_run_error", leaf)
+        if leaf is not exc and isinstance(leaf, Exception):
+            raise leaf from None
+        raise
     finally:
         if checkpoint is not None:
             checkpoint.close()
     if failure:
+        await hooks.emit("on_run_error", failure[0])
         raise failure[0]
-    return EvaluationResult(
+    for row in range(len(data)):  # cancelled: what never finished says so
+        for metric in chosen:
+            if metric.name not in outcomes[row]:
+                outcomes[row][metric.name] = Error(error_type="Cancelled", attempts=0,
+                                                   message="the run was cancelled before this cell finished")
+                usages[row][metric.name] = Usage()
+    result = EvaluationResult(
         data,
-        specs,
+        plan.specs,
         outcomes,
         usages=usages,
         seconds=time.perf_counter() - started,
-        run_dir=str(run_dir) if run_dir is not None else None,
+        run_dir=str(plan.run_dir) if plan.run_dir is not None else None,
+        experiment_name=plan.experiment_name,
     )
+    await hooks.emit("on_run_end", result)
+    return result
+
+
+async def _watch(cancel: threading.Event, scope: anyio.CancelScope) -> None:
+    """Cancel `scope` once `cancel` is set (by `Executor.cancel()`, from any thread)."""
+    while not cancel.is_set():
+        await anyio.sleep(0.05)
+    scope.cancel()
 
 
 @functools.wraps(aevaluate)
-def evaluate(*args: Any, **kwargs: Any) -> EvaluationResult:
+def evaluate(*args: Any, allow_nest_asyncio: bool = True, **kwargs: Any) -> EvaluationResult | Executor:
     """Synchronous twin of `aevaluate` (same parameters). Works in scripts, in Jupyter and inside
-    a running event loop: the loop is never patched; a worker thread runs the evaluation instead."""
+    a running event loop: the loop is never patched; a worker thread runs the evaluation instead.
+    `allow_nest_asyncio` (Ragas' switch for patching the loop) is accepted and has no effect."""
+    del allow_nest_asyncio
     return run_sync(aevaluate(*args, **kwargs))
 
 

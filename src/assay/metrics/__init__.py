@@ -5,6 +5,7 @@ from assay.metrics.agent import __all__ as _agent_all
 from assay.metrics.answer import *  # noqa: F403
 from assay.metrics.answer import __all__ as _answer_all
 from assay.metrics.base import CallEstimate, Metric
+from assay.metrics.callbacks import EvaluationCallback
 from assay.metrics.classic import *  # noqa: F403
 from assay.metrics.classic import __all__ as _classic_all
 from assay.metrics.criteria import Criteria
@@ -14,6 +15,8 @@ from assay.metrics.general import *  # noqa: F403
 from assay.metrics.general import __all__ as _general_all
 from assay.metrics.rag import *  # noqa: F403
 from assay.metrics.rag import __all__ as _rag_all
+from assay.metrics.singletons import *  # noqa: F403
+from assay.metrics.singletons import __all__ as _singletons_all
 from assay.metrics.sql import *  # noqa: F403
 from assay.metrics.sql import __all__ as _sql_all
 from assay.schema.outcome import MetricResult
@@ -21,6 +24,7 @@ from assay.schema.outcome import MetricResult
 __all__ = [
     "CallEstimate",
     "Criteria",
+    "EvaluationCallback",
     "Metric",
     "MetricResult",
     *_agent_all,
@@ -29,5 +33,6 @@ __all__ = [
     *_custom_all,
     *_general_all,
     *_rag_all,
+    *_singletons_all,
     *_sql_all,
 ]
