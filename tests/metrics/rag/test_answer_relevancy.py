@@ -37,9 +37,13 @@ def test_noncommittal_scores_zero():
     assert result.value == 0.0 and result.reason == "the response is noncommittal"
 
 
-def test_negative_cosine_is_clipped_but_kept_in_details():
+def test_the_questions_method_keeps_ragas_range_a_cosine_can_be_negative():
+    """Issue #15, 6: Ragas' answer relevancy is a mean cosine, so it can be below 0; it is not clipped."""
     score, raw = answer_relevancy_score([1.0, 0.0], [[-1.0, 0.0]], noncommittal=False)
-    assert score == 0.0 and raw == -1.0
+    assert score == -1.0 and raw == -1.0
+    score, _ = answer_relevancy_score([1.0, 0.0], [[-1.0, 0.0], [0.0, 1.0]], noncommittal=False)
+    assert score == pytest.approx(-0.5)
+    assert answer_relevancy_score([1.0, 0.0], [[-1.0, 0.0]], noncommittal=True)[0] == 0.0
 
 
 def test_strictness_bounds():

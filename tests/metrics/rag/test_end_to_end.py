@@ -280,7 +280,7 @@ def test_answer_relevancy_generates_questions_then_embeds_them_with_the_user_inp
     assert ResponseRelevancy is AnswerRelevancy
 
 
-def test_answer_relevancy_noncommittal_scores_zero_and_negative_cosines_are_clipped(loop):
+def test_answer_relevancy_noncommittal_scores_zero_and_negative_cosines_stay_negative(loop):
     loop.judge({"answer_relevancy": by_input("answer", {
         "I'm not sure.": generated(GENERATED[:3], noncommittal=1),
         "Nowhere.": generated(["Where is it not?"]),
@@ -297,8 +297,8 @@ def test_answer_relevancy_noncommittal_scores_zero_and_negative_cosines_are_clip
     assert evasive.value == 0.0
     assert evasive.reason == "the response is noncommittal"
     assert evasive.details["mean_cosine"] == pytest.approx(1.6 / 3)
-    # cosine([1,0,0], [-2,0,0]) = -1, clipped to 0
-    assert opposite.value == 0.0
+    # cosine([1,0,0], [-2,0,0]) = -1: Ragas' range, not clipped
+    assert opposite.value == pytest.approx(-1.0)
     assert opposite.details["mean_cosine"] == pytest.approx(-1.0)
     assert len(loop.chat) == 2 and len(loop.embedding_batches) == 2
 

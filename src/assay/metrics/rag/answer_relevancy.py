@@ -7,8 +7,11 @@ One call, no embeddings.
 `method="questions"` (Ragas' algorithm): the judge writes `strictness` questions the response
 would answer (one call) and says whether the response is noncommittal. Score = mean cosine
 similarity between the user's question and the generated ones, set to 0 for a noncommittal
-response. Cosines can dip below 0; the score is clipped to [0, 1] and the unclipped mean kept in
-the details.
+response. As in Ragas, the range is that of a cosine, [-1, 1]: a response whose questions point
+away from the asked one scores below 0 (the mean is also kept in the details).
+
+`strictness` is how many questions `method="questions"` generates (1 to 10, default 3). The verdict
+method asks its one question once and does not use it.
 
 Why the default differs from Ragas: generated questions reward a partial answer that restates
 the question as much as a complete one. With the embedded judge, questions rank WikiEval's good
@@ -49,9 +52,10 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 
 def answer_relevancy_score(question_vector: Sequence[float], generated_vectors: list[Sequence[float]],
                            noncommittal: bool) -> tuple[float, float]:
-    """Pure scoring: (clipped score, raw mean cosine)."""
+    """Pure scoring: (score, mean cosine). The score is the mean cosine, in [-1, 1] as in Ragas,
+    or 0 for a noncommittal response."""
     raw = sum(cosine(question_vector, v) for v in generated_vectors) / len(generated_vectors)
-    score = 0.0 if noncommittal else min(1.0, max(0.0, raw))
+    score = 0.0 if noncommittal else min(1.0, max(-1.0, raw))  # bounds only absorb rounding
     return score, raw
 
 
