@@ -46,6 +46,7 @@ def _register() -> None:
         evaluate,
         experiments,
         metrics,
+        platform,
         prompts,
         quickstart,
         report,
@@ -59,6 +60,8 @@ def _register() -> None:
     app.command("report")(report.report_command)
     app.command("quickstart")(quickstart.quickstart_command)
     app.add_typer(experiments.experiments_app, name="experiments")
+    app.command("serve")(platform.serve_command)
+    app.add_typer(platform.keys_app, name="keys")
 
 
 _register()

@@ -1,0 +1,93 @@
+"""`assay serve` and `assay keys create|list|revoke`: the self-hosted platform server."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+keys_app = typer.Typer(help="Manage the API keys of the assay server.", no_args_is_help=True)
+_err = Console(stderr=True)
+
+DbOption = Annotated[Optional[str], typer.Option("--db", help="Database URL (default: $ASSAY_DB_URL, else the SQLite "  # noqa: UP045
+                                                 "file ~/.assay/assay.sqlite under $ASSAY_HOME).")]
+
+
+def serve_command(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.", min=1, max=65535)] = 8321,
+    db: DbOption = None,
+) -> None:
+    """Run the platform server (API under /api/v1) on HOST:PORT."""
+    from assay._util.deps import require
+
+    uvicorn = require("uvicorn", extra="platform", feature="assay serve")
+    from assay.platform.server.app import create_app
+    from assay.platform.server.config import resolve_db_url
+
+    url = resolve_db_url(db)
+    app = create_app(url)
+    shown = url.split("@", 1)[-1] if "@" in url else url
+    _err.print(f"assay server on http://{host}:{port} (database {shown}); stop with Ctrl-C", highlight=False)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def _scopes(values: list[str] | None) -> list[str]:
+    from assay.platform.server.auth import DEFAULT_SCOPES
+
+    if not values:
+        return list(DEFAULT_SCOPES)
+    return [part for value in values for part in value.replace(",", " ").split()]
+
+
+@keys_app.command("create")
+def create_command(
+    db: DbOption = None,
+    project: Annotated[str, typer.Option(help="Project the key belongs to (created if new).")] = "default",
+    scopes: Annotated[Optional[list[str]], typer.Option("--scopes", help="ingest, read, write, admin (repeat or "  # noqa: UP045
+                                                        "comma-separate; default ingest,read,write).")] = None,
+    expires_in: Annotated[Optional[float], typer.Option("--expires-in", help="Days until the key expires.")] = None,  # noqa: UP045
+    name: Annotated[str, typer.Option(help="A label for the key.")] = "",
+) -> None:
+    """Create an API key and print it (its only line on stdout; it is not shown again)."""
+    from assay.platform.server.admin import create_key
+
+    key = create_key(db, project=project, scopes=_scopes(scopes), expires_in_days=expires_in, name=name)
+    sys.stdout.write(key + "\n")
+
+
+@keys_app.command("list")
+def list_command(
+    db: DbOption = None,
+    project: Annotated[Optional[str], typer.Option(help="Only this project's keys.")] = None,  # noqa: UP045
+) -> None:
+    """List API keys (ids, never secrets)."""
+    from assay.platform.server.admin import list_keys
+
+    rows = [("KEY ID", "PROJECT", "SCOPES", "CREATED", "EXPIRES", "REVOKED", "NAME")]
+    for key in list_keys(db, project=project):
+        rows.append((key["key_id"], key["project"], ",".join(key["scopes"]), _day(key["created_at"]),
+                     _day(key["expires_at"]) or "never", _day(key["revoked_at"]), key["name"]))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        sys.stdout.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() + "\n")
+
+
+def _day(moment: str | None) -> str:
+    return (moment or "")[:16].replace("T", " ")
+
+
+@keys_app.command("revoke")
+def revoke_command(
+    key_id: Annotated[str, typer.Argument(help="The key id (from `assay keys list`) or the whole key.")],
+    db: DbOption = None,
+) -> None:
+    """Revoke an API key: it stops working at once."""
+    from assay.platform.server.admin import revoke_key
+
+    _err.print(f"revoked {revoke_key(db, key_id)}", highlight=False)
+
+
+__all__ = ["create_command", "keys_app", "list_command", "revoke_command", "serve_command"]

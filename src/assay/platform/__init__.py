@@ -1,0 +1,44 @@
+"""The assay platform: a self-hosted server (`assay serve`) and the RagMetrics-compatible SDK.
+
+    import assay.platform as ragmetrics
+    ragmetrics.login()                      # ASSAY_API_KEY / RAGMETRICS_API_KEY, ASSAY_BASE_URL
+    from assay.platform import Dataset, Example, Task, Criteria, Cohort, Experiment
+
+This package re-exports the SDK only (httpx, pydantic and rich: no server dependency). The server
+lives in `assay.platform.server` and needs `pip install 'assay[platform]'`. The library (`assay`)
+never imports this package.
+"""
+
+from assay.platform.sdk import (
+    AuthError,
+    Cohort,
+    Conflict,
+    Criteria,
+    Dataset,
+    Example,
+    Experiment,
+    NotFound,
+    PlatformError,
+    ServerUnavailable,
+    Task,
+    ValidationFailed,
+    login,
+    whoami,
+)
+
+__all__ = [
+    "AuthError",
+    "Cohort",
+    "Conflict",
+    "Criteria",
+    "Dataset",
+    "Example",
+    "Experiment",
+    "NotFound",
+    "PlatformError",
+    "ServerUnavailable",
+    "Task",
+    "ValidationFailed",
+    "login",
+    "whoami",
+]

@@ -1,0 +1,30 @@
+"""The RagMetrics-compatible SDK (seed 004) for the assay server: httpx, pydantic and rich only."""
+
+from assay.platform.sdk.client import login, whoami
+from assay.platform.sdk.errors import (
+    AuthError,
+    Conflict,
+    NotFound,
+    PlatformError,
+    ServerUnavailable,
+    ValidationFailed,
+)
+from assay.platform.sdk.experiment import Experiment
+from assay.platform.sdk.objects import Cohort, Criteria, Dataset, Example, Task
+
+__all__ = [
+    "AuthError",
+    "Cohort",
+    "Conflict",
+    "Criteria",
+    "Dataset",
+    "Example",
+    "Experiment",
+    "NotFound",
+    "PlatformError",
+    "ServerUnavailable",
+    "Task",
+    "ValidationFailed",
+    "login",
+    "whoami",
+]

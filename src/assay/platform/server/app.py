@@ -1,0 +1,215 @@
+"""The app factory: `create_app(db_url)` migrates the database and returns the FastAPI app.
+
+Every request under /api/ except `/api/v1/health` passes the key check first (pure ASGI, before
+any body is read or parsed), then the body cap (Content-Length over the cap, or a streamed body
+that grows past it: 413). Every error is `{"error": {"code", "message", "field"?, "existing_id"?}}`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from sqlalchemy import Engine
+from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from assay._version import __version__
+from assay.platform.server import auth
+from assay.platform.server.config import pepper, resolve_db_url
+from assay.platform.server.db import make_engine, migrate, session_factory
+from assay.platform.server.errors import ApiError
+
+log = logging.getLogger("assay.platform.server")
+
+API = "/api/v1"
+PUBLIC_PATHS = frozenset({f"{API}/health"})
+DEFAULT_MAX_BODY = 1_000_000
+
+
+class ServerState:
+    """What every request shares: the engine, the session factory and the key pepper."""
+
+    def __init__(self, engine: Engine, key_pepper: bytes, max_body: int) -> None:
+        self.engine, self.pepper, self.max_body = engine, key_pepper, max_body
+        self.sessions = session_factory(engine)
+
+    @contextmanager
+    def transaction(self) -> Iterator[Session]:
+        """One unit of work: committed on success, rolled back on any error; database failures
+        become a 409 (a constraint: someone else changed the same thing) or a 503."""
+        session = self.sessions()
+        try:
+            yield session
+            session.commit()
+        except IntegrityError:
+            session.rollback()
+            raise ApiError(409, "conflict", "the object changed meanwhile (a concurrent write); try again") from None
+        except OperationalError as exc:
+            session.rollback()
+            log.warning("database unavailable: %s", exc)
+            raise ApiError(503, "unavailable", "the database is busy or unavailable; try again") from None
+        except BaseException:
+            session.rollback()
+            raise
+        finally:
+            session.close()
+
+    def authenticate(self, token: str) -> auth.Principal | str:
+        try:
+            with self.transaction() as session:
+                return auth.authenticate(session, self.pepper, token)
+        except auth.AuthFailed as exc:
+            return str(exc)
+        except ApiError as exc:
+            return exc
+
+
+def error_body(status: int, code: str, message: str, **extra: Any) -> bytes:
+    return json.dumps({"error": {"code": code, "message": message, **extra}}).encode()
+
+
+async def send_error(send: Any, status: int, code: str, message: str, headers: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
+    body = error_body(status, code, message)
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]})
+    await send({"type": "http.response.body", "body": body})
+
+
+class AuthMiddleware:
+    """Rejects with 401, before anything else runs, a request under /api/ without a valid key."""
+
+    def __init__(self, app: Any, state: ServerState) -> None:
+        self.app, self.state = app, state
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or not scope["path"].startswith("/api/") or scope["path"] in PUBLIC_PATHS:
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        value = headers.get("authorization", "")
+        token = value[7:].strip() if value[:7].lower() == "bearer " else headers.get("x-api-key", "").strip()
+        challenge = [(b"www-authenticate", b'Bearer realm="assay"')]
+        if not token:
+            await send_error(send, 401, "unauthorized", "missing API key: send `Authorization: Bearer assay_…` "
+                             "(create one with `assay keys create`)", challenge)
+            return
+        result = await run_in_threadpool(self.state.authenticate, token)
+        if isinstance(result, ApiError):
+            await send_error(send, result.status, result.code, result.message)
+            return
+        if isinstance(result, str):
+            await send_error(send, 401, "unauthorized", result, challenge)
+            return
+        scope["assay.principal"] = result
+        await self.app(scope, receive, send)
+
+
+class BodyLimit:
+    """413 for a body over `limit` bytes: by its Content-Length, or as soon as a streamed body passes it."""
+
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app, self.limit = app, limit
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = Headers(scope=scope).get("content-length")
+        if length is not None:
+            if not length.isdigit():
+                await send_error(send, 400, "bad_request", "Content-Length is not a number")
+                return
+            if int(length) > self.limit:
+                await send_error(send, 413, "too_large", f"the request body is {int(length)} bytes; the limit is {self.limit}")
+                return
+        received = 0
+
+        async def limited() -> Any:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.limit:
+                    raise StarletteHTTPException(413, f"the request body is over the limit of {self.limit} bytes")
+            return message
+
+        await self.app(scope, limited, send)
+
+
+def _field(loc: tuple[Any, ...] | list[Any]) -> str:
+    parts = list(loc)
+    if parts and parts[0] in ("body", "query", "path", "header"):
+        parts = parts[1:]
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text or "body"
+
+
+_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed",
+          409: "conflict", 413: "too_large", 422: "validation_error"}
+
+
+def _install_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
+        return JSONResponse(exc.body(), status_code=exc.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = [{"field": _field(e.get("loc", ())), "message": str(e.get("msg", "invalid")).removeprefix("Value error, "), "type": str(e.get("type", ""))}
+                    for e in exc.errors()]
+        first = problems[0] if problems else {"field": "body", "message": "invalid request"}
+        if first.get("type") == "json_invalid":
+            first = {"field": "body", "message": "the body is not valid JSON"}
+        message = f"{first['field']}: {first['message']}"
+        if len(problems) > 1:
+            message += f" (and {len(problems) - 1} more)"
+        return JSONResponse({"error": {"code": "validation_error", "message": message, "field": first["field"],
+                                       "problems": problems[:20]}}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = _CODES.get(exc.status_code, "error")
+        detail = exc.detail if isinstance(exc.detail, str) else code
+        if exc.status_code == 404 and detail == "Not Found":
+            detail = "no such route"
+        return JSONResponse({"error": {"code": code, "message": detail}}, status_code=exc.status_code,
+                            headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def _crash(_request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error")
+        return JSONResponse({"error": {"code": "internal", "message": f"internal server error ({type(exc).__name__})"}},
+                            status_code=500)
+
+
+def create_app(db_url: str | None = None, *, max_body_bytes: int = DEFAULT_MAX_BODY, run_migrations: bool = True) -> FastAPI:
+    """The assay server for the database at `db_url` (default: the embedded SQLite file)."""
+    from assay.platform.server import api
+
+    url = resolve_db_url(db_url)
+    engine = make_engine(url)
+    if run_migrations:
+        migrate(engine)
+    state = ServerState(engine, pepper(url), max_body_bytes)
+    app = FastAPI(title="assay", version=__version__, docs_url=None, redoc_url=None, openapi_url=f"{API}/openapi.json")
+    app.state.assay = state
+    _install_handlers(app)
+    app.router.routes.extend(api.router.routes)  # flat, so `app.routes` lists every route
+    app.add_middleware(BodyLimit, limit=max_body_bytes)
+    app.add_middleware(AuthMiddleware, state=state)
+    return app
+
+
+__all__ = ["API", "AuthMiddleware", "BodyLimit", "ServerState", "create_app"]

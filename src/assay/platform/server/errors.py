@@ -1,0 +1,35 @@
+"""The errors a route raises on purpose; the app turns each into `{"error": {code, message, field?,
+existing_id?}}` with its status."""
+
+from __future__ import annotations
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, code: str, message: str, *, field: str | None = None,
+                 existing_id: int | None = None) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+        self.field, self.existing_id = field, existing_id
+
+    def body(self) -> dict:
+        error: dict = {"code": self.code, "message": self.message}
+        if self.field is not None:
+            error["field"] = self.field
+        if self.existing_id is not None:
+            error["existing_id"] = self.existing_id
+        return {"error": error}
+
+
+def not_found(kind: str, ident: object) -> ApiError:
+    return ApiError(404, "not_found", f"no {kind} with id {ident} in this project")
+
+
+def invalid(field: str, message: str) -> ApiError:
+    return ApiError(422, "validation_error", f"{field}: {message}", field=field)
+
+
+def conflict(message: str, existing_id: int | None = None) -> ApiError:
+    return ApiError(409, "conflict", message, existing_id=existing_id)
+
+
+__all__ = ["ApiError", "conflict", "invalid", "not_found"]

@@ -1,0 +1,73 @@
+"""Rows belong to a project: with project B's key, every id route answers 404 for project A's ids,
+and A's objects are untouched."""
+
+from __future__ import annotations
+
+import re
+
+from starlette.routing import Route
+
+BODIES = {
+    "datasets": {"name": "stolen", "examples": [{"question": "q"}]},
+    "tasks": {"name": "stolen"},
+    "criteria": {"name": "stolen", "output_type": "bool", "header": "ok?"},
+}
+
+
+def _seed(client):
+    dataset = client.post("/datasets", json={"name": "A data", "examples": [
+        {"question": "q1", "ground_truth_context": ["c"], "ground_truth_answer": "a"}]}).json()
+    example = client.get(f"/datasets/{dataset['id']}/examples").json()["items"][0]
+    task = client.post("/tasks", json={"name": "A task", "generator_model": "m"}).json()
+    criteria = client.post("/criteria", json={"name": "A crit", "output_type": "bool", "header": "ok?"}).json()
+    return {"dataset_id": dataset["id"], "example_id": example["id"], "task_id": task["id"], "criteria_id": criteria["id"]}
+
+
+def test_another_projects_ids_are_not_found_on_every_id_route(live):
+    with live.client(live.key()) as a, live.client(live.key()) as b:
+        ids = _seed(a)
+        before = {path: a.get(path).json() for path in (f"/datasets/{ids['dataset_id']}", f"/tasks/{ids['task_id']}",
+                                                        f"/criteria/{ids['criteria_id']}")}
+        checked = 0
+        for route in live.app.routes:
+            params = re.findall(r"\{([^}]+)\}", getattr(route, "path", ""))
+            if not isinstance(route, Route) or not params:
+                continue
+            path = route.path[len("/api/v1"):]
+            for name in params:
+                assert name in ids, f"the test does not know the parameter {name!r} of {route.path}"
+                path = path.replace("{" + name + "}", str(ids[name]))
+            kind = path.split("/")[1]
+            for method in route.methods - {"HEAD"}:
+                response = b.request(method, path, json=BODIES[kind] if method in ("PUT", "POST") else None)
+                assert response.status_code == 404, (method, path, response.text)
+                assert response.json()["error"]["code"] == "not_found"
+                checked += 1
+        assert checked >= 10
+        for path, body in before.items():  # nothing of A was changed or deleted
+            assert a.get(path).json() == body
+        # and B's own lists do not show A's objects
+        for kind in ("datasets", "tasks", "criteria"):
+            assert b.get(f"/{kind}").json()["items"] == []
+        assert b.get("/datasets", params={"name": "A data"}).json()["items"] == []
+
+
+def test_repositories_require_a_project_scope(live):
+    import pytest
+
+    from assay.platform.server.repos import DatasetRepo, TaskRepo
+
+    with live.app.state.assay.transaction() as session:
+        for repo in (DatasetRepo, TaskRepo):
+            with pytest.raises(TypeError, match="project"):
+                repo(session, None)  # type: ignore[arg-type]
+            with pytest.raises(TypeError):
+                repo(session)  # type: ignore[call-arg]
+
+
+def test_example_of_another_dataset_is_not_found(live):
+    with live.client(live.key()) as a:
+        one = _seed(a)
+        other = a.post("/datasets", json={"name": "other", "examples": [{"question": "x"}]}).json()
+        assert a.get(f"/datasets/{other['id']}/examples/{one['example_id']}").status_code == 404
+        assert a.get(f"/datasets/{one['dataset_id']}/examples/{one['example_id']}").status_code == 200
