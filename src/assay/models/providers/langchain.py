@@ -81,18 +81,31 @@ class LangChainProvider(Provider):
         return [list(v) for v in vectors], 0
 
 
-def LangchainLLMWrapper(chat_model: Any, **options: Any) -> Any:
-    """An assay LLM over a LangChain chat model."""
+def _wrapper_options(run_config: Any, cache: Any, options: dict[str, Any]) -> dict[str, Any]:
+    """Ragas' wrapper arguments: `run_config` (its retry policy), `cache` (as in llm_factory)."""
+    from assay.models.factory import _resolve_cache
+    from assay.models.ragas_models import run_config_options
+
+    return {**run_config_options(run_config), "cache": _resolve_cache(cache), **options}
+
+
+def LangchainLLMWrapper(langchain_llm: Any, run_config: Any = None, is_finished_parser: Any = None,
+                        cache: Any = None, bypass_temperature: bool = False, bypass_n: bool = False,
+                        **options: Any) -> Any:
+    """An assay LLM over a LangChain chat model. Ragas' arguments: `run_config` sets the retry policy;
+    `cache` as in llm_factory; `is_finished_parser`, `bypass_temperature` and `bypass_n` are accepted
+    and change nothing (completeness is read from the model's finish reason; LangChain is always
+    called once per completion with the model's own temperature)."""
     from assay.models.llm import LLM
 
-    return LLM(LangChainProvider(chat_model), **options)
+    return LLM(LangChainProvider(langchain_llm), **_wrapper_options(run_config, cache, options))
 
 
-def LangchainEmbeddingsWrapper(embeddings: Any, **options: Any) -> Any:
-    """assay Embeddings over LangChain embeddings."""
+def LangchainEmbeddingsWrapper(embeddings: Any, run_config: Any = None, cache: Any = None, **options: Any) -> Any:
+    """assay Embeddings over LangChain embeddings (`run_config`, `cache` as for the LLM wrapper)."""
     from assay.models.embeddings import Embeddings
 
-    return Embeddings(LangChainProvider(embeddings=embeddings), **options)
+    return Embeddings(LangChainProvider(embeddings=embeddings), **_wrapper_options(run_config, cache, options))
 
 
 __all__ = ["LangChainProvider", "LangchainEmbeddingsWrapper", "LangchainLLMWrapper"]

@@ -22,7 +22,9 @@ class LiteLLMProvider(OpenAICompatible):
         self._litellm = require("litellm", extra="litellm", feature="the LiteLLM provider")
         self.model = model
         self.profile = Profile(logprobs=False)
-        self.base_url = base_url or ""
+        self.base_url = base_url or litellm_kwargs.get("api_base") or ""
+        self.api_key = api_key  # for the endpoint's credential fingerprint (separate keys, separate quotas)
+        self.timeout = timeout
         self._extra = {"api_key": api_key, "api_base": base_url, "timeout": timeout, **litellm_kwargs}
 
     async def complete(self, request: ModelRequest) -> ModelResponse:

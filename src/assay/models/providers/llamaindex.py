@@ -54,18 +54,20 @@ class LlamaIndexProvider(Provider):
         return [list(v) for v in vectors], 0
 
 
-def LlamaIndexLLMWrapper(llm: Any, **options: Any) -> Any:
-    """An assay LLM over a LlamaIndex LLM."""
+def LlamaIndexLLMWrapper(llm: Any, run_config: Any = None, cache: Any = None, **options: Any) -> Any:
+    """An assay LLM over a LlamaIndex LLM (`run_config` sets the retry policy; `cache` as in llm_factory)."""
     from assay.models.llm import LLM
+    from assay.models.providers.langchain import _wrapper_options
 
-    return LLM(LlamaIndexProvider(llm), **options)
+    return LLM(LlamaIndexProvider(llm), **_wrapper_options(run_config, cache, options))
 
 
-def LlamaIndexEmbeddingsWrapper(embeddings: Any, **options: Any) -> Any:
-    """assay Embeddings over a LlamaIndex embedding model."""
+def LlamaIndexEmbeddingsWrapper(embeddings: Any, run_config: Any = None, cache: Any = None, **options: Any) -> Any:
+    """assay Embeddings over a LlamaIndex embedding model (`run_config`, `cache` as for the LLM wrapper)."""
     from assay.models.embeddings import Embeddings
+    from assay.models.providers.langchain import _wrapper_options
 
-    return Embeddings(LlamaIndexProvider(embeddings=embeddings), **options)
+    return Embeddings(LlamaIndexProvider(embeddings=embeddings), **_wrapper_options(run_config, cache, options))
 
 
 __all__ = ["LlamaIndexEmbeddingsWrapper", "LlamaIndexLLMWrapper", "LlamaIndexProvider"]
