@@ -13,8 +13,11 @@ from assay.metrics.custom import *  # noqa: F403
 from assay.metrics.custom import __all__ as _custom_all
 from assay.metrics.general import *  # noqa: F403
 from assay.metrics.general import __all__ as _general_all
+from assay.metrics.llm_metric import LLMMetric
 from assay.metrics.rag import *  # noqa: F403
 from assay.metrics.rag import __all__ as _rag_all
+from assay.metrics.ragas_bases import *  # noqa: F403
+from assay.metrics.ragas_bases import __all__ as _ragas_bases_all
 from assay.metrics.singletons import *  # noqa: F403
 from assay.metrics.singletons import __all__ as _singletons_all
 from assay.metrics.sql import *  # noqa: F403
@@ -25,6 +28,7 @@ __all__ = [
     "CallEstimate",
     "Criteria",
     "EvaluationCallback",
+    "LLMMetric",
     "Metric",
     "MetricResult",
     *_agent_all,
@@ -33,6 +37,7 @@ __all__ = [
     *_custom_all,
     *_general_all,
     *_rag_all,
+    *_ragas_bases_all,
     *_singletons_all,
     *_sql_all,
 ]

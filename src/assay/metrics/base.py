@@ -143,6 +143,32 @@ class Metric(abc.ABC):
         """Synchronous twin of `ascore`; safe inside a running event loop."""
         return run_sync(self.ascore(**fields))
 
+    def batch_score(self, inputs: list[dict[str, Any]]) -> list[MetricResult]:
+        """`score(**fields)` for each dict of fields, in order."""
+        return [self.score(**fields) for fields in _batch(inputs)]
+
+    async def abatch_score(self, inputs: list[dict[str, Any]]) -> list[MetricResult]:
+        """`ascore(**fields)` for each dict of fields, concurrently; results in input order."""
+        batch = _batch(inputs)
+        results: list[Any] = [None] * len(batch)
+
+        async def one(index: int) -> None:
+            results[index] = await self.ascore(**batch[index])
+
+        try:
+            async with anyio.create_task_group() as group:
+                for index in range(len(batch)):
+                    group.start_soon(one, index)
+        except Exception as exc:
+            leaf = first_leaf(exc)
+            if leaf is exc:
+                raise
+            raise leaf from exc
+        return results
+
+    def init(self, run_config: Any = None) -> None:  # noqa: B027 - deliberately a no-op, not abstract
+        """Ragas' set-up hook; an assay metric needs none (evaluate applies the RunConfig)."""
+
     def missing_fields(self, sample: Sample) -> list[str]:
         """Required fields the sample lacks (None or empty)."""
         return [
@@ -270,6 +296,15 @@ def forget_default_models() -> None:
     """Drop the cached defaults (for tests that change the configuration)."""
     with _defaults_lock:
         _defaults.clear()
+
+
+def _batch(inputs: Any) -> list[dict[str, Any]]:
+    if not isinstance(inputs, (list, tuple)):
+        raise UsageError(f"inputs must be a list of dicts of fields, got {type(inputs).__name__}")
+    for position, item in enumerate(inputs):
+        if not isinstance(item, dict):
+            raise UsageError(f"inputs[{position}] must be a dict of fields, got {type(item).__name__}")
+    return list(inputs)
 
 
 def first_leaf(exc: BaseException) -> BaseException:

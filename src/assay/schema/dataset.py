@@ -386,4 +386,8 @@ def _drop_missing(row: dict[str, Any]) -> dict[str, Any]:
     return clean
 
 
-__all__ = ["EvaluationDataset"]
+# Ragas' base of its datasets (samples of one type, to_list / from_list, pandas and HF conversions):
+# here every one of those is EvaluationDataset's.
+RagasDataset = EvaluationDataset
+
+__all__ = ["EvaluationDataset", "RagasDataset"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 
 class ToolCall(BaseModel):
@@ -16,14 +16,28 @@ class ToolCall(BaseModel):
     args: dict[str, Any] = Field(default_factory=dict)
 
 
-class _Message(BaseModel):
+class Message(BaseModel):
+    """The base of the three message types (Ragas' `Message`): text and optional metadata.
+
+    Validating a dict as a `Message` gives the type its "type" names ("human", "ai", "tool")."""
+
     model_config = ConfigDict(extra="forbid")
 
     content: str = ""
     metadata: dict[str, Any] | None = None
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _as_its_type(cls, data: Any, handler: Any) -> Any:
+        if cls is Message and isinstance(data, dict) and "type" in data:
+            kinds: dict[Any, type[Message]] = {"human": HumanMessage, "ai": AIMessage, "tool": ToolMessage}
+            if data["type"] not in kinds:
+                raise ValueError(f"a message's type must be human, ai or tool, got {data['type']!r}")
+            return kinds[data["type"]].model_validate(data)
+        return handler(data)
 
-class HumanMessage(_Message):
+
+class HumanMessage(Message):
     """A turn written by the user."""
 
     type: Literal["human"] = "human"
@@ -32,7 +46,7 @@ class HumanMessage(_Message):
         return f"Human: {self.content}"
 
 
-class AIMessage(_Message):
+class AIMessage(Message):
     """A turn written by the assistant, possibly requesting tool calls."""
 
     type: Literal["ai"] = "ai"
@@ -46,7 +60,7 @@ class AIMessage(_Message):
         return "\n".join(lines)
 
 
-class ToolMessage(_Message):
+class ToolMessage(Message):
     """The output of a tool, returned to the assistant."""
 
     type: Literal["tool"] = "tool"
@@ -55,7 +69,8 @@ class ToolMessage(_Message):
         return f"ToolOutput: {self.content}"
 
 
-Message = Annotated[HumanMessage | AIMessage | ToolMessage, Field(discriminator="type")]
+# A message of any of the three types, told apart by "type" (what a conversation holds).
+AnyMessage = Annotated[HumanMessage | AIMessage | ToolMessage, Field(discriminator="type")]
 
 
 def check_message_order(messages: list[HumanMessage | AIMessage | ToolMessage]) -> None:
@@ -86,4 +101,4 @@ def check_message_order(messages: list[HumanMessage | AIMessage | ToolMessage]) 
                 )
 
 
-__all__ = ["AIMessage", "HumanMessage", "Message", "ToolCall", "ToolMessage", "check_message_order"]
+__all__ = ["AIMessage", "AnyMessage", "HumanMessage", "Message", "ToolCall", "ToolMessage", "check_message_order"]

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, StrictBool, StrictInt
 
+from assay.errors import UsageError
 from assay.schema.usage import Usage
 
 # Order matters for pydantic's union matching: bool must be tried before int.
@@ -22,16 +23,28 @@ Value = StrictBool | StrictInt | FiniteFloat | str | list[StrictInt | FiniteFloa
 
 
 class MetricResult:
-    """A metric's answer for one sample. Behaves like its value in arithmetic and comparisons."""
+    """A metric's answer for one sample. Behaves like its value in arithmetic and comparisons.
 
-    __slots__ = ("details", "reason", "value")
+    `traces` (Ragas' field) may hold what the judge was given and said, under the keys "input"
+    and "output" only."""
 
-    def __init__(self, value: Any, reason: str | None = None, details: dict[str, Any] | None = None):
+    __slots__ = ("details", "reason", "traces", "value")
+
+    def __init__(self, value: Any, reason: str | None = None, details: dict[str, Any] | None = None,
+                 traces: dict[str, Any] | None = None):
         if isinstance(value, float) and not math.isfinite(value):
             raise ValueError(f"a metric value must be finite, got {value!r}")
+        if traces is not None:
+            if not isinstance(traces, dict):
+                raise UsageError(f"traces must be a dict with the keys 'input' and 'output', got {type(traces).__name__}")
+            unknown = sorted(set(map(str, traces)) - {"input", "output"})
+            if unknown:
+                raise UsageError(f"traces has key(s) {', '.join(map(repr, unknown))}; only 'input' and 'output' "
+                                 "are allowed")
         self.value = value
         self.reason = reason
         self.details = details
+        self.traces = traces
 
     def __repr__(self) -> str:
         return f"MetricResult(value={self.value!r}, reason={self.reason!r})"

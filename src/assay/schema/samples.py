@@ -8,15 +8,17 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, field_validator
 
 from assay.schema.messages import (
     AIMessage,
+    AnyMessage,
     HumanMessage,
-    Message,
     ToolCall,
     ToolMessage,
     check_message_order,
 )
 
 
-class _Sample(BaseModel):
+class BaseSample(BaseModel):
+    """What both kinds of sample share (Ragas' `BaseSample`)."""
+
     # Unknown keyword arguments are almost always typos ("contexts" for "retrieved_contexts"),
     # so they are rejected; columns a user wants to carry along go into `metadata`.
     model_config = ConfigDict(extra="forbid", populate_by_name=True)
@@ -51,7 +53,7 @@ class _Sample(BaseModel):
         return "".join(f"\n{key}:\n\t{value}\n" for key, value in self.to_dict().items())
 
 
-class SingleTurnSample(_Sample):
+class SingleTurnSample(BaseSample):
     """One interaction: a question, what was retrieved, what was answered, what was expected."""
 
     user_input: str | None = None
@@ -70,10 +72,10 @@ class SingleTurnSample(_Sample):
     query_length: str | None = None
 
 
-class MultiTurnSample(_Sample):
+class MultiTurnSample(BaseSample):
     """A conversation, possibly with tool calls, and what it should have achieved."""
 
-    user_input: list[Message]
+    user_input: list[AnyMessage]
     reference: str | None = None
     reference_tool_calls: list[ToolCall] | None = None
     reference_topics: list[str] | None = None
@@ -115,4 +117,4 @@ MULTI_TURN_FIELDS: tuple[str, ...] = tuple(
     name for name in MultiTurnSample.model_fields if name != "metadata"
 )
 
-__all__ = ["MULTI_TURN_FIELDS", "SINGLE_TURN_FIELDS", "MultiTurnSample", "Sample", "SingleTurnSample"]
+__all__ = ["MULTI_TURN_FIELDS", "SINGLE_TURN_FIELDS", "BaseSample", "MultiTurnSample", "Sample", "SingleTurnSample"]

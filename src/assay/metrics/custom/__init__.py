@@ -6,12 +6,18 @@ from assay.metrics.custom.decorators import (
     numeric_metric,
     ranking_metric,
 )
-from assay.metrics.custom.llm_metrics import DiscreteMetric, NumericMetric, RankingMetric
+from assay.metrics.custom.llm_metrics import (
+    DiscreteMetric,
+    NumericalMetric,
+    NumericMetric,
+    RankingMetric,
+)
 
 __all__ = [
     "DiscreteMetric",
     "FunctionMetric",
     "NumericMetric",
+    "NumericalMetric",
     "RankingMetric",
     "discrete_metric",
     "numeric_metric",

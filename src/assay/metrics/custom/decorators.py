@@ -21,6 +21,7 @@ import anyio
 
 from assay.errors import MetricError, UsageError
 from assay.metrics.base import Metric
+from assay.metrics.custom.agreement import correlation
 from assay.schema.outcome import MetricResult
 
 
@@ -62,6 +63,10 @@ class FunctionMetric(Metric):
         return {"kind": self.kind, "allowed_values": list(self.allowed_values)
                 if isinstance(self.allowed_values, tuple) else self.allowed_values,
                 "function": getattr(self.func, "__qualname__", repr(self.func))}
+
+    def get_correlation(self, gold_labels: list[Any], predictions: list[Any]) -> float:
+        """Agreement of this metric's values with gold values (see `assay.metrics.custom.agreement`)."""
+        return correlation(self.kind, gold_labels, predictions)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """Calling the metric still calls the plain function."""

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field, create_model, field_validator
 
 from assay.errors import UsageError
 from assay.metrics.base import CallEstimate, Metric, default_model
+from assay.metrics.custom.agreement import correlation
 from assay.metrics.custom.template import placeholders, render_template
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
@@ -39,6 +40,7 @@ class _TemplateMetric(Metric):
     needs_llm: ClassVar[bool] = True
     calls_per_sample = "1"
     metric_type: ClassVar[str] = ""
+    kind: ClassVar[str] = ""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -80,6 +82,14 @@ class _TemplateMetric(Metric):
 
     def _value(self, value: Any) -> Any:
         return value
+
+    def get_variables(self) -> list[str]:
+        """The prompt's placeholders: the fields this judge reads."""
+        return placeholders(self.prompt)
+
+    def get_correlation(self, gold_labels: list[Any], predictions: list[Any]) -> float:
+        """Agreement of this judge's values with gold values (see `assay.metrics.custom.agreement`)."""
+        return correlation(self.kind, gold_labels, predictions)
 
     def estimate(self, sample: Sample) -> CallEstimate:
         text = sum(len(str(sample.get(name) or "")) for name in self.required_fields) + len(self.prompt)
@@ -133,6 +143,7 @@ class DiscreteMetric(_TemplateMetric):
 
     allowed_values: list[str] = field(default_factory=lambda: ["pass", "fail"])
     metric_type: ClassVar[str] = "DiscreteMetric"
+    kind: ClassVar[str] = "discrete"
 
     def _validate_allowed(self) -> None:
         if not self.allowed_values or len(set(map(str, self.allowed_values))) != len(self.allowed_values):
@@ -157,6 +168,7 @@ class NumericMetric(_TemplateMetric):
 
     allowed_values: tuple[float, float] = (0.0, 1.0)
     metric_type: ClassVar[str] = "NumericMetric"
+    kind: ClassVar[str] = "numeric"
 
     def _validate_allowed(self) -> None:
         if isinstance(self.allowed_values, range):
@@ -184,6 +196,7 @@ class RankingMetric(_TemplateMetric):
 
     allowed_values: int = 2
     metric_type: ClassVar[str] = "RankingMetric"
+    kind: ClassVar[str] = "ranking"
 
     def _validate_allowed(self) -> None:
         if not isinstance(self.allowed_values, int) or self.allowed_values < 1:
@@ -213,4 +226,6 @@ class RankingMetric(_TemplateMetric):
                             __validators__={"among_inputs": field_validator("value")(among_inputs)})
 
 
-__all__ = ["DiscreteMetric", "NumericMetric", "RankingMetric"]
+NumericalMetric = NumericMetric  # the name Ragas' quickstart templates use
+
+__all__ = ["DiscreteMetric", "NumericMetric", "NumericalMetric", "RankingMetric"]
