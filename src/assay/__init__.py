@@ -3,6 +3,12 @@
 The public surface is re-exported here; everything else is an implementation detail.
 """
 
+import os as _os
+import types as _types
+from pathlib import Path as _Path
+from typing import Any as _Any
+
+import assay.quickstart as _quickstart_module
 from assay._version import __version__
 from assay.engine import (
     ExceptionInRunner,
@@ -23,11 +29,27 @@ from assay.errors import (
     RunFailed,
     UsageError,
 )
+from assay.evaluator import RAGEvaluator
 from assay.experiments import Dataset, experiment
 from assay.metrics import *  # noqa: F403
 from assay.metrics import __all__ as _metrics_all
 from assay.schema import *  # noqa: F403
 from assay.schema import __all__ as _schema_all
+
+
+class _CallableQuickstart(_types.ModuleType):
+    """`assay.quickstart` is the template package and, as Ragas' `quickstart`, a function:
+    `quickstart()` gives the templates, `quickstart("rag_eval", output_dir=".")` creates
+    `./rag_eval` from that template and returns its path."""
+
+    def __call__(self, template: str | None = None, output_dir: str | _os.PathLike[str] = ".") -> _Any:
+        if template is None:
+            return dict(self.TEMPLATES)
+        return self.create_project(template, _Path(output_dir) / template)
+
+
+_quickstart_module.__class__ = _CallableQuickstart
+quickstart = _quickstart_module
 
 __all__ = [
     "AssayError",
@@ -40,6 +62,7 @@ __all__ = [
     "MissingDependency",
     "ModelError",
     "NotApplicable",
+    "RAGEvaluator",
     "RunConfig",
     "RunFailed",
     "UsageError",
@@ -47,6 +70,7 @@ __all__ = [
     "aevaluate",
     "evaluate",
     "experiment",
+    "quickstart",
     "set_logging_level",
     *_metrics_all,
     *_schema_all,

@@ -401,4 +401,20 @@ def evaluate(
         return None
 
 
-__all__ = ["ALIASES", "DATASET_KEYS", "LOGGING_ENV", "evaluate", "logging_enabled"]
+class RAGEvaluator:
+    """Spec 003's parent topic: the entry point as an object holding the models.
+
+        RAGEvaluator(llm=judge).evaluate(["faithfulness"], {"user_input": [...], ...}, language="chinese")
+    """
+
+    def __init__(self, llm: Any = None, embeddings: Any = None) -> None:
+        self.llm, self.embeddings = llm, embeddings
+
+    def evaluate(self, metrics: list[str], dataset: dict[str, Any], language: str | None = None,
+                 prompts_path: str | None = None, show_progress: bool = False) -> dict[str, list[float]] | None:
+        """`assay.evaluator.evaluate` with this evaluator's models; the same limits and return value."""
+        return evaluate(metrics, dataset, language, prompts_path, show_progress, llm=self.llm,
+                        embeddings=self.embeddings)
+
+
+__all__ = ["ALIASES", "DATASET_KEYS", "LOGGING_ENV", "RAGEvaluator", "evaluate", "logging_enabled"]
