@@ -653,3 +653,40 @@ def test_a_cache_interface_of_ones_own_serves_llm_factory(server):
     assert second.cached and second.text == first.text
     assert len(server.chat_requests) == 1
     assert any(json.loads(value)["generations"] for key, value in store.data.items() if ":chat:" in key)
+
+
+# -- experiments -----------------------------------------------------------------------------------
+def test_docs_snippet_caching_in_experiments(server, tmp_path, monkeypatch):
+    from assay import Dataset, experiment
+
+    monkeypatch.chdir(tmp_path)
+    server.default = ok('{"answer": "Paris"}')
+    client = client_for(server)
+    # Setup cached LLM once
+    cache = DiskCacheBackend()
+    llm = llm_factory("gpt-4o-mini", client=client, cache=cache)
+
+    @experiment()
+    async def evaluate_model(row):
+        answer = await llm.agenerate(f"Capital? {row['reference']}", Verdict)
+        return {**row, "answer": answer.parsed.answer}
+
+    # Load your dataset
+    dataset = Dataset.from_list([
+        {"response": "Paris is the capital of France", "reference": "Paris"},
+        {"response": "London is the capital of UK", "reference": "London"},
+    ])
+    results1 = asyncio.run(evaluate_model.arun(dataset))
+    results2 = asyncio.run(evaluate_model.arun(dataset))
+    assert len(dataset) == 2 and dataset[1]["reference"] == "London"
+    assert [row["answer"] for row in results2] == ["Paris", "Paris"] and len(results1) == 2
+    assert len(server.chat_requests) == 2  # the second run was answered from the cache
+
+
+def test_dataset_from_list_refuses_what_is_not_a_list_of_rows():
+    from assay import Dataset
+
+    with pytest.raises(UsageError, match="from_list data must be a list of dicts, got dict"):
+        Dataset.from_list({"response": "x"})
+    with pytest.raises(UsageError, match="a dataset row must be a dict"):
+        Dataset.from_list(["x"])

@@ -111,6 +111,17 @@ class Dataset:
         """Names of the datasets saved in `backend` under `root_dir`."""
         return get_backend(backend, root_dir).list_names()
 
+    @classmethod
+    def from_list(
+        cls, data: Iterable[Mapping[str, Any]], name: str = "dataset", backend: str = "inmemory",
+        root_dir: str | os.PathLike[str] = ".",
+    ) -> Dataset:
+        """A dataset of these rows, as Ragas' docs write it: `Dataset.from_list([{...}, {...}])`.
+        Kept in memory unless a backend is named (then `save()` writes it)."""
+        if isinstance(data, (str, bytes, Mapping)) or not isinstance(data, Iterable):
+            raise UsageError(f"Dataset.from_list data must be a list of dicts, got {type(data).__name__}")
+        return cls(name, backend=backend, root_dir=root_dir, data=data)
+
     # -- pandas ----------------------------------------------------------------------------------
     @classmethod
     def from_pandas(
