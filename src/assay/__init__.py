@@ -33,6 +33,18 @@ from assay.evaluator import RAGEvaluator
 from assay.experiments import Dataset, experiment
 from assay.metrics import *  # noqa: F403
 from assay.metrics import __all__ as _metrics_all
+from assay.models import (  # Ragas exports these from its top level too
+    BaseTokenizer,
+    CacheInterface,
+    DiskCacheBackend,
+    HuggingFaceTokenizer,
+    TiktokenWrapper,
+    cacher,
+    embedding_factory,
+    get_default_tokenizer,
+    get_tokenizer,
+    llm_factory,
+)
 from assay.schema import *  # noqa: F403
 from assay.schema import __all__ as _schema_all
 
@@ -72,6 +84,17 @@ __all__ = [
     "experiment",
     "quickstart",
     "set_logging_level",
+    # models (Ragas' top-level names)
+    "BaseTokenizer",
+    "CacheInterface",
+    "DiskCacheBackend",
+    "HuggingFaceTokenizer",
+    "TiktokenWrapper",
+    "cacher",
+    "embedding_factory",
+    "get_default_tokenizer",
+    "get_tokenizer",
+    "llm_factory",
     *_metrics_all,
     *_schema_all,
 ]
