@@ -59,7 +59,7 @@ def test_ragas_parameters_in_ragas_order_positionally():
 def test_accepted_no_ops_change_nothing():
     plain = evaluate(ROWS[:2], [ScriptedMetric()], show_progress=False)
     given = evaluate(ROWS[:2], [ScriptedMetric()], show_progress=False, token_usage_parser=lambda r: None,
-                     allow_nest_asyncio=False)
+                     allow_nest_asyncio=False, in_ci=True)
     assert given.scores == plain.scores == [{"test_scripted": 0.5}, {"test_scripted": 1.0}]
 
 

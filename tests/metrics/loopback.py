@@ -46,10 +46,11 @@ from tests.models.fake_openai import (
 
 FAST_RETRY = RetryPolicy(max_attempts=2, initial_wait=0.01, max_wait=0.05)
 
-# Every prompt the RAG and answer metrics send (English).
+# Every prompt the RAG, answer and general-purpose metrics send (English).
 JUDGE_PROMPTS = (
     "answer_relevancy",
     "answers_question",
+    "aspect_critic",
     "claims",
     "claims.coarse",
     "context_usefulness",
@@ -62,6 +63,8 @@ JUDGE_PROMPTS = (
     "rating_context_relevance_alt",
     "rating_groundedness",
     "rating_groundedness_alt",
+    "rubric_score",
+    "simple_criteria",
     "summary_answers",
     "summary_questions",
     "supported",

@@ -158,6 +158,7 @@ async def aevaluate(
     timeout: float | None = 600.0,
     strict: bool = False,
     budget: float | None = None,
+    in_ci: bool = False,
 ) -> EvaluationResult | Executor:
     """Score every row of `dataset` with every metric.
 
@@ -192,8 +193,10 @@ async def aevaluate(
     strict: raise `RunFailed` at the first error outcome instead of recording it.
     budget: a spending cap in USD; once reached no new model call is made and the cells
         left are `error` outcomes of type BudgetExhausted (a resumed run picks them up).
+    in_ci: accepted (old Ragas' repeat-for-reproducibility switch); no effect, since judged calls
+        are deterministic (temperature 0) and cached.
     """
-    del token_usage_parser  # usage is always metered
+    del token_usage_parser, in_ci  # usage is always metered; calls are deterministic
     if experiment_name is not None and not isinstance(experiment_name, str):
         raise UsageError(f"experiment_name must be a string or None, got {type(experiment_name).__name__}")
     timeout, max_concurrency, retry = run_settings(run_config, timeout, max_concurrency, batch_size)

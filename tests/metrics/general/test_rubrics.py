@@ -170,3 +170,15 @@ def test_simple_criteria_score():
     with pytest.raises(OutputParseError):
         SimpleCriteriaScore(name="clarity", definition="0-10", llm=llm).score(response="r")
     assert len(provider.requests) == 2
+
+
+def test_rubrics_without_reference_never_sends_the_reference():
+    """Ragas' RubricsScoreWithoutReference reads no reference; a row's reference must not reach the judge."""
+    llm, provider = judge(rubric_answer(4))
+    result = evaluate([{"user_input": "q", "response": "r", "reference": "SECRET REFERENCE"}],
+                      [RubricsScoreWithoutReference()], llm=llm, show_progress=False)
+    assert result["rubrics_score_without_reference"] == [4]
+    body = provider.requests[0].messages[-1].content
+    assert "SECRET REFERENCE" not in body and "<reference>\n(not provided)\n</reference>" in body
+    with pytest.raises(UsageError, match="with_reference"):
+        RubricsScoreWithoutReference(with_reference=True)

@@ -123,7 +123,17 @@ InstanceRubrics = InstanceSpecificRubrics
 
 @dataclass(kw_only=True)
 class RubricsScoreWithoutReference(RubricsScore):
+    """Never reads a reference, even when the row has one (as Ragas' class of this name)."""
+
     name: str = "rubrics_score_without_reference"
+
+    optional_fields = ("user_input", "retrieved_contexts")
+    conversation_fields = (("user_input",), ())
+
+    def __post_init__(self) -> None:
+        if self.with_reference:
+            raise UsageError("RubricsScoreWithoutReference cannot take with_reference=True; use RubricsScoreWithReference")
+        super().__post_init__()
 
 
 @dataclass(kw_only=True)
