@@ -435,9 +435,22 @@ def test_azure_embeddings_with_the_settings_reach_the_deployment(server, clean_e
     clean_env.setenv("AZURE_OPENAI_API_KEY", "az")
     embeddings = embedding_factory("azure", model="emb", azure_endpoint=server.url.removesuffix("/v1"),
                                    api_version="2024-06-01", cache=False)
-    with pytest.raises(Exception):  # noqa: B017 - the fake server has no Azure route; the path is what matters
+    from assay.errors import ProviderError
+
+    with pytest.raises(ProviderError, match="404"):  # the fake server has no Azure route: the request is what counts
         embeddings.embed_text("x")
+    sent = server.requests[-1]
+    assert sent.path == "/openai/deployments/emb/embeddings" and sent.headers["api-key"] == "az"
     assert embeddings.provider.name == "azure"
+
+
+def test_ragas_top_level_names_are_the_same_objects():
+    import assay
+    import assay.models as models
+
+    for name in ("llm_factory", "embedding_factory", "DiskCacheBackend", "CacheInterface", "cacher",
+                 "TiktokenWrapper", "HuggingFaceTokenizer", "BaseTokenizer", "get_tokenizer", "get_default_tokenizer"):
+        assert getattr(assay, name) is getattr(models, name), name
 
 
 # -- models of one's own ---------------------------------------------------------------------------
