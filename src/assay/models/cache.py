@@ -18,7 +18,6 @@ import os
 import sqlite3
 import threading
 import time
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -44,14 +43,17 @@ def _digest(payload: Any) -> str:
 
 
 def request_key(identity: dict[str, Any], request: ModelRequest) -> str:
+    output = request.output
     return _digest(
         {
             "kind": "chat",
             "identity": identity,
-            "messages": [message.model_dump() for message in request.messages],
+            # The same JSON as `model_dump()` / `asdict()` give (keys are sorted), without the
+            # copies they make of every message and of the whole schema.
+            "messages": [message.wire() for message in request.messages],
             "n": request.n,
             "params": {k: v for k, v in request.params.items() if k not in _IGNORED_PARAMS},
-            "output": asdict(request.output) if request.output else None,
+            "output": {"name": output.name, "schema": output.schema, "mode": output.mode} if output else None,
         }
     )
 

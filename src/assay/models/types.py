@@ -24,6 +24,13 @@ class ChatMessage(BaseModel):
     role: Role
     content: str | list[dict[str, Any]]
 
+    def wire(self) -> dict[str, Any]:
+        """As sent to an OpenAI-compatible API; the same as `model_dump()`, without its cost."""
+        content = self.content
+        if not isinstance(content, str):
+            content = [dict(part) for part in content]
+        return {"role": self.role, "content": content}
+
 
 def as_messages(messages: str | list[ChatMessage] | list[dict[str, Any]]) -> list[ChatMessage]:
     """Accept a plain prompt, dicts in OpenAI shape, or ChatMessages."""

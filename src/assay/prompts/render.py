@@ -8,6 +8,7 @@ models follow far more reliably than examples pasted into one long instruction.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -43,10 +44,17 @@ def _as_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+@functools.lru_cache(maxsize=256)
+def _closing_tag(name: str) -> re.Pattern[str]:
+    # Compiled once per tag name: `re`'s own small cache is shared with pysbd, which churns it.
+    return re.compile(rf"</\s*{re.escape(name)}\s*>", re.IGNORECASE)
+
+
 def fence(name: str, value: Any) -> str:
     text = _as_text(value)
     # A closing tag inside the data must not end the fence early.
-    text = re.sub(rf"</\s*{re.escape(name)}\s*>", f"</ {name}>", text, flags=re.IGNORECASE)
+    if "</" in text:
+        text = _closing_tag(name).sub(f"</ {name}>", text)
     return f"<{name}>\n{text}\n</{name}>"
 
 

@@ -1,11 +1,23 @@
 """Any OpenAI-compatible endpoint through the official `openai` client: OpenAI, Azure OpenAI,
-vLLM, Ollama, llama.cpp server, LM Studio, OpenRouter, and assay's embedded local judge."""
+vLLM, Ollama, llama.cpp server, LM Studio, OpenRouter, and assay's embedded local judge.
+
+A caller's own client is used as given (`chat.completions.create`). On the clients assay builds
+itself, the client's CPU per call is kept small: the JSON body is sent as it is on the SDK
+client's HTTP client with the URL, headers and timeout the SDK would use (`_DirectRoute`), the
+answer is read from its JSON, and plain-http servers are spoken to by a lean keep-alive HTTP/1.1
+transport (`_LeanTransport`); https and proxied requests keep the SDK's usual transport."""
 
 from __future__ import annotations
 
+import array
+import asyncio
+import base64
+import binascii
 import inspect
 import json
 import os
+import weakref
+from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -65,18 +77,21 @@ def translate_openai_error(exc: Exception) -> Exception:
     if isinstance(exc, openai.APIConnectionError):
         return ModelConnectionError(f"could not reach the provider: {exc}")
     if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
-        body = _body_text(exc)
-        if status == 429 or (status == 503 and "overload" in body.lower()):
-            return RateLimited(
-                f"rate limited (HTTP {status}): {body[:300]}",
-                retry_after=retry_after_seconds(exc.response.headers),
-                status=status,
-                body=body,
-            )
-        return ProviderError(f"HTTP {status}: {body[:500]}", status=status, body=body,
-                             retry_after=retry_after_seconds(exc.response.headers))
+        return status_error(exc.status_code, exc.response.headers, _body_text(exc))
     return exc
+
+
+def status_error(status: int, headers: Any, body: str) -> ProviderError:
+    """The ModelError for an HTTP error answer: RateLimited for 429 (and an overloaded 503)."""
+    if status == 429 or (status == 503 and "overload" in body.lower()):
+        return RateLimited(
+            f"rate limited (HTTP {status}): {body[:300]}",
+            retry_after=retry_after_seconds(headers),
+            status=status,
+            body=body,
+        )
+    return ProviderError(f"HTTP {status}: {body[:500]}", status=status, body=body,
+                         retry_after=retry_after_seconds(headers))
 
 
 def _from_http_stack(exc: Exception) -> bool:
@@ -121,6 +136,7 @@ class OpenAICompatible(Provider):
             # The SDK wraps `create` in plain functions, so ask the client's class instead.
             self._is_async = _is_async_client(client)
             self._clients = None
+            self._routes = None
             self._given = client
             self._copies = LoopLocal(lambda: _pool_of_its_own(client)) if self._is_async else None
             self.api_key = getattr(client, "api_key", None)
@@ -129,13 +145,22 @@ class OpenAICompatible(Provider):
 
         self.api_key = api_key  # None: the SDK reads OPENAI_API_KEY
 
+        http_clients: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+
         def new_client() -> Any:
             # Retries are assay's job (one policy for every provider), so the SDK's are off.
-            return openai.AsyncOpenAI(
-                api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0, default_headers=default_headers
+            http = lean_http_client()
+            client = openai.AsyncOpenAI(
+                api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0, default_headers=default_headers,
+                http_client=http,
             )
+            if http is not None:
+                http_clients[client] = http
+            return client
 
         self._clients = LoopLocal(new_client)
+        # How to send on this loop's client without the SDK's per-request machinery (False: no way).
+        self._routes = LoopLocal(lambda: _DirectRoute.of(self.client, http_clients.get(self.client)))
         self._given = None
         self._copies = None
         self._is_async = True
@@ -161,9 +186,25 @@ class OpenAICompatible(Provider):
         return {**super().identity(), "base_url": self.base_url}
 
     def _arguments(self, request: ModelRequest) -> dict[str, Any]:
+        """The keyword arguments of `chat.completions.create` (knobs the SDK does not name go in
+        `extra_body`)."""
+        arguments, extra = self._body_and_extra(request)
+        if extra:
+            arguments["extra_body"] = extra
+        return arguments
+
+    def _body(self, request: ModelRequest) -> dict[str, Any]:
+        """The JSON body `chat.completions.create` would send: its arguments with `extra_body`
+        merged in (a key given in both is taken from `extra_body`, as the SDK does)."""
+        body, extra = self._body_and_extra(request)
+        if extra:
+            body.update(extra)
+        return body
+
+    def _body_and_extra(self, request: ModelRequest) -> tuple[dict[str, Any], dict[str, Any]]:
         arguments: dict[str, Any] = {
             "model": self.model,
-            "messages": [message.model_dump() for message in request.messages],
+            "messages": [message.wire() for message in request.messages],
         }
         if request.n != 1:
             arguments["n"] = request.n
@@ -173,8 +214,6 @@ class OpenAICompatible(Provider):
                 arguments[key] = value
             else:
                 extra[key] = value  # provider-specific knobs (e.g. vLLM's guided decoding)
-        if extra:
-            arguments["extra_body"] = extra
         output = request.output
         if output is not None:
             if output.mode == "json_schema":
@@ -189,7 +228,7 @@ class OpenAICompatible(Provider):
                 arguments["tool_choice"] = {"type": "function", "function": {"name": output.name}}
             elif output.mode == "json_object":
                 arguments["response_format"] = {"type": "json_object"}
-        return arguments
+        return arguments, extra
 
     async def _sdk_call(self, call: Any) -> Any:
         """Run one SDK call (async client, or sync client on a worker thread) with its errors
@@ -205,7 +244,23 @@ class OpenAICompatible(Provider):
                 raise
             raise translated from exc
 
+    def _route(self) -> _DirectRoute | None:
+        """The direct route of assay's own client on this loop; None for a caller's client (sent
+        through the SDK as given: it may be wrapped or instrumented) or an unusual configuration."""
+        if self._routes is None:
+            return None
+        return self._routes.get() or None
+
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        route = self._route()
+        if route is not None:
+            # The body is already plain JSON: posted as it is, the answer read from the decoded
+            # JSON. `chat.completions.create` would walk the whole body against its TypedDicts,
+            # build option and request objects, and build pydantic objects of the answer (every
+            # token's top log-probs included): most of the client's CPU time per request.
+            body = self._body(request)
+            raw = await self._sdk_call(lambda: route.post(route.chat, body))
+            return self._response_from_json(raw, request)
         arguments = self._arguments(request)
         raw = await self._sdk_call(lambda: self.client.chat.completions.create(**arguments))
         return self._response(raw, request)
@@ -239,7 +294,48 @@ class OpenAICompatible(Provider):
             model=getattr(raw, "model", None) or self.model,
         )
 
+    def _response_from_json(self, raw: Any, request: ModelRequest) -> ModelResponse:
+        """Read a completion from its decoded JSON."""
+        try:
+            return self._read_json(raw, request)
+        except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:  # JSON, but no completion
+            raise MalformedResponse(f"the provider's answer does not have the shape of a completion: {exc}") from exc
+
+    def _read_json(self, raw: Any, request: ModelRequest) -> ModelResponse:
+        tool = request.output is not None and request.output.mode == "tool"
+        generations = []
+        for choice in raw.get("choices") or []:
+            message = choice.get("message") or {}
+            text = message.get("content") or ""
+            calls = message.get("tool_calls")
+            if tool and calls:
+                text = calls[0]["function"].get("arguments") or ""
+            generations.append(
+                Generation(text=text, finish_reason=choice.get("finish_reason"), logprobs=_json_logprobs(choice))
+            )
+        if not generations:
+            raise MalformedResponse(f"the provider returned no choices: {json.dumps(raw)[:300]}")
+        usage = raw.get("usage") or {}
+        return ModelResponse(
+            generations=generations,
+            usage=Usage(
+                input_tokens=usage.get("prompt_tokens") or 0,
+                output_tokens=usage.get("completion_tokens") or 0,
+                requests=1,
+            ),
+            model=raw.get("model") or self.model,
+        )
+
     async def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
+        route = self._route()
+        if route is not None:
+            # As `embeddings.create` asks: base64-packed float32 vectors, decoded the same way.
+            body = {"model": self.model, "input": texts, "encoding_format": "base64"}
+            raw = await self._sdk_call(lambda: route.post(route.embeddings, body))
+            try:
+                return _embeddings_from_json(raw)
+            except (AttributeError, TypeError, ValueError, KeyError, binascii.Error) as exc:
+                raise MalformedResponse(f"the provider's answer does not have the shape of embeddings: {exc}") from exc
         raw = await self._sdk_call(lambda: self.client.embeddings.create(model=self.model, input=texts))
         try:
             ordered = sorted(raw.data, key=lambda item: item.index)
@@ -277,6 +373,20 @@ def _is_async_client(client: Any) -> bool:
     return inspect.iscoroutinefunction(client.chat.completions.create) or "async" in type(client).__name__.lower()
 
 
+def _json_logprobs(choice: dict[str, Any]) -> list[TokenLogprob] | None:
+    content = (choice.get("logprobs") or {}).get("content")
+    if not content:
+        return None
+    return [
+        TokenLogprob(
+            token=item["token"],
+            logprob=item["logprob"],
+            top={alt["token"]: alt["logprob"] for alt in (item.get("top_logprobs") or [])},
+        )
+        for item in content
+    ]
+
+
 def _logprobs(choice: Any) -> list[TokenLogprob] | None:
     content = getattr(getattr(choice, "logprobs", None), "content", None)
     if not content:
@@ -291,4 +401,362 @@ def _logprobs(choice: Any) -> list[TokenLogprob] | None:
     ]
 
 
-__all__ = ["OpenAICompatible", "retry_after_seconds", "translate_openai_error"]
+def _embeddings_from_json(raw: Any) -> tuple[list[list[float]], int]:
+    data = raw["data"]
+    if not data:
+        raise ValueError("No embedding data received")
+    vectors = []
+    for item in sorted(data, key=lambda item: item["index"]):
+        vector = item["embedding"]
+        if isinstance(vector, str):
+            vectors.append(array.array("f", base64.b64decode(vector)).tolist())
+        else:
+            vectors.append([float(x) for x in vector])
+    usage = raw.get("usage") or {}
+    return vectors, usage.get("prompt_tokens") or 0
+
+
+class _DirectRoute:
+    """Requests on assay's own SDK client, sent on its HTTP client without the SDK's per-request
+    machinery: the URL, headers (the SDK's and its HTTP client's, merged once), timeout and JSON
+    encoding the SDK would use, and its status errors mapped as `translate_openai_error` maps
+    them. Only for a client whose requests need nothing computed per request (a string API key,
+    no default query, no provider runtime refreshing credentials)."""
+
+    def __init__(self, httpx: Any, http: Any, base: Any, headers: Any, timeout: Any) -> None:
+        self.httpx = httpx
+        self.http = http
+        self.headers = headers
+        self.extensions = {"timeout": httpx.Timeout(timeout).as_dict()}
+        self.chat = base.copy_with(raw_path=base.raw_path + b"chat/completions")
+        self.embeddings = base.copy_with(raw_path=base.raw_path + b"embeddings")
+
+    @classmethod
+    def of(cls, client: Any, http: Any) -> _DirectRoute | bool:
+        httpx = _sdk_http_module()
+        if http is None or httpx is None or not isinstance(getattr(client, "api_key", None), str):
+            return False
+        if getattr(client, "_provider_runtime", None) is not None:
+            return False
+        try:
+            if client.default_query:
+                return False
+            base = client.base_url
+            if base.query or not base.raw_path.endswith(b"/"):
+                return False
+            timeout = client.timeout
+            sdk_headers = {**client.auth_headers, **client.default_headers}
+        except Exception:  # an SDK without these properties: its own way
+            return False
+        headers = httpx.Headers(http.headers)
+        for name, value in sdk_headers.items():
+            if isinstance(value, str):  # not Omit()
+                headers[name] = value
+        headers["x-stainless-retry-count"] = "0"
+        read = timeout.read if isinstance(timeout, httpx.Timeout) else timeout
+        if read is not None:
+            headers["x-stainless-read-timeout"] = str(read)
+        return cls(httpx, http, base, headers, timeout)
+
+    async def post(self, url: Any, body: dict[str, Any]) -> Any:
+        content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+        request = self.httpx.Request("POST", url, headers=self.headers, content=content, extensions=self.extensions)
+        response = await self.http.send(request)
+        if not 200 <= response.status_code < 300:
+            raise status_error(response.status_code, response.headers, response.text)
+        return json.loads(response.content)
+
+
+# -- a lean HTTP/1.1 transport for plain-http endpoints ---------------------------------------
+#
+# Local and LAN servers (vLLM, Ollama, llama.cpp, LM Studio, assay's embedded judge) are spoken
+# to over plain http://. For them, httpcore's general machinery (anyio streams, the h11 state
+# machine, a pool that probes every idle socket on each request) cost several times the whole
+# rest of a judge call in client CPU. `_LeanTransport` sends those requests itself on asyncio
+# connections it keeps alive; everything else (https, proxies from the environment, which httpx
+# mounts separately, request bodies that are streams) goes to the SDK's usual transport, made on
+# first use. It raises httpx's own exception classes, so the SDK and `translate_openai_error`
+# see the same errors as before. Bodies are read whole: assay never streams a completion.
+
+_KEEPALIVE_EXPIRY = 5.0  # seconds an idle connection is kept (httpx's default)
+_MAX_IDLE = 100  # idle connections kept per origin (the openai SDK's max_keepalive_connections)
+_MAX_HEAD = 65536  # bytes of status line and headers before the answer counts as malformed
+
+
+def lean_http_client() -> Any:
+    """The openai SDK's default async HTTP client (its timeouts, limits, redirects), with plain
+    http:// requests sent by `_LeanTransport`."""
+    import openai
+
+    httpx = _sdk_http_module()
+    if httpx is None:  # an SDK whose HTTP library we do not recognise: its own client
+        return None
+    return openai.DefaultAsyncHttpxClient(transport=_lean_transport_class(httpx)())
+
+
+def _sdk_http_module() -> Any:
+    """httpx or httpx2: the library the SDK's client class is built on."""
+    import sys
+
+    import openai
+
+    for base in openai.DefaultAsyncHttpxClient.__mro__:
+        module = sys.modules.get(base.__module__.split(".", 1)[0])
+        if base.__name__ == "AsyncClient" and module is not None and hasattr(module, "AsyncBaseTransport"):
+            return module
+    return None
+
+
+class _Connection(asyncio.Protocol):
+    """One keep-alive HTTP/1.1 connection: bytes received so far and who waits for more."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.buffer = bytearray()
+        self.closed = False
+        self.idle_since = 0.0
+        self._waiter: asyncio.Future[None] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        self._wake()
+
+    def eof_received(self) -> bool:
+        self.closed = True
+        self._wake()
+        return False  # close the transport
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def more(self, timeout: float | None, timed_out: Callable[[], Exception]) -> None:
+        """Wait until more bytes arrive or the connection closes; `timed_out()` after `timeout`."""
+        loop = asyncio.get_running_loop()
+        waiter = self._waiter = loop.create_future()
+        timer = None
+        if timeout is not None:
+            timer = loop.call_later(timeout, lambda: waiter.done() or waiter.set_exception(timed_out()))
+        try:
+            await waiter
+        finally:
+            self._waiter = None
+            if timer is not None:
+                timer.cancel()
+
+    def close(self) -> None:
+        self.closed = True
+        if self.transport is not None:
+            self.transport.close()
+
+
+def _lean_transport_class(httpx: Any) -> Any:
+    cached = _TRANSPORTS.get(httpx.__name__)
+    if cached is not None:
+        return cached
+
+    class _Body(httpx.AsyncByteStream):
+        def __init__(self, content: bytes) -> None:
+            self._content = content
+
+        async def __aiter__(self) -> Any:
+            yield self._content
+
+    class _LeanTransport(httpx.AsyncBaseTransport):
+        def __init__(self) -> None:
+            self._idle: dict[tuple[str, int], list[_Connection]] = {}
+            self._fallback: Any = None
+            self._closed = False
+
+        def _usual(self) -> Any:
+            if self._fallback is None:
+                try:
+                    from openai._constants import DEFAULT_CONNECTION_LIMITS as limits
+                except ImportError:  # pragma: no cover - an SDK that moved it
+                    limits = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
+                self._fallback = httpx.AsyncHTTPTransport(limits=limits)
+            return self._fallback
+
+        async def handle_async_request(self, request: Any) -> Any:
+            if request.url.scheme != "http":
+                return await self._usual().handle_async_request(request)
+            try:
+                body = request.content
+            except httpx.RequestNotRead:  # a streamed body
+                return await self._usual().handle_async_request(request)
+            timeouts = request.extensions.get("timeout") or {}
+            origin = (request.url.host, request.url.port or 80)
+            connection = await self._connection(origin, timeouts.get("connect"))
+            try:
+                head = [b"%s %s HTTP/1.1\r\n" % (request.method.encode("ascii"), request.url.raw_path)]
+                head += [b"%s: %s\r\n" % (name, value) for name, value in request.headers.raw]
+                head.append(b"\r\n")
+                connection.transport.write(b"".join(head) + body)  # type: ignore[union-attr]
+                version, status, reason, headers, content, reusable = await self._read_response(
+                    connection, request.method, timeouts.get("read")
+                )
+            except BaseException:
+                connection.close()  # cut off mid-exchange (error, deadline, cancellation): never reused
+                raise
+            if reusable and not connection.closed and not connection.buffer and not self._closed:
+                self._release(origin, connection)
+            else:
+                connection.close()
+            return httpx.Response(
+                status, headers=headers, stream=_Body(content),
+                extensions={"http_version": version, "reason_phrase": reason},
+            )
+
+        async def _connection(self, origin: tuple[str, int], timeout: float | None) -> _Connection:
+            idle = self._idle.get(origin)
+            if idle:
+                now = asyncio.get_running_loop().time()
+                while idle:
+                    connection = idle.pop()  # the most recently used: the least likely to have timed out
+                    if not connection.closed and not connection.buffer and now - connection.idle_since < _KEEPALIVE_EXPIRY:
+                        return connection
+                    connection.close()
+            loop = asyncio.get_running_loop()
+            host, port = origin
+            try:
+                _, connection = await asyncio.wait_for(loop.create_connection(_Connection, host, port), timeout)
+            except (asyncio.TimeoutError, TimeoutError) as exc:
+                raise httpx.ConnectTimeout(f"timed out connecting to {host}:{port}") from exc
+            except OSError as exc:
+                raise httpx.ConnectError(str(exc) or type(exc).__name__) from exc
+            return connection
+
+        def _release(self, origin: tuple[str, int], connection: _Connection) -> None:
+            idle = self._idle.setdefault(origin, [])
+            connection.idle_since = asyncio.get_running_loop().time()
+            idle.append(connection)
+            if len(idle) > _MAX_IDLE:
+                idle.pop(0).close()
+
+        async def _read_response(
+            self, connection: _Connection, method: str, timeout: float | None
+        ) -> tuple[bytes, int, bytes, list[tuple[bytes, bytes]], bytes, bool]:
+            def timed_out() -> Exception:
+                return httpx.ReadTimeout("timed out waiting for the server's answer")
+
+            buffer = connection.buffer
+            while True:  # skip informational answers (100 Continue)
+                end = buffer.find(b"\r\n\r\n")
+                while end < 0:
+                    if len(buffer) > _MAX_HEAD:
+                        raise httpx.RemoteProtocolError("the answer's headers are too long")
+                    if connection.closed:
+                        raise httpx.RemoteProtocolError(
+                            "Server disconnected without sending a response." if not buffer
+                            else "peer closed connection without sending a complete response head"
+                        )
+                    await connection.more(timeout, timed_out)
+                    end = buffer.find(b"\r\n\r\n")
+                lines = bytes(buffer[:end]).split(b"\r\n")
+                del buffer[: end + 4]
+                version, _, rest = lines[0].partition(b" ")
+                code, _, reason = rest.partition(b" ")
+                if not version.startswith(b"HTTP/1.") or len(code) != 3 or not code.isdigit():
+                    raise httpx.RemoteProtocolError(f"not an HTTP/1.x status line: {lines[0][:80]!r}")
+                status = int(code)
+                if not 100 <= status < 200 or status == 101:
+                    break
+            headers = []
+            length: int | None = None
+            chunked = False
+            close = version == b"HTTP/1.0"
+            for line in lines[1:]:
+                name, colon, value = line.partition(b":")
+                if not colon or not name or name != name.strip():
+                    raise httpx.RemoteProtocolError(f"malformed header line: {line[:80]!r}")
+                value = value.strip()
+                headers.append((name, value))
+                lowered = name.lower()
+                if lowered == b"content-length":
+                    if not value.isdigit() or (length is not None and int(value) != length):
+                        raise httpx.RemoteProtocolError(f"invalid content-length: {value[:40]!r}")
+                    length = int(value)
+                elif lowered == b"transfer-encoding":
+                    chunked = value.lower().endswith(b"chunked")
+                elif lowered == b"connection":
+                    tokens = {token.strip() for token in value.lower().split(b",")}
+                    close = b"close" in tokens or (close and b"keep-alive" not in tokens)
+            if method == "HEAD" or status in (204, 304):
+                content = b""
+            elif chunked:
+                content = await self._chunked(connection, timeout, timed_out)
+            elif length is not None:
+                while len(buffer) < length:
+                    if connection.closed:
+                        raise httpx.RemoteProtocolError(
+                            f"peer closed connection without sending complete message body: received "
+                            f"{len(buffer)} bytes, expected {length}"
+                        )
+                    await connection.more(timeout, timed_out)
+                content = bytes(buffer[:length])
+                del buffer[:length]
+            else:  # the body ends when the server closes the connection
+                while not connection.closed:
+                    await connection.more(timeout, timed_out)
+                content = bytes(buffer)
+                buffer.clear()
+                close = True
+            return version, status, reason, headers, content, not close
+
+        async def _chunked(self, connection: _Connection, timeout: float | None, timed_out: Any) -> bytes:
+            buffer = connection.buffer
+            parts = []
+
+            async def line() -> bytes:
+                end = buffer.find(b"\r\n")
+                while end < 0:
+                    if connection.closed:
+                        raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
+                    await connection.more(timeout, timed_out)
+                    end = buffer.find(b"\r\n")
+                text = bytes(buffer[:end])
+                del buffer[: end + 2]
+                return text
+
+            while True:
+                size_text = (await line()).split(b";", 1)[0].strip()
+                try:
+                    size = int(size_text, 16)
+                except ValueError:
+                    raise httpx.RemoteProtocolError(f"invalid chunk size: {size_text[:20]!r}") from None
+                if size == 0:
+                    while await line():  # trailers, up to the empty line
+                        pass
+                    return b"".join(parts)
+                while len(buffer) < size + 2:
+                    if connection.closed:
+                        raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
+                    await connection.more(timeout, timed_out)
+                parts.append(bytes(buffer[:size]))
+                del buffer[: size + 2]
+
+        async def aclose(self) -> None:
+            self._closed = True  # connections still in use are closed when their answer is in
+            for idle in self._idle.values():
+                for connection in idle:
+                    connection.close()
+            self._idle.clear()
+            if self._fallback is not None:
+                await self._fallback.aclose()
+
+    _TRANSPORTS[httpx.__name__] = _LeanTransport
+    return _LeanTransport
+
+
+_TRANSPORTS: dict[str, Any] = {}
+
+
+__all__ = ["OpenAICompatible", "lean_http_client", "retry_after_seconds", "translate_openai_error"]
