@@ -71,7 +71,7 @@ def test_summary_of_numeric_metric_counts_ok_cells_only(result):
 def test_summary_of_label_metric_counts_labels(result):
     summary = result.summary("verdict")
     assert summary.labels == {"pass": 2, "fail": 1}
-    assert summary.mean is None
+    assert summary.mean == 2 / 3  # the pass rate, as the report and experiments give it
     assert (summary.n_ok, summary.n_skipped, summary.n_error) == (3, 1, 0)
     assert summary.coverage == 0.75
 
@@ -88,7 +88,7 @@ def test_scores_and_summaries(result):
     assert isinstance(result.scores, list) and len(result.scores) == len(result.dataset)
     assert result.scores[0] == {name: result[name][0] for name in result.metric_names}
     assert [row["faith"] for row in result.scores] == result["faith"]
-    assert result.means() == {"faith": 0.75, "verdict": None, "exact": 0.75}
+    assert result.means() == {"faith": 0.75, "verdict": 2 / 3, "exact": 0.75}
     assert [item.name for item in result.summaries()] == ["faith", "verdict", "exact"]
 
 
@@ -124,7 +124,7 @@ def test_empty_result_has_zero_coverage():
 def test_repr_shows_mean_and_coverage(result):
     text = repr(result)
     assert "'faith': 0.7500 (2/4 rows)" in text
-    assert "'verdict': n/a (3/4 rows)" in text
+    assert "'verdict': 0.6667 (3/4 rows)" in text
     assert "'exact': 0.7500 (4/4 rows)" in text
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import uuid
 from collections import Counter
 from collections.abc import Mapping
@@ -12,6 +11,7 @@ from typing import Any
 
 from assay._util.deps import require
 from assay.errors import UsageError
+from assay.schema.aggregate import aggregate
 from assay.schema.dataset import EvaluationDataset, atomic_open, json_line
 from assay.schema.outcome import Error, Ok, Outcome
 from assay.schema.usage import Usage
@@ -145,15 +145,16 @@ class EvaluationResult:
         self._check_metric(metric)
         cells = [row[metric] for row in self.outcomes]
         oks = [cell for cell in cells if isinstance(cell, Ok)]
-        numbers = [n for n in (_numeric(cell.value) for cell in oks) if n is not None]
         labels = Counter(cell.value for cell in oks if isinstance(cell.value, str))
+        # One rule for every surface (results, report, experiments): pass/fail labels count 1/0.
+        mean = aggregate(cell.value if isinstance(cell, Ok) else None for cell in cells).mean
         return MetricSummary(
             name=metric,
             n_rows=len(cells),
             n_ok=len(oks),
             n_skipped=sum(cell.status == "skipped" for cell in cells),
             n_error=sum(cell.status == "error" for cell in cells),
-            mean=math.fsum(numbers) / len(numbers) if numbers else None,
+            mean=mean,
             labels=dict(labels),
         )
 
