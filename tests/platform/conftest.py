@@ -2,7 +2,8 @@
 `postgres` user on a free loopback port), a real SQLite file, and a real uvicorn server per backend.
 
 The server tests are parametrised over both backends. Without PostgreSQL the PostgreSQL half
-FAILS (never skips) with the install line.
+FAILS (never skips) with the install line. The fixtures are package-scoped: the environment they
+set (ASSAY_HOME, ASSAY_CACHE_DIR) is restored before any test outside tests/platform runs.
 """
 
 from __future__ import annotations
@@ -42,15 +43,16 @@ def pg_bin() -> Path | None:
     return Path(found).parent if found else None
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="package", autouse=True)
 def assay_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A private ASSAY_HOME for the whole session (pepper files, default database)."""
+    """A private ASSAY_HOME and response cache for the platform tests (pepper files, default database)."""
     home = tmp_path_factory.mktemp("assay-home")
     saved = {name: os.environ.get(name) for name in ("ASSAY_HOME", "ASSAY_SECRET_KEY", "ASSAY_DB_URL", "ASSAY_API_KEY",
-                                                     "RAGMETRICS_API_KEY", "ASSAY_BASE_URL")}
+                                                     "RAGMETRICS_API_KEY", "ASSAY_BASE_URL", "ASSAY_CACHE_DIR")}
     for name in saved:
         os.environ.pop(name, None)
     os.environ["ASSAY_HOME"] = str(home)
+    os.environ["ASSAY_CACHE_DIR"] = str(home / "cache")  # the model layer's response cache
     yield home
     for name, value in saved.items():
         if value is None:
@@ -59,7 +61,7 @@ def assay_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             os.environ[name] = value
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def pg_url() -> Iterator[str]:
     bindir = pg_bin()
     if bindir is None:
@@ -97,7 +99,7 @@ def pg_url() -> Iterator[str]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def sqlite_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     return f"sqlite:///{tmp_path_factory.mktemp('sqlite') / 'assay.sqlite'}"
 
@@ -139,7 +141,8 @@ def start_server(backend: str, db_url: str) -> LiveServer:
 
     from assay.platform.server.app import create_app
 
-    app = create_app(db_url)
+    app = create_app(db_url, worker=True, worker_options={"poll_interval": 0.1, "heartbeat_interval": 0.2,
+                                                          "stale_after": 2.0})
     # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP
     # (with proto 0, Nagle and delayed ACKs cost 40 ms a request)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -163,15 +166,23 @@ def stop_server(live: LiveServer) -> None:
     live.app.state.assay.engine.dispose()
 
 
-@pytest.fixture(scope="session", params=["sqlite", "postgresql"])
+@pytest.fixture(scope="package", params=["sqlite", "postgresql"])
 def live(request: pytest.FixtureRequest) -> Iterator[LiveServer]:
-    """The server on each backend (one per session and backend; each test makes its own projects)."""
+    """The server on each backend (one per backend; each test makes its own projects)."""
     url = request.getfixturevalue("sqlite_url" if request.param == "sqlite" else "pg_url")
     server = start_server(request.param, url)
     try:
         yield server
     finally:
         stop_server(server)
+
+
+@pytest.fixture
+def fake() -> Iterator[Any]:
+    """The loopback fake OpenAI-compatible server (generation and judging)."""
+    from tests.models.fake_openai import serve
+
+    yield from serve()
 
 
 @pytest.fixture

@@ -14,20 +14,26 @@ BODIES = {
 }
 
 
-def _seed(client):
+def _seed(client, fake):
     dataset = client.post("/datasets", json={"name": "A data", "examples": [
         {"question": "q1", "ground_truth_context": ["c"], "ground_truth_answer": "a"}]}).json()
     example = client.get(f"/datasets/{dataset['id']}/examples").json()["items"][0]
     task = client.post("/tasks", json={"name": "A task", "generator_model": "m"}).json()
-    criteria = client.post("/criteria", json={"name": "A crit", "output_type": "bool", "header": "ok?"}).json()
-    return {"dataset_id": dataset["id"], "example_id": example["id"], "task_id": task["id"], "criteria_id": criteria["id"]}
+    criteria = client.post("/criteria", json={"name": "A crit", "criteria_type": "function", "match_type": "contains",
+                                              "match_pattern": "a"}).json()
+    experiment = client.post("/experiments", json={
+        "name": "A exp", "dataset_id": dataset["id"], "task_id": task["id"], "criteria_ids": [criteria["id"]],
+        "cohorts": [{"name": "c", "generator_model": fake.model_string("gen")}]}).json()
+    return {"dataset_id": dataset["id"], "example_id": example["id"], "task_id": task["id"], "criteria_id": criteria["id"],
+            "experiment_id": experiment["id"]}
 
 
-def test_another_projects_ids_are_not_found_on_every_id_route(live):
+def test_another_projects_ids_are_not_found_on_every_id_route(live, fake):
     with live.client(live.key()) as a, live.client(live.key()) as b:
-        ids = _seed(a)
+        ids = _seed(a, fake)
         before = {path: a.get(path).json() for path in (f"/datasets/{ids['dataset_id']}", f"/tasks/{ids['task_id']}",
                                                         f"/criteria/{ids['criteria_id']}")}
+        assert a.get(f"/experiments/{ids['experiment_id']}").status_code == 200
         checked = 0
         for route in live.app.routes:
             params = re.findall(r"\{([^}]+)\}", getattr(route, "path", ""))
@@ -47,7 +53,7 @@ def test_another_projects_ids_are_not_found_on_every_id_route(live):
         for path, body in before.items():  # nothing of A was changed or deleted
             assert a.get(path).json() == body
         # and B's own lists do not show A's objects
-        for kind in ("datasets", "tasks", "criteria"):
+        for kind in ("datasets", "tasks", "criteria", "experiments"):
             assert b.get(f"/{kind}").json()["items"] == []
         assert b.get("/datasets", params={"name": "A data"}).json()["items"] == []
 
@@ -65,9 +71,9 @@ def test_repositories_require_a_project_scope(live):
                 repo(session)  # type: ignore[call-arg]
 
 
-def test_example_of_another_dataset_is_not_found(live):
+def test_example_of_another_dataset_is_not_found(live, fake):
     with live.client(live.key()) as a:
-        one = _seed(a)
+        one = _seed(a, fake)
         other = a.post("/datasets", json={"name": "other", "examples": [{"question": "x"}]}).json()
         assert a.get(f"/datasets/{other['id']}/examples/{one['example_id']}").status_code == 404
         assert a.get(f"/datasets/{one['dataset_id']}/examples/{one['example_id']}").status_code == 200

@@ -61,6 +61,7 @@ def _register() -> None:
     app.command("quickstart")(quickstart.quickstart_command)
     app.add_typer(experiments.experiments_app, name="experiments")
     app.command("serve")(platform.serve_command)
+    app.command("worker")(platform.worker_command)
     app.add_typer(platform.keys_app, name="keys")
 
 

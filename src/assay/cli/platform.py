@@ -20,7 +20,7 @@ def serve_command(
     port: Annotated[int, typer.Option(help="Port to listen on.", min=1, max=65535)] = 8321,
     db: DbOption = None,
 ) -> None:
-    """Run the platform server (API under /api/v1) on HOST:PORT."""
+    """Run the platform server (API under /api/v1) on HOST:PORT, with one experiment worker."""
     from assay._util.deps import require
 
     uvicorn = require("uvicorn", extra="platform", feature="assay serve")
@@ -28,10 +28,37 @@ def serve_command(
     from assay.platform.server.config import resolve_db_url
 
     url = resolve_db_url(db)
-    app = create_app(url)
+    app = create_app(url, worker=True)
     shown = url.split("@", 1)[-1] if "@" in url else url
     _err.print(f"assay server on http://{host}:{port} (database {shown}); stop with Ctrl-C", highlight=False)
     uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+def worker_command(
+    db: DbOption = None,
+    poll_interval: Annotated[float, typer.Option(help="Seconds between looks for new jobs.", min=0.05)] = 1.0,
+) -> None:
+    """Run one more experiment worker on the database (PostgreSQL: as many as you like)."""
+    import signal
+    import threading
+
+    from assay.platform.server.app import ServerState
+    from assay.platform.server.config import pepper, resolve_db_url
+    from assay.platform.server.db import make_engine, migrate
+    from assay.platform.server.worker import Worker
+
+    url = resolve_db_url(db)
+    engine = make_engine(url)
+    migrate(engine)
+    worker = Worker(ServerState(engine, pepper(url), 0), poll_interval=poll_interval)
+    done = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: done.set())
+    worker.start()
+    _err.print(f"assay worker {worker.name} running; stop with Ctrl-C", highlight=False)
+    done.wait()
+    worker.stop()
+    engine.dispose()
 
 
 def _scopes(values: list[str] | None) -> list[str]:
@@ -90,4 +117,4 @@ def revoke_command(
     _err.print(f"revoked {revoke_key(db, key_id)}", highlight=False)
 
 
-__all__ = ["create_command", "keys_app", "list_command", "revoke_command", "serve_command"]
+__all__ = ["create_command", "keys_app", "list_command", "revoke_command", "serve_command", "worker_command"]

@@ -1,19 +1,179 @@
-"""`Experiment`: cohorts × dataset × criteria, run on the server (stage 2 of issue #16)."""
+"""`Experiment`: cohorts × a dataset × criteria, run by the server's worker.
+
+`run(poll_interval=2)` submits the experiment, shows a live progress bar fed by the server and
+returns the results when it is done. `run_async()` only submits and returns a `Future` of the
+server's answer (`{"id", "status", ...}`); `results()` fetches the results at any time.
+
+The results dict:
+
+    {"id", "name", "status": "completed" | "failed" | "running" | "queued", "error": str | None,
+     "dataset": {"id", "version"}, "judge_model", "cohorts": [name, ...], "criteria": [name, ...],
+     "summary": [{"cohort", "criterion", "mean", "n", "n_scored", "coverage", "ci95": [low, high]}],
+     "scores": {cohort: {criterion: {"mean", "n", "n_scored", "coverage", "ci95"}}},
+     "rows": [{"cohort", "example_id", "question", "ground_truth_answer", "answer", "contexts", "model",
+               "generation_error": None | {"type", "message"},
+               "scores": {criterion: {"status": "ok", "value", "reason"}
+                                   | {"status": "skipped", "reason"}
+                                   | {"status": "error", "error_type", "message"}}}],
+     "progress": {"total", "completed", "failed", "percent", "eta_s"}}
+
+`mean` is over the rows with a value (None when there is none, never NaN), `n` counts every
+example, `n_scored` those with a value, `coverage` = n_scored / n; `ci95` is a seeded bootstrap
+interval of the mean (None without a value). Rows are in cohort order, then dataset order.
+"""
 
 from __future__ import annotations
 
+import json
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from assay.platform.sdk.errors import PlatformError
+from assay.platform.sdk.client import current
+from assay.platform.sdk.errors import PlatformError, ValidationFailed
+from assay.platform.sdk.objects import Cohort, Criteria, Dataset, Task, _pages
+
+_executor: ThreadPoolExecutor | None = None
+FINISHED = ("completed", "failed")
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _executor
+    if _executor is None:
+        _executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="assay-experiment")
+    return _executor
 
 
 class Experiment:
     def __init__(self, name: str, dataset: Any, task: Any, cohorts: Any, criteria: Any, judge_model: str) -> None:
+        if not isinstance(name, str) or not name.strip():
+            raise ValidationFailed("Experiment: name must be a non-empty string", field="name")
+        if judge_model is not None and not isinstance(judge_model, str):
+            raise ValidationFailed("Experiment: judge_model must be a model string", field="judge_model")
         self.name, self.dataset, self.task = name, dataset, task
-        self.cohorts, self.criteria, self.judge_model = cohorts, criteria, judge_model
+        self.cohorts, self.criteria, self.judge_model = cohorts, criteria, judge_model or ""
+        self._process_cohorts()  # a malformed cohort list is an error before anything is sent
+        self.id: int | None = None
+
+    # -- the seed's processing steps -------------------------------------------------------------
+    def _process_dataset(self, dataset: Any) -> int:
+        return Dataset._resolve(dataset)
+
+    def _process_task(self, task: Any) -> int:
+        return Task._resolve(task)
+
+    def _process_cohorts(self) -> list[dict[str, Any]]:
+        cohorts = self.cohorts
+        if isinstance(cohorts, str):
+            try:
+                cohorts = json.loads(cohorts)
+            except ValueError:
+                raise ValidationFailed("Experiment: cohorts is a string but not a JSON list", field="cohorts") from None
+        if isinstance(cohorts, (Cohort, dict)):
+            cohorts = [cohorts]
+        if not isinstance(cohorts, (list, tuple)) or not cohorts:
+            raise ValidationFailed("Experiment: cohorts must be a non-empty list of Cohort", field="cohorts")
+        out = []
+        for index, cohort in enumerate(cohorts):
+            if isinstance(cohort, dict):
+                cohort = Cohort.from_dict(cohort)
+            if not isinstance(cohort, Cohort):
+                raise ValidationFailed(f"Experiment: cohorts[{index}] must be a Cohort, got {type(cohort).__name__}",
+                                       field="cohorts")
+            out.append(cohort.to_dict())
+        return out
+
+    def _process_criteria(self, criteria: Any) -> list[int]:
+        if isinstance(criteria, str):
+            try:
+                parsed = json.loads(criteria)
+            except ValueError:
+                parsed = [criteria]  # one criterion's name
+            criteria = parsed if isinstance(parsed, list) else [criteria]
+        if isinstance(criteria, (Criteria, dict, int)):
+            criteria = [criteria]
+        if not isinstance(criteria, (list, tuple)) or not criteria:
+            raise ValidationFailed("Experiment: criteria must be a non-empty list of Criteria, names or ids",
+                                   field="criteria")
+        return [Criteria._resolve(c) for c in criteria]
+
+    def _build_payload(self) -> dict[str, Any]:
+        payload: dict[str, Any] = {
+            "name": self.name, "dataset_id": self._process_dataset(self.dataset), "task_id": self._process_task(self.task),
+            "cohorts": self._process_cohorts(), "criteria_ids": self._process_criteria(self.criteria),
+            "judge_model": self.judge_model}
+        if isinstance(self.dataset, Dataset) and self.dataset.version is not None:
+            payload["dataset_version"] = self.dataset.version
+        return payload
+
+    def _call_api(self, payload: dict[str, Any]) -> dict[str, Any]:
+        response = current().request("POST", "/experiments", json=payload)
+        self.id = response["id"]
+        return response
+
+    # -- running -----------------------------------------------------------------------------------
+    def run_async(self) -> Future:
+        """Submit without waiting; the Future holds the server's answer (its `id` and `status`)."""
+        return _pool().submit(lambda: self._call_api(self._build_payload()))
 
     def run(self, poll_interval: float = 2) -> dict[str, Any]:
-        raise PlatformError("experiments are not available on this server yet")
+        """Submit, show the server's progress live, and return the results (see the module doc)."""
+        if not isinstance(poll_interval, (int, float)) or poll_interval <= 0:
+            raise ValidationFailed("poll_interval must be a positive number of seconds", field="poll_interval")
+        self._call_api(self._build_payload())
+        progress = self._watch(poll_interval)
+        if progress["status"] == "failed":
+            raise PlatformError(f"experiment {self.name!r} (id {self.id}) failed: {progress.get('error') or 'unknown error'}")
+        return self.results()
+
+    def _watch(self, poll_interval: float) -> dict[str, Any]:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TaskProgressColumn,
+            TextColumn,
+        )
+
+        client = current()
+        columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
+                   TextColumn("{task.fields[failed]} failed"), TextColumn("ETA {task.fields[eta]}"))
+        with Progress(*columns, console=Console(stderr=True)) as bar:
+            task = bar.add_task(self.name, total=None, failed=0, eta="…")
+            while True:
+                state = client.request("GET", f"/experiments/{self.id}/progress")
+                eta = state.get("eta_s")
+                bar.update(task, total=state["total"] or None, completed=state["completed"] + state["failed"],
+                           failed=state["failed"], eta="…" if eta is None else f"{eta:.0f}s")
+                if state["status"] in FINISHED:
+                    return state
+                time.sleep(poll_interval)
+
+    def results(self, *, wait: bool = False, poll_interval: float = 2) -> dict[str, Any]:
+        """The results as they stand (with `wait=True`, once the experiment has finished)."""
+        if self.id is None:
+            raise PlatformError(f"experiment {self.name!r} has not been submitted: call run() or run_async()")
+        client = current()
+        if wait:
+            while client.request("GET", f"/experiments/{self.id}/progress")["status"] not in FINISHED:
+                time.sleep(poll_interval)
+        body = client.request("GET", f"/experiments/{self.id}/results")
+        rows = sorted(_pages(f"/experiments/{self.id}/rows", {}),
+                      key=lambda r: (r.get("cohort_position") or 0, r.get("position") or 0))
+        scores: dict[str, dict[str, Any]] = {}
+        for line in body["summary"]:
+            scores.setdefault(line["cohort"], {})[line["criterion"]] = {
+                k: line[k] for k in ("mean", "n", "n_scored", "coverage", "ci95")}
+        return {"id": body["id"], "name": body["name"], "status": body["status"], "error": body.get("error"),
+                "dataset": body["dataset"], "judge_model": body["judge_model"],
+                "cohorts": [c["name"] for c in body["cohorts"]], "criteria": body["criteria"],
+                "summary": body["summary"], "scores": scores,
+                "rows": [{k: v for k, v in r.items() if k not in ("trace_id", "cohort_position", "position")} for r in rows],
+                "progress": body["progress"]}
+
+    def __repr__(self) -> str:
+        return f"Experiment(name={self.name!r}, id={self.id!r})"
 
 
 __all__ = ["Experiment"]

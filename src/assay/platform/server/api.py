@@ -17,8 +17,9 @@ from assay.platform.server import models
 from assay.platform.server.app import ServerState
 from assay.platform.server.auth import Principal
 from assay.platform.server.errors import ApiError, invalid
+from assay.platform.server.experiments import ExperimentRepo, experiment_json
 from assay.platform.server.repos import MAX_PAGE, CriteriaRepo, DatasetRepo, TaskRepo, iso
-from assay.platform.server.schemas import INT_MAX, CriteriaIn, DatasetIn, TaskIn
+from assay.platform.server.schemas import INT_MAX, CriteriaIn, DatasetIn, ExperimentIn, TaskIn
 
 router = APIRouter(prefix="/api/v1")
 
@@ -259,6 +260,59 @@ def delete_criteria(criteria_id: Id, request: Request, principal: Writer) -> Res
     with state_of(request).transaction() as session:
         CriteriaRepo(session, principal.project_id).delete(criteria_id)
     return Response(status_code=204)
+
+
+# -- experiments -------------------------------------------------------------------------------------
+@router.post("/experiments", status_code=202)
+def submit_experiment(body: ExperimentIn, request: Request, principal: Writer) -> dict[str, Any]:
+    """Queue an experiment; a worker runs it. Poll `/experiments/{id}/progress`."""
+    with state_of(request).transaction() as session:
+        repo = ExperimentRepo(session, principal.project_id)
+        experiment = repo.submit(body.model_dump())
+        return experiment_json(experiment, repo.cohorts(experiment))
+
+
+@router.get("/experiments")
+def list_experiments(request: Request, principal: Reader, name: NameFilter = None, limit: Limit = 100,
+                     cursor: Cursor = None) -> dict[str, Any]:
+    with state_of(request).transaction() as session:
+        repo = ExperimentRepo(session, principal.project_id)
+        rows, next_cursor = repo.list(name=clean_name(name), limit=limit, cursor=cursor)
+        return page([experiment_json(e, repo.cohorts(e)) for e in rows], next_cursor)
+
+
+@router.get("/experiments/{experiment_id}")
+def get_experiment(experiment_id: Id, request: Request, principal: Reader) -> dict[str, Any]:
+    with state_of(request).transaction() as session:
+        repo = ExperimentRepo(session, principal.project_id)
+        experiment = repo.get(experiment_id)
+        return experiment_json(experiment, repo.cohorts(experiment))
+
+
+@router.get("/experiments/{experiment_id}/progress")
+def experiment_progress(experiment_id: Id, request: Request, principal: Reader) -> dict[str, Any]:
+    with state_of(request).transaction() as session:
+        repo = ExperimentRepo(session, principal.project_id)
+        return repo.progress(repo.get(experiment_id))
+
+
+@router.get("/experiments/{experiment_id}/results")
+def experiment_results(experiment_id: Id, request: Request, principal: Reader) -> dict[str, Any]:
+    """Status and, per cohort × criterion, mean, n, n_scored, coverage and the 95% interval."""
+    with state_of(request).transaction() as session:
+        repo = ExperimentRepo(session, principal.project_id)
+        experiment = repo.get(experiment_id)
+        return {**repo.summary(experiment), "progress": repo.progress(experiment)}
+
+
+@router.get("/experiments/{experiment_id}/rows")
+def experiment_rows(experiment_id: Id, request: Request, principal: Reader, limit: Limit = 100,
+                    cursor: Cursor = None) -> dict[str, Any]:
+    """Per cohort × example: question, answer, contexts, and each criterion's value or typed error."""
+    with state_of(request).transaction() as session:
+        repo = ExperimentRepo(session, principal.project_id)
+        rows, next_cursor = repo.rows(repo.get(experiment_id), limit=limit, cursor=cursor)
+        return page(rows, next_cursor)
 
 
 __all__ = ["router"]

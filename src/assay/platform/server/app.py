@@ -194,17 +194,37 @@ def _install_handlers(app: FastAPI) -> None:
                             status_code=500)
 
 
-def create_app(db_url: str | None = None, *, max_body_bytes: int = DEFAULT_MAX_BODY, run_migrations: bool = True) -> FastAPI:
-    """The assay server for the database at `db_url` (default: the embedded SQLite file)."""
+def create_app(db_url: str | None = None, *, max_body_bytes: int = DEFAULT_MAX_BODY, run_migrations: bool = True,
+               worker: bool = False, worker_options: dict[str, Any] | None = None) -> FastAPI:
+    """The assay server for the database at `db_url` (default: the embedded SQLite file).
+
+    `worker=True` runs one job worker in a thread while the app is served (started and stopped
+    with the app's lifespan), as `assay serve` does."""
+    from contextlib import asynccontextmanager
+
     from assay.platform.server import api
+    from assay.platform.server.worker import Worker
 
     url = resolve_db_url(db_url)
     engine = make_engine(url)
     if run_migrations:
         migrate(engine)
     state = ServerState(engine, pepper(url), max_body_bytes)
-    app = FastAPI(title="assay", version=__version__, docs_url=None, redoc_url=None, openapi_url=f"{API}/openapi.json")
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> Any:
+        running = Worker(state, **(worker_options or {})).start() if worker else None
+        app.state.worker = running
+        try:
+            yield
+        finally:
+            if running is not None:
+                await run_in_threadpool(running.stop)
+
+    app = FastAPI(title="assay", version=__version__, docs_url=None, redoc_url=None, openapi_url=f"{API}/openapi.json",
+                  lifespan=lifespan)
     app.state.assay = state
+    app.state.worker = None
     _install_handlers(app)
     app.router.routes.extend(api.router.routes)  # flat, so `app.routes` lists every route
     app.add_middleware(BodyLimit, limit=max_body_bytes)

@@ -11,7 +11,9 @@ from datetime import datetime, timezone
 from sqlalchemy import (
     JSON,
     Boolean,
+    CheckConstraint,
     DateTime,
+    Float,
     ForeignKey,
     ForeignKeyConstraint,
     Integer,
@@ -148,4 +150,117 @@ class Criteria(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
-__all__ = ["ApiKey", "Base", "Criteria", "Dataset", "DatasetVersion", "Example", "Project", "Task", "utcnow"]
+class Experiment(Base):
+    """An experiment pins what it ran on: the dataset version, a snapshot of the task and of each criterion."""
+
+    __tablename__ = "experiments"
+    __table_args__ = (
+        UniqueConstraint("project_id", "id"),
+        ForeignKeyConstraint(["project_id", "dataset_version_id"], ["dataset_versions.project_id", "dataset_versions.id"]),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    dataset_id: Mapped[int] = mapped_column(Integer)
+    dataset_version_id: Mapped[int] = mapped_column(Integer, index=True)
+    dataset_version: Mapped[int] = mapped_column(Integer)
+    task: Mapped[dict] = mapped_column(JSONType)
+    criteria: Mapped[list] = mapped_column(JSONType)
+    judge_model: Mapped[str] = mapped_column(String(1000), default="")
+    status: Mapped[str] = mapped_column(String(20), default="queued")
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class ExperimentCohort(Base):
+    __tablename__ = "experiment_cohorts"
+    __table_args__ = (
+        UniqueConstraint("experiment_id", "position"),
+        UniqueConstraint("project_id", "id"),
+        ForeignKeyConstraint(["project_id", "experiment_id"], ["experiments.project_id", "experiments.id"], ondelete="CASCADE"),
+        CheckConstraint("(generator_model IS NULL) <> (rag_pipeline IS NULL)", name="model_xor_pipeline"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(Integer, index=True)
+    experiment_id: Mapped[int] = mapped_column(Integer, index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    name: Mapped[str] = mapped_column(String(200))
+    generator_model: Mapped[str | None] = mapped_column(String(1000), nullable=True)
+    rag_pipeline: Mapped[str | None] = mapped_column(String(1000), nullable=True)
+    system_prompt: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class Trace(Base):
+    """One generation (an experiment's cohort × example, or, later, a logged call of an application)."""
+
+    __tablename__ = "traces"
+    __table_args__ = (
+        UniqueConstraint("experiment_id", "cohort_id", "example_id"),
+        UniqueConstraint("project_id", "id"),
+        ForeignKeyConstraint(["project_id", "experiment_id"], ["experiments.project_id", "experiments.id"], ondelete="CASCADE"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), index=True)
+    experiment_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
+    cohort_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    example_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    input: Mapped[str] = mapped_column(Text, default="")
+    output: Mapped[str | None] = mapped_column(Text, nullable=True)
+    contexts: Mapped[list] = mapped_column(JSONType)
+    raw_input: Mapped[object] = mapped_column(JSONType)
+    raw_output: Mapped[object | None] = mapped_column(JSONType, nullable=True)
+    meta: Mapped[dict] = mapped_column("metadata", JSONType)
+    model: Mapped[str] = mapped_column(String(1000), default="")
+    input_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    output_tokens: Mapped[int] = mapped_column(Integer, default=0)
+    latency_ms: Mapped[float] = mapped_column(Float, default=0.0)
+    error_type: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    error_message: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Score(Base):
+    """A criterion's typed outcome on one trace: ok (value), skipped (reason) or error (type, message)."""
+
+    __tablename__ = "scores"
+    __table_args__ = (
+        UniqueConstraint("trace_id", "criteria_key"),
+        ForeignKeyConstraint(["project_id", "trace_id"], ["traces.project_id", "traces.id"], ondelete="CASCADE"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(Integer, index=True)
+    experiment_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
+    trace_id: Mapped[int] = mapped_column(Integer, index=True)
+    criteria_key: Mapped[int] = mapped_column(Integer)
+    criteria_name: Mapped[str] = mapped_column(String(200))
+    source: Mapped[str] = mapped_column(String(20))
+    status: Mapped[str] = mapped_column(String(20))
+    value: Mapped[float | None] = mapped_column(Float, nullable=True)
+    reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    error_type: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    error_message: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Job(Base):
+    """Work for the workers: claimed with UPDATE … RETURNING (FOR UPDATE SKIP LOCKED on PostgreSQL),
+    kept with a heartbeat; a running job whose heartbeat went stale is claimed again and resumes."""
+
+    __tablename__ = "jobs"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(40))
+    experiment_id: Mapped[int] = mapped_column(Integer, index=True)
+    status: Mapped[str] = mapped_column(String(20), default="queued", index=True)
+    claimed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+__all__ = ["ApiKey", "Base", "Criteria", "Dataset", "DatasetVersion", "Example", "Experiment", "ExperimentCohort", "Job",
+           "Project", "Score", "Task", "Trace", "utcnow"]

@@ -189,6 +189,10 @@ class DatasetRepo(NamedRepo[models.Dataset]):
 
     def delete(self, ident: int) -> None:
         dataset = self.get(ident)
+        used = int(self.session.scalar(select(func.count()).select_from(models.Experiment).where(
+            models.Experiment.project_id == self.project_id, models.Experiment.dataset_id == dataset.id)) or 0)
+        if used:
+            raise conflict(f"dataset {dataset.name!r} is pinned by {used} experiment(s); it cannot be deleted")
         version_ids = select(models.DatasetVersion.id).where(models.DatasetVersion.project_id == self.project_id,
                                                              models.DatasetVersion.dataset_id == dataset.id)
         self.session.execute(delete(models.Example).where(models.Example.project_id == self.project_id,

@@ -114,4 +114,24 @@ class CriteriaIn(Body):
     case_sensitive: StrictBool = False
 
 
-__all__ = ["INT_MAX", "CriteriaIn", "DatasetIn", "ExampleIn", "TaskIn"]
+class CohortIn(Body):
+    name: Name
+    generator_model: Short | None = None
+    rag_pipeline: Short | None = None
+    system_prompt: LongText | None = None
+
+
+Ident = Annotated[StrictInt, Field(ge=1, le=INT_MAX)]
+
+
+class ExperimentIn(Body):
+    name: Name
+    dataset_id: Ident
+    dataset_version: Ident | None = None
+    task_id: Ident
+    cohorts: Annotated[list[CohortIn], Field(min_length=1, max_length=20)]
+    criteria_ids: Annotated[list[Ident], Field(min_length=1, max_length=50)]
+    judge_model: Short = ""
+
+
+__all__ = ["INT_MAX", "CohortIn", "CriteriaIn", "DatasetIn", "ExampleIn", "ExperimentIn", "TaskIn"]
