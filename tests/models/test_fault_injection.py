@@ -59,8 +59,8 @@ ROWS = [
     for i in range(10)
 ]
 METRICS = ("faithfulness", "context_precision", "context_recall", "factual_correctness", "answer_relevancy")
-ATTEMPT_TIMEOUT = 1.0
-RETRY = RetryPolicy(max_attempts=3, initial_wait=0.01, max_wait=0.05)
+ATTEMPT_TIMEOUT = 2.5  # generous: a loaded CI machine must not turn a normal answer into a timeout
+RETRY = RetryPolicy(max_attempts=4, initial_wait=0.01, max_wait=0.05)
 
 
 def metrics():
