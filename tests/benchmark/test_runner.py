@@ -8,9 +8,11 @@ from assay.benchmark.runner import fit_concurrency
 
 
 def test_concurrency_is_capped_at_the_local_judges_slots():
-    local = SimpleNamespace(llm=SimpleNamespace(provider=SimpleNamespace(name="local",
-                                                                         settings=SimpleNamespace(n_parallel=2))))
-    remote = SimpleNamespace(llm=SimpleNamespace(provider=SimpleNamespace(name="openai")))
+    from assay.models.providers.base import Profile
+
+    # Capabilities are the provider's Profile, whatever its name.
+    local = SimpleNamespace(llm=SimpleNamespace(provider=SimpleNamespace(name="any", profile=Profile(concurrency=2))))
+    remote = SimpleNamespace(llm=SimpleNamespace(provider=SimpleNamespace(name="openai", profile=Profile())))
     assert fit_concurrency(local, 8) == 2
     assert fit_concurrency(local, 1) == 1
     assert fit_concurrency(remote, 8) == 8

@@ -128,6 +128,11 @@ def embeddings_endpoint(embeddings: Any) -> Iterator[str]:
         server.server_close()
 
 
+def _free(llm: Any) -> bool:
+    price = getattr(getattr(llm, "provider", None), "price", None)
+    return price is not None and price.cost(1_000_000, 1_000_000) == 0
+
+
 def read_worker_cells(path: Path, n_rows: int) -> dict[int, dict[str, Any]]:
     """The worker's finished rows, by row; the last line of a row wins (a retried error)."""
     cells: dict[int, dict[str, Any]] = {}
@@ -267,7 +272,7 @@ def run_ragas_benchmark(
         cell_latency=total("seconds") / len(finished) if finished else None, concurrency=concurrency,
         requests=total("requests"), cached_requests=0.0,  # Ragas has no response cache here
         input_tokens=total("input_tokens"), output_tokens=total("output_tokens"),
-        usd=0.0 if getattr(llm.provider, "name", None) == "local" else None,
+        usd=0.0 if _free(llm) else None,  # Ragas counts no cost; a model that costs nothing costs 0
     )
     version = info.get("ragas", "?")
     return build_record(

@@ -50,9 +50,8 @@ def prepare_models(metric: Metric, llm: Any = None, embeddings: Any = None, *, c
 def fit_to_judge(llm: Any, requested: int) -> int:
     """No more rows at once than the embedded judge has slots: a row's timeout counts from its
     start, so rows queued behind a busy local server would time out while waiting."""
-    provider = getattr(llm, "provider", None)
-    slots = getattr(getattr(provider, "settings", None), "n_parallel", None)
-    if getattr(provider, "name", None) == "local" and isinstance(slots, int) and slots > 0:
+    slots = getattr(getattr(getattr(llm, "provider", None), "profile", None), "concurrency", None)
+    if isinstance(slots, int) and slots > 0:
         return min(requested, slots)
     return requested
 
@@ -64,11 +63,11 @@ def fit_concurrency(metric: Metric, requested: int) -> int:
 def start_local_judge(llm: Any) -> str | None:
     """Load the embedded judge before the clock starts (loading weights is not a row's cost) and
     return its address; None for any other judge."""
-    provider = getattr(llm, "provider", None)
-    if getattr(provider, "name", None) == "local" and hasattr(provider, "settings"):
-        from assay.models.local import SERVERS
+    from assay.models.local import LocalProvider
 
-        return SERVERS.address(provider.settings)
+    provider = getattr(llm, "provider", None)
+    if isinstance(provider, LocalProvider):
+        return provider.start()
     return None
 
 

@@ -295,20 +295,13 @@ def llm_factory(
     params = {**_model_args_dict(model_args), **params, **(extra_body or {})}
     backend = make_provider(model, provider=provider, client=client, base_url=base_url, api_key=api_key,
                             timeout=timeout, **local_options, **litellm_options)
-    if limits is None and backend.name == "local":
-        # More requests in flight than server slots would only queue inside llama.cpp and
-        # run into client timeouts; let the limiter hold them instead.
-        limits = Limits(max_concurrency=backend.settings.n_parallel, adaptive=False)
-    # On a CPU judge, doubling a runaway answer's budget up to 16k tokens takes ~25 minutes before it
-    # fails; 2,048 is ample for any judge answer and fails in a couple of minutes instead.
-    max_output = 2048 if backend.name == "local" else 16384
-    if backend.name == "local":
-        # llama.cpp generates until its context is full when a request names no max_tokens: a small
-        # judge that starts repeating itself would hold a server slot for minutes. Calls that need
-        # more still get it (an answer cut off here is retried with twice the budget).
-        params.setdefault("max_tokens", 1024)
+    profile = backend.profile
+    if limits is None and profile.concurrency is not None:
+        limits = Limits(max_concurrency=profile.concurrency, adaptive=False)
+    if profile.default_max_tokens is not None:
+        params.setdefault("max_tokens", profile.default_max_tokens)
     return LLM(backend, cache=_resolve_cache(cache), retry=retry, limits=limits, price=_price(price),
-               default_params=params, max_output_tokens=max_output,
+               default_params=params, max_output_tokens=profile.max_output_tokens,
                attempt_timeout=getattr(backend, "timeout", None) or timeout or 120.0,
                system_prompt=system_prompt)
 

@@ -116,7 +116,20 @@ class LocalProvider(OpenAICompatible):
     def __init__(self, settings: ServerSettings, *, timeout: float = 900.0) -> None:
         self.settings = settings
         self.model = Path(settings.model_path).name
-        self.profile = Profile(output_modes=("json_schema", "json_object", "prompt"), logprobs=True)
+        self.profile = Profile(
+            output_modes=("json_schema", "json_object", "prompt"),
+            logprobs=True,
+            # More requests in flight than server slots would only queue inside llama.cpp and run
+            # into client timeouts; the limiter holds them instead.
+            concurrency=settings.n_parallel,
+            # On a CPU judge, doubling a runaway answer's budget up to 16k tokens takes ~25 minutes
+            # before it fails; 2,048 is ample for any judge answer.
+            max_output_tokens=2048,
+            # llama.cpp generates until its context is full when a request names no max_tokens: a
+            # small judge that starts repeating itself would hold a slot for minutes. Calls that
+            # need more still get it (a cut-off answer is asked again with twice the budget).
+            default_max_tokens=1024,
+        )
         self.timeout = timeout
         self.base_url = ""
         self._is_async = True
@@ -147,6 +160,11 @@ class LocalProvider(OpenAICompatible):
             self._clients = LoopLocal(
                 lambda: openai.AsyncOpenAI(base_url=base_url, api_key="local", timeout=self.timeout, max_retries=0)
             )
+
+    def start(self) -> str:
+        """Start (or find) this model's server now and return its address, e.g. to load the
+        weights before a benchmark's clock starts."""
+        return SERVERS.address(self.settings)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         await self._ensure_started()

@@ -23,6 +23,13 @@ class Profile:
     output_modes: tuple[OutputMode, ...] = OUTPUT_MODES
     logprobs: bool = False
     multiple_completions: bool = True  # honours n > 1 in one request
+    # Requests the endpoint can really serve at once (a local server's slots). None: unknown, so
+    # the limiter adapts; a number: the limit is fixed there, since more would only queue inside.
+    concurrency: int | None = None
+    # The largest answer worth asking for when a cut-off answer is asked again with more room.
+    max_output_tokens: int = 16384
+    # max_tokens sent when a call names none (None: the provider's own default).
+    default_max_tokens: int | None = None
 
 
 class Provider(abc.ABC):
