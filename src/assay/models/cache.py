@@ -3,7 +3,9 @@
 The key hashes everything that can change a model's answer: provider, model, endpoint,
 messages, sampling parameters and the requested output schema/mode. Parameters that cannot
 change the answer (timeouts) are left out. Only successful responses are stored: an error is
-never cached, so a rerun retries it.
+never cached, so a rerun retries it. Writes are not fsynced one by one (`synchronous=NORMAL`):
+the file is never corrupted, but a power cut may lose the last answers stored, which a rerun
+then asks again.
 
 Where the file lives: `$ASSAY_CACHE_DIR/cache.sqlite` if set; else `./.assay/cache.sqlite`
 when the project has an `.assay/` directory; else the user cache directory
@@ -72,6 +74,10 @@ class ResponseCache:
         self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
+            # In WAL mode NORMAL never corrupts the file; it only skips the fsync per commit, so
+            # an answer written just before a power cut (not a process kill) may be asked again.
+            # FULL's fsync blocked the event loop for up to a millisecond on every answer stored.
+            self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, kind TEXT NOT NULL, "
                 "model TEXT NOT NULL, created REAL NOT NULL, value TEXT NOT NULL)"
