@@ -13,7 +13,12 @@ from assay.models.cost import (
     get_token_usage_for_openai,
 )
 from assay.models.embeddings import Embeddings
-from assay.models.factory import embedding_factory, llm_factory, parse_model_string
+from assay.models.factory import (
+    embedding_factory,
+    llm_factory,
+    parse_model_string,
+    register_provider,
+)
 from assay.models.limits import Limits
 from assay.models.llm import LLM
 from assay.models.providers.base import Profile, Provider
@@ -97,4 +102,5 @@ __all__ = [
     "get_tokenizer",
     "llm_factory",
     "parse_model_string",
+    "register_provider",
 ]

@@ -15,6 +15,7 @@ Model strings:
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,23 @@ PROVIDERS = (*_OPENAI_COMPATIBLE, "anthropic", "litellm", "local")
 # Named only by provider=... (never as a model-string prefix: 'google/gemma-2-9b' is a model name).
 EXPLICIT_PROVIDERS = ("google", "gemini", "azure")
 
+# Providers other code adds by name: kind -> build(model_name, *, base_url, api_key, timeout, **options).
+_REGISTERED: dict[str, Callable[..., Provider]] = {}
+
+
+def register_provider(kind: str, build: Callable[..., Provider]) -> None:
+    """Make `'<kind>/<model>'` model strings (and `provider='<kind>'`) build a provider with
+    `build(model_name, base_url=..., api_key=..., timeout=..., **options)`. A new provider is then
+    one file and one call; the built-in names cannot be taken over."""
+    key = kind.strip().lower() if isinstance(kind, str) else ""
+    if not key or "/" in key or "@" in key:
+        raise UsageError(f"a provider name must be a plain word such as 'myhost', got {kind!r}")
+    if key in PROVIDERS or key in EXPLICIT_PROVIDERS:
+        raise UsageError(f"{key!r} is a built-in provider and cannot be registered again")
+    if not callable(build):
+        raise UsageError(f"register_provider needs a callable that builds the provider, got {type(build).__name__}")
+    _REGISTERED[key] = build
+
 
 def parse_model_string(model: str, provider: str | None = None) -> tuple[str, str, str | None]:
     """Split 'provider/model@base_url' into its parts; a bare name uses `provider` or 'openai'."""
@@ -63,7 +81,7 @@ def parse_model_string(model: str, provider: str | None = None) -> tuple[str, st
     if model == "local":
         return "local", "local", base_url
     head, slash, rest = model.partition("/")
-    if slash and head.lower() in PROVIDERS and provider is None:
+    if slash and (head.lower() in PROVIDERS or head.lower() in _REGISTERED) and provider is None:
         return head.lower(), rest, base_url
     return (provider or "openai").lower(), model, base_url
 
@@ -171,6 +189,11 @@ def make_provider(
 
         return local_provider(**options, **({"timeout": timeout} if timeout is not None else {}))
     timeout = timeout if timeout is not None else 120.0
+    if kind in _REGISTERED and client is None:
+        built = _REGISTERED[kind](name, base_url=base_url, api_key=api_key, timeout=timeout, **options)
+        if not isinstance(built, Provider):
+            raise UsageError(f"the provider registered as {kind!r} returned a {type(built).__name__}, not a Provider")
+        return built
     if client is not None:
         return _client_provider(client, name, timeout, provider, **options)
     if kind in ("google", "gemini"):
@@ -450,4 +473,4 @@ def _price(price: tuple[float, float] | Price | None) -> Price | None:
 
 
 __all__ = ["ADAPTERS", "EMBEDDING_PROVIDERS", "MODEL_ARGS", "PROVIDERS", "embedding_factory", "embedding_provider",
-           "llm_factory", "make_provider", "parse_model_string"]
+           "llm_factory", "make_provider", "parse_model_string", "register_provider"]
