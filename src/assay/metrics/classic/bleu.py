@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.metrics.base import Metric
+from assay.metrics.classic._offload import load, run
 from assay.metrics.classic._sacrebleu import check_kwargs, corpus_score
 from assay.schema.outcome import MetricResult
 
@@ -24,7 +25,16 @@ class BleuScore(Metric):
         self.kwargs = check_kwargs(type(self).__name__, self.kwargs)
 
     async def _ascore(self, *, response: str, reference: str) -> MetricResult:
-        bleu = corpus_score("corpus_bleu", type(self).__name__, response, reference, self.kwargs)
+        await load("sacrebleu")
+        bleu = await run(
+            len(response) + len(reference),
+            corpus_score,
+            "corpus_bleu",
+            type(self).__name__,
+            response,
+            reference,
+            self.kwargs,
+        )
         # sacrebleu reports percentages; Ragas (and we) report fractions.
         value = float(bleu.score) / 100
         precisions = [float(p) / 100 for p in bleu.precisions]

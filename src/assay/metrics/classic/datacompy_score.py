@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 from dataclasses import dataclass
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 from assay._util.deps import require
 from assay.errors import DataError, UsageError
 from assay.metrics.base import Metric
+from assay.metrics.classic._offload import load, run
 from assay.schema.outcome import MetricResult
 
 # Ragas's legacy docs spell the modes in the singular; both spellings mean the same.
@@ -49,6 +51,15 @@ class DataCompyScore(Metric):
             raise UsageError(f"metric must be one of {', '.join(_METRICS)}, got {self.metric!r}")
 
     async def _ascore(self, *, response: str, reference: str) -> MetricResult:
+        # pandas and datacompy take seconds to import: the first time, in a worker thread.
+        for module in ("pandas", "datacompy"):
+            await load(
+                module, functools.partial(require, module, extra="sql", feature="DataCompyScore")
+            )
+        # Parsing and comparing are linear in the tables' size; large ones leave the event loop.
+        return await run(len(response) + len(reference), self._compare, response, reference)
+
+    def _compare(self, response: str, reference: str) -> MetricResult:
         pd = require("pandas", extra="sql", feature="DataCompyScore")
         datacompy = require("datacompy", extra="sql", feature="DataCompyScore")
         reference_df = _read_csv(pd, reference, "reference")

@@ -4,6 +4,11 @@ A retrieved context is relevant when its best similarity to any reference contex
 `threshold`; a reference context is recalled when some retrieved context reaches it.
 `distance_measure` is a `DistanceMeasure` (default Levenshtein) or any model-free metric
 taking `response` and `reference` whose value is a similarity (e.g. `RougeScore()`).
+
+Every retrieved context is compared with every reference context, so the work of a quadratic
+measure grows with the product of the two sides' total lengths: beyond `max_chars`² the cell is a
+`MetricError` naming the limit (the measure's default, as in `NonLLMStringSimilarity`). A large grid
+is computed in a worker thread; a metric measure applies its own limits to each pair.
 """
 
 from __future__ import annotations
@@ -11,11 +16,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import anyio.lowlevel
+
 from assay.errors import NotApplicable, UsageError
 from assay.metrics.base import Metric
+from assay.metrics.classic._offload import OFF_LOOP_CHARS, check_limit, run
 from assay.metrics.classic.string_similarity import (
     DistanceMeasure,
     as_distance_measure,
+    check_sizes,
     string_similarity,
 )
 from assay.schema.outcome import MetricResult
@@ -38,17 +47,35 @@ def _check_measure(owner: str, measure: Any) -> DistanceMeasure | Metric:
     return as_distance_measure(measure)
 
 
-async def _similarity(measure: DistanceMeasure | Metric, reference: str, response: str) -> float:
-    if isinstance(measure, Metric):
-        return float((await measure.ascore(response=response, reference=reference)).value)
-    return string_similarity(measure, reference, response)
+def _grid(
+    measure: DistanceMeasure, references: list[str], retrieved: list[str]
+) -> list[list[float]]:
+    return [[string_similarity(measure, ref, ret) for ret in retrieved] for ref in references]
 
 
 async def _similarities(
-    measure: DistanceMeasure | Metric, references: list[str], retrieved: list[str]
+    metric: _SimilarityJudged, references: list[str], retrieved: list[str]
 ) -> list[list[float]]:
     """Row i, column j: similarity of retrieved context j (as response) to reference context i."""
-    return [[await _similarity(measure, ref, ret) for ret in retrieved] for ref in references]
+    measure = metric.distance_measure
+    if not isinstance(measure, Metric):
+        sizes = {
+            "retrieved_contexts": sum(map(len, retrieved)),
+            "reference_contexts": sum(map(len, references)),
+        }
+        check_sizes(metric.name, measure, metric.max_chars, sizes)
+        # Each pair costs a call besides its characters: a hundred pairs count as a large input.
+        work = sum(sizes.values()) + len(references) * len(retrieved) * (OFF_LOOP_CHARS // 100)
+        return await run(work, _grid, measure, references, retrieved)
+    grid: list[list[float]] = []
+    for ref in references:
+        grid.append([])
+        for ret in retrieved:
+            # Many small pairs scored inline would never yield: let a timeout in between pairs.
+            await anyio.lowlevel.checkpoint()
+            result = await measure.ascore(response=ret, reference=ref)
+            grid[-1].append(float(result.value))
+    return grid
 
 
 def _best(scores: list[float]) -> tuple[float, int]:
@@ -75,6 +102,9 @@ class _SimilarityJudged(Metric):
 
     distance_measure: Any = DistanceMeasure.LEVENSHTEIN
     threshold: float = 0.5
+    # Limit on the product of the two sides' total lengths (max_chars²); None: the measure's
+    # default. Not part of the spec: it decides whether a value is computed, never which.
+    max_chars: int | None = None
     required_fields = ("retrieved_contexts", "reference_contexts")
 
     def __post_init__(self) -> None:
@@ -82,9 +112,11 @@ class _SimilarityJudged(Metric):
         self.distance_measure = _check_measure(type(self).__name__, self.distance_measure)
         if isinstance(self.threshold, bool) or not isinstance(self.threshold, (int, float)):
             raise UsageError(f"threshold must be a number, got {self.threshold!r}")
+        self.max_chars = check_limit("max_chars", self.max_chars)
 
     def params(self) -> dict[str, Any]:
         values = super().params()
+        values.pop("max_chars")
         if isinstance(self.distance_measure, Metric):
             # A nested metric is described by its own spec, so run manifests stay JSON.
             values["distance_measure"] = self.distance_measure.spec()
@@ -102,7 +134,7 @@ class NonLLMContextPrecisionWithReference(_SimilarityJudged):
     ) -> MetricResult:
         if not retrieved_contexts:
             raise NotApplicable("no retrieved contexts: precision is undefined")
-        grid = await _similarities(self.distance_measure, reference_contexts, retrieved_contexts)
+        grid = await _similarities(self, reference_contexts, retrieved_contexts)
         best = [_best([row[j] for row in grid]) for j in range(len(retrieved_contexts))]
         verdicts = [int(score >= self.threshold) for score, _ in best]
         return MetricResult(
@@ -128,7 +160,7 @@ class NonLLMContextRecall(_SimilarityJudged):
     ) -> MetricResult:
         if not reference_contexts:
             raise NotApplicable("no reference contexts: recall is undefined")
-        grid = await _similarities(self.distance_measure, reference_contexts, retrieved_contexts)
+        grid = await _similarities(self, reference_contexts, retrieved_contexts)
         best = [_best(row) for row in grid]
         recalled = [int(score >= self.threshold) for score, _ in best]
         return MetricResult(

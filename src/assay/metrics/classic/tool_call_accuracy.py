@@ -5,8 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import anyio.lowlevel
+
 from assay.errors import UsageError
 from assay.metrics.base import Metric
+from assay.metrics.classic._offload import run, size_of
 from assay.metrics.classic._tool_calls import arg_text, expected_calls, made_calls
 from assay.schema.messages import ToolCall
 from assay.schema.outcome import MetricResult
@@ -18,6 +21,20 @@ def _sort_key(call: ToolCall) -> tuple[str, ...]:
         call.name,
         *(part for key in sorted(call.args) for part in (key, arg_text(call.args[key]))),
     )
+
+
+def _aligned(
+    user_input: list[Any], reference_tool_calls: list[Any], strict_order: bool
+) -> tuple[list[ToolCall], list[ToolCall]]:
+    """The calls made and the calls expected, both sorted unless the order counts."""
+    called, expected = made_calls(user_input), expected_calls(reference_tool_calls)
+    if not strict_order:
+        called, expected = sorted(called, key=_sort_key), sorted(expected, key=_sort_key)
+    return called, expected
+
+
+def _texts(got: Any, want: Any) -> tuple[str, str]:
+    return arg_text(got), arg_text(want)
 
 
 @dataclass(kw_only=True)
@@ -57,11 +74,13 @@ class ToolCallAccuracy(Metric):
         return values
 
     async def _compare(self, got: Any, want: Any) -> float:
+        # Many small arguments compared inline would never yield: let a timeout in between.
+        await anyio.lowlevel.checkpoint()
+        # Huge values are turned into text off the event loop (and a metric offloads its own work).
+        got_text, want_text = await run(size_of(got, want), _texts, got, want)
         if self.arg_comparison_metric is None:
-            return float(arg_text(got) == arg_text(want))
-        result = await self.arg_comparison_metric.ascore(
-            response=arg_text(got), reference=arg_text(want)
-        )
+            return float(got_text == want_text)
+        result = await self.arg_comparison_metric.ascore(response=got_text, reference=want_text)
         return float(result.value)
 
     async def _arg_matches(self, got: dict[str, Any], want: dict[str, Any]) -> float:
@@ -73,9 +92,11 @@ class ToolCallAccuracy(Metric):
     async def _ascore(
         self, *, user_input: list[Any], reference_tool_calls: list[Any]
     ) -> MetricResult:
-        called, expected = made_calls(user_input), expected_calls(reference_tool_calls)
-        if not self.strict_order:
-            called, expected = sorted(called, key=_sort_key), sorted(expected, key=_sort_key)
+        # Linear in the calls' size, but huge arguments are read and sorted off the event loop.
+        size = size_of(user_input, reference_tool_calls)
+        called, expected = await run(
+            size, _aligned, user_input, reference_tool_calls, self.strict_order
+        )
         called_names, expected_names = [c.name for c in called], [c.name for c in expected]
         details: dict[str, Any] = {
             "strict_order": self.strict_order,

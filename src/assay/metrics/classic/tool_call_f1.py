@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.metrics.base import Metric
+from assay.metrics.classic._offload import run, size_of
 from assay.metrics.classic._tool_calls import call_key, expected_calls, made_calls
 from assay.schema.outcome import MetricResult
 
@@ -27,30 +28,36 @@ class ToolCallF1(Metric):
     async def _ascore(
         self, *, user_input: list[Any], reference_tool_calls: list[Any]
     ) -> MetricResult:
-        called = Counter(call_key(c) for c in made_calls(user_input))
-        expected = Counter(call_key(c) for c in expected_calls(reference_tool_calls))
-        tp = sum((called & expected).values())
-        fp, fn = sum(called.values()) - tp, sum(expected.values()) - tp
-        if not called and not expected:
-            return MetricResult(
-                1.0,
-                reason="no tool calls expected and none made",
-                details={"tp": 0, "fp": 0, "fn": 0},
-            )
-        precision = tp / (tp + fp) if tp + fp else 0.0
-        recall = tp / (tp + fn) if tp + fn else 0.0
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        # Linear in the calls' size, but huge arguments are compared off the event loop.
+        size = size_of(user_input, reference_tool_calls)
+        return await run(size, _f1, user_input, reference_tool_calls)
+
+
+def _f1(user_input: list[Any], reference_tool_calls: list[Any]) -> MetricResult:
+    called = Counter(call_key(c) for c in made_calls(user_input))
+    expected = Counter(call_key(c) for c in expected_calls(reference_tool_calls))
+    tp = sum((called & expected).values())
+    fp, fn = sum(called.values()) - tp, sum(expected.values()) - tp
+    if not called and not expected:
         return MetricResult(
-            f1,
-            reason=f"{tp} matching call(s), {fp} unexpected, {fn} missing "
-            f"(precision {precision:.4f}, recall {recall:.4f})",
-            details={
-                "tp": tp,
-                "fp": fp,
-                "fn": fn,
-                "precision": precision,
-                "recall": recall,
-                "unexpected": [name for name, _ in (called - expected).elements()],
-                "missing": [name for name, _ in (expected - called).elements()],
-            },
+            1.0,
+            reason="no tool calls expected and none made",
+            details={"tp": 0, "fp": 0, "fn": 0},
         )
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return MetricResult(
+        f1,
+        reason=f"{tp} matching call(s), {fp} unexpected, {fn} missing "
+        f"(precision {precision:.4f}, recall {recall:.4f})",
+        details={
+            "tp": tp,
+            "fp": fp,
+            "fn": fn,
+            "precision": precision,
+            "recall": recall,
+            "unexpected": [name for name, _ in (called - expected).elements()],
+            "missing": [name for name, _ in (expected - called).elements()],
+        },
+    )
