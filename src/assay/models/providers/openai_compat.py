@@ -10,14 +10,12 @@ transport (`_LeanTransport`); https and proxied requests keep the SDK's usual tr
 from __future__ import annotations
 
 import array
-import asyncio
 import base64
 import binascii
 import inspect
 import json
 import os
 import weakref
-from collections.abc import Callable
 from typing import Any
 
 import anyio
@@ -467,31 +465,15 @@ class _DirectRoute:
         return json.loads(response.content)
 
 
-# -- a lean HTTP/1.1 transport for plain-http endpoints ---------------------------------------
-#
-# Local and LAN servers (vLLM, Ollama, llama.cpp, LM Studio, assay's embedded judge) are spoken
-# to over plain http://. For them, httpcore's general machinery (anyio streams, the h11 state
-# machine, a pool that probes every idle socket on each request) cost several times the whole
-# rest of a judge call in client CPU. `_LeanTransport` sends those requests itself on asyncio
-# connections it keeps alive; everything else (https, proxies from the environment, which httpx
-# mounts separately, request bodies that are streams) goes to the SDK's usual transport, made on
-# first use. It raises httpx's own exception classes, so the SDK and `translate_openai_error`
-# see the same errors as before. Bodies are read whole: assay never streams a completion.
-
-_KEEPALIVE_EXPIRY = 5.0  # seconds an idle connection is kept (httpx's default)
-_MAX_IDLE = 100  # idle connections kept per origin (the openai SDK's max_keepalive_connections)
-_MAX_HEAD = 65536  # bytes of status line and headers before the answer counts as malformed
-
-
 def lean_http_client() -> Any:
-    """The openai SDK's default async HTTP client (its timeouts, limits, redirects), with plain
-    http:// requests sent by `_LeanTransport`."""
+    """The openai SDK's default async HTTP client (its timeouts, limits, redirects, transport),
+    kept beside the SDK client so `_DirectRoute` can send on it. None when the SDK's HTTP library
+    is not one we recognise (the SDK then builds its own)."""
     import openai
 
-    httpx = _sdk_http_module()
-    if httpx is None:  # an SDK whose HTTP library we do not recognise: its own client
+    if _sdk_http_module() is None:
         return None
-    return openai.DefaultAsyncHttpxClient(transport=_lean_transport_class(httpx)())
+    return openai.DefaultAsyncHttpxClient()
 
 
 def _sdk_http_module() -> Any:
@@ -505,258 +487,6 @@ def _sdk_http_module() -> Any:
         if base.__name__ == "AsyncClient" and module is not None and hasattr(module, "AsyncBaseTransport"):
             return module
     return None
-
-
-class _Connection(asyncio.Protocol):
-    """One keep-alive HTTP/1.1 connection: bytes received so far and who waits for more."""
-
-    def __init__(self) -> None:
-        self.transport: asyncio.Transport | None = None
-        self.buffer = bytearray()
-        self.closed = False
-        self.idle_since = 0.0
-        self._waiter: asyncio.Future[None] | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-
-    def data_received(self, data: bytes) -> None:
-        self.buffer += data
-        self._wake()
-
-    def eof_received(self) -> bool:
-        self.closed = True
-        self._wake()
-        return False  # close the transport
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.closed = True
-        self._wake()
-
-    def _wake(self) -> None:
-        waiter = self._waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    async def more(self, timeout: float | None, timed_out: Callable[[], Exception]) -> None:
-        """Wait until more bytes arrive or the connection closes; `timed_out()` after `timeout`."""
-        loop = asyncio.get_running_loop()
-        waiter = self._waiter = loop.create_future()
-        timer = None
-        if timeout is not None:
-            timer = loop.call_later(timeout, lambda: waiter.done() or waiter.set_exception(timed_out()))
-        try:
-            await waiter
-        finally:
-            self._waiter = None
-            if timer is not None:
-                timer.cancel()
-
-    def close(self) -> None:
-        self.closed = True
-        if self.transport is not None:
-            self.transport.close()
-
-
-def _lean_transport_class(httpx: Any) -> Any:
-    cached = _TRANSPORTS.get(httpx.__name__)
-    if cached is not None:
-        return cached
-
-    class _Body(httpx.AsyncByteStream):
-        def __init__(self, content: bytes) -> None:
-            self._content = content
-
-        async def __aiter__(self) -> Any:
-            yield self._content
-
-    class _LeanTransport(httpx.AsyncBaseTransport):
-        def __init__(self) -> None:
-            self._idle: dict[tuple[str, int], list[_Connection]] = {}
-            self._fallback: Any = None
-            self._closed = False
-
-        def _usual(self) -> Any:
-            if self._fallback is None:
-                try:
-                    from openai._constants import DEFAULT_CONNECTION_LIMITS as limits
-                except ImportError:  # pragma: no cover - an SDK that moved it
-                    limits = httpx.Limits(max_connections=1000, max_keepalive_connections=100)
-                self._fallback = httpx.AsyncHTTPTransport(limits=limits)
-            return self._fallback
-
-        async def handle_async_request(self, request: Any) -> Any:
-            if request.url.scheme != "http":
-                return await self._usual().handle_async_request(request)
-            try:
-                body = request.content
-            except httpx.RequestNotRead:  # a streamed body
-                return await self._usual().handle_async_request(request)
-            timeouts = request.extensions.get("timeout") or {}
-            origin = (request.url.host, request.url.port or 80)
-            connection = await self._connection(origin, timeouts.get("connect"))
-            try:
-                head = [b"%s %s HTTP/1.1\r\n" % (request.method.encode("ascii"), request.url.raw_path)]
-                head += [b"%s: %s\r\n" % (name, value) for name, value in request.headers.raw]
-                head.append(b"\r\n")
-                connection.transport.write(b"".join(head) + body)  # type: ignore[union-attr]
-                version, status, reason, headers, content, reusable = await self._read_response(
-                    connection, request.method, timeouts.get("read")
-                )
-            except BaseException:
-                connection.close()  # cut off mid-exchange (error, deadline, cancellation): never reused
-                raise
-            if reusable and not connection.closed and not connection.buffer and not self._closed:
-                self._release(origin, connection)
-            else:
-                connection.close()
-            return httpx.Response(
-                status, headers=headers, stream=_Body(content),
-                extensions={"http_version": version, "reason_phrase": reason},
-            )
-
-        async def _connection(self, origin: tuple[str, int], timeout: float | None) -> _Connection:
-            idle = self._idle.get(origin)
-            if idle:
-                now = asyncio.get_running_loop().time()
-                while idle:
-                    connection = idle.pop()  # the most recently used: the least likely to have timed out
-                    if not connection.closed and not connection.buffer and now - connection.idle_since < _KEEPALIVE_EXPIRY:
-                        return connection
-                    connection.close()
-            loop = asyncio.get_running_loop()
-            host, port = origin
-            try:
-                _, connection = await asyncio.wait_for(loop.create_connection(_Connection, host, port), timeout)
-            except (asyncio.TimeoutError, TimeoutError) as exc:
-                raise httpx.ConnectTimeout(f"timed out connecting to {host}:{port}") from exc
-            except OSError as exc:
-                raise httpx.ConnectError(str(exc) or type(exc).__name__) from exc
-            return connection
-
-        def _release(self, origin: tuple[str, int], connection: _Connection) -> None:
-            idle = self._idle.setdefault(origin, [])
-            connection.idle_since = asyncio.get_running_loop().time()
-            idle.append(connection)
-            if len(idle) > _MAX_IDLE:
-                idle.pop(0).close()
-
-        async def _read_response(
-            self, connection: _Connection, method: str, timeout: float | None
-        ) -> tuple[bytes, int, bytes, list[tuple[bytes, bytes]], bytes, bool]:
-            def timed_out() -> Exception:
-                return httpx.ReadTimeout("timed out waiting for the server's answer")
-
-            buffer = connection.buffer
-            while True:  # skip informational answers (100 Continue)
-                end = buffer.find(b"\r\n\r\n")
-                while end < 0:
-                    if len(buffer) > _MAX_HEAD:
-                        raise httpx.RemoteProtocolError("the answer's headers are too long")
-                    if connection.closed:
-                        raise httpx.RemoteProtocolError(
-                            "Server disconnected without sending a response." if not buffer
-                            else "peer closed connection without sending a complete response head"
-                        )
-                    await connection.more(timeout, timed_out)
-                    end = buffer.find(b"\r\n\r\n")
-                lines = bytes(buffer[:end]).split(b"\r\n")
-                del buffer[: end + 4]
-                version, _, rest = lines[0].partition(b" ")
-                code, _, reason = rest.partition(b" ")
-                if not version.startswith(b"HTTP/1.") or len(code) != 3 or not code.isdigit():
-                    raise httpx.RemoteProtocolError(f"not an HTTP/1.x status line: {lines[0][:80]!r}")
-                status = int(code)
-                if not 100 <= status < 200 or status == 101:
-                    break
-            headers = []
-            length: int | None = None
-            chunked = False
-            close = version == b"HTTP/1.0"
-            for line in lines[1:]:
-                name, colon, value = line.partition(b":")
-                if not colon or not name or name != name.strip():
-                    raise httpx.RemoteProtocolError(f"malformed header line: {line[:80]!r}")
-                value = value.strip()
-                headers.append((name, value))
-                lowered = name.lower()
-                if lowered == b"content-length":
-                    if not value.isdigit() or (length is not None and int(value) != length):
-                        raise httpx.RemoteProtocolError(f"invalid content-length: {value[:40]!r}")
-                    length = int(value)
-                elif lowered == b"transfer-encoding":
-                    chunked = value.lower().endswith(b"chunked")
-                elif lowered == b"connection":
-                    tokens = {token.strip() for token in value.lower().split(b",")}
-                    close = b"close" in tokens or (close and b"keep-alive" not in tokens)
-            if method == "HEAD" or status in (204, 304):
-                content = b""
-            elif chunked:
-                content = await self._chunked(connection, timeout, timed_out)
-            elif length is not None:
-                while len(buffer) < length:
-                    if connection.closed:
-                        raise httpx.RemoteProtocolError(
-                            f"peer closed connection without sending complete message body: received "
-                            f"{len(buffer)} bytes, expected {length}"
-                        )
-                    await connection.more(timeout, timed_out)
-                content = bytes(buffer[:length])
-                del buffer[:length]
-            else:  # the body ends when the server closes the connection
-                while not connection.closed:
-                    await connection.more(timeout, timed_out)
-                content = bytes(buffer)
-                buffer.clear()
-                close = True
-            return version, status, reason, headers, content, not close
-
-        async def _chunked(self, connection: _Connection, timeout: float | None, timed_out: Any) -> bytes:
-            buffer = connection.buffer
-            parts = []
-
-            async def line() -> bytes:
-                end = buffer.find(b"\r\n")
-                while end < 0:
-                    if connection.closed:
-                        raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
-                    await connection.more(timeout, timed_out)
-                    end = buffer.find(b"\r\n")
-                text = bytes(buffer[:end])
-                del buffer[: end + 2]
-                return text
-
-            while True:
-                size_text = (await line()).split(b";", 1)[0].strip()
-                try:
-                    size = int(size_text, 16)
-                except ValueError:
-                    raise httpx.RemoteProtocolError(f"invalid chunk size: {size_text[:20]!r}") from None
-                if size == 0:
-                    while await line():  # trailers, up to the empty line
-                        pass
-                    return b"".join(parts)
-                while len(buffer) < size + 2:
-                    if connection.closed:
-                        raise httpx.RemoteProtocolError("peer closed connection without sending complete message body")
-                    await connection.more(timeout, timed_out)
-                parts.append(bytes(buffer[:size]))
-                del buffer[: size + 2]
-
-        async def aclose(self) -> None:
-            self._closed = True  # connections still in use are closed when their answer is in
-            for idle in self._idle.values():
-                for connection in idle:
-                    connection.close()
-            self._idle.clear()
-            if self._fallback is not None:
-                await self._fallback.aclose()
-
-    _TRANSPORTS[httpx.__name__] = _LeanTransport
-    return _LeanTransport
-
-
-_TRANSPORTS: dict[str, Any] = {}
 
 
 __all__ = ["OpenAICompatible", "lean_http_client", "retry_after_seconds", "translate_openai_error"]
