@@ -24,12 +24,21 @@ from assay.models.factory import llm_factory
 
 ROOT = Path(__file__).resolve().parent
 # The README's five (defaults), then the opt-in claim splits for comparison.
-DEFAULT_METRICS = ("faithfulness", "answer_relevancy", "context_precision", "context_recall", "factual_correctness",
-                   "faithfulness(statements=claims)", "factual_correctness(statements=claims)")
+DEFAULT_METRICS = (
+    "faithfulness",
+    "answer_relevancy",
+    "context_precision",
+    "context_recall",
+    "factual_correctness",
+    "faithfulness(statements=claims)",
+    "factual_correctness(statements=claims)",
+)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--data", default=str(ROOT.parent / "examples" / "rag_samples.jsonl"))
     parser.add_argument("--metrics", default=",".join(DEFAULT_METRICS))
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
@@ -40,50 +49,85 @@ def main() -> None:
     llm = llm_factory("local", cache=False, n_threads=args.threads)
     embeddings = default_embeddings(cache=False)
     rows = []
-    llm.generate("Say ok.", max_tokens=2)  # start the server and load the weights outside the timings
+    llm.generate(
+        "Say ok.", max_tokens=2
+    )  # start the server and load the weights outside the timings
     for spec in split_top_level(args.metrics):
         metric = parse_metric(spec) if "(" in spec else create_metric(spec)
         started = time.perf_counter()
-        result = evaluate(args.data, [metric], llm=llm, embeddings=embeddings, show_progress=False, max_concurrency=2)
+        result = evaluate(
+            args.data,
+            [metric],
+            llm=llm,
+            embeddings=embeddings,
+            show_progress=False,
+            max_concurrency=2,
+        )
         seconds = time.perf_counter() - started
         summary = result.summary(metric.name)
         usage = result.usage()
-        rows.append({
-            "metric": spec, "samples": summary.n_rows, "ok": summary.n_ok, "errors": summary.n_error,
-            "seconds_per_sample": round(seconds / summary.n_rows, 2), "mean": summary.mean,
-            "requests_per_sample": round(usage.requests / summary.n_rows, 2),
-            "input_tokens_per_sample": round(usage.input_tokens / summary.n_rows),
-            "output_tokens_per_sample": round(usage.output_tokens / summary.n_rows),
-        })
+        rows.append(
+            {
+                "metric": spec,
+                "samples": summary.n_rows,
+                "ok": summary.n_ok,
+                "errors": summary.n_error,
+                "seconds_per_sample": round(seconds / summary.n_rows, 2),
+                "mean": summary.mean,
+                "requests_per_sample": round(usage.requests / summary.n_rows, 2),
+                "input_tokens_per_sample": round(usage.input_tokens / summary.n_rows),
+                "output_tokens_per_sample": round(usage.output_tokens / summary.n_rows),
+            }
+        )
         print(json.dumps(rows[-1]))
     report = {
-        "assay_version": __version__, "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"cores": os.cpu_count(), "python": platform.python_version(), "processor": platform.machine()},
-        "judge": llm.identity(), "threads": args.threads, "data": args.data, "results": rows,
+        "assay_version": __version__,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "machine": {
+            "cores": os.cpu_count(),
+            "python": platform.python_version(),
+            "processor": platform.machine(),
+        },
+        "judge": llm.identity(),
+        "threads": args.threads,
+        "data": args.data,
+        "results": rows,
         "load_average_at_end": os.getloadavg(),
     }
     out = ROOT / "results"
     out.mkdir(exist_ok=True)
     (out / "local_judge_speed.json").write_text(json.dumps(report, indent=2))
-    lines = ["# Local judge speed", "", f"assay {__version__}, {report['date']}, judge {llm.model}, "
-             f"{args.threads} threads, {os.cpu_count()} cores; load average at the end {os.getloadavg()[0]:.1f} "
-             "(other work on the machine inflates these numbers).", "",
-             "| metric | samples | ok | s / sample | requests / sample | in tok / sample | out tok / sample | mean |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# Local judge speed",
+        "",
+        f"assay {__version__}, {report['date']}, judge {llm.model}, "
+        f"{args.threads} threads, {os.cpu_count()} cores; load average at the end {os.getloadavg()[0]:.1f} "
+        "(other work on the machine inflates these numbers).",
+        "",
+        "| metric | samples | ok | s / sample | requests / sample | in tok / sample | out tok / sample | mean |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for row in rows:
         mean = "n/a" if row["mean"] is None else f"{row['mean']:.3f}"
-        lines.append(f"| {row['metric']} | {row['samples']} | {row['ok']} | {row['seconds_per_sample']} | "
-                     f"{row['requests_per_sample']} | {row['input_tokens_per_sample']} | {row['output_tokens_per_sample']} | {mean} |")
+        lines.append(
+            f"| {row['metric']} | {row['samples']} | {row['ok']} | {row['seconds_per_sample']} | "
+            f"{row['requests_per_sample']} | {row['input_tokens_per_sample']} | {row['output_tokens_per_sample']} | {mean} |"
+        )
     faithfulness = next((row for row in rows if row["metric"] == "faithfulness"), None)
     if faithfulness is not None:
         met = faithfulness["seconds_per_sample"] <= 5.0
-        lines += ["", f"Floor (issue 4): faithfulness at most 5 s per sample on this judge: "
-                      f"{'met' if met else 'NOT met'} ({faithfulness['seconds_per_sample']} s)."]
+        lines += [
+            "",
+            f"Floor (issue 4): faithfulness at most 5 s per sample on this judge: "
+            f"{'met' if met else 'NOT met'} ({faithfulness['seconds_per_sample']} s).",
+        ]
     five = [row for row in rows if "(" not in row["metric"]]
     if len(five) == 5:
         total = sum(row["seconds_per_sample"] for row in five)
-        lines += [f"The five default metrics together: {total:.1f} s per sample, "
-                  f"{sum(row['requests_per_sample'] for row in five):.1f} model requests per sample (judge calls and embedding batches)."]
+        lines += [
+            f"The five default metrics together: {total:.1f} s per sample, "
+            f"{sum(row['requests_per_sample'] for row in five):.1f} model requests per sample (judge calls and embedding batches)."
+        ]
     (out / "local_judge_speed.md").write_text("\n".join(lines) + "\n")
 
 

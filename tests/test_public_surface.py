@@ -14,9 +14,22 @@ def test_every_exported_name_exists():
 
 
 def test_core_names_are_exported():
-    for name in ("evaluate", "aevaluate", "EvaluationDataset", "SingleTurnSample", "MultiTurnSample",
-                 "EvaluationResult", "MetricResult", "Metric", "HumanMessage", "AIMessage", "ToolMessage",
-                 "ToolCall", "DataError", "UsageError"):
+    for name in (
+        "evaluate",
+        "aevaluate",
+        "EvaluationDataset",
+        "SingleTurnSample",
+        "MultiTurnSample",
+        "EvaluationResult",
+        "MetricResult",
+        "Metric",
+        "HumanMessage",
+        "AIMessage",
+        "ToolMessage",
+        "ToolCall",
+        "DataError",
+        "UsageError",
+    ):
         assert name in assay.__all__, name
 
 
@@ -26,7 +39,9 @@ def test_import_assay_loads_no_heavy_dependency():
         "print(','.join(m for m in ('pandas', 'numpy', 'torch', 'datasets', 'sacrebleu', 'rouge_score', "
         "'datacompy', 'typer') if m in sys.modules))"
     )
-    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
     assert loaded.stdout.strip() == ""
 
 
@@ -44,7 +59,9 @@ def test_ragas_names_of_the_evaluation_library_exist():
         import pytest
 
         pytest.skip("the spec's api-surface.json is not beside this checkout")
-    names = {entry["name"] for entry in json.loads(spec.read_text()) if entry["area"] in RAGAS_AREAS}
+    names = {
+        entry["name"] for entry in json.loads(spec.read_text()) if entry["area"] in RAGAS_AREAS
+    }
     assert sorted(name for name in names - NOT_PROVIDED if not hasattr(assay, name)) == []
 
 
@@ -52,13 +69,19 @@ def test_lowercase_singletons_are_model_free_metric_instances():
     from assay.metrics.base import Metric
 
     expected = {
-        "faithfulness": assay.Faithfulness, "answer_relevancy": assay.AnswerRelevancy,
-        "context_precision": assay.ContextPrecision, "context_recall": assay.ContextRecall,
-        "context_utilization": assay.ContextUtilization, "context_entity_recall": assay.ContextEntityRecall,
-        "answer_similarity": assay.SemanticSimilarity, "answer_correctness": assay.AnswerCorrectness,
-        "summarization_score": assay.SummaryScore, "rubrics_score_with_reference": assay.RubricsScoreWithReference,
+        "faithfulness": assay.Faithfulness,
+        "answer_relevancy": assay.AnswerRelevancy,
+        "context_precision": assay.ContextPrecision,
+        "context_recall": assay.ContextRecall,
+        "context_utilization": assay.ContextUtilization,
+        "context_entity_recall": assay.ContextEntityRecall,
+        "answer_similarity": assay.SemanticSimilarity,
+        "answer_correctness": assay.AnswerCorrectness,
+        "summarization_score": assay.SummaryScore,
+        "rubrics_score_with_reference": assay.RubricsScoreWithReference,
         "rubrics_score_without_reference": assay.RubricsScoreWithoutReference,
-        "multimodal_faithness": assay.MultiModalFaithfulness, "multimodal_relevance": assay.MultiModalRelevance,
+        "multimodal_faithness": assay.MultiModalFaithfulness,
+        "multimodal_relevance": assay.MultiModalRelevance,
     }
     for name, cls in expected.items():
         metric = getattr(assay, name)
@@ -66,7 +89,11 @@ def test_lowercase_singletons_are_model_free_metric_instances():
         assert getattr(metric, "llm", None) is None and getattr(metric, "embeddings", None) is None
     assert assay.answer_similarity.name == "answer_similarity"
     assert [m.name for m in assay.metrics.singletons.DEFAULT_METRICS] == [
-        "answer_relevancy", "context_precision", "faithfulness", "context_recall"]
+        "answer_relevancy",
+        "context_precision",
+        "faithfulness",
+        "context_recall",
+    ]
 
 
 def test_with_models_copies_and_never_binds_the_original():
@@ -85,7 +112,9 @@ def test_rag_evaluator_is_the_spec_003_entry_point_as_an_object(monkeypatch):
     data = {"response": ["Paris is in France."], "retrieved_contexts": [["Paris is in France."]]}
     assert assay.RAGEvaluator(llm=llm).evaluate(["faithfulness"], data) == {"faithfulness": [1.0]}
     assert len(provider.requests) == 1
-    assert assay.RAGEvaluator(llm=llm).evaluate(["faithfulness"], {"response": []}) is None  # limits as the function
+    assert (
+        assay.RAGEvaluator(llm=llm).evaluate(["faithfulness"], {"response": []}) is None
+    )  # limits as the function
 
 
 def test_quickstart_is_the_package_and_ragas_function(tmp_path):

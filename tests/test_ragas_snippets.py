@@ -57,7 +57,10 @@ def test_get_started_evaluate_a_simple_rag(loop):
         "Albert Einstein proposed the theory of relativity, which transformed our understanding of time, space, and gravity.",
         "Marie Curie was a physicist and chemist who conducted pioneering research on radioactivity and won two Nobel Prizes.",
     ]
-    sample_queries = ["Who introduced the theory of relativity?", "Who won two Nobel Prizes for research on radioactivity?"]
+    sample_queries = [
+        "Who introduced the theory of relativity?",
+        "Who won two Nobel Prizes for research on radioactivity?",
+    ]
     expected_responses = sample_docs
     rag_answers = dict(zip(sample_queries, sample_docs, strict=True))
 
@@ -70,18 +73,25 @@ def test_get_started_evaluate_a_simple_rag(loop):
                 "user_input": query,
                 "retrieved_contexts": relevant_docs,
                 "response": response,
-                "reference": reference
+                "reference": reference,
             }
         )
 
     from assay import EvaluationDataset
+
     evaluation_dataset = EvaluationDataset.from_list(dataset)
 
     from assay import evaluate
+
     evaluator_llm = evaluator_llm_source  # swapped: LangchainLLMWrapper(llm)
 
     from assay import FactualCorrectness, Faithfulness, LLMContextRecall
-    result = evaluate(dataset=evaluation_dataset,metrics=[LLMContextRecall(), Faithfulness(), FactualCorrectness()],llm=evaluator_llm)
+
+    result = evaluate(
+        dataset=evaluation_dataset,
+        metrics=[LLMContextRecall(), Faithfulness(), FactualCorrectness()],
+        llm=evaluator_llm,
+    )
     result
 
     assert "'context_recall': 1.0000" in repr(result) and "'faithfulness': 1.0000" in repr(result)
@@ -99,25 +109,45 @@ def test_evaluate_with_no_metrics_runs_ragas_default_list_on_a_hf_dataset(loop):
     from assay import evaluate
 
     # the API reference's example: a v1 dataset, no metrics named
-    dataset = Dataset.from_dict({
-        "question": ["What is the capital of France?"],
-        "answer": ["Paris is the capital of France."],
-        "contexts": [["France is a country in Europe. Its capital is Paris."]],
-        "ground_truth": ["Paris"],
-    })
+    dataset = Dataset.from_dict(
+        {
+            "question": ["What is the capital of France?"],
+            "answer": ["Paris is the capital of France."],
+            "contexts": [["France is a country in Europe. Its capital is Paris."]],
+            "ground_truth": ["Paris"],
+        }
+    )
     result = evaluate(dataset)
     print(result)
 
-    assert result.metric_names == ["answer_relevancy", "context_precision", "faithfulness", "context_recall"]
-    assert result.scores == [{"answer_relevancy": 1.0, "context_precision": pytest.approx(1.0), "faithfulness": 1.0,
-                              "context_recall": 1.0}]
+    assert result.metric_names == [
+        "answer_relevancy",
+        "context_precision",
+        "faithfulness",
+        "context_recall",
+    ]
+    assert result.scores == [
+        {
+            "answer_relevancy": 1.0,
+            "context_precision": pytest.approx(1.0),
+            "faithfulness": 1.0,
+            "context_recall": 1.0,
+        }
+    ]
 
 
 def test_aevaluate_docstring_example(loop):
     loop.judge({"supported": all_yes})
     from assay import EvaluationDataset, Faithfulness
-    dataset = EvaluationDataset.from_list([{"response": "Paris is the capital.",  # filled in
-                                            "retrieved_contexts": ["Paris is the capital of France."]}])
+
+    dataset = EvaluationDataset.from_list(
+        [
+            {
+                "response": "Paris is the capital.",  # filled in
+                "retrieved_contexts": ["Paris is the capital of France."],
+            }
+        ]
+    )
     metrics = [Faithfulness()]  # filled in
 
     import asyncio
@@ -136,8 +166,15 @@ def test_aevaluate_docstring_example(loop):
 def test_evaluate_allow_nest_asyncio_forms(loop):
     loop.judge({"supported": all_yes})
     from assay import EvaluationDataset, Faithfulness, evaluate
-    dataset = EvaluationDataset.from_list([{"response": "Paris is the capital.",  # filled in
-                                            "retrieved_contexts": ["Paris is the capital of France."]}])
+
+    dataset = EvaluationDataset.from_list(
+        [
+            {
+                "response": "Paris is the capital.",  # filled in
+                "retrieved_contexts": ["Paris is the capital of France."],
+            }
+        ]
+    )
     metrics = [Faithfulness()]  # filled in
 
     # Default behavior (Jupyter-compatible)
@@ -148,8 +185,13 @@ def test_evaluate_allow_nest_asyncio_forms(loop):
 
 
 def test_legacy_rubrics_singletons_on_a_hf_dataset(loop):
-    loop.judge({"rubric_score": lambda request: rubric(5 if "(not provided)" not in fenced(request, "reference")
-                                                       else 4)})
+    loop.judge(
+        {
+            "rubric_score": lambda request: rubric(
+                5 if "(not provided)" not in fenced(request, "reference") else 4
+            )
+        }
+    )
     from datasets import Dataset
 
     from assay import evaluate
@@ -170,23 +212,24 @@ def test_legacy_rubrics_singletons_on_a_hf_dataset(loop):
                 "Scientists debate whether the Amazon or the Nile is the longest river in the world.",
                 "The Nile River was central to the Ancient Egyptians' rise to wealth and power.",
             ],
-        ]
+        ],
     }
     dataset = Dataset.from_dict(rows)
     result = evaluate(
         dataset,
-        metrics=[
-            rubrics_score_without_reference,
-            rubrics_score_with_reference
-        ],
+        metrics=[rubrics_score_without_reference, rubrics_score_with_reference],
     )
 
-    assert result.scores == [{"rubrics_score_without_reference": 4, "rubrics_score_with_reference": 5}]
+    assert result.scores == [
+        {"rubrics_score_without_reference": 4, "rubrics_score_with_reference": 5}
+    ]
     assert rubrics_score_with_reference.llm is None  # the singleton got the run's model in a copy
 
 
 def test_instance_rubrics_example(loop):
-    loop.judge({"rubric_score": lambda request: rubric(1 if "try" in fenced(request, "response") else 0)})
+    loop.judge(
+        {"rubric_score": lambda request: rubric(1 if "try" in fenced(request, "response") else 0)}
+    )
     evaluator_llm = loop.llm()  # swapped: LangchainLLMWrapper(ChatOpenAI(model="gpt-4o"))
     from assay import EvaluationDataset, InstanceRubrics, evaluate
 
@@ -230,25 +273,36 @@ def test_instance_rubrics_example(loop):
     )
     result
 
-    assert repr(result) == "{'instance_rubrics': 0.5000 (2/2 rows)}"  # the docs' {'instance_rubrics': 0.5000}
+    assert (
+        repr(result) == "{'instance_rubrics': 0.5000 (2/2 rows)}"
+    )  # the docs' {'instance_rubrics': 0.5000}
 
 
 # -- metrics scored on their own -------------------------------------------------------------------------
 def test_single_turn_metrics_overview(loop):
     loop.judge({"supported": all_yes})
     from assay import SingleTurnSample
-    sample = SingleTurnSample(response="The Eiffel Tower is in Paris.",  # filled in
-                              reference="The Eiffel Tower is located in Paris.")
+
+    sample = SingleTurnSample(
+        response="The Eiffel Tower is in Paris.",  # filled in
+        reference="The Eiffel Tower is located in Paris.",
+    )
 
     from assay import FactualCorrectness
+
     scorer = FactualCorrectness()
-    assert asyncio.run(scorer.single_turn_ascore(sample)) == 1.0  # `await scorer.single_turn_ascore(sample)`
+    assert (
+        asyncio.run(scorer.single_turn_ascore(sample)) == 1.0
+    )  # `await scorer.single_turn_ascore(sample)`
 
 
 def test_aspect_critic_on_a_single_turn_sample(loop):
     loop.judge({"aspect_critic": "yes"})
-    agent_code = "def fib_sum(n):\n    a, b, total = 0, 1, 0\n    ..."  # filled in: the agent's code
+    agent_code = (
+        "def fib_sum(n):\n    a, b, total = 0, 1, 0\n    ..."  # filled in: the agent's code
+    )
     from assay import AspectCritic, SingleTurnSample
+
     evaluator_llm = loop.llm()  # swapped: LlamaIndexLLMWrapper(llm=OpenAI(model="gpt-4o-mini"))
 
     correct_tool_args = AspectCritic(
@@ -266,10 +320,23 @@ def test_aspect_critic_on_a_single_turn_sample(loop):
 
 
 def test_multi_turn_aspect_critic_forgetfulness(loop):
-    loop.judge({"aspect_critic": lambda request: "no" if "credit limit" in fenced(request, "response") else "yes"})
+    loop.judge(
+        {
+            "aspect_critic": lambda request: (
+                "no" if "credit limit" in fenced(request, "response") else "yes"
+            )
+        }
+    )
     evaluator_llm = loop.llm()  # swapped: LangchainLLMWrapper(ChatOpenAI(model="gpt-4o-mini"))
 
-    from assay import AIMessage, AspectCritic, EvaluationDataset, HumanMessage, MultiTurnSample, evaluate
+    from assay import (
+        AIMessage,
+        AspectCritic,
+        EvaluationDataset,
+        HumanMessage,
+        MultiTurnSample,
+        evaluate,
+    )
 
     sample1 = MultiTurnSample(
         user_input=[
@@ -294,9 +361,7 @@ def test_multi_turn_aspect_critic_forgetfulness(loop):
 
     sample2 = MultiTurnSample(
         user_input=[
-            HumanMessage(
-                content="I need to check why my last transaction at Target was declined."
-            ),
+            HumanMessage(content="I need to check why my last transaction at Target was declined."),
             AIMessage(
                 content="Let's look at the declined transaction. The $145.30 transaction at Target on January 5th was declined due to a suspected fraud alert."
             ),
@@ -325,8 +390,11 @@ def test_multi_turn_aspect_critic_forgetfulness(loop):
 
     assert list(frame["forgetfulness_aspect_critic"]) == [0, 1]
     judged = [fenced(request, "response") for request in loop.sent("aspect_critic")]
-    assert any(text.startswith("Human: I need to increase my credit limit") and
-               "AI: Is there anything else I can assist you with?" in text for text in judged)
+    assert any(
+        text.startswith("Human: I need to increase my credit limit")
+        and "AI: Is there anything else I can assist you with?" in text
+        for text in judged
+    )
 
 
 def test_tool_call_accuracy_and_f1_legacy_examples():
@@ -346,10 +414,13 @@ def test_tool_call_accuracy_and_f1_legacy_examples():
     )
 
     scorer = ToolCallAccuracy()
-    score = asyncio.run(scorer.multi_turn_ascore(sample))  # `await scorer.multi_turn_ascore(sample)`
+    score = asyncio.run(
+        scorer.multi_turn_ascore(sample)
+    )  # `await scorer.multi_turn_ascore(sample)`
     assert score == 1.0
 
     from assay import ToolCallF1
+
     sample = MultiTurnSample(
         user_input=[
             HumanMessage(content="What's the weather like in Paris today?"),
@@ -364,18 +435,25 @@ def test_tool_call_accuracy_and_f1_legacy_examples():
         ],
     )
     scorer = ToolCallF1()
-    assert asyncio.run(scorer.multi_turn_ascore(sample)) == pytest.approx(0.67, abs=0.005)  # TP=1, FP=0, FN=1
+    assert asyncio.run(scorer.multi_turn_ascore(sample)) == pytest.approx(
+        0.67, abs=0.005
+    )  # TP=1, FP=0, FN=1
 
 
 # -- results -----------------------------------------------------------------------------------------------
 def test_results_scores_pandas_tokens_and_cost(loop):
-    loop.judge({"aspect_critic": lambda request: "yes" if "Paris" in fenced(request, "response") else "no"})
+    loop.judge(
+        {"aspect_critic": lambda request: "yes" if "Paris" in fenced(request, "response") else "no"}
+    )
     gpt4o = loop.llm()  # swapped: ChatOpenAI(model="gpt-4o")
     from assay import EvaluationDataset
-    eval_dataset = EvaluationDataset.from_list([  # filled in: two rows in place of amnesty_qa
-        {"user_input": "Capital of France?", "response": "Paris.", "reference": "Paris"},
-        {"user_input": "Capital of Italy?", "response": "Milan.", "reference": "Rome"},
-    ])
+
+    eval_dataset = EvaluationDataset.from_list(
+        [  # filled in: two rows in place of amnesty_qa
+            {"user_input": "Capital of France?", "response": "Paris.", "reference": "Paris"},
+            {"user_input": "Capital of Italy?", "response": "Milan.", "reference": "Rome"},
+        ]
+    )
 
     from assay import AspectCriticWithReference
 
@@ -400,9 +478,12 @@ def test_results_scores_pandas_tokens_and_cost(loop):
     assert cost == pytest.approx((usage.input_tokens * 5 + usage.output_tokens * 15) / 1e6)
     # per-row scores, as Ragas' result.scores, and the pandas view
     import pandas as pd
+
     eval_scores_df = pd.DataFrame(results.scores)
     assert list(eval_scores_df["answer_correctness"]) == [1, 0]
-    assert list(results.to_pandas()["answer_correctness"]) == [1, 0] and results["answer_correctness"] == [1, 0]
+    assert list(results.to_pandas()["answer_correctness"]) == [1, 0] and results[
+        "answer_correctness"
+    ] == [1, 0]
 
 
 # -- RunConfig -------------------------------------------------------------------------------------------
@@ -421,8 +502,15 @@ def test_run_config_parameters_and_usage_with_evaluate(loop):
     assert run_config.retry_policy().max_attempts == 10
 
     from assay import EvaluationDataset, Faithfulness, evaluate
-    eval_dataset = EvaluationDataset.from_list([{"response": "Paris is the capital.",  # filled in
-                                                 "retrieved_contexts": ["Paris is the capital of France."]}])
+
+    eval_dataset = EvaluationDataset.from_list(
+        [
+            {
+                "response": "Paris is the capital.",  # filled in
+                "retrieved_contexts": ["Paris is the capital of France."],
+            }
+        ]
+    )
 
     # Legacy LLM setup
     llm = loop.llm()  # swapped: LangchainLLMWrapper(ChatOpenAI(model="gpt-4o"))
@@ -454,7 +542,7 @@ def test_cancellable_evaluation_snippets():
     executor = evaluate(
         dataset=dataset,
         metrics=metrics,
-        return_executor=True  # Key parameter
+        return_executor=True,  # Key parameter
     )
     assert not executor.is_cancelled()
     assert executor.results() == [0.5, 1.0]  # This blocks until completion
@@ -521,7 +609,9 @@ def test_custom_langchain_callback_handler(loop):
     loop.judge({"supported": all_yes})
     from langchain_core.callbacks import BaseCallbackHandler
 
-    class Tracer(BaseCallbackHandler):  # filled in: "write your own custom callbacks using BaseCallbackHandler"
+    class Tracer(
+        BaseCallbackHandler
+    ):  # filled in: "write your own custom callbacks using BaseCallbackHandler"
         def __init__(self):
             self.chains = []
 
@@ -532,9 +622,17 @@ def test_custom_langchain_callback_handler(loop):
 
     from assay import EvaluationDataset
     from assay import LLMContextRecall, evaluate
-    dataset = EvaluationDataset.from_list([{"user_input": "Capital of France?", "reference": "Paris is the capital.",
-                                            "retrieved_contexts": ["Paris is the capital of France."]}])  # filled in
-    result = evaluate(dataset, metrics=[LLMContextRecall()],callbacks=[tracer])
+
+    dataset = EvaluationDataset.from_list(
+        [
+            {
+                "user_input": "Capital of France?",
+                "reference": "Paris is the capital.",
+                "retrieved_contexts": ["Paris is the capital of France."],
+            }
+        ]
+    )  # filled in
+    result = evaluate(dataset, metrics=[LLMContextRecall()], callbacks=[tracer])
 
     assert "'context_recall': 1.0000" in repr(result)
     assert tracer.chains == ["assay evaluation", "row 0", "context_recall"]
@@ -545,6 +643,7 @@ def test_set_logging_level_snippet(caplog):
     import logging
 
     from assay import set_logging_level
+
     set_logging_level("ragas.cache", logging.DEBUG)
 
     assert logging.getLogger("assay.cache").level == logging.DEBUG

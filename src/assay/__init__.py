@@ -54,7 +54,9 @@ class _CallableQuickstart(_types.ModuleType):
     `quickstart()` gives the templates, `quickstart("rag_eval", output_dir=".")` creates
     `./rag_eval` from that template and returns its path."""
 
-    def __call__(self, template: str | None = None, output_dir: str | _os.PathLike[str] = ".") -> _Any:
+    def __call__(
+        self, template: str | None = None, output_dir: str | _os.PathLike[str] = "."
+    ) -> _Any:
         if template is None:
             return dict(self.TEMPLATES)
         return self.create_project(template, _Path(output_dir) / template)

@@ -130,7 +130,12 @@ class ProviderError(ModelError):
     """The provider returned an error status. 5xx and 408/409 are transient; other 4xx are not."""
 
     def __init__(
-        self, message: str, *, status: int | None = None, body: str | None = None, retry_after: float | None = None
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        body: str | None = None,
+        retry_after: float | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -142,7 +147,14 @@ class ProviderError(ModelError):
 class RateLimited(ProviderError):
     """The provider refused for rate or capacity reasons; wait `retry_after` seconds if given."""
 
-    def __init__(self, message: str, *, retry_after: float | None = None, status: int = 429, body: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        retry_after: float | None = None,
+        status: int = 429,
+        body: str | None = None,
+    ):
         super().__init__(message, status=status, body=body, retry_after=retry_after)
         self.transient = True
 

@@ -66,8 +66,14 @@ LANGUAGES = ("english", "chinese")
 # Names the spec (and Ragas) use for metrics assay knows under another id: name -> (id, result key).
 ALIASES: dict[str, tuple[str, str]] = {
     "answer_similarity": ("semantic_similarity", "semantic_similarity"),
-    "llm_context_precision_with_reference": ("context_precision", "llm_context_precision_with_reference"),
-    "llm_context_precision_without_reference": ("context_utilization", "llm_context_precision_without_reference"),
+    "llm_context_precision_with_reference": (
+        "context_precision",
+        "llm_context_precision_with_reference",
+    ),
+    "llm_context_precision_without_reference": (
+        "context_utilization",
+        "llm_context_precision_without_reference",
+    ),
 }
 _MAX_LOGGED_PROBLEMS = 20
 
@@ -145,22 +151,30 @@ def _check_metrics(metrics: Any, problems: list[str]) -> list[_Request]:
             problems.append(f"{where}: expected a metric name (str), got {type(name).__name__}")
             continue
         if not 1 <= len(name) <= MAX_NAME_CHARS:
-            problems.append(f"{where}: a name of {len(name)} characters; the limit is 1 to {MAX_NAME_CHARS}")
+            problems.append(
+                f"{where}: a name of {len(name)} characters; the limit is 1 to {MAX_NAME_CHARS}"
+            )
             continue
         metric_id, key = ALIASES.get(name, (name, name))
         if metric_id not in catalogue:
             close = difflib.get_close_matches(name, [*catalogue, *ALIASES], n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
-            problems.append(f"{where}: unknown metric {name!r}{hint} (known: {', '.join([*catalogue, *ALIASES])})")
+            problems.append(
+                f"{where}: unknown metric {name!r}{hint} (known: {', '.join([*catalogue, *ALIASES])})"
+            )
             continue
         unusable = [f for f in catalogue[metric_id].required_fields if f not in DATASET_KEYS]
         if unusable:
-            problems.append(f"{where}: {name!r} needs {', '.join(unusable)}, which this entry point's dataset "
-                            f"cannot hold (its keys are {', '.join(DATASET_KEYS)})")
+            problems.append(
+                f"{where}: {name!r} needs {', '.join(unusable)}, which this entry point's dataset "
+                f"cannot hold (its keys are {', '.join(DATASET_KEYS)})"
+            )
             continue
         if key in seen:
-            problems.append(f"{where}: {name!r} repeats metrics[{seen[key]}] (both report {key!r}); "
-                            "names must be unique")
+            problems.append(
+                f"{where}: {name!r} repeats metrics[{seen[key]}] (both report {key!r}); "
+                "names must be unique"
+            )
             continue
         seen[key] = index
         requests.append(_Request(name, metric_id, key))
@@ -183,8 +197,10 @@ def _check_strings(values: Any, where: str, problems: list[str], *, minimum: int
         if not isinstance(value, str):
             problems.append(f"{where}[{index}]: expected a string, got {type(value).__name__}")
         elif not 1 <= len(value) <= MAX_CHARS:
-            problems.append(f"{where}[{index}]: a string of {len(value):,} characters; "
-                            f"the limit is 1 to {MAX_CHARS:,}")
+            problems.append(
+                f"{where}[{index}]: a string of {len(value):,} characters; "
+                f"the limit is 1 to {MAX_CHARS:,}"
+            )
     return len(values)
 
 
@@ -193,8 +209,10 @@ def _check_dataset(dataset: Any, problems: list[str]) -> tuple[dict[str, list[An
         problems.append(f"dataset: expected a dict of columns, got {type(dataset).__name__}")
         return {}, 0
     if not 1 <= len(dataset) <= len(DATASET_KEYS):
-        problems.append(f"dataset: {len(dataset)} keys; the limit is 1 to {len(DATASET_KEYS)} "
-                        f"({', '.join(DATASET_KEYS)})")
+        problems.append(
+            f"dataset: {len(dataset)} keys; the limit is 1 to {len(DATASET_KEYS)} "
+            f"({', '.join(DATASET_KEYS)})"
+        )
     lengths: dict[str, int] = {}
     columns: dict[str, list[Any]] = {}
     for key, values in dataset.items():
@@ -204,7 +222,9 @@ def _check_dataset(dataset: Any, problems: list[str]) -> tuple[dict[str, list[An
             continue
         if key == "retrieved_contexts":
             if isinstance(values, (str, bytes)) or not isinstance(values, (list, tuple)):
-                problems.append(f"{where}: expected a list of lists of strings, got {type(values).__name__}")
+                problems.append(
+                    f"{where}: expected a list of lists of strings, got {type(values).__name__}"
+                )
                 continue
             lengths[key] = len(values)
             if not 1 <= len(values) <= MAX_ITEMS:
@@ -222,15 +242,19 @@ def _check_dataset(dataset: Any, problems: list[str]) -> tuple[dict[str, list[An
         anchor = "retrieved_contexts" if "retrieved_contexts" in lengths else next(iter(lengths))
         for key, length in lengths.items():
             if length != lengths[anchor]:
-                problems.append(f"dataset[{key!r}]: {_items(length)}, but dataset[{anchor!r}] has "
-                                f"{_items(lengths[anchor])}; all lists must have the same length")
+                problems.append(
+                    f"dataset[{key!r}]: {_items(length)}, but dataset[{anchor!r}] has "
+                    f"{_items(lengths[anchor])}; all lists must have the same length"
+                )
     rows = next(iter(lengths.values()), 0)
     return columns, rows
 
 
 def _check_language(language: Any, problems: list[str]) -> None:
     if language is not None and (not isinstance(language, str) or language not in LANGUAGES):
-        problems.append(f"language: {language!r} is not supported; use None, 'english' or 'chinese'")
+        problems.append(
+            f"language: {language!r} is not supported; use None, 'english' or 'chinese'"
+        )
 
 
 def _check_prompts_path(prompts_path: Any, problems: list[str]) -> PromptDirectory | None:
@@ -241,7 +265,9 @@ def _check_prompts_path(prompts_path: Any, problems: list[str]) -> PromptDirecto
         return None
     text = os.fspath(prompts_path)
     if not isinstance(text, str) or not 1 <= len(text) <= MAX_PATH_CHARS:
-        problems.append(f"prompts_path: a path of {len(text)} characters; the limit is 1 to {MAX_PATH_CHARS}")
+        problems.append(
+            f"prompts_path: a path of {len(text)} characters; the limit is 1 to {MAX_PATH_CHARS}"
+        )
         return None
     try:
         return scan_prompt_directory(text, label="prompts_path")
@@ -255,8 +281,10 @@ def _check_fit(requests: list[_Request], columns: Mapping[str, Any], problems: l
     for index, request in enumerate(requests):
         absent = [f for f in catalogue[request.metric_id].required_fields if f not in columns]
         if absent:
-            problems.append(f"metrics[{index}]: {request.requested!r} needs the dataset key(s) "
-                            f"{', '.join(absent)}, which dataset does not have")
+            problems.append(
+                f"metrics[{index}]: {request.requested!r} needs the dataset key(s) "
+                f"{', '.join(absent)}, which dataset does not have"
+            )
 
 
 # -- building the run ------------------------------------------------------------------------------
@@ -275,19 +303,26 @@ def _build(requests: list[_Request], language: str | None) -> list[Metric]:
     return built
 
 
-def _use_prompt_files(metrics: list[Metric], language: str | None,
-                      directory: PromptDirectory | None) -> list[tuple[LLMMetric, str]]:
+def _use_prompt_files(
+    metrics: list[Metric], language: str | None, directory: PromptDirectory | None
+) -> list[tuple[LLMMetric, str]]:
     """Apply prompt files found under prompts_path; return the prompts still to translate."""
     untranslated: list[tuple[LLMMetric, str]] = []
     if language is None:
         if directory is not None:
-            logger.info("language is None: the built-in prompts are used and prompts_path is not searched")
+            logger.info(
+                "language is None: the built-in prompts are used and prompts_path is not searched"
+            )
         return untranslated
     for metric in metrics:
         if not isinstance(metric, LLMMetric):
             continue
         for prompt_id in metric.prompt_ids:
-            path = directory.find(prompt_file_name(metric.name, prompt_id, language)) if directory else None
+            path = (
+                directory.find(prompt_file_name(metric.name, prompt_id, language))
+                if directory
+                else None
+            )
             if path is not None:
                 try:
                     metric.set_prompt(read_prompt_file(path, metric, prompt_id, language))
@@ -309,21 +344,31 @@ async def _translate(untranslated: list[tuple[LLMMetric, str]], language: str, l
         metric.set_prompt(done[original.hash])
 
 
-async def _run(metrics: list[Metric], rows: list[dict[str, Any]], language: str | None,
-               untranslated: list[tuple[LLMMetric, str]], llm: Any, embeddings: Any,
-               show_progress: bool) -> dict[str, list[float]] | None:
+async def _run(
+    metrics: list[Metric],
+    rows: list[dict[str, Any]],
+    language: str | None,
+    untranslated: list[tuple[LLMMetric, str]],
+    llm: Any,
+    embeddings: Any,
+    show_progress: bool,
+) -> dict[str, list[float]] | None:
     from assay.engine.run import aevaluate
     from assay.models.defaults import default_embeddings, default_llm
     from assay.schema.outcome import Ok
 
-    wants_llm = bool(untranslated) or any(m.needs_llm and getattr(m, "llm", None) is None for m in metrics)
+    wants_llm = bool(untranslated) or any(
+        m.needs_llm and getattr(m, "llm", None) is None for m in metrics
+    )
     if llm is None and wants_llm:
         llm = default_llm()
     if embeddings is None and any(m.needs_embeddings for m in metrics):
         embeddings = default_embeddings(language)
     if untranslated:
         await _translate(untranslated, language or "english", llm)
-    result = await aevaluate(rows, metrics, llm=llm, embeddings=embeddings, show_progress=show_progress)
+    result = await aevaluate(
+        rows, metrics, llm=llm, embeddings=embeddings, show_progress=show_progress
+    )
     scores: dict[str, list[float]] = {}
     missing: list[str] = []
     for metric in metrics:
@@ -333,20 +378,31 @@ async def _run(metrics: list[Metric], rows: list[dict[str, Any]], language: str 
             if isinstance(outcome, Ok) and isinstance(outcome.value, (int, float)):
                 values.append(float(outcome.value))
             elif isinstance(outcome, Ok):
-                missing.append(f"dataset row {row}, metric {metric.name}: a {type(outcome.value).__name__} "
-                               "value, not a number")
+                missing.append(
+                    f"dataset row {row}, metric {metric.name}: a {type(outcome.value).__name__} "
+                    "value, not a number"
+                )
             elif outcome.status == "skipped":
-                missing.append(f"dataset row {row}, metric {metric.name}: skipped: {outcome.reason}")
+                missing.append(
+                    f"dataset row {row}, metric {metric.name}: skipped: {outcome.reason}"
+                )
             else:
-                missing.append(f"dataset row {row}, metric {metric.name}: {outcome.error_type}: {outcome.message}")
+                missing.append(
+                    f"dataset row {row}, metric {metric.name}: {outcome.error_type}: {outcome.message}"
+                )
         scores[metric.name] = values
     if missing:
         _log_problems(missing)
-        logger.error("returning None: %d of %d cells have no score, and a list of floats cannot hold a "
-                     "missing one (assay.evaluate gives per-cell outcomes)", len(missing),
-                     len(rows) * len(metrics))
+        logger.error(
+            "returning None: %d of %d cells have no score, and a list of floats cannot hold a "
+            "missing one (assay.evaluate gives per-cell outcomes)",
+            len(missing),
+            len(rows) * len(metrics),
+        )
         return None
-    logger.info("scored %d samples with %d metrics in %.1f s", len(rows), len(metrics), result.seconds)
+    logger.info(
+        "scored %d samples with %d metrics in %.1f s", len(rows), len(metrics), result.seconds
+    )
     return scores
 
 
@@ -394,7 +450,9 @@ def evaluate(
         return run_sync(_run(built, rows, language, untranslated, llm, embeddings, show_progress))
     except _Invalid as invalid:
         _log_problems(invalid.problems)
-        logger.error("returning None: the arguments are outside the limits above; no model was called")
+        logger.error(
+            "returning None: the arguments are outside the limits above; no model was called"
+        )
         return None
     except Exception as exc:
         logger.error("returning None: %s: %s", type(exc).__name__, exc, exc_info=logging_enabled())
@@ -404,17 +462,30 @@ def evaluate(
 class RAGEvaluator:
     """Spec 003's parent topic: the entry point as an object holding the models.
 
-        RAGEvaluator(llm=judge).evaluate(["faithfulness"], {"user_input": [...], ...}, language="chinese")
+    RAGEvaluator(llm=judge).evaluate(["faithfulness"], {"user_input": [...], ...}, language="chinese")
     """
 
     def __init__(self, llm: Any = None, embeddings: Any = None) -> None:
         self.llm, self.embeddings = llm, embeddings
 
-    def evaluate(self, metrics: list[str], dataset: dict[str, Any], language: str | None = None,
-                 prompts_path: str | None = None, show_progress: bool = False) -> dict[str, list[float]] | None:
+    def evaluate(
+        self,
+        metrics: list[str],
+        dataset: dict[str, Any],
+        language: str | None = None,
+        prompts_path: str | None = None,
+        show_progress: bool = False,
+    ) -> dict[str, list[float]] | None:
         """`assay.evaluator.evaluate` with this evaluator's models; the same limits and return value."""
-        return evaluate(metrics, dataset, language, prompts_path, show_progress, llm=self.llm,
-                        embeddings=self.embeddings)
+        return evaluate(
+            metrics,
+            dataset,
+            language,
+            prompts_path,
+            show_progress,
+            llm=self.llm,
+            embeddings=self.embeddings,
+        )
 
 
 __all__ = ["ALIASES", "DATASET_KEYS", "LOGGING_ENV", "RAGEvaluator", "evaluate", "logging_enabled"]

@@ -17,8 +17,13 @@ RELATIVE = Path("shared") / "data" / "metaeval"
 def _origin_parent() -> Path | None:
     """The folder holding the repository this one was cloned from, when that is a local path."""
     try:
-        url = subprocess.run(["git", "config", "--get", "remote.origin.url"], cwd=REPO_ROOT, capture_output=True,
-                             text=True, timeout=10).stdout.strip()
+        url = subprocess.run(
+            ["git", "config", "--get", "remote.origin.url"],
+            cwd=REPO_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=10,
+        ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return None
     origin = Path(url.removeprefix("file://"))
@@ -41,7 +46,8 @@ def metaeval_dir() -> Path:
         if place.is_dir():
             return place
     pytest.fail(
-        "the meta-evaluation data is missing: looked in " + ", ".join(str(p) for p in places)
+        "the meta-evaluation data is missing: looked in "
+        + ", ".join(str(p) for p in places)
         + " for wikieval/, ares_databricks/, begin_wow/, halueval/, ragchecker/ and bfcl/. Set "
         "ASSAY_METAEVAL_DIR or put the data at ../shared/data/metaeval; it is read in place, never copied."
     )

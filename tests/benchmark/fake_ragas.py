@@ -24,25 +24,25 @@ from tests.models.fake_openai import Behaviour, FakeOpenAI, RecordedRequest, dyn
 PACKAGE = {
     # Libraries print to stdout; the runner must read past lines that are not the worker's.
     "ragas/__init__.py": '__version__ = "0.0-fake"\nprint("a chatty library says hello")\n',
-    "ragas/llms.py": '''
+    "ragas/llms.py": """
 class _LLM:
     def __init__(self, model, client):
         self.model, self.client = model, client
 
 def llm_factory(model, client=None, **kwargs):
     return _LLM(model, client)
-''',
+""",
     "ragas/embeddings/__init__.py": "",
-    "ragas/embeddings/base.py": '''
+    "ragas/embeddings/base.py": """
 class _Embeddings:
     def __init__(self, model, client):
         self.model, self.client = model, client
 
 def embedding_factory(provider="openai", model=None, client=None, **kwargs):
     return _Embeddings(model, client)
-''',
+""",
     "ragas/metrics/__init__.py": "",
-    "ragas/metrics/collections.py": '''
+    "ragas/metrics/collections.py": """
 import math
 
 class _Result:
@@ -76,16 +76,16 @@ class AnswerRelevancy:
         a, b = (item.embedding for item in done.data)
         dot = sum(x * y for x, y in zip(a, b))
         return _Result(dot / (math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))))
-''',
+""",
 }
 
-LAUNCHER = '''
+LAUNCHER = """
 import runpy, sys
 sys.path.insert(0, {package!r})
 args = [a for a in sys.argv[1:] if a != "-I"]
 sys.argv = args
 runpy.run_path(args[0], run_name="__main__")
-'''
+"""
 
 
 def make_fake_ragas(folder: Path) -> Path:

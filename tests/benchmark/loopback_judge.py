@@ -30,12 +30,16 @@ def answer(messages: list[dict[str, Any]]) -> str | None:
     system = str(messages[0].get("content", "")) if messages else ""
     user = str(messages[-1].get("content", "")) if messages else ""
     if "split a piece of text into claims" in system:
-        sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", _block(user, "text")) if s.strip()]
+        sentences = [
+            s.strip() for s in re.split(r"(?<=[.!?])\s+", _block(user, "text")) if s.strip()
+        ]
         return json.dumps({"claims": sentences})
     if "check numbered statements" in system:
         source = _words(_block(user, "source"))
         lines = []
-        for number, statement in re.findall(r"^(\d+)\. (.*)$", _block(user, "items"), flags=re.MULTILINE):
+        for number, statement in re.findall(
+            r"^(\d+)\. (.*)$", _block(user, "items"), flags=re.MULTILINE
+        ):
             words = _words(statement)
             supported = not words or len(words & source) / len(words) >= 0.7
             lines.append(f"{number}. {'yes' if supported else 'no'}")

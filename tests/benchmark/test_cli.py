@@ -10,23 +10,63 @@ from pathlib import Path
 
 from tests.benchmark.loopback_judge import LoopbackJudge
 
-RECORD_FIELDS = {"suite", "aspect", "kind", "split", "limit", "seed", "metric", "prompts", "judge", "data",
-                 "n_units", "n_scored", "coverage", "cells", "figures", "cost", "run_dir", "assay_version", "date"}
+RECORD_FIELDS = {
+    "suite",
+    "aspect",
+    "kind",
+    "split",
+    "limit",
+    "seed",
+    "metric",
+    "prompts",
+    "judge",
+    "data",
+    "n_units",
+    "n_scored",
+    "coverage",
+    "cells",
+    "figures",
+    "cost",
+    "run_dir",
+    "assay_version",
+    "date",
+}
 
 
 def assay(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if k not in ("ASSAY_LLM", "ASSAY_METAEVAL_DIR")}
+    environment = {
+        k: v for k, v in os.environ.items() if k not in ("ASSAY_LLM", "ASSAY_METAEVAL_DIR")
+    }
     environment.update(env or {})
-    return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True, text=True, cwd=cwd,
-                          env=environment, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "assay", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=environment,
+        timeout=120,
+    )
 
 
 def test_wikieval_faithfulness_end_to_end(metaeval_dir, tmp_path):
     results = tmp_path / "results"
     with LoopbackJudge() as judge:
         env = {"ASSAY_LLM": judge.model_string, "ASSAY_CACHE_DIR": str(tmp_path / "cache")}
-        done = assay("benchmark", "wikieval", "--metric", "faithfulness(statements=claims)", "--limit", "3", "--data-dir",
-                     str(metaeval_dir), "--output-dir", str(results), "--no-progress", cwd=tmp_path, env=env)
+        done = assay(
+            "benchmark",
+            "wikieval",
+            "--metric",
+            "faithfulness(statements=claims)",
+            "--limit",
+            "3",
+            "--data-dir",
+            str(metaeval_dir),
+            "--output-dir",
+            str(results),
+            "--no-progress",
+            cwd=tmp_path,
+            env=env,
+        )
         assert done.returncode == 0, done.stderr
         requests = judge.count
     assert "3 of 3 scored" in done.stdout and "pairwise accuracy" in done.stdout
@@ -39,59 +79,114 @@ def test_wikieval_faithfulness_end_to_end(metaeval_dir, tmp_path):
     assert name.endswith("__limit3.json")
     record = json.loads(json_files[0].read_text())
     assert set(record) >= RECORD_FIELDS
-    assert (record["suite"], record["aspect"], record["split"], record["limit"]) == ("wikieval", "faithfulness",
-                                                                                    "test", 3)
-    assert record["metric"]["name"] == "faithfulness" and record["metric"]["params"]["scoring"] == "probability"
+    assert (record["suite"], record["aspect"], record["split"], record["limit"]) == (
+        "wikieval",
+        "faithfulness",
+        "test",
+        3,
+    )
+    assert (
+        record["metric"]["name"] == "faithfulness"
+        and record["metric"]["params"]["scoring"] == "probability"
+    )
     assert {p["id"] for p in record["prompts"]} == {"claims", "supported"}
     assert all(len(p["hash"]) == 12 and p["version"] >= 1 for p in record["prompts"])
     assert record["judge"]["model"] == "loopback-judge"
-    assert record["cells"]["rows"] == 6 and record["cells"]["ok"] + record["cells"]["skipped"] \
-        + record["cells"]["error"] == 6
+    assert (
+        record["cells"]["rows"] == 6
+        and record["cells"]["ok"] + record["cells"]["skipped"] + record["cells"]["error"] == 6
+    )
     assert record["n_units"] == 3 and record["n_scored"] <= 3
     accuracy = next(f for f in record["figures"] if f["name"] == "pairwise_accuracy")
-    assert accuracy["headline"] and 0 <= accuracy["low"] <= accuracy["value"] <= accuracy["high"] <= 1
-    assert record["cost"]["calls_per_item"] == requests / 6 and record["cost"]["input_tokens_per_item"] > 0
+    assert (
+        accuracy["headline"] and 0 <= accuracy["low"] <= accuracy["value"] <= accuracy["high"] <= 1
+    )
+    assert (
+        record["cost"]["calls_per_item"] == requests / 6
+        and record["cost"]["input_tokens_per_item"] > 0
+    )
     assert record["cost"]["seconds_per_item"] >= 0
-    assert (tmp_path / record["run_dir"] / "cells.jsonl").exists()  # under benchmarks/runs/ of the cwd
+    assert (
+        tmp_path / record["run_dir"] / "cells.jsonl"
+    ).exists()  # under benchmarks/runs/ of the cwd
     assert record["run_dir"].startswith(str(Path("benchmarks") / "runs"))
 
     markdown = json_files[0].with_suffix(".md").read_text()
-    for text in ("| judge | openai/loopback-judge |", "claims v2", "supported v1", "pairwise accuracy",
-                 "| units scored | ", "Ragas paper (gpt-3.5) on the same pairs: 0.95"):
+    for text in (
+        "| judge | openai/loopback-judge |",
+        "claims v2",
+        "supported v1",
+        "pairwise accuracy",
+        "| units scored | ",
+        "Ragas paper (gpt-3.5) on the same pairs: 0.95",
+    ):
         assert text in markdown
 
     merged = assay("benchmark", "report", "--output-dir", str(results), cwd=tmp_path)
     assert merged.returncode == 0, merged.stderr
     table = (results / "README.md").read_text()
-    assert ("| wikieval | test | faithfulness | assay | faithfulness(scoring=probability, statements=claims) | "
-            "openai/loopback-judge |") in table
+    assert (
+        "| wikieval | test | faithfulness | assay | faithfulness(scoring=probability, statements=claims) | "
+        "openai/loopback-judge |"
+    ) in table
     assert "pairwise accuracy: " in table
 
 
 def test_tool_call_suite_needs_no_judge(metaeval_dir, tmp_path):
     env = {"ASSAY_METAEVAL_DIR": str(metaeval_dir)}
     for metric in ("tool_call_f1", "tool_call_accuracy", "tool_call_accuracy(strict_order=false)"):
-        done = assay("benchmark", "bfcl", "--metric", metric, "--limit", "2", "--output-dir", "out",
-                     "--no-progress", cwd=tmp_path, env=env)
+        done = assay(
+            "benchmark",
+            "bfcl",
+            "--metric",
+            metric,
+            "--limit",
+            "2",
+            "--output-dir",
+            "out",
+            "--no-progress",
+            cwd=tmp_path,
+            env=env,
+        )
         assert done.returncode == 0, done.stderr
-    assert len(list((tmp_path / "out").glob("bfcl__*accuracy*.json"))) == 2  # parameters keep files apart
+    assert (
+        len(list((tmp_path / "out").glob("bfcl__*accuracy*.json"))) == 2
+    )  # parameters keep files apart
     record = json.loads(next((tmp_path / "out").glob("bfcl__*f1*.json")).read_text())
     figures = {f["name"]: f for f in record["figures"]}
     assert record["judge"] is None and record["cost"]["calls_per_item"] == 0
     assert figures["pass_canonical"]["value"] == 1.0
     assert figures["pass_swapped_order"]["value"] == 1.0  # F1 ignores the order of calls
-    assert figures["pass_missing_call"]["value"] == 0.0 and figures["pass_wrong_value"]["value"] == 0.0
+    assert (
+        figures["pass_missing_call"]["value"] == 0.0 and figures["pass_wrong_value"]["value"] == 0.0
+    )
     # rows the metric does not score are counted, not dropped
-    assert record["cells"]["rows"] == record["cells"]["ok"] + record["cells"]["skipped"] + record["cells"]["error"]
+    assert (
+        record["cells"]["rows"]
+        == record["cells"]["ok"] + record["cells"]["skipped"] + record["cells"]["error"]
+    )
 
 
 def test_clear_errors(tmp_path):
     missing = assay("benchmark", "wikieval", "--metric", "faithfulness", cwd=tmp_path)
-    assert missing.returncode == 2 and "ASSAY_METAEVAL_DIR" in missing.stderr and "Traceback" not in missing.stderr
-    absent = assay("benchmark", "wikieval", "--metric", "faithfulness", "--data-dir", str(tmp_path / "nope"),
-                   cwd=tmp_path)
+    assert (
+        missing.returncode == 2
+        and "ASSAY_METAEVAL_DIR" in missing.stderr
+        and "Traceback" not in missing.stderr
+    )
+    absent = assay(
+        "benchmark",
+        "wikieval",
+        "--metric",
+        "faithfulness",
+        "--data-dir",
+        str(tmp_path / "nope"),
+        cwd=tmp_path,
+    )
     assert absent.returncode == 2 and "does not exist" in absent.stderr
-    unknown = assay("benchmark", "nosuch", "--metric", "faithfulness", "--data-dir", str(tmp_path), cwd=tmp_path)
+    unknown = assay(
+        "benchmark", "nosuch", "--metric", "faithfulness", "--data-dir", str(tmp_path), cwd=tmp_path
+    )
     assert unknown.returncode == 2 and "unknown suite 'nosuch'" in unknown.stderr
     no_metric = assay("benchmark", "wikieval", cwd=tmp_path)
     assert no_metric.returncode == 2 and "--metric is required" in no_metric.stderr
@@ -99,7 +194,9 @@ def test_clear_errors(tmp_path):
 
 def test_split_and_aspect_errors(metaeval_dir, tmp_path):
     env = {"ASSAY_METAEVAL_DIR": str(metaeval_dir)}
-    dev = assay("benchmark", "wikieval", "--metric", "faithfulness", "--split", "dev", cwd=tmp_path, env=env)
+    dev = assay(
+        "benchmark", "wikieval", "--metric", "faithfulness", "--split", "dev", cwd=tmp_path, env=env
+    )
     assert dev.returncode == 2 and "has no 'dev' split" in dev.stderr
     aspect = assay("benchmark", "ares", "--metric", "exact_match", cwd=tmp_path, env=env)
     assert aspect.returncode == 2 and "--aspect" in aspect.stderr
@@ -109,17 +206,35 @@ def test_a_threshold_tuned_on_begin_dev_is_applied_to_test(metaeval_dir, tmp_pat
     results = tmp_path / "results"
     with LoopbackJudge() as judge:
         env = {"ASSAY_LLM": judge.model_string, "ASSAY_CACHE_DIR": str(tmp_path / "cache")}
-        common = ("--metric", "faithfulness(statements=sentences)", "--data-dir", str(metaeval_dir),
-                  "--output-dir", str(results), "--no-progress")
-        dev = assay("benchmark", "begin", "--split", "dev", "--limit", "12", *common, cwd=tmp_path, env=env)
+        common = (
+            "--metric",
+            "faithfulness(statements=sentences)",
+            "--data-dir",
+            str(metaeval_dir),
+            "--output-dir",
+            str(results),
+            "--no-progress",
+        )
+        dev = assay(
+            "benchmark", "begin", "--split", "dev", "--limit", "12", *common, cwd=tmp_path, env=env
+        )
         assert dev.returncode == 0, dev.stderr
         [dev_json] = results.glob("*__dev__*.json")
         figures = {f["name"]: f for f in json.loads(dev_json.read_text())["figures"]}
         tuned = figures["best_threshold"]["value"]
         assert 0.0 <= tuned <= 1.0 + 1e-6 and figures["best_balanced_accuracy"]["value"] >= 0.5
 
-        test = assay("benchmark", "begin", "--limit", "12", "--threshold-from", str(dev_json), *common,
-                     cwd=tmp_path, env=env)
+        test = assay(
+            "benchmark",
+            "begin",
+            "--limit",
+            "12",
+            "--threshold-from",
+            str(dev_json),
+            *common,
+            cwd=tmp_path,
+            env=env,
+        )
         assert test.returncode == 0, test.stderr
         [test_json] = results.glob("*__test__*.json")
         record = json.loads(test_json.read_text())
@@ -128,6 +243,15 @@ def test_a_threshold_tuned_on_begin_dev_is_applied_to_test(metaeval_dir, tmp_pat
         assert "tuned on dev" in test_json.with_suffix(".md").read_text()
 
         # a test-split result cannot lend its threshold
-        refused = assay("benchmark", "begin", "--limit", "12", "--threshold-from", str(test_json), *common,
-                        cwd=tmp_path, env=env)
+        refused = assay(
+            "benchmark",
+            "begin",
+            "--limit",
+            "12",
+            "--threshold-from",
+            str(test_json),
+            *common,
+            cwd=tmp_path,
+            env=env,
+        )
     assert refused.returncode == 2 and "only be tuned on dev data" in refused.stderr

@@ -29,10 +29,16 @@ def test_wikieval_pairs_per_aspect(metaeval_dir):
     data = load_wikieval(metaeval_dir, "faithfulness", limit=2)
     assert data.kind == "pairwise" and data.split == "test"
     assert data.pairs == [(0, 1), (2, 3)] and data.n_units == 2 and len(data.rows) == 4
-    assert data.rows[0] == {"user_input": record["question"], "retrieved_contexts": [record["context_v1"]],
-                            "response": record["answer"]}
+    assert data.rows[0] == {
+        "user_input": record["question"],
+        "retrieved_contexts": [record["context_v1"]],
+        "response": record["answer"],
+    }
     assert data.rows[1]["response"] == record["ungrounded_answer"]
-    assert load_wikieval(metaeval_dir, "answer_relevance", limit=1).rows[1]["response"] == record["poor_answer"]
+    assert (
+        load_wikieval(metaeval_dir, "answer_relevance", limit=1).rows[1]["response"]
+        == record["poor_answer"]
+    )
     context = load_wikieval(metaeval_dir, "context_relevance", limit=1)
     assert context.rows[0]["retrieved_contexts"] == [record["context_v1"]]
     assert context.rows[1]["retrieved_contexts"] == [record["context_v2"]]
@@ -43,12 +49,18 @@ def test_wikieval_pairs_per_aspect(metaeval_dir):
 
 
 def test_ares_labels_and_stratified_limit(metaeval_dir):
-    counts = {aspect: sum(load_ares(metaeval_dir, aspect).labels)
-              for aspect in ("context_relevance", "faithfulness", "answer_relevance")}
+    counts = {
+        aspect: sum(load_ares(metaeval_dir, aspect).labels)
+        for aspect in ("context_relevance", "faithfulness", "answer_relevance")
+    }
     assert counts == {"context_relevance": 98, "faithfulness": 172, "answer_relevance": 179}
     data = load_ares(metaeval_dir, "faithfulness", limit=20, seed=0)
     assert len(data.rows) == 20 and Counter(data.labels) == {1: 17, 0: 3}
-    assert data.rows[0]["user_input"] and len(data.rows[0]["retrieved_contexts"]) == 1 and data.rows[0]["response"]
+    assert (
+        data.rows[0]["user_input"]
+        and len(data.rows[0]["retrieved_contexts"]) == 1
+        and data.rows[0]["response"]
+    )
     assert load_ares(metaeval_dir, "faithfulness", limit=20, seed=0).ids == data.ids
 
 
@@ -63,7 +75,9 @@ def test_begin_splits_drop_generic_and_sample(metaeval_dir):
     assert len(sample.rows) == 300 and sum(sample.labels) == 116
     assert sample.ids == load_begin(metaeval_dir, split="test", limit=300, seed=0).ids
     first = dev.rows[0]
-    assert first["retrieved_contexts"][0].startswith("originally an industrial pigment supply company")
+    assert first["retrieved_contexts"][0].startswith(
+        "originally an industrial pigment supply company"
+    )
     assert first["response"].startswith("crayola shifted its focus") and dev.labels[0] == 1
 
 
@@ -84,8 +98,13 @@ def test_ragchecker_two_annotators_per_instance(metaeval_dir):
     pair = data.graded[0]
     assert (pair.first, pair.second) == (0, 1)
     assert set(pair.labels) == {"correctness", "completeness", "overall"}
-    assert all(len(values) == 2 and all(-2 <= v <= 2 for v in values) for values in pair.labels.values())
-    assert data.rows[0]["reference"] == data.rows[1]["reference"] and data.rows[0]["response"] != data.rows[1]["response"]
+    assert all(
+        len(values) == 2 and all(-2 <= v <= 2 for v in values) for values in pair.labels.values()
+    )
+    assert (
+        data.rows[0]["reference"] == data.rows[1]["reference"]
+        and data.rows[0]["response"] != data.rows[1]["response"]
+    )
     assert load_ragchecker(metaeval_dir).n_units == 280
 
 
@@ -96,19 +115,30 @@ def test_bfcl_variants_are_deterministic_corruptions(metaeval_dir):
     labels = dict(zip(data.ids, data.labels, strict=True))
     made = {key: rows[key]["user_input"][-1].get("tool_calls") for key in rows}
     # simple_python_0 expects calculate_triangle_area(base=10, height=5, unit="units" or omitted)
-    reference = [{"name": "calculate_triangle_area", "args": {"base": 10, "height": 5, "unit": "units"}}]
+    reference = [
+        {"name": "calculate_triangle_area", "args": {"base": 10, "height": 5, "unit": "units"}}
+    ]
     assert rows["simple_python_0-canonical"]["reference_tool_calls"] == reference
-    assert made["simple_python_0-canonical"] == reference and labels["simple_python_0-canonical"] == 1
+    assert (
+        made["simple_python_0-canonical"] == reference and labels["simple_python_0-canonical"] == 1
+    )
     assert made["simple_python_0-omitted_optional"][0]["args"] == {"base": 10, "height": 5}
-    assert made["simple_python_0-wrong_value"][0]["args"]["base"] == 11 and labels["simple_python_0-wrong_value"] == 0
+    assert (
+        made["simple_python_0-wrong_value"][0]["args"]["base"] == 11
+        and labels["simple_python_0-wrong_value"] == 0
+    )
     assert "base" not in made["simple_python_0-missing_argument"][0]["args"]
     assert made["simple_python_0-missing_call"] is None
     assert made["simple_python_0-extra_call"] == reference * 2
     # parallel_0: two spotify.play calls; reversing them is still acceptable
-    assert [c["args"]["artist"] for c in made["parallel_0-swapped_order"]] == ["Maroon 5", "Taylor Swift"]
+    assert [c["args"]["artist"] for c in made["parallel_0-swapped_order"]] == [
+        "Maroon 5",
+        "Taylor Swift",
+    ]
     assert labels["parallel_0-swapped_order"] == 1
     assert labels["irrelevance_0-no_call"] == 1 and labels["irrelevance_0-call_when_none"] == 0
     assert made["irrelevance_0-call_when_none"] == [
-        {"name": "determine_body_mass_index", "args": {"weight": 1.0, "height": 1.0}}]
+        {"name": "determine_body_mass_index", "args": {"weight": 1.0, "height": 1.0}}
+    ]
     assert load_bfcl(metaeval_dir, limit=1).rows == data.rows
     assert EvaluationDataset.from_list(data.rows).kind == "multi_turn"

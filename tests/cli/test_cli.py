@@ -10,17 +10,26 @@ from pathlib import Path
 import pytest
 
 ROWS = [
-    {"user_input": "Where is the Eiffel Tower?", "response": "The Eiffel Tower is located in Paris.",
-     "reference": "The Eiffel Tower is located in Paris.", "id": "a1"},
-    {"user_input": "Where is it?", "response": "The Eiffel Tower is located in India.",
-     "reference": "Eiffel Tower", "id": "a2"},
+    {
+        "user_input": "Where is the Eiffel Tower?",
+        "response": "The Eiffel Tower is located in Paris.",
+        "reference": "The Eiffel Tower is located in Paris.",
+        "id": "a1",
+    },
+    {
+        "user_input": "Where is it?",
+        "response": "The Eiffel Tower is located in India.",
+        "reference": "Eiffel Tower",
+        "id": "a2",
+    },
     {"user_input": "No answer yet", "id": "a3", "reference": "x"},
 ]
 
 
 def assay(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True, text=True, cwd=cwd,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "assay", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
 
 
 @pytest.fixture
@@ -32,8 +41,15 @@ def data_file(tmp_path: Path) -> Path:
 
 def test_evaluate_prints_summary_and_writes_rows(data_file, tmp_path):
     out = tmp_path / "results.jsonl"
-    done = assay("evaluate", str(data_file), "--metrics", "exact_match,string_present", "--output", str(out),
-                 "--no-progress")
+    done = assay(
+        "evaluate",
+        str(data_file),
+        "--metrics",
+        "exact_match,string_present",
+        "--output",
+        str(out),
+        "--no-progress",
+    )
     assert done.returncode == 0, done.stderr
     assert "exact_match" in done.stdout and "string_present" in done.stdout
     assert "2/3" in done.stdout  # coverage: the third row has no response
@@ -42,7 +58,11 @@ def test_evaluate_prints_summary_and_writes_rows(data_file, tmp_path):
     assert records[0]["metrics"]["exact_match"] == {"value": 1.0, "status": "ok", "reason": None}
     assert records[1]["metrics"]["string_present"]["value"] == 1.0
     skipped = records[2]["metrics"]["exact_match"]
-    assert skipped["status"] == "skipped" and skipped["value"] is None and "response" in skipped["reason"]
+    assert (
+        skipped["status"] == "skipped"
+        and skipped["value"] is None
+        and "response" in skipped["reason"]
+    )
 
 
 @pytest.mark.parametrize(
@@ -51,9 +71,14 @@ def test_evaluate_prints_summary_and_writes_rows(data_file, tmp_path):
         (["--metrics", "no_such_metric"], "unknown metric 'no_such_metric'"),
         (["--metrics", "exact_match(bogus=1)"], "unexpected keyword argument 'bogus'"),
         (["--metrics", "exact_match", "--column-map", "nonsense"], "is not name=name"),
-        (["--metrics", "factual_correctness(atomicity=high, statements=sentences)"],
-         "metric 'factual_correctness': atomicity/coverage 'high'"),
-        (["--metrics", "faithfulness(scoring=Binary)"], "scoring must be 'probability' or 'binary', got 'Binary'"),
+        (
+            ["--metrics", "factual_correctness(atomicity=high, statements=sentences)"],
+            "metric 'factual_correctness': atomicity/coverage 'high'",
+        ),
+        (
+            ["--metrics", "faithfulness(scoring=Binary)"],
+            "scoring must be 'probability' or 'binary', got 'Binary'",
+        ),
     ],
 )
 def test_bad_arguments_are_one_line_errors(data_file, args, message):
@@ -66,11 +91,17 @@ def test_bad_arguments_are_one_line_errors(data_file, args, message):
 
 def test_missing_file_and_malformed_row(tmp_path):
     done = assay("evaluate", str(tmp_path / "absent.jsonl"), "--metrics", "exact_match")
-    assert done.returncode == 2 and "file not found" in done.stderr and "Traceback" not in done.stderr
+    assert (
+        done.returncode == 2 and "file not found" in done.stderr and "Traceback" not in done.stderr
+    )
 
     bad = tmp_path / "bad.jsonl"
-    bad.write_text(json.dumps({"response": "a", "reference": "a"}) + "\n"
-                   + json.dumps({"response": "b", "retrieved_contexts": 5}) + "\n")
+    bad.write_text(
+        json.dumps({"response": "a", "reference": "a"})
+        + "\n"
+        + json.dumps({"response": "b", "retrieved_contexts": 5})
+        + "\n"
+    )
     done = assay("evaluate", str(bad), "--metrics", "exact_match")
     assert done.returncode == 2
     assert "row 2: retrieved_contexts must be a list of strings, got int" in done.stderr
@@ -82,17 +113,35 @@ def test_metric_parameters_on_the_command_line(data_file):
 
     metric = parse_metrics("exact_match(name=strict_equal)")[0]
     assert metric.name == "strict_equal"
-    done = assay("evaluate", str(data_file), "--metrics", "exact_match(name=strict_equal)", "--no-progress")
+    done = assay(
+        "evaluate", str(data_file), "--metrics", "exact_match(name=strict_equal)", "--no-progress"
+    )
     assert done.returncode == 0 and "strict_equal" in done.stdout
 
 
 def test_run_dir_resume_from_cli(data_file, tmp_path):
     run_dir = tmp_path / "run"
-    first = assay("evaluate", str(data_file), "--metrics", "exact_match", "--run-dir", str(run_dir), "--no-progress")
+    first = assay(
+        "evaluate",
+        str(data_file),
+        "--metrics",
+        "exact_match",
+        "--run-dir",
+        str(run_dir),
+        "--no-progress",
+    )
     assert first.returncode == 0
     cells = (run_dir / "cells.jsonl").read_text().splitlines()
     assert len(cells) == 3
-    second = assay("evaluate", str(data_file), "--metrics", "exact_match", "--run-dir", str(run_dir), "--no-progress")
+    second = assay(
+        "evaluate",
+        str(data_file),
+        "--metrics",
+        "exact_match",
+        "--run-dir",
+        str(run_dir),
+        "--no-progress",
+    )
     assert second.returncode == 0
     assert (run_dir / "cells.jsonl").read_text().splitlines() == cells  # nothing recomputed
 

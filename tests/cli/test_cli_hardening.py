@@ -40,7 +40,9 @@ def evaluate(data: Path, *args: str, cwd: Path | None = None):
 
 def test_output_in_a_missing_directory_fails_before_any_work(data_file, tmp_path):
     run_dir = tmp_path / "run"
-    done = evaluate(data_file, "--output", str(tmp_path / "nowhere" / "out.jsonl"), "--run-dir", str(run_dir))
+    done = evaluate(
+        data_file, "--output", str(tmp_path / "nowhere" / "out.jsonl"), "--run-dir", str(run_dir)
+    )
     one_line_error(done, "--output", "does not exist")
     assert not run_dir.exists()  # nothing was computed
 
@@ -49,7 +51,9 @@ def test_output_that_is_a_directory_fails_before_any_work(data_file, tmp_path):
     folder = tmp_path / "out.jsonl"
     folder.mkdir()
     run_dir = tmp_path / "run"
-    one_line_error(evaluate(data_file, "--output", str(folder), "--run-dir", str(run_dir)), "is a directory")
+    one_line_error(
+        evaluate(data_file, "--output", str(folder), "--run-dir", str(run_dir)), "is a directory"
+    )
     assert not run_dir.exists()
 
 
@@ -67,8 +71,10 @@ def test_output_equal_to_the_input_file_is_refused(data_file):
 
 def test_output_onto_the_run_directorys_cells_is_refused(data_file, tmp_path):
     run_dir = tmp_path / "run"
-    one_line_error(evaluate(data_file, "--run-dir", str(run_dir), "--output", str(run_dir / "cells.jsonl")),
-                   "--run-dir")
+    one_line_error(
+        evaluate(data_file, "--run-dir", str(run_dir), "--output", str(run_dir / "cells.jsonl")),
+        "--run-dir",
+    )
 
 
 def test_output_with_the_wrong_suffix_is_a_one_line_error(data_file, tmp_path):
@@ -92,7 +98,10 @@ def test_output_replaces_an_existing_file_completely(data_file, tmp_path):
     done = evaluate(data_file, "--output", str(out))
     assert done.returncode == 0, done.stderr
     assert [json.loads(line)["id"] for line in out.read_text().splitlines()] == ["a1", "a2", "a3"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.jsonl", "out.jsonl"]  # no temporary left
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "data.jsonl",
+        "out.jsonl",
+    ]  # no temporary left
 
 
 # -- item 6: run directories -------------------------------------------------------------------------
@@ -131,12 +140,17 @@ def test_a_bad_line_in_cells_is_one_warning_line_and_the_run_resumes(data_file, 
 
 def test_a_lone_surrogate_in_the_data_is_written_to_output_and_run_dir(tmp_path):
     data = tmp_path / "data.jsonl"
-    data.write_text('{"response": "bad \\udcff", "reference": "bad \\udcff"}\n{"response": "b", "reference": "b"}\n')
+    data.write_text(
+        '{"response": "bad \\udcff", "reference": "bad \\udcff"}\n{"response": "b", "reference": "b"}\n'
+    )
     out, run_dir = tmp_path / "out.jsonl", tmp_path / "run"
     done = evaluate(data, "--output", str(out), "--run-dir", str(run_dir))
     assert done.returncode == 0, done.stderr
     records = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    assert records[0]["response"] == "bad \udcff" and records[0]["metrics"]["exact_match"]["value"] == 1.0
+    assert (
+        records[0]["response"] == "bad \udcff"
+        and records[0]["metrics"]["exact_match"]["value"] == 1.0
+    )
     again = evaluate(data, "--output", str(out), "--run-dir", str(run_dir))
     assert again.returncode == 0 and len((run_dir / "cells.jsonl").read_text().splitlines()) == 2
 
@@ -169,16 +183,22 @@ def test_bad_numbers_are_one_line_errors_before_any_work(data_file, tmp_path, ar
 def test_an_empty_dataset_exits_2(tmp_path, estimate):
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
-    one_line_error(evaluate(empty, *(["--estimate"] if estimate else [])), "the dataset has no rows")
+    one_line_error(
+        evaluate(empty, *(["--estimate"] if estimate else [])), "the dataset has no rows"
+    )
 
 
 def test_column_map_naming_an_absent_column_exits_2(data_file):
-    one_line_error(evaluate(data_file, "--column-map", "user_input=query"), "'query'", "columns present")
+    one_line_error(
+        evaluate(data_file, "--column-map", "user_input=query"), "'query'", "columns present"
+    )
 
 
 def test_a_run_in_which_nothing_was_scored_exits_1(tmp_path):
     data = tmp_path / "data.jsonl"
-    data.write_text('{"response": "q", "id": 1}\n{"reference": "b"}\n')  # never both fields in one row
+    data.write_text(
+        '{"response": "q", "id": 1}\n{"reference": "b"}\n'
+    )  # never both fields in one row
     out = tmp_path / "out.jsonl"
     done = evaluate(data, "--output", str(out))
     assert done.returncode == 1, done.stderr
@@ -188,27 +208,56 @@ def test_a_run_in_which_nothing_was_scored_exits_1(tmp_path):
 
 def test_fail_under_exits_1_naming_the_metric_below_the_bar(data_file, tmp_path):
     out = tmp_path / "out.jsonl"
-    done = assay("evaluate", str(data_file), "--metrics", "exact_match,string_present", "--no-progress",
-                 "--fail-under", "0.75", "--output", str(out))
+    done = assay(
+        "evaluate",
+        str(data_file),
+        "--metrics",
+        "exact_match,string_present",
+        "--no-progress",
+        "--fail-under",
+        "0.75",
+        "--output",
+        str(out),
+    )
     assert done.returncode == 1, done.stderr
     failures = done.stderr.strip().splitlines()
     assert len(failures) == 1 and "exact_match" in failures[0] and "0.5000" in failures[0]
     assert "0.75" in failures[0] and "string_present" not in done.stderr
     assert out.exists()
-    passed = assay("evaluate", str(data_file), "--metrics", "exact_match", "--no-progress", "--fail-under", "0.5")
+    passed = assay(
+        "evaluate",
+        str(data_file),
+        "--metrics",
+        "exact_match",
+        "--no-progress",
+        "--fail-under",
+        "0.5",
+    )
     assert passed.returncode == 0, passed.stderr
 
 
 def test_fail_under_fails_a_metric_with_no_scored_rows(tmp_path):
     rows = tmp_path / "rows.jsonl"
-    rows.write_text('{"response": "a", "reference": "a", "retrieved_context_ids": [1]}\n'
-                    '{"response": "b", "reference": "b", "reference_context_ids": [1]}\n')
-    args = ["evaluate", str(rows), "--metrics", "exact_match,id_based_context_recall", "--no-progress"]
+    rows.write_text(
+        '{"response": "a", "reference": "a", "retrieved_context_ids": [1]}\n'
+        '{"response": "b", "reference": "b", "reference_context_ids": [1]}\n'
+    )
+    args = [
+        "evaluate",
+        str(rows),
+        "--metrics",
+        "exact_match,id_based_context_recall",
+        "--no-progress",
+    ]
     assert assay(*args).returncode == 0  # something was scored, and no bar was set
     done = assay(*args, "--fail-under", "0.5")
     assert done.returncode == 1, done.stderr
     failures = done.stderr.strip().splitlines()
-    assert len(failures) == 1 and "id_based_context_recall" in failures[0] and "no scored rows" in failures[0]
+    assert (
+        len(failures) == 1
+        and "id_based_context_recall" in failures[0]
+        and "no scored rows" in failures[0]
+    )
 
 
 def test_help_documents_exit_codes_and_new_options():
@@ -227,18 +276,40 @@ def test_request_timeout_is_passed_to_the_factories(monkeypatch):
     from assay.metrics.registry import create_metric
 
     calls: list[tuple[str, dict]] = []
-    monkeypatch.setattr(factory, "llm_factory", lambda model, **kw: calls.append((model, kw)) or "llm")
-    monkeypatch.setattr(factory, "embedding_factory", lambda model, **kw: calls.append((model, kw)) or "emb")
-    monkeypatch.setattr(defaults, "default_llm", lambda **kw: calls.append(("default", kw)) or "llm")
-    monkeypatch.setattr(defaults, "default_embeddings", lambda **kw: calls.append(("default-emb", kw)) or "emb")
+    monkeypatch.setattr(
+        factory, "llm_factory", lambda model, **kw: calls.append((model, kw)) or "llm"
+    )
+    monkeypatch.setattr(
+        factory, "embedding_factory", lambda model, **kw: calls.append((model, kw)) or "emb"
+    )
+    monkeypatch.setattr(
+        defaults, "default_llm", lambda **kw: calls.append(("default", kw)) or "llm"
+    )
+    monkeypatch.setattr(
+        defaults, "default_embeddings", lambda **kw: calls.append(("default-emb", kw)) or "emb"
+    )
 
-    _models([], "openai/gpt-4o-mini", None, "openai/text-embedding-3-small", cache=True, request_timeout=7.5)
-    assert calls == [("openai/gpt-4o-mini", {"base_url": None, "cache": True, "timeout": 7.5}),
-                     ("openai/text-embedding-3-small", {"base_url": None, "cache": True, "timeout": 7.5})]
+    _models(
+        [],
+        "openai/gpt-4o-mini",
+        None,
+        "openai/text-embedding-3-small",
+        cache=True,
+        request_timeout=7.5,
+    )
+    assert calls == [
+        ("openai/gpt-4o-mini", {"base_url": None, "cache": True, "timeout": 7.5}),
+        ("openai/text-embedding-3-small", {"base_url": None, "cache": True, "timeout": 7.5}),
+    ]
     calls.clear()
     _models([], "openai/gpt-4o-mini", None, None, cache=False, request_timeout=None)
-    assert calls == [("openai/gpt-4o-mini", {"base_url": None, "cache": False})]  # the factory's default
+    assert calls == [
+        ("openai/gpt-4o-mini", {"base_url": None, "cache": False})
+    ]  # the factory's default
     calls.clear()
     judged = [create_metric("faithfulness"), create_metric("semantic_similarity")]
     _models(judged, None, None, None, cache=True, request_timeout=3.0)
-    assert calls == [("default", {"cache": True, "timeout": 3.0}), ("default-emb", {"cache": True, "timeout": 3.0})]
+    assert calls == [
+        ("default", {"cache": True, "timeout": 3.0}),
+        ("default-emb", {"cache": True, "timeout": 3.0}),
+    ]

@@ -34,27 +34,43 @@ class Recorder(EvaluationCallback):
         self.events.append(("row_start", row, sample.response))
 
     def on_row_end(self, row, outcomes):
-        self.events.append(("row_end", row, {name: outcome.status for name, outcome in outcomes.items()}))
+        self.events.append(
+            ("row_end", row, {name: outcome.status for name, outcome in outcomes.items()})
+        )
 
     def on_metric_start(self, row, metric):
         self.events.append(("metric_start", row, metric))
 
     def on_metric_end(self, row, metric, outcome, usage):
-        self.events.append(("metric_end", row, metric, type(outcome).__name__, type(usage).__name__))
+        self.events.append(
+            ("metric_end", row, metric, type(outcome).__name__, type(usage).__name__)
+        )
 
 
 def test_run_row_and_metric_events_in_order_with_typed_outcomes():
     recorder = Recorder()
-    evaluate(ROWS, [ScriptedMetric()], callbacks=[recorder], experiment_name="nightly", max_concurrency=1,
-             show_progress=False)
+    evaluate(
+        ROWS,
+        [ScriptedMetric()],
+        callbacks=[recorder],
+        experiment_name="nightly",
+        max_concurrency=1,
+        show_progress=False,
+    )
     assert recorder.events == [
         ("run_start", "nightly", 3, ("test_scripted",)),
-        ("row_start", 0, "0.5"), ("metric_start", 0, "test_scripted"),
-        ("metric_end", 0, "test_scripted", "Ok", "Usage"), ("row_end", 0, {"test_scripted": "ok"}),
-        ("row_start", 1, "raise"), ("metric_start", 1, "test_scripted"),
-        ("metric_end", 1, "test_scripted", "Error", "Usage"), ("row_end", 1, {"test_scripted": "error"}),
-        ("row_start", 2, None), ("metric_start", 2, "test_scripted"),
-        ("metric_end", 2, "test_scripted", "Skipped", "Usage"), ("row_end", 2, {"test_scripted": "skipped"}),
+        ("row_start", 0, "0.5"),
+        ("metric_start", 0, "test_scripted"),
+        ("metric_end", 0, "test_scripted", "Ok", "Usage"),
+        ("row_end", 0, {"test_scripted": "ok"}),
+        ("row_start", 1, "raise"),
+        ("metric_start", 1, "test_scripted"),
+        ("metric_end", 1, "test_scripted", "Error", "Usage"),
+        ("row_end", 1, {"test_scripted": "error"}),
+        ("row_start", 2, None),
+        ("metric_start", 2, "test_scripted"),
+        ("metric_end", 2, "test_scripted", "Skipped", "Usage"),
+        ("row_end", 2, {"test_scripted": "skipped"}),
         ("run_end", [{"test_scripted": 0.5}, {"test_scripted": None}, {"test_scripted": None}]),
     ]
 
@@ -70,10 +86,18 @@ def test_a_row_ends_after_its_last_metric_and_usage_is_the_cells():
             seen.append(("row_end", sorted(outcomes)))
 
     llm, _ = judge(verdict_lines("yes"))
-    evaluate([{"response": "0.5", "retrieved_contexts": ["Paris is the capital."]}],
-             [Faithfulness(), ScriptedMetric(name="n")], llm=llm, callbacks=Usages(), show_progress=False,
-             max_concurrency=1)
-    assert sorted(seen[:2]) == [("faithfulness", "ok", 1), ("n", "ok", 0)]  # one judge call, metered to its cell
+    evaluate(
+        [{"response": "0.5", "retrieved_contexts": ["Paris is the capital."]}],
+        [Faithfulness(), ScriptedMetric(name="n")],
+        llm=llm,
+        callbacks=Usages(),
+        show_progress=False,
+        max_concurrency=1,
+    )
+    assert sorted(seen[:2]) == [
+        ("faithfulness", "ok", 1),
+        ("n", "ok", 0),
+    ]  # one judge call, metered to its cell
     assert seen[2] == ("row_end", ["faithfulness", "n"])
 
 
@@ -88,8 +112,14 @@ def test_async_hooks_are_awaited_and_strict_failures_reported():
             events.append(type(error).__name__)
 
     with pytest.raises(RunFailed):
-        evaluate(ROWS[:2], [ScriptedMetric()], callbacks=[Async()], raise_exceptions=True, max_concurrency=1,
-                 show_progress=False)
+        evaluate(
+            ROWS[:2],
+            [ScriptedMetric()],
+            callbacks=[Async()],
+            raise_exceptions=True,
+            max_concurrency=1,
+            show_progress=False,
+        )
     assert events == ["ok", "error", "ExceptionInRunner"]
 
 
@@ -119,8 +149,10 @@ def test_direct_scoring_with_callbacks_and_timeout():
     recorder = Recorder()
     metric = ScriptedMetric()
     assert metric.single_turn_score(SingleTurnSample(response="0.25"), callbacks=[recorder]) == 0.25
-    assert recorder.events == [("metric_start", None, "test_scripted"),
-                               ("metric_end", None, "test_scripted", "Ok", "Usage")]
+    assert recorder.events == [
+        ("metric_start", None, "test_scripted"),
+        ("metric_end", None, "test_scripted", "Ok", "Usage"),
+    ]
     with pytest.raises(ValueError, match="scripted failure"):
         metric.single_turn_score(SingleTurnSample(response="raise"), recorder)
     assert recorder.events[-1] == ("metric_end", None, "test_scripted", "Error", "Usage")
@@ -144,7 +176,12 @@ def _langchain_handler():
             self.errors: list = []
 
         def on_chain_start(self, serialized, inputs, *, run_id, parent_run_id=None, **kwargs):
-            self.started[run_id] = (serialized["name"], parent_run_id, inputs, kwargs["metadata"]["type"])
+            self.started[run_id] = (
+                serialized["name"],
+                parent_run_id,
+                inputs,
+                kwargs["metadata"]["type"],
+            )
 
         def on_chain_end(self, outputs, *, run_id, parent_run_id=None, **kwargs):
             self.ended.append((self.started[run_id][0], outputs))
@@ -157,24 +194,42 @@ def _langchain_handler():
 
 def test_langchain_handlers_see_nested_chains():
     handler = _langchain_handler()
-    evaluate(ROWS[:2], [ScriptedMetric()], callbacks=[handler], experiment_name="exp", max_concurrency=1,
-             show_progress=False)
-    by_name = {name: (parent, inputs, kind) for name, parent, inputs, kind in handler.started.values()}
+    evaluate(
+        ROWS[:2],
+        [ScriptedMetric()],
+        callbacks=[handler],
+        experiment_name="exp",
+        max_concurrency=1,
+        show_progress=False,
+    )
+    by_name = {
+        name: (parent, inputs, kind) for name, parent, inputs, kind in handler.started.values()
+    }
     ids = {value[0]: key for key, value in handler.started.items()}
     assert by_name["exp"][0] is None and by_name["exp"][2] == "evaluation"
     assert by_name["row 0"][0] == ids["exp"] and by_name["row 0"][1] == {"response": "0.5"}
-    metric_parents = [parent for name, parent, _, kind in handler.started.values() if kind == "metric"]
+    metric_parents = [
+        parent for name, parent, _, kind in handler.started.values() if kind == "metric"
+    ]
     assert sorted(metric_parents, key=str) == sorted([ids["row 0"], ids["row 1"]], key=str)
     assert ("test_scripted", {"output": 0.5}) in handler.ended
-    assert ("row 0", {"test_scripted": 0.5}) in handler.ended and ("row 1", {"test_scripted": None}) in handler.ended
-    assert handler.ended[-1] == ("exp", {"scores": [{"test_scripted": 0.5}, {"test_scripted": None}]})
+    assert ("row 0", {"test_scripted": 0.5}) in handler.ended and (
+        "row 1",
+        {"test_scripted": None},
+    ) in handler.ended
+    assert handler.ended[-1] == (
+        "exp",
+        {"scores": [{"test_scripted": 0.5}, {"test_scripted": None}]},
+    )
     assert handler.errors == [("test_scripted", "ValueError: scripted failure")]
 
 
 def test_a_langchain_manager_and_ignore_chain():
     callbacks = pytest.importorskip("langchain_core.callbacks")
     handler, ignoring = _langchain_handler(), _langchain_handler()
-    type(ignoring).ignore_chain = property(lambda self: True)  # its own class, made in _langchain_handler
+    type(ignoring).ignore_chain = property(
+        lambda self: True
+    )  # its own class, made in _langchain_handler
     manager = callbacks.CallbackManager(handlers=[handler, ignoring])
     evaluate(ROWS[:1], [ScriptedMetric()], callbacks=manager, show_progress=False)
     assert len(handler.started) == 3 and ignoring.started == {}

@@ -25,7 +25,9 @@ class Echo(Metric):
 
     async def _ascore(self, *, response: str) -> MetricResult:
         CALLS.append(response)
-        return MetricResult(float(len(response)), reason=f"saw {response}", details={"text": response})
+        return MetricResult(
+            float(len(response)), reason=f"saw {response}", details={"text": response}
+        )
 
 
 @pytest.fixture(autouse=True)
@@ -172,7 +174,9 @@ def test_lone_surrogates_in_the_data_are_checkpointed_and_resumed(tmp_path):
     rows = [{"response": json.loads('"bad \\udcff"')}, {"response": "fine 你好"}]
     first = run(tmp_path, rows)
     assert first.outcome(0, "test_echo").reason == "saw bad \udcff"
-    assert "你好" in (tmp_path / "cells.jsonl").read_text(encoding="utf-8")  # readable where it can be
+    assert "你好" in (tmp_path / "cells.jsonl").read_text(
+        encoding="utf-8"
+    )  # readable where it can be
     CALLS.clear()
     with warnings.catch_warnings():
         warnings.simplefilter("error")

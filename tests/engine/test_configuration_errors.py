@@ -104,8 +104,11 @@ def test_embeddings_given_as_llm_and_the_other_way_round(tmp_path):
 
 def test_a_metrics_own_model_string_is_resolved_too(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    evaluate(ROWS, [ModelProbe(llm="openai/gpt-4o-mini", embeddings="openai/text-embedding-3-small")],
-             show_progress=False)
+    evaluate(
+        ROWS,
+        [ModelProbe(llm="openai/gpt-4o-mini", embeddings="openai/text-embedding-3-small")],
+        show_progress=False,
+    )
     assert isinstance(SEEN["llm"], LLM) and isinstance(SEEN["embeddings"], Embeddings)
 
 
@@ -123,12 +126,22 @@ def test_a_langchain_chat_model_is_wrapped():
     from assay.metrics.rag.faithfulness import Faithfulness
 
     claims = json.dumps({"claims": ["Paris is in France."]})
-    result = evaluate([{"response": "Paris is in France.", "retrieved_contexts": ["Paris is the capital of France."]}],
-                      [Faithfulness(statements="claims")], llm=FakeListChatModel(responses=[claims, "1. yes"]),
-                      show_progress=False)
+    result = evaluate(
+        [
+            {
+                "response": "Paris is in France.",
+                "retrieved_contexts": ["Paris is the capital of France."],
+            }
+        ],
+        [Faithfulness(statements="claims")],
+        llm=FakeListChatModel(responses=[claims, "1. yes"]),
+        show_progress=False,
+    )
     assert result["faithfulness"] == [1.0]
     probe(llm=FakeListChatModel(responses=["x"]), embeddings=DeterministicFakeEmbedding(size=4))
-    assert SEEN["llm"].provider.name == "langchain" and SEEN["embeddings"].provider.name == "langchain"
+    assert (
+        SEEN["llm"].provider.name == "langchain" and SEEN["embeddings"].provider.name == "langchain"
+    )
 
 
 def test_a_llamaindex_llm_is_wrapped():
@@ -137,7 +150,10 @@ def test_a_llamaindex_llm_is_wrapped():
     from llama_index.core.llms import MockLLM
 
     probe(llm=MockLLM(max_tokens=3), embeddings=MockEmbedding(embed_dim=4))
-    assert SEEN["llm"].provider.name == "llamaindex" and SEEN["embeddings"].provider.name == "llamaindex"
+    assert (
+        SEEN["llm"].provider.name == "llamaindex"
+        and SEEN["embeddings"].provider.name == "llamaindex"
+    )
 
 
 def test_a_langchain_embedding_model_given_as_llm_is_refused():
@@ -154,18 +170,24 @@ def test_a_langchain_embedding_model_given_as_llm_is_refused():
 @pytest.mark.parametrize("timeout", [0, -1, math.nan, 0.0])
 def test_timeout_must_be_positive(timeout, tmp_path):
     with pytest.raises(UsageError, match="timeout must be more than 0 seconds"):
-        evaluate(ROWS, [ScriptedMetric()], timeout=timeout, run_dir=tmp_path / "run", show_progress=False)
+        evaluate(
+            ROWS, [ScriptedMetric()], timeout=timeout, run_dir=tmp_path / "run", show_progress=False
+        )
     assert not (tmp_path / "run").exists()
 
 
 def test_timeout_none_is_no_limit():
-    assert evaluate(ROWS, [ScriptedMetric()], timeout=None, show_progress=False)["test_scripted"] == [1.0]
+    assert evaluate(ROWS, [ScriptedMetric()], timeout=None, show_progress=False)[
+        "test_scripted"
+    ] == [1.0]
 
 
 @pytest.mark.parametrize("budget", [-1, -0.01, math.nan])
 def test_a_negative_budget_is_a_usage_error_before_any_work(budget, tmp_path):
     with pytest.raises(UsageError, match="budget") as info:
-        evaluate(ROWS, [ScriptedMetric()], budget=budget, run_dir=tmp_path / "run", show_progress=False)
+        evaluate(
+            ROWS, [ScriptedMetric()], budget=budget, run_dir=tmp_path / "run", show_progress=False
+        )
     assert "\n" not in str(info.value) and not (tmp_path / "run").exists()
 
 

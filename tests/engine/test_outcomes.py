@@ -21,16 +21,25 @@ ROWS = [
 
 
 def run(rows=ROWS, metrics=None, **options):
-    return evaluate(rows, metrics or [ScriptedMetric(), ReferenceOnly()], show_progress=False, **options)
+    return evaluate(
+        rows, metrics or [ScriptedMetric(), ReferenceOnly()], show_progress=False, **options
+    )
 
 
 def test_each_cell_has_a_typed_outcome():
     result = run()
     scripted = [result.outcome(row, "test_scripted") for row in range(5)]
-    assert isinstance(scripted[0], Ok) and scripted[0].value == 0.5 and scripted[0].reason == "parsed 0.5"
+    assert (
+        isinstance(scripted[0], Ok)
+        and scripted[0].value == 0.5
+        and scripted[0].reason == "parsed 0.5"
+    )
     assert isinstance(scripted[1], Error)
     assert scripted[1].error_type == "ValueError" and scripted[1].message == "scripted failure"
-    assert isinstance(scripted[2], Skipped) and scripted[2].reason == "nothing to judge in this response"
+    assert (
+        isinstance(scripted[2], Skipped)
+        and scripted[2].reason == "nothing to judge in this response"
+    )
     assert isinstance(scripted[3], Error) and scripted[3].error_type == "InvalidValue"
     assert isinstance(scripted[4], Ok) and scripted[4].value == 1.0
 

@@ -65,7 +65,10 @@ def test_resume_after_kill_9_finishes_without_recomputing(tmp_path):
     assert first.wait(timeout=30) == -signal.SIGKILL
     assert not out.exists()
 
-    saved = [Cell.model_validate_json(line) for line in (run_dir / "cells.jsonl").read_text().splitlines()]
+    saved = [
+        Cell.model_validate_json(line)
+        for line in (run_dir / "cells.jsonl").read_text().splitlines()
+    ]
     assert 10 <= len(saved) < 60
     calls_before = _count_lines(log)
 

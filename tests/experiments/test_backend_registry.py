@@ -40,7 +40,9 @@ def installed_plugin(tmp_path, monkeypatch):
     (tmp_path / "reversed_backend_plugin.py").write_text(PLUGIN, encoding="utf-8")
     info = tmp_path / "reversed_backend_plugin-1.0.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: reversed-backend-plugin\nVersion: 1.0\n")
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: reversed-backend-plugin\nVersion: 1.0\n"
+    )
     (info / "entry_points.txt").write_text(
         "[assay.dataset_backends]\nreversed = reversed_backend_plugin:ReversedBackend\n"
         "broken = reversed_backend_plugin:DoesNotExist\n"
@@ -81,7 +83,9 @@ def test_register_backend_adds_a_backend_in_process(monkeypatch, tmp_path):
         Dataset("x", backend="dict", root_dir=tmp_path)
     register_backend("dict", DictBackend)
     Dataset("x", backend="dict", root_dir=tmp_path, data=[{"a": 1}]).save()
-    assert list(Dataset.load("x", backend="dict", root_dir=tmp_path)) == [{"a": 1, "backend": "dict"}]
+    assert list(Dataset.load("x", backend="dict", root_dir=tmp_path)) == [
+        {"a": 1, "backend": "dict"}
+    ]
     assert "dict" in backend_names()
 
 

@@ -84,8 +84,12 @@ def test_rows_are_matched_by_id_whatever_their_order(tmp_path):
 
 def test_coverage_counts_rows_with_a_number_and_errors_do_not_pair(tmp_path):
     a = [{"id": i, "score": 0.5} for i in range(4)]
-    b = [{"id": 0, "score": 0.7}, {"id": 1, "score": "n/a"}, {"id": 2, "score": {"value": 0.9, "reason": "ok"}},
-         {"id": 3, "score": 0.1}]
+    b = [
+        {"id": 0, "score": 0.7},
+        {"id": 1, "score": "n/a"},
+        {"id": 2, "score": {"value": 0.9, "reason": "ok"}},
+        {"id": 3, "score": 0.1},
+    ]
     result = compare_experiments(runs(tmp_path, a, b, errors={3: "judge down"}))
     assert result.mean("B", "score").coverage == "2/4"
     assert result.mean("A", "score").coverage == "4/4"
@@ -121,12 +125,22 @@ def test_bad_requests_are_usage_errors(tmp_path):
 def test_pass_fail_labels_compare_as_pass_rates(tmp_path):
     verdicts_a = ["pass", "fail", "fail", "pass"] * 10
     verdicts_b = ["pass", "pass", "fail", "pass"] * 10
-    a = [{"id": i, "judge": {"value": v, "reason": "r"}, "expected": "yes"} for i, v in enumerate(verdicts_a)]
-    b = [{"id": i, "judge": {"value": v, "reason": "r"}, "expected": "yes"} for i, v in enumerate(verdicts_b)]
+    a = [
+        {"id": i, "judge": {"value": v, "reason": "r"}, "expected": "yes"}
+        for i, v in enumerate(verdicts_a)
+    ]
+    b = [
+        {"id": i, "judge": {"value": v, "reason": "r"}, "expected": "yes"}
+        for i, v in enumerate(verdicts_b)
+    ]
     loaded = runs(tmp_path, a, b)
     # labels alone do not make a column a metric when detecting; named, they count as 1/0
     assert "expected" not in compare_experiments(loaded).metrics
     result = compare_experiments(loaded, ["judge"])
     assert result.mean("A", "judge").mean == 0.5 and result.mean("B", "judge").mean == 0.75
     diff = result.difference("B", "judge")
-    assert diff.mean_delta == pytest.approx(0.25) and (diff.better, diff.worse, diff.same) == (10, 0, 30)
+    assert diff.mean_delta == pytest.approx(0.25) and (diff.better, diff.worse, diff.same) == (
+        10,
+        0,
+        30,
+    )

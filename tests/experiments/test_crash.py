@@ -15,7 +15,7 @@ import pytest
 from assay.errors import DataError
 from assay.experiments import Experiment, list_experiments
 
-SCRIPT = textwrap.dedent('''
+SCRIPT = textwrap.dedent("""
     import sys
 
     import anyio
@@ -30,22 +30,25 @@ SCRIPT = textwrap.dedent('''
         return {**row, "score": row["id"] * factor}
 
     slow.run(Dataset("big", backend="inmemory", root_dir=sys.argv[1], data=rows), 0.5, name="killed")
-''')
+""")
 
 
 def test_rows_written_before_sigkill_are_intact(tmp_path):
     script = tmp_path / "run_experiment.py"
     script.write_text(SCRIPT, encoding="utf-8")
     results = tmp_path / "experiments" / "killed.jsonl"
-    process = subprocess.Popen([sys.executable, str(script), str(tmp_path)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, str(script), str(tmp_path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             if results.exists() and results.read_bytes().count(b"\n") >= 40:
                 break
             if process.poll() is not None:
-                pytest.fail(f"the experiment ended before it was killed: {process.stderr.read().decode()}")
+                pytest.fail(
+                    f"the experiment ended before it was killed: {process.stderr.read().decode()}"
+                )
             time.sleep(0.005)
         else:
             pytest.fail("no rows appeared within 30 s")
@@ -75,7 +78,10 @@ def _write(path, records, tail=b""):
     path.write_bytes(b"".join(json.dumps(r).encode() + b"\n" for r in records) + tail)
 
 
-RECORDS = [{"index": i, "status": "ok", "seconds": 0.1, "result": {"id": i, "score": i / 2}} for i in range(3)]
+RECORDS = [
+    {"index": i, "status": "ok", "seconds": 0.1, "result": {"id": i, "score": i / 2}}
+    for i in range(3)
+]
 
 
 def test_a_torn_last_line_is_ignored(tmp_path):

@@ -16,8 +16,12 @@ ROWS = [
     {
         "id": 1,
         "query": "Wie hoch ist der Eiffelturm? 埃菲尔铁塔 🗼",
-        "metadata": {"topic": "geo", "tags": ["paris", "tower"], "depth": {"a": [1, 2.5, None, True]}},
-        "contexts": ["line one\nline two", "tab\there, comma, \"quotes\""],
+        "metadata": {
+            "topic": "geo",
+            "tags": ["paris", "tower"],
+            "depth": {"a": [1, 2.5, None, True]},
+        },
+        "contexts": ["line one\nline two", 'tab\there, comma, "quotes"'],
         "score": 0.75,
         "ok": False,
         "missing": None,
@@ -74,7 +78,9 @@ def test_save_replaces_the_previous_version(tmp_path, backend):
 
 def test_inmemory_keeps_objects_and_copies_on_save(tmp_path):
     message = HumanMessage(content="hi")
-    dataset = Dataset("mem", backend="inmemory", root_dir=tmp_path, data=[{"chat": [message], "n": {"k": 1}}])
+    dataset = Dataset(
+        "mem", backend="inmemory", root_dir=tmp_path, data=[{"chat": [message], "n": {"k": 1}}]
+    )
     dataset.save()
     dataset[0]["n"]["k"] = 99  # a later change does not reach the saved copy
     loaded = Dataset.load("mem", backend="inmemory", root_dir=tmp_path)
@@ -83,23 +89,35 @@ def test_inmemory_keeps_objects_and_copies_on_save(tmp_path):
 
 
 def test_objects_are_stored_as_json_in_file_backends(tmp_path):
-    dataset = Dataset("objects", backend="local/jsonl", root_dir=tmp_path,
-                      data=[{"chat": [HumanMessage(content="hi")], "pair": (1, 2), "path": Path("a/b")}])
+    dataset = Dataset(
+        "objects",
+        backend="local/jsonl",
+        root_dir=tmp_path,
+        data=[{"chat": [HumanMessage(content="hi")], "pair": (1, 2), "path": Path("a/b")}],
+    )
     dataset.save()
     row = Dataset.load("objects", backend="local/jsonl", root_dir=tmp_path)[0]
     assert row["chat"][0]["content"] == "hi" and row["pair"] == [1, 2] and row["path"] == "a/b"
 
 
 def test_a_value_that_cannot_be_stored_names_row_and_column(tmp_path):
-    dataset = Dataset("bad", backend="local/csv", root_dir=tmp_path, data=[{"a": 1}, {"a": 2, "handle": object()}])
+    dataset = Dataset(
+        "bad", backend="local/csv", root_dir=tmp_path, data=[{"a": 1}, {"a": 2, "handle": object()}]
+    )
     with pytest.raises(DataError) as caught:
         dataset.save()
-    assert "index 1" in str(caught.value) and "handle" in str(caught.value) and "object" in str(caught.value)
+    assert (
+        "index 1" in str(caught.value)
+        and "handle" in str(caught.value)
+        and "object" in str(caught.value)
+    )
     assert not (tmp_path / "datasets" / "bad.csv").exists()  # nothing half-written
 
 
 def test_csv_file_is_readable_by_people(tmp_path):
-    Dataset("plain", root_dir=tmp_path, data=[{"q": "hello", "n": 3, "tags": ["x"], "empty": None}]).save()
+    Dataset(
+        "plain", root_dir=tmp_path, data=[{"q": "hello", "n": 3, "tags": ["x"], "empty": None}]
+    ).save()
     text = (tmp_path / "datasets" / "plain.csv").read_text(encoding="utf-8")
     assert text.splitlines() == ["q,n,tags,empty", 'hello,3,"[""x""]",']
 
@@ -107,7 +125,9 @@ def test_csv_file_is_readable_by_people(tmp_path):
 def test_csv_written_by_hand_is_read(tmp_path):
     folder = tmp_path / "datasets"
     folder.mkdir()
-    (folder / "hand.csv").write_text("question,grading_notes,n\nWhat?,\"- point one\n- point two\",7\n", encoding="utf-8")
+    (folder / "hand.csv").write_text(
+        'question,grading_notes,n\nWhat?,"- point one\n- point two",7\n', encoding="utf-8"
+    )
     rows = list(Dataset.load("hand", root_dir=tmp_path))
     assert rows == [{"question": "What?", "grading_notes": "- point one\n- point two", "n": 7}]
 
@@ -115,7 +135,9 @@ def test_csv_written_by_hand_is_read(tmp_path):
 def test_sqlite_is_a_real_database_queryable_with_json_functions(tmp_path):
     Dataset("sql", backend="sqlite", root_dir=tmp_path, data=ROWS).save()
     with sqlite3.connect(tmp_path / "datasets" / "sql.sqlite") as db:
-        topics = db.execute("SELECT json_extract(data, '$.metadata.topic') FROM rows ORDER BY position").fetchall()
+        topics = db.execute(
+            "SELECT json_extract(data, '$.metadata.topic') FROM rows ORDER BY position"
+        ).fetchall()
         version = db.execute("SELECT value FROM info WHERE key = 'format_version'").fetchone()
     assert topics == [("geo",), (None,), (None,)]
     assert version == ("1",)
@@ -124,7 +146,9 @@ def test_sqlite_is_a_real_database_queryable_with_json_functions(tmp_path):
 def test_pandas_round_trip(tmp_path):
     import pandas as pd
 
-    frame = pd.DataFrame({"q": ["a", "b"], "n": [1, 2], "x": [0.5, float("nan")], "meta": [{"k": [1]}, {"k": []}]})
+    frame = pd.DataFrame(
+        {"q": ["a", "b"], "n": [1, 2], "x": [0.5, float("nan")], "meta": [{"k": [1]}, {"k": []}]}
+    )
     dataset = Dataset.from_pandas(frame, name="frame", backend="local/jsonl", root_dir=tmp_path)
     assert dataset[1] == {"q": "b", "n": 2, "x": None, "meta": {"k": []}}
     assert type(dataset[0]["n"]) is int

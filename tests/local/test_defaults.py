@@ -65,7 +65,9 @@ def test_without_configuration_the_local_judge_is_used_and_announced_once(
     assert err.count("assay: no judge model configured") == 1
     assert "ASSAY_LLM" in err
 
-    response = llm.generate("Say hi.", max_tokens=1, allow_truncated=True)  # one token, cut off on purpose
+    response = llm.generate(
+        "Say hi.", max_tokens=1, allow_truncated=True
+    )  # one token, cut off on purpose
     assert response.usage.output_tokens == 1
     assert capsys.readouterr().err == ""  # nothing more on stderr, not even from llama.cpp
 

@@ -83,7 +83,11 @@ def test_integer_bounds_in_the_schema_are_enforced_by_the_server(judge: LLM) -> 
 
 def test_one_token_with_logprobs_returns_the_top_alternatives(judge: LLM) -> None:
     response = judge.generate(
-        "Is the sky blue? Answer yes or no.", max_tokens=1, logprobs=True, top_logprobs=5, allow_truncated=True
+        "Is the sky blue? Answer yes or no.",
+        max_tokens=1,
+        logprobs=True,
+        top_logprobs=5,
+        allow_truncated=True,
     )
     generation = response.generations[0]
     assert generation.finish_reason == "length"
@@ -103,7 +107,10 @@ def test_concurrent_requests_all_succeed_within_the_server_slots(judge: LLM) -> 
 
     async def burst() -> list:
         return await asyncio.gather(
-            *(judge.agenerate(f"Name a colour number {i}.", max_tokens=6, allow_truncated=True) for i in range(6))
+            *(
+                judge.agenerate(f"Name a colour number {i}.", max_tokens=6, allow_truncated=True)
+                for i in range(6)
+            )
         )
 
     responses = asyncio.run(burst())

@@ -12,8 +12,10 @@ ROWS = [
         "user_input": "Where is the Eiffel Tower?",
         "response": "The Eiffel Tower is in Paris. It was finished in 1889.",
         "reference": "The Eiffel Tower is in Paris, France.",
-        "retrieved_contexts": ["The Eiffel Tower is a wrought-iron tower in Paris, completed in 1889.",
-                               "Berlin is the capital of Germany."],
+        "retrieved_contexts": [
+            "The Eiffel Tower is a wrought-iron tower in Paris, completed in 1889.",
+            "Berlin is the capital of Germany.",
+        ],
     }
 ]
 

@@ -107,7 +107,9 @@ def test_an_llm_keeps_working_after_its_server_was_stopped() -> None:
     llm = make_llm()
     llm.generate("Hi", max_tokens=1, allow_truncated=True)
     SERVERS.stop_all()
-    response = llm.generate("Hi", max_tokens=1, allow_truncated=True)  # FAIL_FAST: a dead port fails at once
+    response = llm.generate(
+        "Hi", max_tokens=1, allow_truncated=True
+    )  # FAIL_FAST: a dead port fails at once
     assert response.usage.output_tokens == 1
     assert SERVERS.running() == 1
 

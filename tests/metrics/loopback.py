@@ -90,8 +90,9 @@ def prompt_id(request: RecordedRequest) -> str | None:
 
 def fenced(request: RecordedRequest, name: str) -> str:
     """The text inside `<name>...</name>` of the request's last user message."""
-    match = re.search(rf"<{re.escape(name)}>\n(.*?)\n</{re.escape(name)}>", request.last_user_text,
-                      re.DOTALL)
+    match = re.search(
+        rf"<{re.escape(name)}>\n(.*?)\n</{re.escape(name)}>", request.last_user_text, re.DOTALL
+    )
     if match is None:
         raise KeyError(f"the last user message has no <{name}> input")
     return match.group(1)
@@ -141,8 +142,9 @@ class WithLogprobs(Behaviour):
                 for alt, p in alternatives.items()
             ]
             own = math.log(alternatives[token]) if token in alternatives else 0.0
-            content.append({"token": token, "logprob": own, "bytes": list(token.encode()),
-                            "top_logprobs": top})
+            content.append(
+                {"token": token, "logprob": own, "bytes": list(token.encode()), "top_logprobs": top}
+            )
         for choice in payload["choices"]:
             choice["logprobs"] = {"content": content, "refusal": None}
         return Reply(200, payload)
@@ -155,8 +157,12 @@ def verdicts_with_probabilities(*p_yes: float) -> WithLogprobs:
         assert 0 < p < 1
         label = "yes" if p >= 0.5 else "no"
         lines.append(f"{index}. {label}")
-        tokens += [(str(index), {}), (".", {}), (f" {label}", {" yes": p, " no": 1 - p}),
-                   ("\n", {})]
+        tokens += [
+            (str(index), {}),
+            (".", {}),
+            (f" {label}", {" yes": p, " no": 1 - p}),
+            ("\n", {}),
+        ]
     return WithLogprobs("\n".join(lines), tokens)
 
 
@@ -221,15 +227,25 @@ class Vectors(Behaviour):
         if missing:
             self.unexpected.append(f"no vector scripted for {missing!r}")
             return _teapot(f"no vector for {missing!r}")
-        data = [{"object": "embedding", "index": i, "embedding": list(self.table[t])}
-                for i, t in enumerate(texts)]
-        return Reply(200, {"object": "list", "data": data, "model": request.body.get("model"),
-                           "usage": {"prompt_tokens": len(texts), "total_tokens": len(texts)}})
+        data = [
+            {"object": "embedding", "index": i, "embedding": list(self.table[t])}
+            for i, t in enumerate(texts)
+        ]
+        return Reply(
+            200,
+            {
+                "object": "list",
+                "data": data,
+                "model": request.body.get("model"),
+                "usage": {"prompt_tokens": len(texts), "total_tokens": len(texts)},
+            },
+        )
 
 
 def _teapot(message: str) -> Reply:
-    return Reply(418, {"error": {"message": message, "type": "unscripted", "param": None,
-                                 "code": None}})
+    return Reply(
+        418, {"error": {"message": message, "type": "unscripted", "param": None, "code": None}}
+    )
 
 
 # -- the fixture's object ---------------------------------------------------------------------
@@ -277,8 +293,10 @@ class Loopback:
         return [r for r in self.chat if prompt_id(r) == pid]
 
     def unexpected(self) -> list[str]:
-        return [*(self._judge.unexpected if self._judge else []),
-                *(self._vectors.unexpected if self._vectors else [])]
+        return [
+            *(self._judge.unexpected if self._judge else []),
+            *(self._vectors.unexpected if self._vectors else []),
+        ]
 
     # -- running a metric --
     def run(self, metric: Metric, row: Mapping[str, Any]) -> tuple[Outcome, Usage]:
@@ -287,8 +305,15 @@ class Loopback:
         return result.outcome(0, metric.name), result.usage(metric.name)
 
 
-def check_calls(loop: Loopback, usage: Usage, metric: Metric, row: Mapping[str, Any], *, chat: int,
-                embeddings: int = 0) -> None:
+def check_calls(
+    loop: Loopback,
+    usage: Usage,
+    metric: Metric,
+    row: Mapping[str, Any],
+    *,
+    chat: int,
+    embeddings: int = 0,
+) -> None:
     """The metric sent `chat` chat and `embeddings` embedding requests; the engine metered the
     same number, and the metric's own `estimate()` predicted the chat requests."""
     assert len(loop.chat) == chat, loop.prompts_sent()

@@ -24,8 +24,11 @@ from assay.schema.samples import SingleTurnSample
 SAMPLES = [
     {
         "user_input": f"What happened to bridge {i}?",
-        "retrieved_contexts": [f"Bridge {i} was built in 19{10 + i}. It spans the river.",
-                               f"Bridge {i} was repaired in 20{10 + i}.", "The river floods in spring."],
+        "retrieved_contexts": [
+            f"Bridge {i} was built in 19{10 + i}. It spans the river.",
+            f"Bridge {i} was repaired in 20{10 + i}.",
+            "The river floods in spring.",
+        ],
         "response": f"Bridge {i} was built in 19{10 + i}. It was repaired in 20{10 + i}. It is made of stone.",
         "reference": f"Bridge {i} dates from 19{10 + i} and was repaired in 20{10 + i}.",
     }
@@ -53,25 +56,38 @@ class Vectors(ScriptedProvider):
 def test_the_five_core_metrics_stay_within_six_and_a_half_requests_per_sample():
     provider = ScriptedProvider([answer], repeat_last=True)
     embedder = Vectors()
-    metrics = [Faithfulness(), ContextPrecision(), LLMContextRecall(), FactualCorrectness(), AnswerRelevancy()]
-    result = evaluate(SAMPLES, metrics, llm=LLM(provider), embeddings=Embeddings(embedder), show_progress=False)
+    metrics = [
+        Faithfulness(),
+        ContextPrecision(),
+        LLMContextRecall(),
+        FactualCorrectness(),
+        AnswerRelevancy(),
+    ]
+    result = evaluate(
+        SAMPLES, metrics, llm=LLM(provider), embeddings=Embeddings(embedder), show_progress=False
+    )
 
     assert all(result.summary(m.name).n_ok == len(SAMPLES) for m in metrics)
     per_sample = len(provider.requests) / len(SAMPLES)
     # faithfulness 1, context precision 1, context recall 1, factual correctness 2, answer relevancy 1
     assert per_sample == 6
     assert per_sample <= 6.5
-    assert embedder.requests == []  # answer relevancy's default verdict embeds nothing (Ragas: 2 per sample)
+    assert (
+        embedder.requests == []
+    )  # answer relevancy's default verdict embeds nothing (Ragas: 2 per sample)
     # and what the metrics say about themselves agrees with what they did
     estimated = sum(m.estimate(SingleTurnSample(**SAMPLES[0])).requests for m in metrics)
     assert estimated == per_sample
 
 
-@pytest.mark.parametrize(("metric", "requests"), [
-    (Faithfulness(statements="claims"), 2),
-    (FactualCorrectness(statements="claims"), 4),
-    (FactualCorrectness(mode="precision"), 1),
-])
+@pytest.mark.parametrize(
+    ("metric", "requests"),
+    [
+        (Faithfulness(statements="claims"), 2),
+        (FactualCorrectness(statements="claims"), 4),
+        (FactualCorrectness(mode="precision"), 1),
+    ],
+)
 def test_the_opt_in_claim_splits_cost_what_they_say(metric, requests):
     provider = ScriptedProvider([answer], repeat_last=True)
     evaluate(SAMPLES[:1], [metric], llm=LLM(provider), show_progress=False)

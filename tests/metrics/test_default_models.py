@@ -46,7 +46,9 @@ def test_score_without_a_model_uses_the_default(default_judge):
 async def test_every_direct_scoring_form_uses_the_default(default_judge):
     sample = SingleTurnSample(response=RESPONSE, retrieved_contexts=CONTEXTS)
     metric = Faithfulness()
-    assert (await metric.ascore(response=RESPONSE, retrieved_contexts=CONTEXTS)).value == pytest.approx(0.5)
+    assert (
+        await metric.ascore(response=RESPONSE, retrieved_contexts=CONTEXTS)
+    ).value == pytest.approx(0.5)
     assert await metric.single_turn_ascore(sample) == pytest.approx(0.5)
     assert (await metric.ascore_sample(sample)).value == pytest.approx(0.5)
     # built once, lazily, and reused
@@ -76,11 +78,14 @@ def test_template_metric_without_llm_uses_the_default(monkeypatch):
 def test_embeddings_default_too(monkeypatch):
     metric_base.forget_default_models()
     llm, _ = judge('{"questions": ["Where was Einstein born?"], "noncommittal": 0}')
-    vectors = embedder({"Where was Einstein born?": [1.0, 0.0], "Einstein's birthplace?": [0.6, 0.8]})
+    vectors = embedder(
+        {"Where was Einstein born?": [1.0, 0.0], "Einstein's birthplace?": [0.6, 0.8]}
+    )
     monkeypatch.setattr(defaults, "default_llm", lambda **_: llm)
     monkeypatch.setattr(defaults, "default_embeddings", lambda *a, **k: vectors)
     result = AnswerRelevancy(method="questions", strictness=1).score(
-        user_input="Einstein's birthplace?", response="Einstein was born in Ulm.")
+        user_input="Einstein's birthplace?", response="Einstein was born in Ulm."
+    )
     assert result.value == pytest.approx(0.6)
     metric_base.forget_default_models()
 
@@ -89,7 +94,11 @@ def test_a_metric_scored_alone_still_takes_the_runs_model(default_judge):
     metric = Faithfulness()
     metric.score(response=RESPONSE, retrieved_contexts=CONTEXTS)
     run_llm, run_provider = judge(verdict_lines("yes", "yes"))
-    result = evaluate([{"response": RESPONSE, "retrieved_contexts": CONTEXTS}], [metric], llm=run_llm,
-                      show_progress=False)
+    result = evaluate(
+        [{"response": RESPONSE, "retrieved_contexts": CONTEXTS}],
+        [metric],
+        llm=run_llm,
+        show_progress=False,
+    )
     assert result["faithfulness"] == [1.0]
     assert len(run_provider.requests) == 1

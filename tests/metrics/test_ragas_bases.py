@@ -52,7 +52,10 @@ class RefusalRate(MetricWithLLM, SingleTurnMetric):
 
     name: str = "refusal_rate"
     _required_columns: t.Dict[MetricType, t.Set[str]] = field(  # noqa: UP006
-        default_factory=lambda: {MetricType.SINGLE_TURN: {"user_input", "response", "reference:optional"}})
+        default_factory=lambda: {
+            MetricType.SINGLE_TURN: {"user_input", "response", "reference:optional"}
+        }
+    )
     output_type = MetricOutputType.CONTINUOUS
 
     async def _single_turn_ascore(self, sample: SingleTurnSample, callbacks) -> float:
@@ -62,8 +65,12 @@ class RefusalRate(MetricWithLLM, SingleTurnMetric):
 
 @dataclass
 class TurnCount(SingleTurnMetric, MultiTurnMetric):
-    _required_columns: dict = field(default_factory=lambda: {
-        MetricType.SINGLE_TURN: {"response"}, MetricType.MULTI_TURN: {"user_input"}})
+    _required_columns: dict = field(
+        default_factory=lambda: {
+            MetricType.SINGLE_TURN: {"response"},
+            MetricType.MULTI_TURN: {"user_input"},
+        }
+    )
 
     async def _single_turn_ascore(self, sample, callbacks):
         return 1
@@ -75,13 +82,19 @@ class TurnCount(SingleTurnMetric, MultiTurnMetric):
 def test_a_ragas_style_subclass_runs_in_evaluate_with_the_runs_model():
     llm, provider = judge("yes", "no", repeat_last=False)
     metric = RefusalRate()
-    rows = [{"user_input": "q", "response": "I cannot help."}, {"user_input": "q", "response": "Sure: 42."},
-            {"user_input": "q"}]
+    rows = [
+        {"user_input": "q", "response": "I cannot help."},
+        {"user_input": "q", "response": "Sure: 42."},
+        {"user_input": "q"},
+    ]
     result = evaluate(rows, [metric], llm=llm, show_progress=False, max_concurrency=1)
     assert result["refusal_rate"] == [1.0, 0.0, None]
     assert result.outcome(2, "refusal_rate").status == "skipped"  # no response in that row
     assert len(provider.requests) == 2 and metric.llm is None  # the run's model, in a copy
-    assert (metric.required_fields, metric.optional_fields) == (("response", "user_input"), ("reference",))
+    assert (metric.required_fields, metric.optional_fields) == (
+        ("response", "user_input"),
+        ("reference",),
+    )
     assert metric.required_columns == {"SINGLE_TURN": {"user_input", "response", "reference"}}
     assert isinstance(metric, (Metric, BaseMetric, LLMMetric)) and metric.needs_llm
     metric.init(None)  # Ragas' set-up hook is accepted
@@ -91,7 +104,10 @@ def test_a_ragas_style_subclass_runs_in_evaluate_with_the_runs_model():
 
 def test_a_ragas_style_subclass_scored_directly():
     llm, _ = judge("yes")
-    assert RefusalRate(llm=llm).single_turn_score(SingleTurnSample(user_input="q", response="No.")) == 1.0
+    assert (
+        RefusalRate(llm=llm).single_turn_score(SingleTurnSample(user_input="q", response="No."))
+        == 1.0
+    )
     llm, _ = judge("no")
     assert RefusalRate(llm=llm).score(user_input="q", response="Fine.").value == 0.0
 
@@ -108,9 +124,13 @@ def test_a_metric_of_both_kinds_and_its_default_name():
 def test_a_subclass_without_the_scoring_method_fails_as_a_typed_error():
     @dataclass
     class Unfinished(SingleTurnMetric):
-        _required_columns: dict = field(default_factory=lambda: {MetricType.SINGLE_TURN: {"response"}})
+        _required_columns: dict = field(
+            default_factory=lambda: {MetricType.SINGLE_TURN: {"response"}}
+        )
 
-    outcome = evaluate([{"response": "r"}], [Unfinished()], show_progress=False).outcome(0, "unfinished")
+    outcome = evaluate([{"response": "r"}], [Unfinished()], show_progress=False).outcome(
+        0, "unfinished"
+    )
     assert outcome.status == "error" and outcome.error_type == "NotImplementedError"
     assert "_single_turn_ascore" in outcome.message
 
@@ -118,19 +138,32 @@ def test_a_subclass_without_the_scoring_method_fails_as_a_typed_error():
 def test_metric_with_embeddings_gets_the_runs_embeddings():
     @dataclass
     class Similar(MetricWithEmbeddings, SingleTurnMetric):
-        _required_columns: dict = field(default_factory=lambda: {MetricType.SINGLE_TURN: {"response"}})
+        _required_columns: dict = field(
+            default_factory=lambda: {MetricType.SINGLE_TURN: {"response"}}
+        )
 
         async def _single_turn_ascore(self, sample, callbacks):
             return (await self.embeddings.aembed_texts([sample.response]))[0][0]
 
-    result = evaluate([{"response": "a"}], [Similar()], embeddings=embedder({"a": [0.25, 1.0]}), show_progress=False)
+    result = evaluate(
+        [{"response": "a"}],
+        [Similar()],
+        embeddings=embedder({"a": [0.25, 1.0]}),
+        show_progress=False,
+    )
     assert result["similar"] == [0.25]
 
 
 def test_enums_and_aliases():
-    assert MetricType.SINGLE_TURN.value == "single_turn" and MetricType.MULTI_TURN.name == "MULTI_TURN"
+    assert (
+        MetricType.SINGLE_TURN.value == "single_turn" and MetricType.MULTI_TURN.name == "MULTI_TURN"
+    )
     assert {m.value for m in MetricOutputType} == {"binary", "discrete", "continuous", "ranking"}
-    assert SimpleBaseMetric is Metric and MetricWithLLM is LLMMetric and NumericalMetric is NumericMetric
+    assert (
+        SimpleBaseMetric is Metric
+        and MetricWithLLM is LLMMetric
+        and NumericalMetric is NumericMetric
+    )
     for cls in (DiscreteMetric, NumericMetric, RankingMetric):
         assert issubclass(cls, SimpleLLMMetric)
 
@@ -149,13 +182,17 @@ def test_decorated_metrics_satisfy_the_protocols():
         return sorted(items, key=len)
 
     assert isinstance(same, DiscreteMetricProtocol)
-    assert isinstance(length, NumericMetricProtocol) and isinstance(by_length, RankingMetricProtocol)
+    assert isinstance(length, NumericMetricProtocol) and isinstance(
+        by_length, RankingMetricProtocol
+    )
     assert not isinstance("text", DiscreteMetricProtocol)
     assert same.batch_score([{"a": "x", "b": "x"}, {"a": "x", "b": "y"}]) == ["pass", "fail"]
 
 
 def test_create_auto_response_model():
-    model = create_auto_response_model("ResponseModel", value=(str, Field(..., description="v")), reason=(str, ...))
+    model = create_auto_response_model(
+        "ResponseModel", value=(str, Field(..., description="v")), reason=(str, ...)
+    )
     assert model.__ragas_auto_generated__ is True
     assert model(value="pass", reason="r").value == "pass"
     with pytest.raises(UsageError, match="name"):
@@ -163,14 +200,21 @@ def test_create_auto_response_model():
 
 
 def test_ensember_majority_per_position():
-    runs = [[{"verdict": 0, "why": "a"}, {"verdict": 1}], [{"verdict": 0, "why": "b"}, {"verdict": 0}],
-            [{"verdict": 1}, {"verdict": 1}]]
+    runs = [
+        [{"verdict": 0, "why": "a"}, {"verdict": 1}],
+        [{"verdict": 0, "why": "b"}, {"verdict": 0}],
+        [{"verdict": 1}, {"verdict": 1}],
+    ]
     assert Ensember().from_discrete(runs, "verdict") == [{"verdict": 0, "why": "a"}, {"verdict": 1}]
     tie = [[{"v": "x"}], [{"v": "y"}]]
     assert Ensember().from_discrete(tie, "v") == [{"v": "x"}]  # a tie goes to the value seen first
     assert Ensember().from_discrete([[{"v": 1}]], "v") == [{"v": 1}]
-    assert Ensember().from_discrete([[{"v": 1}], [{"v": 1}, {"v": 2}]], "v") == [{"v": 1}]  # unequal lengths
-    assert Ensember().from_discrete([[{"v": 1}], [{"w": 2}]], "v") == [{"v": 1}]  # attribute missing
+    assert Ensember().from_discrete([[{"v": 1}], [{"v": 1}, {"v": 2}]], "v") == [
+        {"v": 1}
+    ]  # unequal lengths
+    assert Ensember().from_discrete([[{"v": 1}], [{"w": 2}]], "v") == [
+        {"v": 1}
+    ]  # attribute missing
     with pytest.raises(UsageError, match="inputs"):
         Ensember().from_discrete([], "v")
 
@@ -189,9 +233,14 @@ def test_metric_result_traces():
 async def test_batch_score_and_abatch_score():
     metric = DiscreteMetric(name="ok", prompt="Is {response} fine?")
     llm, provider = judge('{"reason": "r", "value": "pass"}', '{"reason": "r", "value": "fail"}')
-    assert [r.value for r in metric.batch_score([{"llm": llm, "response": "a"}, {"llm": llm, "response": "b"}])] == [
-        "pass", "fail"]
-    assert ["<response>\na\n</response>" in r.messages[-1].content for r in provider.requests] == [True, False]
+    assert [
+        r.value
+        for r in metric.batch_score([{"llm": llm, "response": "a"}, {"llm": llm, "response": "b"}])
+    ] == ["pass", "fail"]
+    assert ["<response>\na\n</response>" in r.messages[-1].content for r in provider.requests] == [
+        True,
+        False,
+    ]
     llm, _ = judge('{"reason": "r", "value": "pass"}', repeat_last=True)
     results = await metric.abatch_score([{"llm": llm, "response": str(i)} for i in range(5)])
     assert [r.value for r in results] == ["pass"] * 5
@@ -204,8 +253,12 @@ async def test_batch_score_and_abatch_score():
 def test_get_correlation_of_the_custom_metrics():
     discrete = DiscreteMetric(name="d", prompt="{response}")
     # po = 3/4, pe = (2*1 + 2*3) / 16 = 1/2 -> kappa = 1/2
-    assert discrete.get_correlation(["a", "a", "b", "b"], ["a", "b", "b", "b"]) == pytest.approx(0.5)
-    assert discrete.get_correlation(["a", "a"], ["a", "a"]) == 1.0  # one label everywhere, full agreement
+    assert discrete.get_correlation(["a", "a", "b", "b"], ["a", "b", "b", "b"]) == pytest.approx(
+        0.5
+    )
+    assert (
+        discrete.get_correlation(["a", "a"], ["a", "a"]) == 1.0
+    )  # one label everywhere, full agreement
     numeric = NumericMetric(name="n", prompt="{response}", allowed_values=(0, 10))
     assert numeric.get_correlation(["1", "2", "3"], ["2", "4", "6"]) == pytest.approx(1.0)
     assert numeric.get_correlation([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)

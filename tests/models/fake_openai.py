@@ -342,12 +342,16 @@ class Wire(Behaviour):
 
 def malformed_body(then: Behaviour | None = None) -> Wire:
     """200 with a body that is not JSON (a proxy's HTML page, a truncated write)."""
-    return Wire(then or Ok(), raw=lambda body: b"<html><body>502 Bad Gateway</body></html>" + body[:20])
+    return Wire(
+        then or Ok(), raw=lambda body: b"<html><body>502 Bad Gateway</body></html>" + body[:20]
+    )
 
 
 def invalid_utf8(then: Behaviour | None = None) -> Wire:
     """200 with JSON whose bytes are not valid UTF-8 (two stray bytes open the message content)."""
-    return Wire(then or Ok(), raw=lambda body: body.replace(b'"content": "', b'"content": "\xff\xfe', 1))
+    return Wire(
+        then or Ok(), raw=lambda body: body.replace(b'"content": "', b'"content": "\xff\xfe', 1)
+    )
 
 
 def empty_choices(then: Behaviour | None = None) -> Wire:
@@ -572,9 +576,11 @@ class FakeOpenAI:
             handler.close_connection = True
             handler.connection.shutdown(2)  # socket.SHUT_RDWR: no status line at all
             return
-        data = reply.raw if reply.raw is not None else json.dumps(
-            reply.payload if reply.payload is not None else {}
-        ).encode()
+        data = (
+            reply.raw
+            if reply.raw is not None
+            else json.dumps(reply.payload if reply.payload is not None else {}).encode()
+        )
         handler.send_response(reply.status)
         handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(data)))

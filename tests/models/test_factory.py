@@ -212,4 +212,7 @@ def test_the_local_judge_always_bounds_an_answer(tmp_path):
     weights.write_bytes(b"GGUF")  # never loaded: the server starts on the first call
     llm = llm_factory("local", model_path=str(weights))
     assert llm.default_params["max_tokens"] == 1024 and llm.max_output_tokens == 2048
-    assert llm_factory("local", model_path=str(weights), max_tokens=99).default_params["max_tokens"] == 99
+    assert (
+        llm_factory("local", model_path=str(weights), max_tokens=99).default_params["max_tokens"]
+        == 99
+    )

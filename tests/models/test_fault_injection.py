@@ -51,20 +51,35 @@ from tests.models.fake_openai import (
 ROWS = [
     {
         "user_input": f"What happened to bridge {i}?",
-        "retrieved_contexts": [f"Bridge {i} was built in 19{10 + i}. It spans the river.",
-                               f"Bridge {i} was repaired in 20{10 + i}.", "The river floods in spring."],
+        "retrieved_contexts": [
+            f"Bridge {i} was built in 19{10 + i}. It spans the river.",
+            f"Bridge {i} was repaired in 20{10 + i}.",
+            "The river floods in spring.",
+        ],
         "response": f"Bridge {i} was built in 19{10 + i}. It was repaired in 20{10 + i}. It is made of stone.",
         "reference": f"Bridge {i} dates from 19{10 + i} and was repaired in 20{10 + i}. It crosses the river.",
     }
     for i in range(10)
 ]
-METRICS = ("faithfulness", "context_precision", "context_recall", "factual_correctness", "answer_relevancy")
+METRICS = (
+    "faithfulness",
+    "context_precision",
+    "context_recall",
+    "factual_correctness",
+    "answer_relevancy",
+)
 ATTEMPT_TIMEOUT = 2.5  # generous: a loaded CI machine must not turn a normal answer into a timeout
 RETRY = RetryPolicy(max_attempts=4, initial_wait=0.01, max_wait=0.05)
 
 
 def metrics():
-    return [Faithfulness(), ContextPrecision(), LLMContextRecall(), FactualCorrectness(), AnswerRelevancy()]
+    return [
+        Faithfulness(),
+        ContextPrecision(),
+        LLMContextRecall(),
+        FactualCorrectness(),
+        AnswerRelevancy(),
+    ]
 
 
 def _digest(text: str) -> int:
@@ -82,7 +97,9 @@ def correct_text(request: RecordedRequest) -> str:
     if listed is None:
         return "yes" if _digest(text) % 4 else "no"
     items = listed.group(1).splitlines()
-    return "\n".join(f"{n}. {'no' if _digest(item) % 3 == 0 else 'yes'}" for n, item in enumerate(items, 1))
+    return "\n".join(
+        f"{n}. {'no' if _digest(item) % 3 == 0 else 'yes'}" for n, item in enumerate(items, 1)
+    )
 
 
 def question_of(request: RecordedRequest) -> str:
@@ -150,9 +167,13 @@ def server():
 def baseline(server: FakeOpenAI):
     server.default = Faulty("500", every_attempt=False)
     server.default.fault = lambda r: ok(correct_text(r))  # no fault at all
-    llm = llm_factory(server.model_string("baseline"), cache=False, retry=RETRY, timeout=ATTEMPT_TIMEOUT)
+    llm = llm_factory(
+        server.model_string("baseline"), cache=False, retry=RETRY, timeout=ATTEMPT_TIMEOUT
+    )
     result = evaluate(ROWS, metrics(), llm=llm, show_progress=False)
-    values = {(row, name): result.outcome(row, name) for row in range(len(ROWS)) for name in METRICS}
+    values = {
+        (row, name): result.outcome(row, name) for row in range(len(ROWS)) for name in METRICS
+    }
     assert all(isinstance(outcome, Ok) for outcome in values.values()), values
     assert len({outcome.value for outcome in values.values()}) > 3  # the scores do differ
     return {key: outcome.value for key, outcome in values.items()}
@@ -163,8 +184,12 @@ def run(server: FakeOpenAI, fault: str, every_attempt: bool, cache: ResponseCach
     server.default = behaviour
     server.reset_records()
     # The model name keeps each scenario's requests apart in the cache.
-    llm = llm_factory(server.model_string(f"m-{fault}-{every_attempt}"), cache=cache, retry=RETRY,
-                      timeout=ATTEMPT_TIMEOUT)
+    llm = llm_factory(
+        server.model_string(f"m-{fault}-{every_attempt}"),
+        cache=cache,
+        retry=RETRY,
+        timeout=ATTEMPT_TIMEOUT,
+    )
     result = evaluate(ROWS, metrics(), llm=llm, show_progress=False, timeout=60)
     return behaviour, llm, result
 

@@ -29,15 +29,25 @@ def test_structured_output_through_a_langchain_chat_model():
 def test_a_langchain_model_runs_a_real_metric():
     claims = json.dumps({"claims": ["Paris is in France."]})
     llm = llm_factory("any", client=FakeListChatModel(responses=[claims, "1. yes"]), cache=False)
-    result = evaluate([{"response": "Paris is in France.", "retrieved_contexts": ["Paris is the capital of France."]}],
-                      [Faithfulness(llm=llm, statements="claims")], show_progress=False)
+    result = evaluate(
+        [
+            {
+                "response": "Paris is in France.",
+                "retrieved_contexts": ["Paris is the capital of France."],
+            }
+        ],
+        [Faithfulness(llm=llm, statements="claims")],
+        show_progress=False,
+    )
     assert result["faithfulness"] == [1.0]
 
 
 def test_langchain_embeddings_are_batched_and_cached(tmp_path):
     from assay.models import ResponseCache
 
-    emb = LangchainEmbeddingsWrapper(DeterministicFakeEmbedding(size=8), cache=ResponseCache(tmp_path / "c.sqlite"))
+    emb = LangchainEmbeddingsWrapper(
+        DeterministicFakeEmbedding(size=8), cache=ResponseCache(tmp_path / "c.sqlite")
+    )
     first = emb.embed_texts(["a", "b"])
     assert len(first) == 2 and len(first[0]) == 8
     again = emb.embed_texts(["a", "b"])
@@ -55,7 +65,9 @@ def test_langchain_errors_become_typed_errors():
     from assay.errors import RateLimited
     from assay.models import RetryPolicy
 
-    llm = LangchainLLMWrapper(Boom(responses=["x"]), retry=RetryPolicy(max_attempts=2, initial_wait=0.01, max_wait=0.02))
+    llm = LangchainLLMWrapper(
+        Boom(responses=["x"]), retry=RetryPolicy(max_attempts=2, initial_wait=0.01, max_wait=0.02)
+    )
     with pytest.raises(RateLimited) as info:
         llm.generate("hi")
     assert info.value.attempts == 2

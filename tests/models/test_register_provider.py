@@ -15,7 +15,9 @@ def test_a_registered_provider_is_built_from_its_model_strings(server):
     def build(model, *, base_url, api_key, timeout, **options):
         seen.update(model=model, base_url=base_url, timeout=timeout)
         # Our pretend in-house gateway speaks the OpenAI protocol at the fake server's address.
-        return OpenAICompatible(model, base_url=server.url, api_key="in-house", timeout=timeout, name="gateway")
+        return OpenAICompatible(
+            model, base_url=server.url, api_key="in-house", timeout=timeout, name="gateway"
+        )
 
     register_provider("Gateway", build)
     llm = llm_factory("gateway/team-judge", cache=False, timeout=7)
@@ -26,9 +28,15 @@ def test_a_registered_provider_is_built_from_its_model_strings(server):
     assert llm.identity()["provider"] == "gateway"
 
 
-@pytest.mark.parametrize(("kind", "message"), [
-    ("openai", "built-in"), ("azure", "built-in"), ("a/b", "plain word"), ("", "plain word"),
-])
+@pytest.mark.parametrize(
+    ("kind", "message"),
+    [
+        ("openai", "built-in"),
+        ("azure", "built-in"),
+        ("a/b", "plain word"),
+        ("", "plain word"),
+    ],
+)
 def test_built_in_or_malformed_names_are_refused(kind, message):
     with pytest.raises(UsageError, match=message):
         register_provider(kind, lambda *a, **k: None)

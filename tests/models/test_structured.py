@@ -133,7 +133,11 @@ def test_the_usage_of_a_repaired_or_retried_answer_counts_every_request(server, 
     server.script(malformed_json(), ok(verdict(0.9, "repaired"), usage=(40, 7)))
     response = asyncio.run(make_llm().agenerate("rate this", schema=Verdict))
     # the malformed answer (10 in, 5 out by default) plus the repair turn (40 in, 7 out)
-    assert (response.usage.requests, response.usage.input_tokens, response.usage.output_tokens) == (2, 50, 12)
+    assert (response.usage.requests, response.usage.input_tokens, response.usage.output_tokens) == (
+        2,
+        50,
+        12,
+    )
 
     server.script(truncated(usage=(10, 300)), ok(verdict(0.4), usage=(10, 20)))
     response = asyncio.run(make_llm().agenerate("rate", schema=Verdict))

@@ -31,7 +31,9 @@ def in_threads(count: int, work) -> list:
 
 
 @pytest.mark.timeout(90)
-@pytest.mark.parametrize("shape", ["factory", "factory_limited", "caller_async_client", "caller_sync_client"])
+@pytest.mark.parametrize(
+    "shape", ["factory", "factory_limited", "caller_async_client", "caller_sync_client"]
+)
 def test_one_llm_shared_by_four_threads_answers_every_call(server, make_llm, shape):
     server.default = ok("fine", latency=0.02)
     if shape == "factory":
@@ -39,9 +41,13 @@ def test_one_llm_shared_by_four_threads_answers_every_call(server, make_llm, sha
     elif shape == "factory_limited":
         llm = make_llm(limits=Limits(max_concurrency=2, rpm=6000, tpm=10_000_000))
     elif shape == "caller_async_client":
-        llm = llm_factory("test-model", client=openai.AsyncOpenAI(base_url=server.url, api_key="k"), cache=False)
+        llm = llm_factory(
+            "test-model", client=openai.AsyncOpenAI(base_url=server.url, api_key="k"), cache=False
+        )
     else:
-        llm = llm_factory("test-model", client=openai.OpenAI(base_url=server.url, api_key="k"), cache=False)
+        llm = llm_factory(
+            "test-model", client=openai.OpenAI(base_url=server.url, api_key="k"), cache=False
+        )
 
     def work(thread: int) -> list[str]:
         return [llm.generate(f"thread {thread} call {call}").text for call in range(6)]
@@ -80,7 +86,9 @@ def test_a_callers_async_client_survives_evaluate_after_evaluate_and_stays_usabl
         assert result.summary("judge").n_ok == 8, [result.outcome(r, "judge") for r in range(8)]
 
     async def the_callers_own_use():
-        reply = await client.chat.completions.create(model="test-model", messages=[{"role": "user", "content": "hi"}])
+        reply = await client.chat.completions.create(
+            model="test-model", messages=[{"role": "user", "content": "hi"}]
+        )
         return reply.choices[0].message.content
 
     # assay's temporary loops used copies of it: the caller's client is not tied to a dead loop
@@ -99,7 +107,9 @@ def test_two_llm_objects_for_one_endpoint_share_one_concurrency_budget(server, m
         return sum(1 for call in range(5) if llm.generate(f"{thread}-{call}").text == "x")
 
     assert in_threads(6, work) == [5] * 6
-    assert server.max_in_flight == 3  # six threads on six loops, never more than three at the server
+    assert (
+        server.max_in_flight == 3
+    )  # six threads on six loops, never more than three at the server
     other_limits = make_llm(limits=Limits(max_concurrency=5, adaptive=False))
     assert other_limits.limiter is not first.limiter  # different limits: a budget of its own
 

@@ -35,8 +35,11 @@ def free_port() -> int:
 
 
 def pg_bin() -> Path | None:
-    for candidate in sorted(glob.glob("/usr/lib/postgresql/*/bin"), key=lambda p: int(p.split("/")[-2]) if p.split("/")[-2].isdigit() else 0,
-                            reverse=True):
+    for candidate in sorted(
+        glob.glob("/usr/lib/postgresql/*/bin"),
+        key=lambda p: int(p.split("/")[-2]) if p.split("/")[-2].isdigit() else 0,
+        reverse=True,
+    ):
         if Path(candidate, "initdb").exists():
             return Path(candidate)
     found = shutil.which("initdb")
@@ -47,8 +50,18 @@ def pg_bin() -> Path | None:
 def assay_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """A private ASSAY_HOME and response cache for the platform tests (pepper files, default database)."""
     home = tmp_path_factory.mktemp("assay-home")
-    saved = {name: os.environ.get(name) for name in ("ASSAY_HOME", "ASSAY_SECRET_KEY", "ASSAY_DB_URL", "ASSAY_API_KEY",
-                                                     "RAGMETRICS_API_KEY", "ASSAY_BASE_URL", "ASSAY_CACHE_DIR")}
+    saved = {
+        name: os.environ.get(name)
+        for name in (
+            "ASSAY_HOME",
+            "ASSAY_SECRET_KEY",
+            "ASSAY_DB_URL",
+            "ASSAY_API_KEY",
+            "RAGMETRICS_API_KEY",
+            "ASSAY_BASE_URL",
+            "ASSAY_CACHE_DIR",
+        )
+    }
     for name in saved:
         os.environ.pop(name, None)
     os.environ["ASSAY_HOME"] = str(home)
@@ -65,7 +78,10 @@ def assay_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 def pg_url() -> Iterator[str]:
     bindir = pg_bin()
     if bindir is None:
-        pytest.fail(f"PostgreSQL is not installed (no initdb under /usr/lib/postgresql/*/bin): {PG_INSTALL}", pytrace=False)
+        pytest.fail(
+            f"PostgreSQL is not installed (no initdb under /usr/lib/postgresql/*/bin): {PG_INSTALL}",
+            pytrace=False,
+        )
     base = Path(tempfile.mkdtemp(prefix="assay-pg-"))
     data, log = base / "data", base / "server.log"
     run_as: list[str] = []
@@ -85,17 +101,54 @@ def pg_url() -> Iterator[str]:
         if done.returncode != 0:
             pytest.fail(f"{' '.join(args)} failed: {done.stderr or done.stdout}", pytrace=False)
 
-    run(str(bindir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C",
-        "--no-sync")
-    options = (f"-p {port} -c listen_addresses=127.0.0.1 -k {base} -c fsync=off -c synchronous_commit=off "
-               "-c full_page_writes=off -c max_connections=100")
-    run(str(bindir / "pg_ctl"), "-D", str(data), "-l", str(log), "-w", "-t", "60", "-o", options, "start")
+    run(
+        str(bindir / "initdb"),
+        "-D",
+        str(data),
+        "-U",
+        "postgres",
+        "-A",
+        "trust",
+        "-E",
+        "UTF8",
+        "--locale=C",
+        "--no-sync",
+    )
+    options = (
+        f"-p {port} -c listen_addresses=127.0.0.1 -k {base} -c fsync=off -c synchronous_commit=off "
+        "-c full_page_writes=off -c max_connections=100"
+    )
+    run(
+        str(bindir / "pg_ctl"),
+        "-D",
+        str(data),
+        "-l",
+        str(log),
+        "-w",
+        "-t",
+        "60",
+        "-o",
+        options,
+        "start",
+    )
     try:
-        run(str(bindir / "createdb"), "-h", "127.0.0.1", "-p", str(port), "-U", "postgres", "assay_test")
+        run(
+            str(bindir / "createdb"),
+            "-h",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "-U",
+            "postgres",
+            "assay_test",
+        )
         yield f"postgresql+psycopg://postgres@127.0.0.1:{port}/assay_test"
     finally:
-        subprocess.run([*run_as, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
-                       capture_output=True, timeout=60)
+        subprocess.run(
+            [*run_as, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"],
+            capture_output=True,
+            timeout=60,
+        )
         shutil.rmtree(base, ignore_errors=True)
 
 
@@ -116,14 +169,24 @@ class LiveServer:
     _thread: threading.Thread | None = None
     projects: list[str] = field(default_factory=list)
 
-    def key(self, project: str | None = None, *, scopes: tuple[str, ...] = ("ingest", "read", "write"),
-            expires_in_days: float | None = None) -> str:
+    def key(
+        self,
+        project: str | None = None,
+        *,
+        scopes: tuple[str, ...] = ("ingest", "read", "write"),
+        expires_in_days: float | None = None,
+    ) -> str:
         from assay.platform.server import auth
 
         state = self.app.state.assay
         with state.transaction() as session:
-            key, _row = auth.create_key(session, state.pepper, project_name=project or self.new_project(),
-                                        scopes=scopes, expires_in_days=expires_in_days)
+            key, _row = auth.create_key(
+                session,
+                state.pepper,
+                project_name=project or self.new_project(),
+                scopes=scopes,
+                expires_in_days=expires_in_days,
+            )
         return key
 
     def new_project(self) -> str:
@@ -141,15 +204,20 @@ def start_server(backend: str, db_url: str) -> LiveServer:
 
     from assay.platform.server.app import create_app
 
-    app = create_app(db_url, worker=True, worker_options={"poll_interval": 0.1, "heartbeat_interval": 0.2,
-                                                          "stale_after": 2.0})
+    app = create_app(
+        db_url,
+        worker=True,
+        worker_options={"poll_interval": 0.1, "heartbeat_interval": 0.2, "stale_after": 2.0},
+    )
     # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP
     # (with proto 0, Nagle and delayed ACKs cost 40 ms a request)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name=f"uvicorn-{backend}", daemon=True)
+    thread = threading.Thread(
+        target=server.run, kwargs={"sockets": [sock]}, name=f"uvicorn-{backend}", daemon=True
+    )
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started:

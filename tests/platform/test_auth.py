@@ -22,7 +22,7 @@ def routes(app):
     for route in app.routes:
         if not isinstance(route, Route):
             continue
-        path = re.sub(r"\{[^}]+\}", "1", route.path)[len("/api/v1"):]
+        path = re.sub(r"\{[^}]+\}", "1", route.path)[len("/api/v1") :]
         for method in sorted(route.methods or {"GET"}):
             if method != "HEAD":
                 out.append((method, path, route.path))
@@ -34,8 +34,14 @@ def test_every_route_rejects_a_missing_or_wrong_key(live):
     assert len(found) >= 17  # the enumeration sees the real routes
     real = live.key()
     key_id = real.split("_")[1]
-    wrong_keys = ["Bearer", "nonsense", "assay_", "assay__", "assay_0123456789abcdef_" + "x" * 43,
-                  f"assay_{key_id}_" + "y" * 43]  # a real key id with a wrong secret
+    wrong_keys = [
+        "Bearer",
+        "nonsense",
+        "assay_",
+        "assay__",
+        "assay_0123456789abcdef_" + "x" * 43,
+        f"assay_{key_id}_" + "y" * 43,
+    ]  # a real key id with a wrong secret
     with live.client(None) as client:
         for method, path, template in found:
             if template in PUBLIC:
@@ -46,9 +52,14 @@ def test_every_route_rejects_a_missing_or_wrong_key(live):
             assert response.headers["www-authenticate"].startswith("Bearer")
             assert response.json()["error"]["code"] == "unauthorized"
             for wrong in wrong_keys:
-                response = client.request(method, path, headers={"Authorization": f"Bearer {wrong}"}, json={})
+                response = client.request(
+                    method, path, headers={"Authorization": f"Bearer {wrong}"}, json={}
+                )
                 assert response.status_code == 401, (method, path, wrong, response.text)
-            assert client.request(method, path, headers={"X-API-Key": wrong_keys[-1]}).status_code == 401
+            assert (
+                client.request(method, path, headers={"X-API-Key": wrong_keys[-1]}).status_code
+                == 401
+            )
     with live.client(real) as client:  # and the real key gets past authentication on each
         for method, path, _template in found:
             assert client.request(method, path, json={}).status_code != 401, (method, path)
@@ -64,14 +75,17 @@ def test_whoami_names_the_project_and_scopes(live):
 
 def test_only_a_keyed_hash_of_the_secret_is_stored(live):
     key = live.key()
-    key_id, secret = key[len("assay_"):].split("_", 1)
+    key_id, secret = key[len("assay_") :].split("_", 1)
     with live.app.state.assay.transaction() as session:
         row = session.scalar(select(models.ApiKey).where(models.ApiKey.key_id == key_id))
         assert row is not None and secret not in row.secret_hmac and len(row.secret_hmac) == 64
         import hashlib
         import hmac
 
-        assert row.secret_hmac == hmac.new(live.app.state.assay.pepper, secret.encode(), hashlib.sha256).hexdigest()
+        assert (
+            row.secret_hmac
+            == hmac.new(live.app.state.assay.pepper, secret.encode(), hashlib.sha256).hexdigest()
+        )
 
 
 def test_pepper_file_is_private(live, assay_home):
@@ -88,7 +102,9 @@ def test_expired_and_revoked_keys_are_refused(live):
     expired = live.key(expires_in_days=1)
     state = live.app.state.assay
     with state.transaction() as session:
-        row = session.scalar(select(models.ApiKey).where(models.ApiKey.key_id == expired.split("_")[1]))
+        row = session.scalar(
+            select(models.ApiKey).where(models.ApiKey.key_id == expired.split("_")[1])
+        )
         row.expires_at = models.utcnow().replace(year=2020)
     with live.client(expired) as client:
         response = client.get("/auth/whoami")

@@ -15,37 +15,71 @@ BODIES = {
 
 
 def _seed(client, fake):
-    dataset = client.post("/datasets", json={"name": "A data", "examples": [
-        {"question": "q1", "ground_truth_context": ["c"], "ground_truth_answer": "a"}]}).json()
+    dataset = client.post(
+        "/datasets",
+        json={
+            "name": "A data",
+            "examples": [
+                {"question": "q1", "ground_truth_context": ["c"], "ground_truth_answer": "a"}
+            ],
+        },
+    ).json()
     example = client.get(f"/datasets/{dataset['id']}/examples").json()["items"][0]
     task = client.post("/tasks", json={"name": "A task", "generator_model": "m"}).json()
-    criteria = client.post("/criteria", json={"name": "A crit", "criteria_type": "function", "match_type": "contains",
-                                              "match_pattern": "a"}).json()
-    experiment = client.post("/experiments", json={
-        "name": "A exp", "dataset_id": dataset["id"], "task_id": task["id"], "criteria_ids": [criteria["id"]],
-        "cohorts": [{"name": "c", "generator_model": fake.model_string("gen")}]}).json()
-    return {"dataset_id": dataset["id"], "example_id": example["id"], "task_id": task["id"], "criteria_id": criteria["id"],
-            "experiment_id": experiment["id"]}
+    criteria = client.post(
+        "/criteria",
+        json={
+            "name": "A crit",
+            "criteria_type": "function",
+            "match_type": "contains",
+            "match_pattern": "a",
+        },
+    ).json()
+    experiment = client.post(
+        "/experiments",
+        json={
+            "name": "A exp",
+            "dataset_id": dataset["id"],
+            "task_id": task["id"],
+            "criteria_ids": [criteria["id"]],
+            "cohorts": [{"name": "c", "generator_model": fake.model_string("gen")}],
+        },
+    ).json()
+    return {
+        "dataset_id": dataset["id"],
+        "example_id": example["id"],
+        "task_id": task["id"],
+        "criteria_id": criteria["id"],
+        "experiment_id": experiment["id"],
+    }
 
 
 def test_another_projects_ids_are_not_found_on_every_id_route(live, fake):
     with live.client(live.key()) as a, live.client(live.key()) as b:
         ids = _seed(a, fake)
-        before = {path: a.get(path).json() for path in (f"/datasets/{ids['dataset_id']}", f"/tasks/{ids['task_id']}",
-                                                        f"/criteria/{ids['criteria_id']}")}
+        before = {
+            path: a.get(path).json()
+            for path in (
+                f"/datasets/{ids['dataset_id']}",
+                f"/tasks/{ids['task_id']}",
+                f"/criteria/{ids['criteria_id']}",
+            )
+        }
         assert a.get(f"/experiments/{ids['experiment_id']}").status_code == 200
         checked = 0
         for route in live.app.routes:
             params = re.findall(r"\{([^}]+)\}", getattr(route, "path", ""))
             if not isinstance(route, Route) or not params:
                 continue
-            path = route.path[len("/api/v1"):]
+            path = route.path[len("/api/v1") :]
             for name in params:
                 assert name in ids, f"the test does not know the parameter {name!r} of {route.path}"
                 path = path.replace("{" + name + "}", str(ids[name]))
             kind = path.split("/")[1]
             for method in route.methods - {"HEAD"}:
-                response = b.request(method, path, json=BODIES[kind] if method in ("PUT", "POST") else None)
+                response = b.request(
+                    method, path, json=BODIES[kind] if method in ("PUT", "POST") else None
+                )
                 assert response.status_code == 404, (method, path, response.text)
                 assert response.json()["error"]["code"] == "not_found"
                 checked += 1
@@ -76,4 +110,6 @@ def test_example_of_another_dataset_is_not_found(live, fake):
         one = _seed(a, fake)
         other = a.post("/datasets", json={"name": "other", "examples": [{"question": "x"}]}).json()
         assert a.get(f"/datasets/{other['id']}/examples/{one['example_id']}").status_code == 404
-        assert a.get(f"/datasets/{one['dataset_id']}/examples/{one['example_id']}").status_code == 200
+        assert (
+            a.get(f"/datasets/{one['dataset_id']}/examples/{one['example_id']}").status_code == 200
+        )

@@ -49,8 +49,16 @@ def test_missing_extra_names_the_install_line():
         "    print(type(exc).__name__, exc)\n"
     )
     assert "MissingDependency" in done.stdout and "pip install 'assay[platform]'" in done.stdout
-    cli = subprocess.run([sys.executable, "-c",
-                          "import sys; sys.modules['uvicorn'] = None; sys.argv = ['assay', 'serve']\n"
-                          "from assay.cli.app import main; main()"], capture_output=True, text=True, timeout=120)
+    cli = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; sys.modules['uvicorn'] = None; sys.argv = ['assay', 'serve']\n"
+            "from assay.cli.app import main; main()",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert cli.returncode == 2 and "pip install 'assay[platform]'" in cli.stderr
     assert "Traceback" not in cli.stderr

@@ -19,8 +19,12 @@ def _jobs(live, count):
         project = models.Project(name=live.new_project())
         session.add(project)
         session.flush()
-        jobs = [models.Job(project_id=project.id, kind="test", experiment_id=10_000 + i, status="queued")
-                for i in range(count)]
+        jobs = [
+            models.Job(
+                project_id=project.id, kind="test", experiment_id=10_000 + i, status="queued"
+            )
+            for i in range(count)
+        ]
         session.add_all(jobs)
         session.flush()
         return project.id, [j.id for j in jobs]
@@ -43,7 +47,11 @@ def test_concurrent_claims_are_distinct_and_stale_ones_are_taken_over(live):
                 return
             # a job of another test: put it back untouched
             with state.transaction() as session:
-                session.execute(update(models.Job).where(models.Job.id == found.job_id).values(status="queued", claimed_by=None))
+                session.execute(
+                    update(models.Job)
+                    .where(models.Job.id == found.job_id)
+                    .values(status="queued", claimed_by=None)
+                )
 
     threads = [threading.Thread(target=claim, args=(i,)) for i in range(len(workers))]
     for thread in threads:
@@ -56,8 +64,11 @@ def test_concurrent_claims_are_distinct_and_stale_ones_are_taken_over(live):
     owner = workers[claims.index(first)]
     owner.heartbeat(first)
     with state.transaction() as session:  # its worker died: the heartbeat is old
-        session.execute(update(models.Job).where(models.Job.id == first.job_id)
-                        .values(heartbeat_at=models.utcnow() - timedelta(seconds=120)))
+        session.execute(
+            update(models.Job)
+            .where(models.Job.id == first.job_id)
+            .values(heartbeat_at=models.utcnow() - timedelta(seconds=120))
+        )
     rescuer = Worker(state, stale_after=60, name="rescuer", kinds=("test",))
     taken = rescuer.claim()
     assert taken is not None and taken.job_id == first.job_id

@@ -26,8 +26,12 @@ LATENCY = 0.1
 
 def start(db: str, env: dict[str, str]) -> tuple[subprocess.Popen, str]:
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "assay", "serve", "--port", str(port), "--db", db], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "assay", "serve", "--port", str(port), "--db", db],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:
@@ -37,37 +41,74 @@ def start(db: str, env: dict[str, str]) -> tuple[subprocess.Popen, str]:
         except httpx.TransportError:
             pass
         if process.poll() is not None or time.monotonic() > deadline:
-            raise AssertionError(f"assay serve did not start: {process.stderr.read().decode()[-2000:]}")
+            raise AssertionError(
+                f"assay serve did not start: {process.stderr.read().decode()[-2000:]}"
+            )
         time.sleep(0.1)
 
 
 def comparable(results: dict) -> dict:
-    return {"status": results["status"], "summary": results["summary"],
-            "rows": [{k: row[k] for k in ("cohort", "question", "answer", "contexts", "generation_error", "scores")}
-                     for row in results["rows"]]}
+    return {
+        "status": results["status"],
+        "summary": results["summary"],
+        "rows": [
+            {
+                k: row[k]
+                for k in ("cohort", "question", "answer", "contexts", "generation_error", "scores")
+            }
+            for row in results["rows"]
+        ],
+    }
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_kill_9_mid_experiment_then_restart_resumes_exactly(backend, tmp_path, fake, request):
     from assay.platform.server.admin import create_key
 
-    db = f"sqlite:///{tmp_path / 'resume.sqlite'}" if backend == "sqlite" else request.getfixturevalue("pg_url")
-    env = {**os.environ, "ASSAY_WORKER_HEARTBEAT": "0.2", "ASSAY_WORKER_STALE_AFTER": "1.5",
-           "ASSAY_CACHE_DIR": str(tmp_path / "cache")}
+    db = (
+        f"sqlite:///{tmp_path / 'resume.sqlite'}"
+        if backend == "sqlite"
+        else request.getfixturevalue("pg_url")
+    )
+    env = {
+        **os.environ,
+        "ASSAY_WORKER_HEARTBEAT": "0.2",
+        "ASSAY_WORKER_STALE_AFTER": "1.5",
+        "ASSAY_CACHE_DIR": str(tmp_path / "cache"),
+    }
     key = create_key(db, project=f"resume-{tmp_path.name}")
     fake.default = behaviour(latency=LATENCY)
     server, base = start(db, env)
     try:
         ragmetrics.login(key, base_url=base)
         _dataset, task, criteria = seed_objects(fake)
-        questions = [Example(f"What is the capital of {country}? ({i})", f"The capital of {country} is {capital}.", capital)
-                     for i in range(5) for country, capital in CAPITALS.items()]
+        questions = [
+            Example(
+                f"What is the capital of {country}? ({i})",
+                f"The capital of {country} is {capital}.",
+                capital,
+            )
+            for i in range(5)
+            for country, capital in CAPITALS.items()
+        ]
         dataset = Dataset(name="Many capitals", examples=questions)
         dataset.save()
-        cohorts = [Cohort(name="Smart", generator_model=fake.model_string("gen-a"), system_prompt="You are smart."),
-                   Cohort(name="Plain", generator_model=fake.model_string("gen-b"))]
-        experiment = Experiment(name="resumed", dataset=dataset, task=task, cohorts=cohorts, criteria=criteria,
-                                judge_model=fake.model_string("judge"))
+        cohorts = [
+            Cohort(
+                name="Smart",
+                generator_model=fake.model_string("gen-a"),
+                system_prompt="You are smart.",
+            ),
+            Cohort(name="Plain", generator_model=fake.model_string("gen-b")),
+        ]
+        experiment = Experiment(
+            name="resumed",
+            dataset=dataset,
+            task=task,
+            cohorts=cohorts,
+            criteria=criteria,
+            judge_model=fake.model_string("judge"),
+        )
         experiment.run_async().result(timeout=30)
         client = httpx.Client(base_url=f"{base}/api/v1", headers={"Authorization": f"Bearer {key}"})
         deadline = time.monotonic() + 60
@@ -99,15 +140,24 @@ def test_kill_9_mid_experiment_then_restart_resumes_exactly(backend, tmp_path, f
         seen = collections.Counter()
         for record in requests:
             seen[(record.body["model"], json.dumps(record.messages, sort_keys=True))] += 1
-        in_flight = {(r.body["model"], json.dumps(r.messages, sort_keys=True)) for r in requests
-                     if killed_at - LATENCY - 2.0 <= r.time <= killed_at}
+        in_flight = {
+            (r.body["model"], json.dumps(r.messages, sort_keys=True))
+            for r in requests
+            if killed_at - LATENCY - 2.0 <= r.time <= killed_at
+        }
         repeated = {k for k, count in seen.items() if count > 1}
         assert repeated <= in_flight, repeated - in_flight
         generations = [r for r in requests if r.body["model"].startswith("gen")]
         assert len({json.dumps(r.messages) for r in generations}) == 40
         # and the same results as an uninterrupted run of the same experiment
-        again = Experiment(name="uninterrupted", dataset=dataset, task=task, cohorts=cohorts, criteria=criteria,
-                           judge_model=fake.model_string("judge")).run(poll_interval=0.1)
+        again = Experiment(
+            name="uninterrupted",
+            dataset=dataset,
+            task=task,
+            cohorts=cohorts,
+            criteria=criteria,
+            judge_model=fake.model_string("judge"),
+        ).run(poll_interval=0.1)
         assert comparable(again) == comparable(resumed)
         assert len(resumed["rows"]) == 40 and resumed["progress"]["total"] == 120
         json.dumps(resumed, allow_nan=False)

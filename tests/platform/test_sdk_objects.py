@@ -15,20 +15,35 @@ from assay.platform import (
     ValidationFailed,
 )
 
-RELEVANCE = dict(name="Relevance", phase="generation", output_type="5-point", criteria_type="llm_judge",
-                 header="How relevant is the response to the question?", likert_score_1="Not relevant at all",
-                 likert_score_2="Slightly relevant", likert_score_3="Moderately relevant", likert_score_4="Very relevant",
-                 likert_score_5="Completely relevant")
+RELEVANCE = dict(
+    name="Relevance",
+    phase="generation",
+    output_type="5-point",
+    criteria_type="llm_judge",
+    header="How relevant is the response to the question?",
+    likert_score_1="Not relevant at all",
+    likert_score_2="Slightly relevant",
+    likert_score_3="Moderately relevant",
+    likert_score_4="Very relevant",
+    likert_score_5="Completely relevant",
+)
 
 
 def examples():
     return [
-        Example(question="What is the capital of France?",
-                ground_truth_context="France is a country in Western Europe. Its capital is Paris.",
-                ground_truth_answer="Paris"),
-        Example(question="Is NYC beautiful?",
-                ground_truth_context=["NYC is the biggest city in the east of US.", "NYC is on the eastern seaboard."],
-                ground_truth_answer="Yes"),
+        Example(
+            question="What is the capital of France?",
+            ground_truth_context="France is a country in Western Europe. Its capital is Paris.",
+            ground_truth_answer="Paris",
+        ),
+        Example(
+            question="Is NYC beautiful?",
+            ground_truth_context=[
+                "NYC is the biggest city in the east of US.",
+                "NYC is on the eastern seaboard.",
+            ],
+            ground_truth_answer="Yes",
+        ),
     ]
 
 
@@ -38,13 +53,17 @@ def test_dataset_save_download_and_versions(sdk):
     assert dataset.id is not None and dataset.version == 1 and dataset.questions_qty == 2
     dataset.save()  # same examples: same version
     assert dataset.version == 1
-    dataset.examples.append(Example("What is the largest planet?", "Jupiter is the largest planet.", "Jupiter"))
+    dataset.examples.append(
+        Example("What is the largest planet?", "Jupiter is the largest planet.", "Jupiter")
+    )
     dataset.save()
     assert dataset.version == 2
     by_name = Dataset.download(name="General Knowledge QA")
     assert by_name.id == dataset.id and by_name.version == 2 and len(by_name.examples) == 3
     assert [e.question for e in by_name] == [e.question for e in dataset]
-    assert by_name.examples[1].ground_truth_context == examples()[1].ground_truth_context  # a list stays a list
+    assert (
+        by_name.examples[1].ground_truth_context == examples()[1].ground_truth_context
+    )  # a list stays a list
     first = Dataset.download(id=dataset.id, version=1)
     assert first.version == 1 and first.examples == examples()
     # a new object of the same name saves as a new version of the stored dataset
@@ -65,7 +84,9 @@ def test_large_dataset_pages_through_examples(sdk):
 
 
 def test_task_and_criteria_round_trip(sdk):
-    task = Task(name="General QA Task", generator_model="gpt-4", system_prompt="You answer accurately.")
+    task = Task(
+        name="General QA Task", generator_model="gpt-4", system_prompt="You answer accurately."
+    )
     task.save()
     task.system_prompt = "Be concise."
     task.save()
@@ -77,20 +98,38 @@ def test_task_and_criteria_round_trip(sdk):
 
     relevance = Criteria(**RELEVANCE)
     relevance.save()
-    date = Criteria(name="Contains Date", phase="generation", output_type="bool", criteria_type="function",
-                    function_name="string_match", match_type="regex_match",
-                    match_pattern=r"\d{1,2}/\d{1,2}/\d{4}|\d{4}-\d{2}-\d{2}", test_string="The event occurred on 12/25/2023")
+    date = Criteria(
+        name="Contains Date",
+        phase="generation",
+        output_type="bool",
+        criteria_type="function",
+        function_name="string_match",
+        match_type="regex_match",
+        match_pattern=r"\d{1,2}/\d{1,2}/\d{4}|\d{4}-\d{2}-\d{2}",
+        test_string="The event occurred on 12/25/2023",
+    )
     date.save()
     assert date.validation_status == "valid"
     back = Criteria.download(name="Relevance")
     assert back.to_dict() == relevance.to_dict() and back.id == relevance.id
-    miss = Criteria(name="Misses", criteria_type="function", match_type="starts_with", match_pattern="Hello",
-                    test_string="Goodbye")
+    miss = Criteria(
+        name="Misses",
+        criteria_type="function",
+        match_type="starts_with",
+        match_pattern="Hello",
+        test_string="Goodbye",
+    )
     assert miss.validation_status == "invalid"
     miss.save()
     assert Criteria.download(id=miss.id).validation_status == "invalid"
-    custom = Criteria(name="Reasoning Quality", phase="generation", output_type="prompt", criteria_type="llm_judge",
-                      description="Evaluate the reasoning", prompt="Rate 1-10.")
+    custom = Criteria(
+        name="Reasoning Quality",
+        phase="generation",
+        output_type="prompt",
+        criteria_type="llm_judge",
+        description="Evaluate the reasoning",
+        prompt="Rate 1-10.",
+    )
     custom.save()
     assert Criteria.download(id=custom.id).prompt == "Rate 1-10."
 
@@ -114,21 +153,47 @@ def test_download_errors(sdk):
         Task.download(name="a", id=1)
 
 
-@pytest.mark.parametrize(("kwargs", "field"), [
-    (dict(output_type="5-point", header="h"), "likert_score_1"),
-    (dict(output_type="5-point", header="h", likert_score_1="a", likert_score_2="b", likert_score_3="c",
-          likert_score_4="d"), "likert_score_5"),
-    (dict(criteria_type="function", match_type="regex_match"), "match_pattern"),
-    (dict(criteria_type="function", match_type="fuzzy", match_pattern="x"), "match_type"),
-    (dict(criteria_type="function", match_type="regex_match", match_pattern="(unclosed"), "match_pattern"),
-    (dict(criteria_type="function", match_type="regex_match", match_pattern=r"(a)\1"), "match_pattern"),  # RE2: no backrefs
-    (dict(output_type="stars", header="h"), "output_type"),
-    (dict(output_type="bool", header="h", phase="thinking"), "phase"),
-    (dict(criteria_type="magic"), "criteria_type"),
-    (dict(output_type="prompt"), "prompt"),
-    (dict(output_type="bool"), "header"),
-    (dict(criteria_type="function", function_name="levenshtein", match_type="contains", match_pattern="x"), "function_name"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        (dict(output_type="5-point", header="h"), "likert_score_1"),
+        (
+            dict(
+                output_type="5-point",
+                header="h",
+                likert_score_1="a",
+                likert_score_2="b",
+                likert_score_3="c",
+                likert_score_4="d",
+            ),
+            "likert_score_5",
+        ),
+        (dict(criteria_type="function", match_type="regex_match"), "match_pattern"),
+        (dict(criteria_type="function", match_type="fuzzy", match_pattern="x"), "match_type"),
+        (
+            dict(criteria_type="function", match_type="regex_match", match_pattern="(unclosed"),
+            "match_pattern",
+        ),
+        (
+            dict(criteria_type="function", match_type="regex_match", match_pattern=r"(a)\1"),
+            "match_pattern",
+        ),  # RE2: no backrefs
+        (dict(output_type="stars", header="h"), "output_type"),
+        (dict(output_type="bool", header="h", phase="thinking"), "phase"),
+        (dict(criteria_type="magic"), "criteria_type"),
+        (dict(output_type="prompt"), "prompt"),
+        (dict(output_type="bool"), "header"),
+        (
+            dict(
+                criteria_type="function",
+                function_name="levenshtein",
+                match_type="contains",
+                match_pattern="x",
+            ),
+            "function_name",
+        ),
+    ],
+)
 def test_criteria_are_checked_on_construction(kwargs, field):
     with pytest.raises(ValidationFailed) as caught:
         Criteria(name="C", **kwargs)
@@ -138,16 +203,34 @@ def test_criteria_are_checked_on_construction(kwargs, field):
 
 def test_server_applies_the_same_criteria_rules(live):
     with live.client(live.key()) as client:
-        response = client.post("/criteria", json={"name": "C", "criteria_type": "function", "match_type": "regex_match",
-                                                  "match_pattern": "(?=lookahead)"})
+        response = client.post(
+            "/criteria",
+            json={
+                "name": "C",
+                "criteria_type": "function",
+                "match_type": "regex_match",
+                "match_pattern": "(?=lookahead)",
+            },
+        )
         assert response.status_code == 422
         error = response.json()["error"]
         assert error["field"] == "match_pattern" and "RE2" in error["message"]
-        response = client.post("/criteria", json={"name": "C", "output_type": "5-point", "header": "h"})
+        response = client.post(
+            "/criteria", json={"name": "C", "output_type": "5-point", "header": "h"}
+        )
         assert response.status_code == 422 and response.json()["error"]["field"] == "likert_score_1"
-        ok = client.post("/criteria", json={"name": "C", "output_type": "bool", "header": "h",
-                                            "validation_status": "invalid"})
-        assert ok.status_code == 201 and ok.json()["validation_status"] == "valid"  # computed, not taken
+        ok = client.post(
+            "/criteria",
+            json={
+                "name": "C",
+                "output_type": "bool",
+                "header": "h",
+                "validation_status": "invalid",
+            },
+        )
+        assert (
+            ok.status_code == 201 and ok.json()["validation_status"] == "valid"
+        )  # computed, not taken
 
 
 def test_constructor_errors_are_clear():
@@ -156,7 +239,11 @@ def test_constructor_errors_are_clear():
     with pytest.raises(ValidationFailed, match="exactly one"):
         Cohort(name="neither")
     assert Cohort(name="GPT-4", generator_model="gpt-4").to_dict() == {
-        "name": "GPT-4", "generator_model": "gpt-4", "rag_pipeline": None, "system_prompt": None}
+        "name": "GPT-4",
+        "generator_model": "gpt-4",
+        "rag_pipeline": None,
+        "system_prompt": None,
+    }
     with pytest.raises(ValidationFailed, match="question must not be empty"):
         Example(question=" ", ground_truth_context="c", ground_truth_answer="a")
     with pytest.raises(ValidationFailed, match=r"ground_truth_context\[1\] must be a string"):

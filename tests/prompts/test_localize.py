@@ -29,10 +29,16 @@ from assay.prompts.prompt import load_prompt
 
 def translator(mark: str = "[de] ", *, drop_one: bool = False, break_numbering: bool = False):
     """A scripted judge that 'translates' by prefixing every line, as a real one would keep numbering."""
+
     def reply(request):
         user = str(request.messages[-1].content)
-        strings = json.loads(re.search(r"<strings>\n(.*)\n</strings>", user, flags=re.DOTALL).group(1))
-        out = [re.sub(r"^(\d+\.\s*)?", lambda m: (m.group(1) or "") + mark, s, flags=re.MULTILINE) for s in strings]
+        strings = json.loads(
+            re.search(r"<strings>\n(.*)\n</strings>", user, flags=re.DOTALL).group(1)
+        )
+        out = [
+            re.sub(r"^(\d+\.\s*)?", lambda m: (m.group(1) or "") + mark, s, flags=re.MULTILINE)
+            for s in strings
+        ]
         if break_numbering:
             out = [s.replace("1. ", "one: ") for s in out]
         if drop_one:
@@ -56,7 +62,10 @@ def test_adapting_translates_the_examples_and_keeps_what_the_metric_parses():
         assert prompt_schema(new) == prompt_schema(old)
         assert new.instruction == old.instruction  # not translated unless asked
     # JSON answers: values translated, keys kept
-    assert claims.examples[0].output["claims"][0] == "[de] " + original_claims.examples[0].output["claims"][0]
+    assert (
+        claims.examples[0].output["claims"][0]
+        == "[de] " + original_claims.examples[0].output["claims"][0]
+    )
     assert claims.examples[1].output == {"claims": []}
     assert claims.examples[0].input["question"].startswith("[de] ")
     # verdict answers are labels the metric reads: untouched; numbered items keep their numbers
@@ -105,7 +114,10 @@ def test_save_and_load_round_trip(tmp_path: Path):
     source = create_metric("faithfulness", statements="claims")
     apply_prompts(source, adapt_prompts(source, "german", llm))
     written = save_prompts(source, tmp_path)
-    assert sorted(p.name for p in written) == ["faithfulness_claims_german.json", "faithfulness_supported_german.json"]
+    assert sorted(p.name for p in written) == [
+        "faithfulness_claims_german.json",
+        "faithfulness_supported_german.json",
+    ]
     target = create_metric("faithfulness", statements="claims")
     loaded = load_prompts(target, tmp_path, "german", apply=True)
     assert loaded == source.get_prompts()
@@ -117,7 +129,9 @@ def test_builtin_chinese_prompts_round_trip(tmp_path: Path):
     source = create_metric("answer_relevancy", language="chinese")
     save_prompts(source, tmp_path)
     assert (tmp_path / "answer_relevancy_answers_question_chinese.json").is_file()
-    assert load_prompts(create_metric("answer_relevancy"), tmp_path, "chinese") == source.get_prompts()
+    assert (
+        load_prompts(create_metric("answer_relevancy"), tmp_path, "chinese") == source.get_prompts()
+    )
 
 
 def test_saving_over_an_existing_file_needs_overwrite(tmp_path: Path):
@@ -134,7 +148,9 @@ def test_saving_needs_an_existing_directory(tmp_path: Path):
 
 
 def test_a_missing_file_is_reported(tmp_path: Path):
-    with pytest.raises(PromptFileError, match=r"no prompt file context_recall_supported_german\.json"):
+    with pytest.raises(
+        PromptFileError, match=r"no prompt file context_recall_supported_german\.json"
+    ):
         load_prompts(create_metric("context_recall"), tmp_path, "german")
 
 
@@ -149,12 +165,15 @@ def edit(file: Path, change) -> None:
     file.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
 
 
-@pytest.mark.parametrize("field, value, message", [
-    ("version", 2, "version 2 (now 1)"),
-    ("inputs", ["source"], "inputs"),
-    ("choices", ["ja", "nein"], "choices"),
-    ("answer", "json", "answer"),
-])
+@pytest.mark.parametrize(
+    "field, value, message",
+    [
+        ("version", 2, "version 2 (now 1)"),
+        ("inputs", ["source"], "inputs"),
+        ("choices", ["ja", "nein"], "choices"),
+        ("answer", "json", "answer"),
+    ],
+)
 def test_a_file_for_another_schema_is_refused(tmp_path: Path, field, value, message):
     file = saved(tmp_path)
     edit(file, lambda data: data["schema"].__setitem__(field, value))
@@ -169,8 +188,10 @@ def test_examples_that_do_not_fit_the_prompt_are_refused(tmp_path: Path):
     with pytest.raises(PromptFileError, match=r"examples\[0\] must give exactly the inputs"):
         load_prompts(create_metric("context_recall"), tmp_path, "chinese")
     save_prompts(create_metric("faithfulness", statements="claims", language="chinese"), tmp_path)
-    edit(tmp_path / "faithfulness_claims_chinese.json",
-         lambda data: data["examples"][0].__setitem__("output", {"statements": ["x"]}))
+    edit(
+        tmp_path / "faithfulness_claims_chinese.json",
+        lambda data: data["examples"][0].__setitem__("output", {"statements": ["x"]}),
+    )
     with pytest.raises(PromptFileError, match="answers with keys"):
         load_prompts(create_metric("faithfulness", statements="claims"), tmp_path, "chinese")
 
@@ -198,7 +219,9 @@ def test_file_names_cannot_lead_outside_the_directory(tmp_path: Path):
         prompt_file_name("../../etc/faithfulness", "claims", "chinese")
     with pytest.raises(PromptFileError):
         prompt_file_name("faithfulness", "claims", "../chinese")
-    assert prompt_file_name("", "claims", "chinese") == "claims_chinese.json"  # Ragas drops an empty name
+    assert (
+        prompt_file_name("", "claims", "chinese") == "claims_chinese.json"
+    )  # Ragas drops an empty name
     metric = create_metric("faithfulness", name="../escape")
     with pytest.raises(PromptFileError):
         save_prompts(metric, tmp_path)
@@ -210,7 +233,9 @@ def test_a_linked_file_leading_outside_is_refused_when_loading(tmp_path: Path):
     saved(outside)
     inside = tmp_path / "inside"
     inside.mkdir()
-    (inside / "context_recall_supported_chinese.json").symlink_to(outside / "context_recall_supported_chinese.json")
+    (inside / "context_recall_supported_chinese.json").symlink_to(
+        outside / "context_recall_supported_chinese.json"
+    )
     with pytest.raises(PromptFileError, match="leads outside"):
         load_prompts(create_metric("context_recall"), inside, "chinese")
     with pytest.raises(PromptFileError, match="link leading outside"):

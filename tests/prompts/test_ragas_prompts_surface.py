@@ -77,19 +77,28 @@ def test_a_pydantic_prompt_answers_with_its_output_model():
     assert "<country>\nJapan\n</country>" in messages[1].content
     assert json.loads(messages[2].content) == {"capital": "Tokyo", "population_millions": 14.0}
     assert messages[-1].content == "<country>\nFrance\n</country>"
-    assert provider.requests[0].output is not None and provider.requests[0].output.name == "CityOutput"
+    assert (
+        provider.requests[0].output is not None and provider.requests[0].output.name == "CityOutput"
+    )
 
 
 def test_a_pydantic_prompt_has_a_name_a_language_and_a_text_form():
     prompt = CapitalPrompt()
-    assert (prompt.name, prompt.language, prompt.original_hash) == ("capital_prompt", "english", None)
+    assert (prompt.name, prompt.language, prompt.original_hash) == (
+        "capital_prompt",
+        "english",
+        None,
+    )
     text = prompt.to_string(CityInput(country="Peru"))
     assert "Give the capital city" in text and "Japan" in text and "Peru" in text
     assert "population_millions" in text  # the output schema is part of the text
 
 
 def test_generate_multiple_gives_n_answers():
-    llm, provider = judge('{"capital": "Lima", "population_millions": 10}', '{"capital": "Lima", "population_millions": 11}')
+    llm, provider = judge(
+        '{"capital": "Lima", "population_millions": 10}',
+        '{"capital": "Lima", "population_millions": 11}',
+    )
     answers = run(CapitalPrompt().generate_multiple(llm, CityInput(country="Peru"), n=2))
     assert [a.population_millions for a in answers] == [10, 11]
     assert provider.requests[0].n == 2
@@ -124,9 +133,14 @@ def test_process_hooks_change_input_and_output():
 def translating_judge(prefix: str = "ES "):
     def reply(request):
         user = str(request.messages[-1].content)
-        strings = json.loads(re.search(r"<strings>\n(.*)\n</strings>", user, flags=re.DOTALL).group(1))
+        strings = json.loads(
+            re.search(r"<strings>\n(.*)\n</strings>", user, flags=re.DOTALL).group(1)
+        )
         # A real translator keeps the numbering at the start of each line ("1. ...").
-        out = [re.sub(r"^(\d+\.\s*)?", lambda m: (m.group(1) or "") + prefix, s, flags=re.MULTILINE) for s in strings]
+        out = [
+            re.sub(r"^(\d+\.\s*)?", lambda m: (m.group(1) or "") + prefix, s, flags=re.MULTILINE)
+            for s in strings
+        ]
         return json.dumps({"statements": out}, ensure_ascii=False)
 
     return judge(reply, repeat_last=True)
@@ -151,7 +165,9 @@ def test_save_and_load_round_trip(tmp_path):
     path = tmp_path / "capital_spanish.json"
     spanish.save(path)
     loaded = CapitalPrompt.load(path)
-    assert loaded == spanish and loaded.examples == spanish.examples and loaded.language == "spanish"
+    assert (
+        loaded == spanish and loaded.examples == spanish.examples and loaded.language == "spanish"
+    )
     with pytest.raises(FileExistsError, match="already exists"):
         spanish.save(path)
     other = tmp_path / "other.json"
@@ -183,7 +199,7 @@ def test_docs_snippet_faithfulness_prompt_to_string():
     # Create input data
     input_data = FaithfulnessInput(
         response="The capital of France is Paris.",
-        context="Paris is the capital and most populous city of France."
+        context="Paris is the capital and most populous city of France.",
     )
     # Generate the prompt string for the LLM
     prompt_string = prompt.to_string(input_data)
@@ -195,8 +211,7 @@ def test_docs_snippet_faithfulness_prompt_to_string():
 
 def test_docs_snippet_statement_generator_to_string():
     sample_input = StatementGeneratorInput(
-        question="What is the Eiffel Tower?",
-        answer="The Eiffel Tower is located in Paris."
+        question="What is the Eiffel Tower?", answer="The Eiffel Tower is located in Paris."
     )
     prompt_string = StatementGeneratorPrompt().to_string(sample_input)
     assert "<question>\nWhat is the Eiffel Tower?\n</question>" in prompt_string
@@ -220,14 +235,26 @@ def test_docs_snippet_custom_nli_instruction_keeps_the_answer_format():
         instruction = """Carefully evaluate if each statement is supported by the context. Be strict in your verification - only mark as supported if directly stated."""
 
     llm, provider = judge("1. yes\n2. no")
-    answer = run(CustomNLIPrompt().generate(llm, NLIStatementInput(
-        context="The Eiffel Tower is in Paris.", statements=["It is in Paris.", "It is in Rome."])))
+    answer = run(
+        CustomNLIPrompt().generate(
+            llm,
+            NLIStatementInput(
+                context="The Eiffel Tower is in Paris.",
+                statements=["It is in Paris.", "It is in Rome."],
+            ),
+        )
+    )
     assert isinstance(answer, NLIStatementOutput)
-    assert [(a.statement, a.verdict) for a in answer.statements] == [("It is in Paris.", 1), ("It is in Rome.", 0)]
+    assert [(a.statement, a.verdict) for a in answer.statements] == [
+        ("It is in Paris.", 1),
+        ("It is in Rome.", 0),
+    ]
     system = provider.requests[0].messages[0].content
     assert system.startswith("Carefully evaluate") and '"1. yes"' in system
     assay_prompt = CustomNLIPrompt().assay_prompt()
-    assert assay_prompt.id == "supported" and assay_prompt.instruction.startswith("Carefully evaluate")
+    assert assay_prompt.id == "supported" and assay_prompt.instruction.startswith(
+        "Carefully evaluate"
+    )
 
 
 def test_docs_snippet_domain_specific_nli_examples():
@@ -246,12 +273,12 @@ def test_docs_snippet_domain_specific_nli_examples():
                         StatementFaithfulnessAnswer(
                             statement="Machine learning is a subset of AI.",
                             reason="The context states ML is 'a field within artificial intelligence', supporting this claim.",
-                            verdict=1
+                            verdict=1,
                         ),
                         StatementFaithfulnessAnswer(
                             statement="Machine learning uses statistical techniques.",
                             reason="The context doesn't mention statistical techniques.",
-                            verdict=0
+                            verdict=0,
                         ),
                     ]
                 ),
@@ -259,13 +286,20 @@ def test_docs_snippet_domain_specific_nli_examples():
         ]
 
     prompt = DomainSpecificNLIPrompt().assay_prompt()
-    assert prompt.examples == (Example(
-        input={"source": "Machine learning is a field within artificial intelligence that enables systems to learn "
-                         "from data.",
-               "items": "1. Machine learning is a subset of AI.\n2. Machine learning uses statistical techniques."},
-        output="1. yes\n2. no"),)
+    assert prompt.examples == (
+        Example(
+            input={
+                "source": "Machine learning is a field within artificial intelligence that enables systems to learn "
+                "from data.",
+                "items": "1. Machine learning is a subset of AI.\n2. Machine learning uses statistical techniques.",
+            },
+            output="1. yes\n2. no",
+        ),
+    )
     llm, provider = judge("1. no")
-    answer = run(DomainSpecificNLIPrompt().generate(llm, NLIStatementInput(context="c", statements=["s"])))
+    answer = run(
+        DomainSpecificNLIPrompt().generate(llm, NLIStatementInput(context="c", statements=["s"]))
+    )
     assert answer.statements[0].verdict == 0
     assert provider.requests[0].messages[2].content == "1. yes\n2. no"  # the example's answer turn
 
@@ -275,21 +309,40 @@ def test_docs_snippet_custom_claim_decomposition_prompt():
         instruction = """You are an expert at breaking down complex statements into atomic claims. Break down the input text into clear, verifiable claims. Only output valid JSON with a "claims" array."""
 
     llm, provider = judge('{"claims": ["The Eiffel Tower is in Paris.", "It was built in 1889."]}')
-    answer = run(CustomClaimDecompositionPrompt().generate(
-        llm, ClaimDecompositionInput(response="The Eiffel Tower is in Paris and was built in 1889.")))
-    assert answer == ClaimDecompositionOutput(claims=["The Eiffel Tower is in Paris.", "It was built in 1889."])
+    answer = run(
+        CustomClaimDecompositionPrompt().generate(
+            llm,
+            ClaimDecompositionInput(response="The Eiffel Tower is in Paris and was built in 1889."),
+        )
+    )
+    assert answer == ClaimDecompositionOutput(
+        claims=["The Eiffel Tower is in Paris.", "It was built in 1889."]
+    )
     assert provider.requests[0].messages[0].content.startswith("You are an expert at breaking down")
 
 
 def test_statement_generator_and_faithfulness_prompt_generate():
     llm, _ = judge('{"claims": ["Paris is the capital of France."]}', "1. yes\n2. no")
-    statements = run(StatementGeneratorPrompt().generate(
-        llm, StatementGeneratorInput(question="Capital?", answer="Paris is the capital of France.")))
+    statements = run(
+        StatementGeneratorPrompt().generate(
+            llm,
+            StatementGeneratorInput(question="Capital?", answer="Paris is the capital of France."),
+        )
+    )
     assert statements == StatementGeneratorOutput(statements=["Paris is the capital of France."])
-    verdicts = run(FaithfulnessPrompt().generate(llm, FaithfulnessInput(
-        response="Paris is the capital of France. It has ten million bridges.", context="Paris is France's capital.")))
+    verdicts = run(
+        FaithfulnessPrompt().generate(
+            llm,
+            FaithfulnessInput(
+                response="Paris is the capital of France. It has ten million bridges.",
+                context="Paris is France's capital.",
+            ),
+        )
+    )
     assert [(s.statement, s.verdict) for s in verdicts.statements] == [
-        ("Paris is the capital of France.", 1), ("It has ten million bridges.", 0)]
+        ("Paris is the capital of France.", 1),
+        ("It has ten million bridges.", 0),
+    ]
 
 
 def test_a_verdict_answer_missing_a_statement_is_a_parse_error():
@@ -309,13 +362,20 @@ def test_adapting_the_nli_prompt_keeps_its_verdict_labels():
 
 # -- dynamic few-shot ------------------------------------------------------------------------------
 def test_dynamic_few_shot_picks_the_most_similar_examples():
-    vectors = {"question: refund": [1.0, 0.0], "question: shipping": [0.0, 1.0],
-               "question: refund please": [0.9, 0.1]}
+    vectors = {
+        "question: refund": [1.0, 0.0],
+        "question: shipping": [0.0, 1.0],
+        "question: refund please": [0.9, 0.1],
+    }
     from assay.models import Embeddings
 
     embeddings = Embeddings(ScriptedProvider(vectors=vectors))
-    prompt = DynamicFewShotPrompt("Answer the customer: {question}", embedding_model=embeddings,
-                                  max_similar_examples=1, similarity_threshold=0.5)
+    prompt = DynamicFewShotPrompt(
+        "Answer the customer: {question}",
+        embedding_model=embeddings,
+        max_similar_examples=1,
+        similarity_threshold=0.5,
+    )
     prompt.add_example({"question": "refund"}, {"answer": "Refunds take 5 days."})
     prompt.add_example({"question": "shipping"}, {"answer": "Shipping is free."})
     text = prompt.format(question="refund please")
@@ -331,9 +391,13 @@ def test_dynamic_few_shot_from_a_pydantic_prompt():
     embeddings_vectors = {"country: Japan": [1.0, 0.0], "country: Japan!": [1.0, 0.0]}
     from assay.models import Embeddings
 
-    dynamic = DynamicFewShotPrompt.from_prompt(CapitalPrompt(), Embeddings(ScriptedProvider(vectors=embeddings_vectors)))
+    dynamic = DynamicFewShotPrompt.from_prompt(
+        CapitalPrompt(), Embeddings(ScriptedProvider(vectors=embeddings_vectors))
+    )
     assert dynamic.instruction == CapitalPrompt.instruction
-    assert dynamic.examples == [({"country": "Japan"}, {"capital": "Tokyo", "population_millions": 14.0})]
+    assert dynamic.examples == [
+        ({"country": "Japan"}, {"capital": "Tokyo", "population_millions": 14.0})
+    ]
 
 
 # -- prompt mixin ------------------------------------------------------------------------------------

@@ -40,7 +40,10 @@ def fill(schema: dict[str, Any], root: dict[str, Any]) -> Any:
     if kind == "object" or "properties" in schema:
         return {name: fill(sub, root) for name, sub in schema.get("properties", {}).items()}
     if kind == "array":
-        return [fill(schema.get("items", {"type": "string"}), root) for _ in range(max(1, schema.get("minItems", 1)))]
+        return [
+            fill(schema.get("items", {"type": "string"}), root)
+            for _ in range(max(1, schema.get("minItems", 1)))
+        ]
     if kind in ("number", "integer"):
         low, high = schema.get("minimum"), schema.get("maximum")
         value = low if low is not None else high if high is not None else 1
@@ -62,7 +65,11 @@ def structured(schema: dict[str, Any], messages: list[dict[str, Any]]) -> Any:
         done = any("Tool result:" in text for text in _user_texts(messages))
         if done:
             return {"thought": "that was the last operation", "tool_call": None, "final_answer": 5}
-        return {"thought": "add first", "tool_call": {"name": "add", "a": 2, "b": 3}, "final_answer": None}
+        return {
+            "thought": "add first",
+            "tool_call": {"name": "add", "a": 2, "b": 3},
+            "final_answer": None,
+        }
     return fill(schema, schema)
 
 

@@ -24,14 +24,26 @@ EXPECTED = {
 
 
 def assay(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "assay", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
 
 
-def run_evals(project: Path, server: LoopbackLLM, tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("ASSAY_", "OPENAI_"))}
+def run_evals(
+    project: Path, server: LoopbackLLM, tmp_path: Path, *args: str
+) -> subprocess.CompletedProcess:
+    env = {
+        key: value for key, value in os.environ.items() if not key.startswith(("ASSAY_", "OPENAI_"))
+    }
     env.update(ASSAY_LLM=server.model_string, ASSAY_CACHE_DIR=str(tmp_path / "cache"), NO_COLOR="1")
-    return subprocess.run([sys.executable, "evals.py", *args], capture_output=True, text=True, cwd=project,
-                          env=env, timeout=240)
+    return subprocess.run(
+        [sys.executable, "evals.py", *args],
+        capture_output=True,
+        text=True,
+        cwd=project,
+        env=env,
+        timeout=240,
+    )
 
 
 def results_of(project: Path) -> list[Path]:
@@ -93,7 +105,9 @@ def test_refuses_a_non_empty_directory(tmp_path):
     (tmp_path / "busy" / "notes.txt").write_text("mine")
     done = assay("quickstart", "rag_eval", "busy", cwd=tmp_path)
     assert done.returncode == 2
-    assert done.stderr.strip().splitlines() == ["error: busy already exists and is not empty; choose a new directory"]
+    assert done.stderr.strip().splitlines() == [
+        "error: busy already exists and is not empty; choose a new directory"
+    ]
     assert (tmp_path / "busy" / "notes.txt").read_text() == "mine"
     assert sorted(p.name for p in (tmp_path / "busy").iterdir()) == ["notes.txt"]
 
@@ -108,6 +122,8 @@ def test_an_empty_directory_is_fine_and_the_default_is_the_template_name(tmp_pat
 
 def test_unknown_template_and_listing(tmp_path):
     done = assay("quickstart", "nope", cwd=tmp_path)
-    assert done.returncode == 2 and "rag_eval, prompt_evals, agent_evals, workflow_eval" in done.stderr
+    assert (
+        done.returncode == 2 and "rag_eval, prompt_evals, agent_evals, workflow_eval" in done.stderr
+    )
     listed = assay("quickstart", cwd=tmp_path)
     assert listed.returncode == 0 and all(name in listed.stdout for name in TEMPLATES)

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-INSTALL_HINT = ("chromium is required for the report tests: "
-                "apt-get update -qq && apt-get install -y -qq chromium")
+INSTALL_HINT = (
+    "chromium is required for the report tests: "
+    "apt-get update -qq && apt-get install -y -qq chromium"
+)
 
 
 CANDIDATES = ("/usr/bin/chromium",)
@@ -27,10 +29,22 @@ def chromium() -> str:
 def dump_dom(page: Path, profile: Path) -> str:
     """The DOM after the page's scripts ran, serialised by Chromium (no network: file:// only)."""
     done = subprocess.run(
-        [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-         "--dump-dom", page.resolve().as_uri()],
-        capture_output=True, text=True, timeout=120,
+        [
+            chromium(),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            "--dump-dom",
+            page.resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0 and "<body" in done.stdout, done.stderr[-2000:]
     return done.stdout
@@ -81,7 +95,22 @@ def visible_text(dom: str) -> str:
 class _ElementText(HTMLParser):
     """The text of every element matching a tag and (optionally) a class, nested ones included."""
 
-    VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"})
+    VOID = frozenset(
+        {
+            "area",
+            "base",
+            "br",
+            "col",
+            "embed",
+            "hr",
+            "img",
+            "input",
+            "link",
+            "meta",
+            "source",
+            "wbr",
+        }
+    )
 
     def __init__(self, tag: str, css: str | None) -> None:
         super().__init__()

@@ -16,14 +16,20 @@ from tests.report.fixtures import INJECTION, write_data, write_results, write_ru
 
 
 def assay(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "assay", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "assay", *args], capture_output=True, text=True, cwd=cwd, timeout=120
+    )
 
 
 def check_self_contained(html: str) -> None:
     assert not re.search(r"https?://", html), "the page must not reference any URL"
     assert "url(" not in html and "@import" not in html
     tags = tags_of(html)
-    fetching = [(tag, attrs) for tag, attrs in tags if {"src", "href", "srcset", "action", "xlink:href"} & set(attrs)]
+    fetching = [
+        (tag, attrs)
+        for tag, attrs in tags
+        if {"src", "href", "srcset", "action", "xlink:href"} & set(attrs)
+    ]
     assert fetching == [], "the page must load nothing"
     assert not {"img", "link", "iframe", "object", "embed"} & {tag for tag, _ in tags}
     assert [tag for tag, _ in tags].count("script") == 1  # the report's own; the data's are text
@@ -54,7 +60,9 @@ def test_evaluation_results_page(tmp_path):
     assert "after 2 attempt(s)" in text and "Sure! {claims" in text
     # the injected markup is shown as text and did not run
     assert INJECTION in text
-    assert "pwned" not in re.sub(r"&[a-z]+;|&#\d+;", "", dom.split("<body", 1)[0])  # title untouched
+    assert "pwned" not in re.sub(
+        r"&[a-z]+;|&#\d+;", "", dom.split("<body", 1)[0]
+    )  # title untouched
     assert "data-pwned" not in dom
     # the script ran (under the page's content security policy)
     assert "4 of 4 rows shown" in text
@@ -87,8 +95,12 @@ def _experiments(root: Path) -> None:
         if row["id"] == "r7" and bonus:
             raise ValueError("<b>the app fell over</b>")
         score = min(1.0, 0.4 + 0.02 * (int(row["id"][1:]) % 5) + bonus)
-        return {**row, "answer": f"answer to {row['question']}", "score": score,
-                "verdict": {"value": "pass" if score > 0.5 else "fail", "reason": f"score {score:.2f}"}}
+        return {
+            **row,
+            "answer": f"answer to {row['question']}",
+            "score": score,
+            "verdict": {"value": "pass" if score > 0.5 else "fail", "reason": f"score {score:.2f}"},
+        }
 
     scored.run(dataset, 0.0, name="baseline")
     scored.run(dataset, 0.3, name="improved")
@@ -104,7 +116,10 @@ def test_experiment_comparison_page(tmp_path):
     assert "assay report: baseline vs improved" in text
     assert "Rows matched by id" in text
     # score: +0.3 on every paired row (29: r7 failed in `improved`)
-    assert "improved − baseline : mean difference +0.300 , 95% interval [+0.300, +0.300], 29 paired row(s): 29 higher" in text
+    assert (
+        "improved − baseline : mean difference +0.300 , 95% interval [+0.300, +0.300], 29 paired row(s): 29 higher"
+        in text
+    )
     assert "improved higher (interval excludes 0)" in text
     # verdict: a pass/fail label read as a pass rate, per run
     assert "baseline: pass rate 0.000 coverage 30/30" in text
@@ -119,5 +134,7 @@ def test_experiment_comparison_page(tmp_path):
 def test_a_missing_chromium_fails_with_the_install_line(monkeypatch):
     monkeypatch.setattr(browser.shutil, "which", lambda name: None)
     monkeypatch.setattr(browser, "CANDIDATES", ())
-    with pytest.raises(pytest.fail.Exception, match=r"apt-get update -qq && apt-get install -y -qq chromium"):
+    with pytest.raises(
+        pytest.fail.Exception, match=r"apt-get update -qq && apt-get install -y -qq chromium"
+    ):
         browser.chromium()

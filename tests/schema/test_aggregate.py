@@ -31,7 +31,11 @@ def test_aggregate_of_nothing_scored():
 def test_unique_ids():
     assert unique_ids([{"id": 1}, {"id": "1"}])  # 1 and "1" are distinct ids
     assert not unique_ids([{"id": 1}, {"id": 1}])
-    assert not unique_ids([{"id": 1}, {"q": 2}]) and not unique_ids([{"id": None}]) and not unique_ids([])
+    assert (
+        not unique_ids([{"id": 1}, {"q": 2}])
+        and not unique_ids([{"id": None}])
+        and not unique_ids([])
+    )
     assert unique_ids([{"id": {"b": 1, "a": 2}}], [{"id": {"a": 2, "b": 1}}])
     assert not unique_ids([{"id": 1}], [])
 
@@ -49,7 +53,11 @@ def test_pairs_by_position_without_unique_ids():
     a, b = [{"id": 1}, {"id": 1}], [{"id": 1}, {"id": 2}, {"id": 3}]
     pairing = pair_rows(a, b)
     assert pairing.matched_by == "position"
-    assert [(p.key, p.baseline, p.other) for p in pairing.pairs] == [(0, 0, 0), (1, 1, 1), (2, None, 2)]
+    assert [(p.key, p.baseline, p.other) for p in pairing.pairs] == [
+        (0, 0, 0),
+        (1, 1, 1),
+        (2, None, 2),
+    ]
     # positions in the dataset (an experiment's `index`), and a decision made over more runs
     pairing = pair_rows([{}, {}], [{}], positions=([3, 5], [5]))
     assert [(p.key, p.baseline, p.other) for p in pairing.pairs] == [(3, 0, None), (5, 1, 0)]
@@ -57,7 +65,13 @@ def test_pairs_by_position_without_unique_ids():
 
 
 def test_paired_differences_skip_rows_without_both_values_and_read_labels():
-    pairs = [("a", 0.5, 0.7), ("b", None, 0.9), ("c", 0.4, "n/a"), ("d", "fail", "pass"), ("e", 1, 1.0)]
+    pairs = [
+        ("a", 0.5, 0.7),
+        ("b", None, 0.9),
+        ("c", 0.4, "n/a"),
+        ("d", "fail", "pass"),
+        ("e", 1, 1.0),
+    ]
     found = paired_differences(pairs)
     assert found.n_pairs == 3 and found.mean == pytest.approx((0.2 + 1.0 + 0.0) / 3)
     assert (found.higher, found.lower, found.same) == (2, 0, 1)
@@ -66,13 +80,16 @@ def test_paired_differences_skip_rows_without_both_values_and_read_labels():
     assert found.low is not None and found.low <= found.mean <= found.high
 
 
-@pytest.mark.parametrize(("pairs", "direction"), [
-    ([], "none"),
-    ([("a", 1, 2)], "one"),
-    ([(i, 0.0, 0.3) for i in range(10)], "higher"),
-    ([(i, 0.3, 0.0) for i in range(10)], "lower"),
-    ([(i, 0.5, 0.5 + (0.1 if i % 2 else -0.1)) for i in range(10)], "unclear"),
-])
+@pytest.mark.parametrize(
+    ("pairs", "direction"),
+    [
+        ([], "none"),
+        ([("a", 1, 2)], "one"),
+        ([(i, 0.0, 0.3) for i in range(10)], "higher"),
+        ([(i, 0.3, 0.0) for i in range(10)], "lower"),
+        ([(i, 0.5, 0.5 + (0.1 if i % 2 else -0.1)) for i in range(10)], "unclear"),
+    ],
+)
 def test_direction(pairs, direction):
     found = paired_differences(pairs)
     assert found.direction == direction

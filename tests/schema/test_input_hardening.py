@@ -28,7 +28,9 @@ def test_deeply_nested_jsonl_row_is_a_data_error_naming_file_and_row(tmp_path, d
 @pytest.mark.parametrize("depth", [MAX_NESTING + 5, 100_000])
 def test_deeply_nested_json_row_is_a_data_error_naming_file_and_row(tmp_path, depth):
     path = tmp_path / "deep.json"
-    path.write_text('[{"response": "a", "x": "[,]"}, {"response": "b", "deep": ' + _nested(depth) + "}]")
+    path.write_text(
+        '[{"response": "a", "x": "[,]"}, {"response": "b", "deep": ' + _nested(depth) + "}]"
+    )
     with pytest.raises(DataError, match=f"nested more than {MAX_NESTING} levels") as info:
         EvaluationDataset.load(path)
     assert info.value.file == str(path) and info.value.row == 2
@@ -129,7 +131,10 @@ def test_a_plain_bad_line_gets_no_array_hint(tmp_path):
 
 
 def test_column_map_naming_an_absent_column_is_a_usage_error_listing_the_columns():
-    rows = [{"question_text": "q", "response": "a"}, {"question_text": "q2", "response": "b", "id": 2}]
+    rows = [
+        {"question_text": "q", "response": "a"},
+        {"question_text": "q2", "response": "b", "id": 2},
+    ]
     with pytest.raises(UsageError) as info:
         EvaluationDataset.from_list(rows, column_map={"user_input": "query"})
     message = str(info.value)
@@ -145,6 +150,7 @@ def test_column_map_in_rename_orientation_naming_an_absent_column(tmp_path):
 
 
 def test_column_map_present_in_some_row_is_fine():
-    dataset = EvaluationDataset.from_list([{"response": "a"}, {"response": "b", "query": "q"}],
-                                          column_map={"user_input": "query"})
+    dataset = EvaluationDataset.from_list(
+        [{"response": "a"}, {"response": "b", "query": "q"}], column_map={"user_input": "query"}
+    )
     assert dataset[1].user_input == "q"

@@ -259,22 +259,36 @@ def test_total_cost_with_per_model_costs():
     """Ragas' `total_cost(per_model_costs=...)`: each cell's tokens at its metric's judge price."""
     from assay.schema.usage import Usage
 
-    specs = [{"name": "a", "llm": {"provider": "openai", "model": "gpt-4o"}},
-             {"name": "b", "llm": {"provider": "anthropic", "model": "claude-x"}},
-             {"name": "c"}]
+    specs = [
+        {"name": "a", "llm": {"provider": "openai", "model": "gpt-4o"}},
+        {"name": "b", "llm": {"provider": "anthropic", "model": "claude-x"}},
+        {"name": "c"},
+    ]
     rows = [{"user_input": "q1"}, {"user_input": "q2"}]
     outcomes = [{"a": Ok(value=1.0), "b": Ok(value=1.0), "c": Ok(value=1.0)} for _ in rows]
-    usages = [{"a": Usage(input_tokens=100, output_tokens=10, cost=0.5),
-               "b": Usage(input_tokens=200, output_tokens=20, cost=0.25),
-               "c": Usage(input_tokens=1000, output_tokens=0, cost=0.125)} for _ in rows]
+    usages = [
+        {
+            "a": Usage(input_tokens=100, output_tokens=10, cost=0.5),
+            "b": Usage(input_tokens=200, output_tokens=20, cost=0.25),
+            "c": Usage(input_tokens=1000, output_tokens=0, cost=0.125),
+        }
+        for _ in rows
+    ]
     result = EvaluationResult(EvaluationDataset.from_list(rows), specs, outcomes, usages=usages)
     assert result.total_cost() == pytest.approx(2 * (0.5 + 0.25 + 0.125))
     # gpt-4o priced; the others keep their recorded cost
     assert result.total_cost(per_model_costs={"gpt-4o": (1e-3, 1e-2)}) == pytest.approx(
-        2 * (100e-3 + 10e-2 + 0.25 + 0.125))
+        2 * (100e-3 + 10e-2 + 0.25 + 0.125)
+    )
     # "provider/model" works too; a fallback price covers the unlisted models
-    assert result.total_cost(1e-6, 2e-6, per_model_costs={"anthropic/claude-x": (0.0, 0.0)}) == pytest.approx(
-        2 * ((100e-6 + 20e-6) + 0.0 + 1000e-6))
-    for bad in ({"gpt-4o": (1.0,)}, {"gpt-4o": (-1.0, 0.0)}, {"gpt-4o": "cheap"}, [("gpt-4o", (1, 1))]):
+    assert result.total_cost(
+        1e-6, 2e-6, per_model_costs={"anthropic/claude-x": (0.0, 0.0)}
+    ) == pytest.approx(2 * ((100e-6 + 20e-6) + 0.0 + 1000e-6))
+    for bad in (
+        {"gpt-4o": (1.0,)},
+        {"gpt-4o": (-1.0, 0.0)},
+        {"gpt-4o": "cheap"},
+        [("gpt-4o", (1, 1))],
+    ):
         with pytest.raises(UsageError, match="per_model_costs"):
             result.total_cost(per_model_costs=bad)

@@ -437,13 +437,26 @@ def test_column_map_reads_in_ragas_direction_even_between_field_names():
     """Issue #15, 6: the key is the name Ragas expects, the value the dataset's column, also when
     both are field or legacy names (Ragas' own example: {"contexts": "contexts_v1"})."""
     dataset = EvaluationDataset.from_list(
-        [{"question": "q", "contexts_v1": ["c"], "reference": "the answer", "ground_truth": "gold"}],
+        [
+            {
+                "question": "q",
+                "contexts_v1": ["c"],
+                "reference": "the answer",
+                "ground_truth": "gold",
+            }
+        ],
         column_map={"contexts": "contexts_v1", "answer": "reference"},
     )
-    assert dataset[0].to_dict() == {"user_input": "q", "retrieved_contexts": ["c"], "response": "the answer",
-                                    "reference": "gold"}
-    swapped = EvaluationDataset.from_list([{"user_input": "A", "response": "Q"}],
-                                          column_map={"user_input": "response", "response": "user_input"})
+    assert dataset[0].to_dict() == {
+        "user_input": "q",
+        "retrieved_contexts": ["c"],
+        "response": "the answer",
+        "reference": "gold",
+    }
+    swapped = EvaluationDataset.from_list(
+        [{"user_input": "A", "response": "Q"}],
+        column_map={"user_input": "response", "response": "user_input"},
+    )
     assert swapped[0].to_dict() == {"user_input": "Q", "response": "A"}
 
 

@@ -20,8 +20,11 @@ LONE = json.loads('"bad \\udcff byte"')  # what json.loads makes of a valid "\ud
 
 def _surrogate_file(tmp_path: Path) -> Path:
     path = tmp_path / "data.jsonl"
-    path.write_text('{"response": "bad \\udcff byte", "reference": "r", "note": "\\ud800"}\n'
-                    '{"response": "你好", "reference": "r"}\n', encoding="utf-8")
+    path.write_text(
+        '{"response": "bad \\udcff byte", "reference": "r", "note": "\\ud800"}\n'
+        '{"response": "你好", "reference": "r"}\n',
+        encoding="utf-8",
+    )
     return path
 
 
@@ -53,7 +56,9 @@ def test_result_to_jsonl_round_trips_lone_surrogates(tmp_path):
     out = tmp_path / "results.jsonl"
     result.to_jsonl(out)
     assert out.stat().st_size > 0
-    assert [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()] == result.row_records()
+    assert [
+        json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()
+    ] == result.row_records()
 
 
 def test_csv_with_a_lone_surrogate_in_a_list_cell_round_trips(tmp_path):
@@ -76,7 +81,9 @@ def test_csv_cannot_hold_a_lone_surrogate_in_a_text_cell_and_says_so(tmp_path):
 
 def test_a_failed_write_leaves_the_previous_file_and_no_temporary(tmp_path, monkeypatch):
     dataset = EvaluationDataset.from_list([{"response": "a"}, {"response": "b"}])
-    result = EvaluationResult(dataset, [{"name": "m"}], [{"m": Ok(value=1.0)}, {"m": Ok(value=0.0)}])
+    result = EvaluationResult(
+        dataset, [{"name": "m"}], [{"m": Ok(value=1.0)}, {"m": Ok(value=0.0)}]
+    )
     out = tmp_path / "results.jsonl"
     out.write_text("previous run\n")
     records = result.row_records()

@@ -8,7 +8,9 @@ from types import ModuleType
 from assay.errors import MissingDependency
 
 
-def require(module: str, *, extra: str, package: str | None = None, feature: str | None = None) -> ModuleType:
+def require(
+    module: str, *, extra: str, package: str | None = None, feature: str | None = None
+) -> ModuleType:
     """Import `module` or raise `MissingDependency` naming the extra that provides it."""
     try:
         return importlib.import_module(module)

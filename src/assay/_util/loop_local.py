@@ -22,7 +22,9 @@ _ALL: weakref.WeakSet[LoopLocal[Any]] = weakref.WeakSet()
 class LoopLocal(Generic[T]):
     def __init__(self, factory: Callable[[], T]) -> None:
         self._factory = factory
-        self._values: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, T] = weakref.WeakKeyDictionary()
+        self._values: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, T] = (
+            weakref.WeakKeyDictionary()
+        )
         _ALL.add(self)
 
     def get(self) -> T:

@@ -9,4 +9,11 @@ from assay.benchmark.report import merge_results, write_record
 from assay.benchmark.runner import run_benchmark
 from assay.benchmark.suites import SUITES, SuiteData, resolve_data_dir
 
-__all__ = ["SUITES", "SuiteData", "merge_results", "resolve_data_dir", "run_benchmark", "write_record"]
+__all__ = [
+    "SUITES",
+    "SuiteData",
+    "merge_results",
+    "resolve_data_dir",
+    "run_benchmark",
+    "write_record",
+]

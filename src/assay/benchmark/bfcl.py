@@ -24,9 +24,23 @@ from typing import Any
 from assay.benchmark.loaders import _jsonl
 from assay.benchmark.suites import SuiteData, check_split, suite_file
 
-CATEGORIES = ("simple_python", "multiple", "parallel", "parallel_multiple", "live_simple", "irrelevance")
+CATEGORIES = (
+    "simple_python",
+    "multiple",
+    "parallel",
+    "parallel_multiple",
+    "live_simple",
+    "irrelevance",
+)
 ACCEPTABLE = ("canonical", "alternative_value", "omitted_optional", "swapped_order", "no_call")
-CORRUPTED = ("wrong_value", "missing_argument", "missing_call", "extra_call", "wrong_function", "call_when_none")
+CORRUPTED = (
+    "wrong_value",
+    "missing_argument",
+    "missing_call",
+    "extra_call",
+    "wrong_function",
+    "call_when_none",
+)
 
 Call = dict[str, Any]  # {"name": ..., "args": {...}}
 
@@ -55,9 +69,18 @@ def _pick(value: Any) -> Any:
 
 
 def reference_calls(ground_truth: list[dict[str, Any]]) -> list[Call]:
-    return [{"name": name, "args": {arg: _pick(_choices(options)[0]) for arg, options in spec.items()
-                                    if _choices(options)}}
-            for entry in ground_truth for name, spec in entry.items()]
+    return [
+        {
+            "name": name,
+            "args": {
+                arg: _pick(_choices(options)[0])
+                for arg, options in spec.items()
+                if _choices(options)
+            },
+        }
+        for entry in ground_truth
+        for name, spec in entry.items()
+    ]
 
 
 def _wrong(value: Any, options: list[Any]) -> Any:
@@ -81,7 +104,9 @@ def _wrong(value: Any, options: list[Any]) -> Any:
     return next(candidate for candidate in candidates if _text(candidate) not in taken)
 
 
-def variants(ground_truth: list[dict[str, Any]], offered: list[str]) -> list[tuple[str, list[Call]]]:
+def variants(
+    ground_truth: list[dict[str, Any]], offered: list[str]
+) -> list[tuple[str, list[Call]]]:
     """(variant name, calls made) for one case; only the variants that apply to it."""
     reference = reference_calls(ground_truth)
     specs = [(name, spec) for entry in ground_truth for name, spec in entry.items()]
@@ -95,21 +120,50 @@ def variants(ground_truth: list[dict[str, Any]], offered: list[str]) -> list[tup
             calls[index]["args"][arg] = value
         return calls
 
-    alternative = next(((i, arg, _pick(_choices(options)[1])) for i, (_, spec) in enumerate(specs)
-                        for arg, options in spec.items() if len(_choices(options)) > 1
-                        and _text(_pick(_choices(options)[1])) != _text(reference[i]["args"][arg])), None)
+    alternative = next(
+        (
+            (i, arg, _pick(_choices(options)[1]))
+            for i, (_, spec) in enumerate(specs)
+            for arg, options in spec.items()
+            if len(_choices(options)) > 1
+            and _text(_pick(_choices(options)[1])) != _text(reference[i]["args"][arg])
+        ),
+        None,
+    )
     if alternative:
         made.append(("alternative_value", changed(*alternative)))
-    optional = next(((i, arg) for i, (_, spec) in enumerate(specs) for arg, options in spec.items()
-                     if "" in options and _choices(options)), None)
+    optional = next(
+        (
+            (i, arg)
+            for i, (_, spec) in enumerate(specs)
+            for arg, options in spec.items()
+            if "" in options and _choices(options)
+        ),
+        None,
+    )
     if optional:
         made.append(("omitted_optional", changed(*optional, drop=True)))
     if len(reference) > 1 and [_text(c) for c in reference[::-1]] != [_text(c) for c in reference]:
         made.append(("swapped_order", copy.deepcopy(reference[::-1])))
-    required = [(i, arg, options) for i, (_, spec) in enumerate(specs) for arg, options in spec.items()
-                if "" not in options and _choices(options)]
-    target = required[0] if required else next(((i, arg, options) for i, (_, spec) in enumerate(specs)
-                                                for arg, options in spec.items() if _choices(options)), None)
+    required = [
+        (i, arg, options)
+        for i, (_, spec) in enumerate(specs)
+        for arg, options in spec.items()
+        if "" not in options and _choices(options)
+    ]
+    target = (
+        required[0]
+        if required
+        else next(
+            (
+                (i, arg, options)
+                for i, (_, spec) in enumerate(specs)
+                for arg, options in spec.items()
+                if _choices(options)
+            ),
+            None,
+        )
+    )
     if target:
         i, arg, options = target
         made.append(("wrong_value", changed(i, arg, _wrong(reference[i]["args"][arg], options))))
@@ -117,7 +171,9 @@ def variants(ground_truth: list[dict[str, Any]], offered: list[str]) -> list[tup
         made.append(("missing_argument", changed(required[0][0], required[0][1], drop=True)))
     made.append(("missing_call", copy.deepcopy(reference[:-1])))
     made.append(("extra_call", [*copy.deepcopy(reference), copy.deepcopy(reference[0])]))
-    other = next((name for name in offered if name not in {call["name"] for call in reference}), None)
+    other = next(
+        (name for name in offered if name not in {call["name"] for call in reference}), None
+    )
     if other:
         calls = copy.deepcopy(reference)
         calls[0]["name"] = other
@@ -127,14 +183,27 @@ def variants(ground_truth: list[dict[str, Any]], offered: list[str]) -> list[tup
 
 def _placeholder(schema: dict[str, Any]) -> Any:
     kind = str(schema.get("type", "string"))
-    return {"integer": 1, "float": 1.0, "number": 1.0, "boolean": True, "array": [], "dict": {},
-            "object": {}, "tuple": []}.get(kind, "x")
+    return {
+        "integer": 1,
+        "float": 1.0,
+        "number": 1.0,
+        "boolean": True,
+        "array": [],
+        "dict": {},
+        "object": {},
+        "tuple": [],
+    }.get(kind, "x")
 
 
 def _question(case: dict[str, Any]) -> str:
     turns = case.get("question") or []
-    messages = [message for turn in turns for message in (turn if isinstance(turn, list) else [turn])]
-    return "\n\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user") or "(no question)"
+    messages = [
+        message for turn in turns for message in (turn if isinstance(turn, list) else [turn])
+    ]
+    return (
+        "\n\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "user")
+        or "(no question)"
+    )
 
 
 def _conversation(question: str, calls: list[Call]) -> list[dict[str, Any]]:
@@ -146,8 +215,13 @@ def _conversation(question: str, calls: list[Call]) -> list[dict[str, Any]]:
     return conversation
 
 
-def load_bfcl(root: Path, aspect: str = "tool_calls", split: str = "test", limit: int | None = None,
-              seed: int = 0) -> SuiteData:
+def load_bfcl(
+    root: Path,
+    aspect: str = "tool_calls",
+    split: str = "test",
+    limit: int | None = None,
+    seed: int = 0,
+) -> SuiteData:
     check_split("bfcl", split)
     rows: list[dict[str, Any]] = []
     ids: list[str] = []
@@ -171,22 +245,45 @@ def load_bfcl(root: Path, aspect: str = "tool_calls", split: str = "test", limit
             if category == "irrelevance":
                 function = case["function"][0]
                 parameters = function.get("parameters", {})
-                args = {name: _placeholder(parameters.get("properties", {}).get(name, {}))
-                        for name in parameters.get("required", [])}
-                made = [("no_call", []), ("call_when_none", [{"name": function["name"], "args": args}])]
+                args = {
+                    name: _placeholder(parameters.get("properties", {}).get(name, {}))
+                    for name in parameters.get("required", [])
+                }
+                made = [
+                    ("no_call", []),
+                    ("call_when_none", [{"name": function["name"], "args": args}]),
+                ]
                 reference: list[Call] = []
             else:
                 made = variants(answers[case["id"]], offered)
                 reference = reference_calls(answers[case["id"]])
             for name, calls in made:
-                rows.append({"user_input": _conversation(question, calls), "reference_tool_calls": reference})
+                rows.append(
+                    {
+                        "user_input": _conversation(question, calls),
+                        "reference_tool_calls": reference,
+                    }
+                )
                 ids.append(f"{case['id']}-{name}")
                 labels.append(int(name in ACCEPTABLE))
                 groups.append(name)
-    notes = ["label 1 = BFCL would accept the calls; a metric 'passes' a row when it scores 1.0",
-             "irrelevance rows have an empty reference_tool_calls (no call expected)"]
-    return SuiteData("bfcl", aspect, split, "agreement", rows, ids, cases, sources, labels=labels, groups=groups,
-                     notes=notes)
+    notes = [
+        "label 1 = BFCL would accept the calls; a metric 'passes' a row when it scores 1.0",
+        "irrelevance rows have an empty reference_tool_calls (no call expected)",
+    ]
+    return SuiteData(
+        "bfcl",
+        aspect,
+        split,
+        "agreement",
+        rows,
+        ids,
+        cases,
+        sources,
+        labels=labels,
+        groups=groups,
+        notes=notes,
+    )
 
 
 __all__ = ["ACCEPTABLE", "CATEGORIES", "CORRUPTED", "load_bfcl", "reference_calls", "variants"]

@@ -48,7 +48,9 @@ WIKIEVAL_PAIRS: dict[str, tuple[str, str]] = {
 }
 
 
-def load_wikieval(root: Path, aspect: str, split: str = "test", limit: int | None = None, seed: int = 0) -> SuiteData:
+def load_wikieval(
+    root: Path, aspect: str, split: str = "test", limit: int | None = None, seed: int = 0
+) -> SuiteData:
     """Faithfulness: answer vs ungrounded_answer, both over context_v1. Answer relevance: answer vs
     poor_answer. Context relevance: context_v1 vs context_v2, with the answer as response and
     reference. The first member of each pair is the one people prefer (by construction)."""
@@ -67,16 +69,34 @@ def load_wikieval(root: Path, aspect: str, split: str = "test", limit: int | Non
         made = []
         for member in WIKIEVAL_PAIRS[aspect]:
             if aspect == "context_relevance":
-                row = {**base, "retrieved_contexts": [record[member]], "response": record["answer"],
-                       "reference": record["answer"]}
+                row = {
+                    **base,
+                    "retrieved_contexts": [record[member]],
+                    "response": record["answer"],
+                    "reference": record["answer"],
+                }
             else:
-                row = {**base, "retrieved_contexts": [record["context_v1"]], "response": record[member]}
+                row = {
+                    **base,
+                    "retrieved_contexts": [record["context_v1"]],
+                    "response": record[member],
+                }
             made.append(len(rows))
             ids.append(f"wikieval-{record.get('id', len(pairs))}-{member}")
             rows.append(row)
         pairs.append((made[0], made[1]))
-    return SuiteData("wikieval", aspect, split, "pairwise", rows, ids, len(pairs), [str(path.relative_to(root))],
-                     pairs=pairs, notes=[f"preferred member: {WIKIEVAL_PAIRS[aspect][0]}"])
+    return SuiteData(
+        "wikieval",
+        aspect,
+        split,
+        "pairwise",
+        rows,
+        ids,
+        len(pairs),
+        [str(path.relative_to(root))],
+        pairs=pairs,
+        notes=[f"preferred member: {WIKIEVAL_PAIRS[aspect][0]}"],
+    )
 
 
 # -- ARES: one row, three binary human labels ------------------------------------------------------
@@ -87,7 +107,9 @@ ARES_LABELS = {
 }
 
 
-def load_ares(root: Path, aspect: str, split: str = "test", limit: int | None = None, seed: int = 0) -> SuiteData:
+def load_ares(
+    root: Path, aspect: str, split: str = "test", limit: int | None = None, seed: int = 0
+) -> SuiteData:
     """Each row as (Question, [Document], Answer); label = the row's human label for `aspect`."""
     check_split("ares", split)
     path = suite_file(root, "ares", "LLM_Judge_Test_Set_Human_Annotations.tsv")
@@ -97,14 +119,33 @@ def load_ares(root: Path, aspect: str, split: str = "test", limit: int | None = 
     for number, record in enumerate(records, start=2):  # line 1 is the header
         _need(record, ("Question", "Document", "Answer"), path, number)
         if record.get(column) not in ("0", "1"):
-            raise DataError(f"{column} must be 0 or 1, got {record.get(column)!r}", file=str(path), row=number)
+            raise DataError(
+                f"{column} must be 0 or 1, got {record.get(column)!r}", file=str(path), row=number
+            )
         labels.append(int(record[column]))
-    keep = stratified_sample(labels, limit, seed) if limit is not None else list(range(len(records)))
-    rows = [{"user_input": records[i]["Question"], "retrieved_contexts": [records[i]["Document"]],
-             "response": records[i]["Answer"]} for i in keep]
-    return SuiteData("ares", aspect, split, "binary", rows, [f"ares-{i}" for i in keep], len(keep),
-                     [str(path.relative_to(root))], labels=[labels[i] for i in keep],
-                     notes=[f"label column {column}"])
+    keep = (
+        stratified_sample(labels, limit, seed) if limit is not None else list(range(len(records)))
+    )
+    rows = [
+        {
+            "user_input": records[i]["Question"],
+            "retrieved_contexts": [records[i]["Document"]],
+            "response": records[i]["Answer"],
+        }
+        for i in keep
+    ]
+    return SuiteData(
+        "ares",
+        aspect,
+        split,
+        "binary",
+        rows,
+        [f"ares-{i}" for i in keep],
+        len(keep),
+        [str(path.relative_to(root))],
+        labels=[labels[i] for i in keep],
+        notes=[f"label column {column}"],
+    )
 
 
 # -- BEGIN (Wizard of Wikipedia): is the response attributable to the knowledge? --------------------
@@ -112,8 +153,13 @@ BEGIN_FILES = {"dev": "begin_dev_wow.tsv", "test": "begin_test_wow.tsv"}
 BEGIN_LABELS = {"Fully attributable": 1, "Not fully attributable": 0}
 
 
-def load_begin(root: Path, aspect: str = "faithfulness", split: str = "test", limit: int | None = None,
-               seed: int = 0) -> SuiteData:
+def load_begin(
+    root: Path,
+    aspect: str = "faithfulness",
+    split: str = "test",
+    limit: int | None = None,
+    seed: int = 0,
+) -> SuiteData:
     """(message, [knowledge], response); 1 = fully attributable, 0 = not; Generic rows dropped."""
     check_split("begin", split)
     path = suite_file(root, "begin", BEGIN_FILES[split])
@@ -125,30 +171,55 @@ def load_begin(root: Path, aspect: str = "faithfulness", split: str = "test", li
             generic += 1
             continue
         if record["begin_label"] not in BEGIN_LABELS:
-            raise DataError(f"unknown begin_label {record['begin_label']!r}", file=str(path), row=number)
+            raise DataError(
+                f"unknown begin_label {record['begin_label']!r}", file=str(path), row=number
+            )
         kept.append((number, record))
     labels = [BEGIN_LABELS[record["begin_label"]] for _, record in kept]
     keep = stratified_sample(labels, limit, seed) if limit is not None else list(range(len(kept)))
-    rows = [{"user_input": kept[i][1]["message"], "retrieved_contexts": [kept[i][1]["knowledge"]],
-             "response": kept[i][1]["response"]} for i in keep]
+    rows = [
+        {
+            "user_input": kept[i][1]["message"],
+            "retrieved_contexts": [kept[i][1]["knowledge"]],
+            "response": kept[i][1]["response"],
+        }
+        for i in keep
+    ]
     notes = [f"{generic} Generic row(s) dropped"]
     if limit is not None:
         notes.append(f"stratified sample of {len(keep)} of {len(kept)} (seed {seed})")
-    return SuiteData("begin", aspect, split, "binary", rows, [f"begin-{split}-line{kept[i][0]}" for i in keep],
-                     len(keep), [str(path.relative_to(root))], labels=[labels[i] for i in keep], notes=notes)
+    return SuiteData(
+        "begin",
+        aspect,
+        split,
+        "binary",
+        rows,
+        [f"begin-{split}-line{kept[i][0]}" for i in keep],
+        len(keep),
+        [str(path.relative_to(root))],
+        labels=[labels[i] for i in keep],
+        notes=notes,
+    )
 
 
 # -- HaluEval QA: right answer vs hallucinated answer over the same knowledge -----------------------
 HALUEVAL_DEV = 100  # the first 100 pairs are for tuning; the other 400 for reporting
 
 
-def load_halueval_qa(root: Path, aspect: str = "faithfulness", split: str = "test", limit: int | None = None,
-                     seed: int = 0) -> SuiteData:
+def load_halueval_qa(
+    root: Path,
+    aspect: str = "faithfulness",
+    split: str = "test",
+    limit: int | None = None,
+    seed: int = 0,
+) -> SuiteData:
     check_split("halueval-qa", split)
     path = suite_file(root, "halueval-qa", "qa_one-turn_data.json")
     records = _jsonl(path)
     for number, record in enumerate(records, start=1):
-        _need(record, ("knowledge", "question", "right_answer", "hallucinated_answer"), path, number)
+        _need(
+            record, ("knowledge", "question", "right_answer", "hallucinated_answer"), path, number
+        )
     offset = 0 if split == "dev" else HALUEVAL_DEV
     chosen = records[:HALUEVAL_DEV] if split == "dev" else records[HALUEVAL_DEV:]
     chosen = chosen[:limit] if limit is not None else chosen
@@ -156,11 +227,26 @@ def load_halueval_qa(root: Path, aspect: str = "faithfulness", split: str = "tes
     for position, record in enumerate(chosen):
         for member in ("right_answer", "hallucinated_answer"):
             ids.append(f"halueval-qa-{offset + position}-{member}")
-            rows.append({"user_input": record["question"], "retrieved_contexts": [record["knowledge"]],
-                         "response": record[member]})
+            rows.append(
+                {
+                    "user_input": record["question"],
+                    "retrieved_contexts": [record["knowledge"]],
+                    "response": record[member],
+                }
+            )
         pairs.append((len(rows) - 2, len(rows) - 1))
-    return SuiteData("halueval-qa", aspect, split, "pairwise", rows, ids, len(pairs), [str(path.relative_to(root))],
-                     pairs=pairs, notes=[f"pairs {offset + 1}-{offset + len(pairs)} of the file"])
+    return SuiteData(
+        "halueval-qa",
+        aspect,
+        split,
+        "pairwise",
+        rows,
+        ids,
+        len(pairs),
+        [str(path.relative_to(root))],
+        pairs=pairs,
+        notes=[f"pairs {offset + 1}-{offset + len(pairs)} of the file"],
+    )
 
 
 # -- RAGChecker: graded human preference between two responses ------------------------------------
@@ -172,14 +258,23 @@ def _ragchecker_instances(path: Path) -> list[tuple[dict[str, Any], list[dict[st
     records = json.loads(path.read_text(encoding="utf-8"))
     grouped: dict[Any, list[dict[str, Any]]] = {}
     for number, record in enumerate(records, start=1):
-        if not all(key in record for key in ("instance_id", "query", "gt_answer", "model1", "model2")):
-            raise DataError("expected instance_id, query, gt_answer, model1, model2", file=str(path), row=number)
+        if not all(
+            key in record for key in ("instance_id", "query", "gt_answer", "model1", "model2")
+        ):
+            raise DataError(
+                "expected instance_id, query, gt_answer, model1, model2", file=str(path), row=number
+            )
         grouped.setdefault(record["instance_id"], []).append(record)
     return [(group[0], group) for group in grouped.values()]
 
 
-def load_ragchecker(root: Path, aspect: str = "preference", split: str = "test", limit: int | None = None,
-                    seed: int = 0) -> SuiteData:
+def load_ragchecker(
+    root: Path,
+    aspect: str = "preference",
+    split: str = "test",
+    limit: int | None = None,
+    seed: int = 0,
+) -> SuiteData:
     """Two rows per instance, (query, model_i response, reference = gt_answer); labels: each
     annotator's correctness / completeness / overall preference for model2 (-2..2)."""
     check_split("ragchecker", split)
@@ -190,19 +285,38 @@ def load_ragchecker(root: Path, aspect: str = "preference", split: str = "test",
     for first, group in instances:
         for member in ("model1", "model2"):
             ids.append(f"ragchecker-{first['instance_id']}-{member}")
-            rows.append({"user_input": first["query"], "response": first[member]["response"],
-                         "reference": first["gt_answer"]})
-        labels = {name: [float(record[f"{name}_label"]) for record in group] for name in RAGCHECKER_LABELS}
+            rows.append(
+                {
+                    "user_input": first["query"],
+                    "response": first[member]["response"],
+                    "reference": first["gt_answer"],
+                }
+            )
+        labels = {
+            name: [float(record[f"{name}_label"]) for record in group] for name in RAGCHECKER_LABELS
+        }
         graded.append(GradedPair(len(rows) - 2, len(rows) - 1, labels))
-    return SuiteData("ragchecker", aspect, split, "graded", rows, ids, len(graded), [str(path.relative_to(root))],
-                     graded=graded, notes=["positive label: model2 preferred; one row per annotator in r"])
+    return SuiteData(
+        "ragchecker",
+        aspect,
+        split,
+        "graded",
+        rows,
+        ids,
+        len(graded),
+        [str(path.relative_to(root))],
+        graded=graded,
+        notes=["positive label: model2 preferred; one row per annotator in r"],
+    )
 
 
 def ragchecker_baseline_scores(root: Path, data: SuiteData) -> dict[str, list[float]]:
     """RAGChecker's own per-response scores (baseline_ragchecker.json), aligned with `data.rows`,
     one list per label name: the known answer the correlation code must reproduce."""
     path = suite_file(root, "ragchecker", "baseline_ragchecker.json")
-    by_id = {record["instance_id"]: record for record in json.loads(path.read_text(encoding="utf-8"))}
+    by_id = {
+        record["instance_id"]: record for record in json.loads(path.read_text(encoding="utf-8"))
+    }
     scores: dict[str, list[float]] = {name: [0.0] * len(data.rows) for name in RAGCHECKER_LABELS}
     for row_id, index in zip(data.ids, range(len(data.rows)), strict=True):
         _, instance, member = row_id.split("-")
@@ -218,8 +332,14 @@ Loader = Callable[..., SuiteData]
 def loaders() -> dict[str, Loader]:
     from assay.benchmark.bfcl import load_bfcl
 
-    return {"wikieval": load_wikieval, "ares": load_ares, "begin": load_begin, "halueval-qa": load_halueval_qa,
-            "ragchecker": load_ragchecker, "bfcl": load_bfcl}
+    return {
+        "wikieval": load_wikieval,
+        "ares": load_ares,
+        "begin": load_begin,
+        "halueval-qa": load_halueval_qa,
+        "ragchecker": load_ragchecker,
+        "bfcl": load_bfcl,
+    }
 
 
 __all__ = [

@@ -32,7 +32,9 @@ warnings.filterwarnings("ignore")
 KEY_VARIABLE = "ASSAY_RAGAS_JUDGE_KEY"
 
 # Calls and tokens of the row whose task made the request (httpx runs hooks in that task).
-_ROW_USAGE: contextvars.ContextVar[dict[str, int] | None] = contextvars.ContextVar("row_usage", default=None)
+_ROW_USAGE: contextvars.ContextVar[dict[str, int] | None] = contextvars.ContextVar(
+    "row_usage", default=None
+)
 
 
 async def _count_usage(response: Any) -> None:
@@ -56,7 +58,9 @@ def _client(base_url: str, api_key: str | None) -> Any:
     from openai import AsyncOpenAI
 
     http = httpx.AsyncClient(timeout=httpx.Timeout(900.0), event_hooks={"response": [_count_usage]})
-    return AsyncOpenAI(base_url=base_url, api_key=api_key or "none", http_client=http, max_retries=2)
+    return AsyncOpenAI(
+        base_url=base_url, api_key=api_key or "none", http_client=http, max_retries=2
+    )
 
 
 def build_metric(args: argparse.Namespace) -> Any:
@@ -70,21 +74,29 @@ def build_metric(args: argparse.Namespace) -> Any:
     wanted = inspect.signature(cls.__init__).parameters
     if "llm" in wanted:
         # The key travels in the environment, not on the command line (which `ps` shows).
-        options["llm"] = llm_factory(args.llm_model, client=_client(args.llm_url, os.environ.get(KEY_VARIABLE)))
+        options["llm"] = llm_factory(
+            args.llm_model, client=_client(args.llm_url, os.environ.get(KEY_VARIABLE))
+        )
     if "embeddings" in wanted:
         if not args.embeddings_url:
-            raise SystemExit(f"{args.metric_class} needs embeddings and no embeddings URL was given")
+            raise SystemExit(
+                f"{args.metric_class} needs embeddings and no embeddings URL was given"
+            )
         from ragas.embeddings.base import embedding_factory
 
-        options["embeddings"] = embedding_factory("openai", model=args.embeddings_model,
-                                                  client=_client(args.embeddings_url, "none"))
+        options["embeddings"] = embedding_factory(
+            "openai", model=args.embeddings_model, client=_client(args.embeddings_url, "none")
+        )
     return cls(**options)
 
 
 def _parameters(metric: Any) -> list[inspect.Parameter]:
     """The fields `metric.ascore` takes by name."""
-    return [p for p in inspect.signature(metric.ascore).parameters.values()
-            if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"]
+    return [
+        p
+        for p in inspect.signature(metric.ascore).parameters.values()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"
+    ]
 
 
 def _fields(metric: Any, row: dict[str, Any]) -> dict[str, Any]:
@@ -113,10 +125,17 @@ async def score_row(metric: Any, index: int, row: dict[str, Any], timeout: float
     try:
         result = await asyncio.wait_for(metric.ascore(**_fields(metric, row)), timeout)
         value = getattr(result, "value", result)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
             # What Ragas hands a user here is a NaN (or None) with no exception: recorded as such.
-            line.update(status="error", error_type="NaN",
-                        message=f"Ragas returned {value!r} without raising")
+            line.update(
+                status="error",
+                error_type="NaN",
+                message=f"Ragas returned {value!r} without raising",
+            )
         else:
             line.update(status="ok", value=float(value))
     except asyncio.TimeoutError:
@@ -160,12 +179,16 @@ def cut_partial_line(path: Path) -> None:
 
 async def run(args: argparse.Namespace) -> None:
     metric = build_metric(args)
-    rows = [json.loads(text) for text in Path(args.rows).read_text(encoding="utf-8").split("\n") if text]
+    rows = [
+        json.loads(text) for text in Path(args.rows).read_text(encoding="utf-8").split("\n") if text
+    ]
     missing = [name for name in required_fields(metric) if rows and name not in rows[0]]
     if missing:
         # Every row would fail the same way: say so once, before any request.
-        raise SystemExit(f"{args.metric_class} needs {', '.join(missing)}, which the suite's rows do not have "
-                         f"(they have {', '.join(sorted(rows[0]))})")
+        raise SystemExit(
+            f"{args.metric_class} needs {', '.join(missing)}, which the suite's rows do not have "
+            f"(they have {', '.join(sorted(rows[0]))})"
+        )
     out = Path(args.out)
     cut_partial_line(out)
     done = finished_rows(out)
@@ -204,11 +227,22 @@ def main(argv: list[str] | None = None) -> int:
         import openai
         import ragas
     except ImportError as exc:
-        raise SystemExit(f"{sys.executable} cannot import Ragas ({exc}): install ragas==0.4.3 and "
-                         "langchain-community==0.4.1 into its virtualenv") from None
+        raise SystemExit(
+            f"{sys.executable} cannot import Ragas ({exc}): install ragas==0.4.3 and "
+            "langchain-community==0.4.1 into its virtualenv"
+        ) from None
 
-    print(json.dumps({"ready": True, "ragas": ragas.__version__, "openai": openai.__version__,
-                      "python": sys.version.split()[0]}), flush=True)
+    print(
+        json.dumps(
+            {
+                "ready": True,
+                "ragas": ragas.__version__,
+                "openai": openai.__version__,
+                "python": sys.version.split()[0],
+            }
+        ),
+        flush=True,
+    )
     asyncio.run(run(args))
     print(json.dumps({"done": True}), flush=True)
     return 0

@@ -49,7 +49,11 @@ def result_stem(record: dict[str, Any]) -> str:
     metric (e.g. strict_order true and false) keep separate files."""
     params = json.dumps(record["metric"].get("params") or {}, sort_keys=True, default=str)
     tag = "p" + hashlib.sha256(params.encode("utf-8")).hexdigest()[:6]
-    name = record["metric"]["name"] if _is_assay(record) else f"{engine_label(record)}-{record['metric']['name']}"
+    name = (
+        record["metric"]["name"]
+        if _is_assay(record)
+        else f"{engine_label(record)}-{record['metric']['name']}"
+    )
     parts = [record["suite"], record["aspect"], name, record["split"], judge_name(record), tag]
     stem = "__".join(_slug(part) for part in parts)
     stem += f"__limit{record['limit']}" if record.get("limit") else ""
@@ -60,7 +64,9 @@ def result_stem(record: dict[str, Any]) -> str:
 def _number(value: Any, digits: int = 3) -> str:
     if value is None:
         return "n/a"
-    if isinstance(value, int) or (isinstance(value, float) and value.is_integer() and abs(value) >= 2):
+    if isinstance(value, int) or (
+        isinstance(value, float) and value.is_integer() and abs(value) >= 2
+    ):
         return str(int(value))
     return f"{value:.{digits}f}"
 
@@ -75,7 +81,10 @@ def figure_text(figure: dict[str, Any]) -> str:
 def _prompts(record: dict[str, Any]) -> str:
     if not _is_assay(record):
         return f"{engine_label(record)}'s own"
-    return ", ".join(f"{p['id']} v{p['version']} ({p['hash']})" for p in record.get("prompts") or []) or "none"
+    return (
+        ", ".join(f"{p['id']} v{p['version']} ({p['hash']})" for p in record.get("prompts") or [])
+        or "none"
+    )
 
 
 def _params(record: dict[str, Any]) -> str:
@@ -102,7 +111,11 @@ def _latency(cost: dict[str, Any]) -> str:
 
 def _short_params(record: dict[str, Any]) -> str:
     """The metric's name with the parameters that tell runs apart (English is the default language)."""
-    params = {k: v for k, v in (record["metric"].get("params") or {}).items() if (k, v) != ("language", "english")}
+    params = {
+        k: v
+        for k, v in (record["metric"].get("params") or {}).items()
+        if (k, v) != ("language", "english")
+    }
     inner = ", ".join(f"{key}={value}" for key, value in params.items())
     return f"{record['metric']['name']}({inner})" if inner else record["metric"]["name"]
 
@@ -111,8 +124,10 @@ def _engine_text(record: dict[str, Any]) -> str:
     if _is_assay(record):
         return "assay"
     engine = record["engine"]
-    return (f"{engine_label(record)} in its own virtualenv ({engine.get('python')}, openai {engine.get('openai')}), "
-            "against the same judge and items as assay")
+    return (
+        f"{engine_label(record)} in its own virtualenv ({engine.get('python')}, openai {engine.get('openai')}), "
+        "against the same judge and items as assay"
+    )
 
 
 def run_markdown(record: dict[str, Any]) -> str:
@@ -129,8 +144,13 @@ def run_markdown(record: dict[str, Any]) -> str:
         f"| prompts | {_prompts(record)} |",
         f"| data | {', '.join(record['data']['files'])} ({'; '.join(record['data']['notes'])}) |",
         f"| units scored | {record['n_scored']} of {record['n_units']} (coverage {record['coverage']:.1%}) |",
-        *([f"| threshold | {record['threshold']:.4g}, tuned on dev: {record['threshold_source']} |"]
-          if record.get("threshold_source") else []),
+        *(
+            [
+                f"| threshold | {record['threshold']:.4g}, tuned on dev: {record['threshold_source']} |"
+            ]
+            if record.get("threshold_source")
+            else []
+        ),
         f"| cells | {cells['rows']} rows: {cells['ok']} ok, {cells['skipped']} skipped, {cells['error']} error |",
         f"| per item | {_seconds(cost)} s of wall time{_latency(cost)}, "
         f"{_number(cost['calls_per_item'], 2)} calls, "
@@ -141,11 +161,16 @@ def run_markdown(record: dict[str, Any]) -> str:
         "| figure | value [95% CI] | n | method |",
         "|---|---|---|---|",
     ]
-    lines += [f"| {f['label']} | {figure_text(f)} | {f['n']} | {f['method']} |" for f in record["figures"]]
+    lines += [
+        f"| {f['label']} | {figure_text(f)} | {f['n']} | {f['method']} |" for f in record["figures"]
+    ]
     reference = WIKIEVAL_REFERENCE.get(record["aspect"]) if record["suite"] == "wikieval" else None
     if reference is not None:
         lines += ["", f"Ragas paper (gpt-3.5) on the same pairs: {reference:.2f}."]
-    problems = [f"{kind}: {count}" for kind, count in {**cells["error_types"], **cells["skip_reasons"]}.items()]
+    problems = [
+        f"{kind}: {count}"
+        for kind, count in {**cells["error_types"], **cells["skip_reasons"]}.items()
+    ]
     if problems:
         lines += ["", "Not scored: " + "; ".join(problems) + "."]
     return "\n".join(lines) + "\n"
@@ -158,18 +183,28 @@ def tuned_threshold(path: str | Path, *, suite: str, split: str) -> float:
     try:
         record = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise UsageError(f"--threshold-from {path}: not a readable benchmark result ({exc})") from None
+        raise UsageError(
+            f"--threshold-from {path}: not a readable benchmark result ({exc})"
+        ) from None
     if record.get("suite") != suite:
-        raise UsageError(f"--threshold-from {path}: a {record.get('suite')!r} result, not {suite!r}")
+        raise UsageError(
+            f"--threshold-from {path}: a {record.get('suite')!r} result, not {suite!r}"
+        )
     if record.get("split") != "dev":
-        raise UsageError(f"--threshold-from {path}: thresholds may only be tuned on dev data; "
-                         f"this result is from the {record.get('split')!r} split")
+        raise UsageError(
+            f"--threshold-from {path}: thresholds may only be tuned on dev data; "
+            f"this result is from the {record.get('split')!r} split"
+        )
     if split == "dev":
-        raise UsageError("--threshold-from applies a dev threshold to the test split; use --split test")
+        raise UsageError(
+            "--threshold-from applies a dev threshold to the test split; use --split test"
+        )
     for figure in record.get("figures", []):
         if figure.get("name") == "best_threshold" and figure.get("value") is not None:
             return float(figure["value"])
-    raise UsageError(f"--threshold-from {path}: the result has no tuned threshold (both labels needed)")
+    raise UsageError(
+        f"--threshold-from {path}: the result has no tuned threshold (both labels needed)"
+    )
 
 
 def write_record(record: dict[str, Any], output_dir: str | Path) -> tuple[Path, Path]:
@@ -207,10 +242,22 @@ def merged_markdown(records: list[dict[str, Any]]) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     # Side-by-side runs sit next to assay's for the same suite and aspect.
-    order = sorted(records, key=lambda r: (r["suite"], r["aspect"], r["split"], not _is_assay(r), r["metric"]["name"],
-                                           judge_name(r), r.get("limit") or 0))
+    order = sorted(
+        records,
+        key=lambda r: (
+            r["suite"],
+            r["aspect"],
+            r["split"],
+            not _is_assay(r),
+            r["metric"]["name"],
+            judge_name(r),
+            r.get("limit") or 0,
+        ),
+    )
     for record in order:
-        figures = "<br>".join(f"{f['label']}: {figure_text(f)}" for f in record["figures"] if f.get("headline"))
+        figures = "<br>".join(
+            f"{f['label']}: {figure_text(f)}" for f in record["figures"] if f.get("headline")
+        )
         cost = record["cost"]
         tokens = cost["input_tokens_per_item"] + cost["output_tokens_per_item"]
         lines.append(
@@ -221,15 +268,24 @@ def merged_markdown(records: list[dict[str, Any]]) -> str:
             f"{_number(tokens, 0)} | {record['date'][:10]} |"
         )
     lines += side_by_side_markdown(records)
-    lines += ["", "Reference: the Ragas paper reports agreement of 0.95 (faithfulness), 0.78 (answer relevance) "
-              "and 0.70 (context relevance) on WikiEval with gpt-3.5."]
+    lines += [
+        "",
+        "Reference: the Ragas paper reports agreement of 0.95 (faithfulness), 0.78 (answer relevance) "
+        "and 0.70 (context relevance) on WikiEval with gpt-3.5.",
+    ]
     return "\n".join(lines) + "\n"
 
 
 def _same_items(record: dict[str, Any]) -> tuple[Any, ...]:
     """Runs with equal keys scored the same rows (the loaders are deterministic in these)."""
-    return (record["suite"], record["aspect"], record["split"], record.get("limit"), record.get("seed"),
-            judge_name(record))
+    return (
+        record["suite"],
+        record["aspect"],
+        record["split"],
+        record.get("limit"),
+        record.get("seed"),
+        judge_name(record),
+    )
 
 
 def _headline(record: dict[str, Any]) -> dict[str, Any] | None:
@@ -248,7 +304,11 @@ def side_by_side_markdown(records: list[dict[str, Any]]) -> list[str]:
         their_figure = _headline(theirs)
         for mine in sorted(ours.get(_same_items(theirs), []), key=_short_params):
             my_figure = _headline(mine)
-            if their_figure is None or my_figure is None or my_figure["name"] != their_figure["name"]:
+            if (
+                their_figure is None
+                or my_figure is None
+                or my_figure["name"] != their_figure["name"]
+            ):
                 continue
             rows.append(
                 f"| {theirs['suite']} | {theirs['split']} | {theirs['aspect']} | {theirs['n_units']} | "
@@ -274,12 +334,22 @@ def merge_results(output_dir: str | Path) -> tuple[Path, int]:
     """Write `README.md` in `output_dir` from every record there; return its path and the count."""
     folder = Path(output_dir)
     if not folder.is_dir():
-        raise UsageError(f"no results directory {folder}; run `assay benchmark SUITE --metric M` first")
+        raise UsageError(
+            f"no results directory {folder}; run `assay benchmark SUITE --metric M` first"
+        )
     records = read_records(folder)
     path = folder / "README.md"
     path.write_text(merged_markdown(records), encoding="utf-8")
     return path, len(records)
 
 
-__all__ = ["WIKIEVAL_REFERENCE", "engine_label", "merge_results", "read_records", "result_stem", "run_markdown", "side_by_side_markdown",
-           "write_record"]
+__all__ = [
+    "WIKIEVAL_REFERENCE",
+    "engine_label",
+    "merge_results",
+    "read_records",
+    "result_stem",
+    "run_markdown",
+    "side_by_side_markdown",
+    "write_record",
+]

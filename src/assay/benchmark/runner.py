@@ -35,14 +35,20 @@ from assay.schema.outcome import Cell, Error, Ok, Skipped
 RECORD_FORMAT = 1
 
 
-def prepare_models(metric: Metric, llm: Any = None, embeddings: Any = None, *, cache: bool = True) -> Metric:
+def prepare_models(
+    metric: Metric, llm: Any = None, embeddings: Any = None, *, cache: bool = True
+) -> Metric:
     """The metric with its judge and embeddings filled in (the defaults when none are given),
     so that the record can name the exact models before the run starts."""
     from assay.models.defaults import default_embeddings, default_llm
 
     if metric.needs_llm and getattr(metric, "llm", None) is None and llm is None:
         llm = default_llm(cache=cache)
-    if metric.needs_embeddings and getattr(metric, "embeddings", None) is None and embeddings is None:
+    if (
+        metric.needs_embeddings
+        and getattr(metric, "embeddings", None) is None
+        and embeddings is None
+    ):
         embeddings = default_embeddings(cache=cache)
     return metric.with_models(llm=llm, embeddings=embeddings)
 
@@ -71,9 +77,19 @@ def start_local_judge(llm: Any) -> str | None:
     return None
 
 
-def cost_figures(*, wall: float, computed: int, n_rows: int, cell_latency: float | None, concurrency: int,
-                 requests: float, cached_requests: float, input_tokens: float, output_tokens: float,
-                 usd: float | None) -> dict[str, Any]:
+def cost_figures(
+    *,
+    wall: float,
+    computed: int,
+    n_rows: int,
+    cell_latency: float | None,
+    concurrency: int,
+    requests: float,
+    cached_requests: float,
+    input_tokens: float,
+    output_tokens: float,
+    usd: float | None,
+) -> dict[str, Any]:
     """What a row costs the machine: wall time over the rows this run scored (rows overlap, so a
     row's own latency, kept beside it, is longer; None when every row was resumed), and calls and
     tokens per row."""
@@ -111,7 +127,10 @@ def _checkpoint_cells(run_dir: Path, metric: str, n_rows: int) -> dict[int, Cell
 
 def _finished_rows(run_dir: Path, metric: str, n_rows: int) -> int:
     """Rows a resumed run will keep: error cells are computed again."""
-    return sum(cell.outcome.status != "error" for cell in _checkpoint_cells(run_dir, metric, n_rows).values())
+    return sum(
+        cell.outcome.status != "error"
+        for cell in _checkpoint_cells(run_dir, metric, n_rows).values()
+    )
 
 
 def _cell_seconds(run_dir: Path, metric: str, n_rows: int) -> float | None:
@@ -125,15 +144,33 @@ def _problems(outcomes: list[Any], ids: list[str]) -> dict[str, Any]:
     errors = Counter(cell.error_type for cell in outcomes if isinstance(cell, Error))
     skips = Counter(cell.reason for cell in outcomes if isinstance(cell, Skipped))
     examples = [
-        {"id": row_id, "status": cell.status,
-         "reason": (f"{cell.error_type}: {cell.message}" if isinstance(cell, Error) else cell.reason)[:300]}
-        for row_id, cell in zip(ids, outcomes, strict=True) if not isinstance(cell, Ok)
+        {
+            "id": row_id,
+            "status": cell.status,
+            "reason": (
+                f"{cell.error_type}: {cell.message}" if isinstance(cell, Error) else cell.reason
+            )[:300],
+        }
+        for row_id, cell in zip(ids, outcomes, strict=True)
+        if not isinstance(cell, Ok)
     ][:5]
-    return {"error_types": dict(errors), "skip_reasons": dict(skips.most_common(5)), "examples": examples}
+    return {
+        "error_types": dict(errors),
+        "skip_reasons": dict(skips.most_common(5)),
+        "examples": examples,
+    }
 
 
-def load_suite(suite: str, metric_id: str, *, data_dir: str | Path | None, aspect: str | None, split: str,
-               limit: int | None, seed: int) -> tuple[Path, SuiteData]:
+def load_suite(
+    suite: str,
+    metric_id: str,
+    *,
+    data_dir: str | Path | None,
+    aspect: str | None,
+    split: str,
+    limit: int | None,
+    seed: int,
+) -> tuple[Path, SuiteData]:
     """The data directory and the suite's rows and labels for the aspect `metric_id` is checked on."""
     check_suite(suite)
     check_split(suite, split)
@@ -165,44 +202,100 @@ def run_benchmark(
     """Score SUITE with METRIC and return the run's record (see `report.write_record`)."""
     from assay.engine.run import evaluate
 
-    root, data = load_suite(suite, default_name(type(metric)), data_dir=data_dir, aspect=aspect, split=split,
-                            limit=limit, seed=seed)
+    root, data = load_suite(
+        suite,
+        default_name(type(metric)),
+        data_dir=data_dir,
+        aspect=aspect,
+        split=split,
+        limit=limit,
+        seed=seed,
+    )
     chosen_aspect = data.aspect
     metric = prepare_models(metric, llm, embeddings, cache=cache)
     spec = metric.spec()
     max_concurrency = fit_concurrency(metric, max_concurrency)
-    settings = {"suite": suite, "aspect": chosen_aspect, "split": split, "limit": limit, "seed": seed}
-    run_dir = Path(runs_dir) / f"{suite}-{chosen_aspect}-{metric.name}-{split}-{_digest([settings, spec])}"
+    settings = {
+        "suite": suite,
+        "aspect": chosen_aspect,
+        "split": split,
+        "limit": limit,
+        "seed": seed,
+    }
+    run_dir = (
+        Path(runs_dir)
+        / f"{suite}-{chosen_aspect}-{metric.name}-{split}-{_digest([settings, spec])}"
+    )
 
     done_before = _finished_rows(run_dir, metric.name, len(data.rows))
     start_local_judge(getattr(metric, "llm", None))
     started = time.perf_counter()
-    result = evaluate(data.rows, [metric], run_dir=run_dir, max_concurrency=max_concurrency, timeout=timeout,
-                      show_progress=show_progress)
+    result = evaluate(
+        data.rows,
+        [metric],
+        run_dir=run_dir,
+        max_concurrency=max_concurrency,
+        timeout=timeout,
+        show_progress=show_progress,
+    )
     wall = time.perf_counter() - started
     computed = len(data.rows) - done_before  # rows this run scored (a resumed run keeps the others)
     outcomes = [row[metric.name] for row in result.outcomes]
-    values = [cell.value if isinstance(cell, Ok) and _is_number(cell.value) else None for cell in outcomes]
+    values = [
+        cell.value if isinstance(cell, Ok) and _is_number(cell.value) else None for cell in outcomes
+    ]
     not_numeric = sum(isinstance(cell, Ok) and not _is_number(cell.value) for cell in outcomes)
     scored = score_suite(data, values, threshold=threshold, seed=seed)
 
     n_rows = len(data.rows)
     usage = result.usage(metric.name)
-    cost = cost_figures(wall=wall, computed=computed, n_rows=n_rows,
-                        cell_latency=_cell_seconds(run_dir, metric.name, n_rows), concurrency=max_concurrency,
-                        requests=usage.requests, cached_requests=usage.cached_requests,
-                        input_tokens=usage.input_tokens, output_tokens=usage.output_tokens, usd=usage.cost)
+    cost = cost_figures(
+        wall=wall,
+        computed=computed,
+        n_rows=n_rows,
+        cell_latency=_cell_seconds(run_dir, metric.name, n_rows),
+        concurrency=max_concurrency,
+        requests=usage.requests,
+        cached_requests=usage.cached_requests,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        usd=usage.cost,
+    )
     return build_record(
-        data, root, settings, scored, outcomes, not_numeric,
+        data,
+        root,
+        settings,
+        scored,
+        outcomes,
+        not_numeric,
         metric={key: spec.get(key) for key in ("name", "class", "version", "params")},
-        prompts=spec.get("prompts", []), judge=spec.get("llm"), embeddings=spec.get("embeddings"),
-        cost=cost, run_dir=run_dir, threshold=threshold, engine={"name": "assay", "version": __version__},
+        prompts=spec.get("prompts", []),
+        judge=spec.get("llm"),
+        embeddings=spec.get("embeddings"),
+        cost=cost,
+        run_dir=run_dir,
+        threshold=threshold,
+        engine={"name": "assay", "version": __version__},
     )
 
 
-def build_record(data: SuiteData, root: Path, settings: dict[str, Any], scored: Any, outcomes: list[Any],
-                 not_numeric: int, *, metric: dict[str, Any], prompts: list[Any], judge: Any, embeddings: Any,
-                 cost: dict[str, Any], run_dir: Path, threshold: float, engine: dict[str, Any]) -> dict[str, Any]:
+def build_record(
+    data: SuiteData,
+    root: Path,
+    settings: dict[str, Any],
+    scored: Any,
+    outcomes: list[Any],
+    not_numeric: int,
+    *,
+    metric: dict[str, Any],
+    prompts: list[Any],
+    judge: Any,
+    embeddings: Any,
+    cost: dict[str, Any],
+    run_dir: Path,
+    threshold: float,
+    engine: dict[str, Any],
+) -> dict[str, Any]:
     """A run's record (see `report.write_record`), the same for assay's metrics and for another
     framework's metric run side by side (`engine` says which scored the rows)."""
     return {
@@ -219,7 +312,12 @@ def build_record(data: SuiteData, root: Path, settings: dict[str, Any], scored: 
         "prompts": prompts,
         "judge": judge,
         "embeddings": embeddings,
-        "data": {"directory": str(root), "folder": SUITES[data.suite][0], "files": data.sources, "notes": data.notes},
+        "data": {
+            "directory": str(root),
+            "folder": SUITES[data.suite][0],
+            "files": data.sources,
+            "notes": data.notes,
+        },
         "n_units": scored.n_units,
         "n_scored": scored.n_scored,
         "coverage": scored.coverage,
@@ -243,5 +341,14 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float))  # bools count: a pass/fail metric is 0/1
 
 
-__all__ = ["RECORD_FORMAT", "build_record", "cost_figures", "fit_concurrency", "fit_to_judge", "load_suite",
-           "prepare_models", "run_benchmark", "start_local_judge"]
+__all__ = [
+    "RECORD_FORMAT",
+    "build_record",
+    "cost_figures",
+    "fit_concurrency",
+    "fit_to_judge",
+    "load_suite",
+    "prepare_models",
+    "run_benchmark",
+    "start_local_judge",
+]

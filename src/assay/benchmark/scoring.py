@@ -24,7 +24,12 @@ class Figure:
     headline: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "label": self.label, "headline": self.headline, **self.estimate.to_dict()}
+        return {
+            "name": self.name,
+            "label": self.label,
+            "headline": self.headline,
+            **self.estimate.to_dict(),
+        }
 
 
 @dataclass(frozen=True)
@@ -38,8 +43,14 @@ class Scored:
         return self.n_scored / self.n_units if self.n_units else 0.0
 
 
-def score_suite(data: SuiteData, values: Sequence[float | None] | dict[str, Sequence[float | None]], *,
-                threshold: float = 0.5, seed: int = 0, n_boot: int = 2000) -> Scored:
+def score_suite(
+    data: SuiteData,
+    values: Sequence[float | None] | dict[str, Sequence[float | None]],
+    *,
+    threshold: float = 0.5,
+    seed: int = 0,
+    n_boot: int = 2000,
+) -> Scored:
     """`values`: one score per row of `data` (None = not scored), or for graded suites a list
     per label name (e.g. a baseline with a separate score for each)."""
     if data.kind == "pairwise":
@@ -58,20 +69,35 @@ def _one(values: Any) -> Sequence[float | None]:
 
 
 def _pairwise(data: SuiteData, values: Sequence[float | None]) -> Scored:
-    kept = [(values[a], values[b]) for a, b in data.pairs if values[a] is not None and values[b] is not None]
+    kept = [
+        (values[a], values[b])
+        for a, b in data.pairs
+        if values[a] is not None and values[b] is not None
+    ]
     better = [float(a) for a, _ in kept]
     worse = [float(b) for _, b in kept]
     accuracy = stats.pairwise_accuracy(better, worse)
     wins = sum(a > b for a, b in kept)
     ties = sum(a == b for a, b in kept)
-    counts = [Figure("wins", "preferred scored higher", stats.Estimate(wins, None, None, len(kept), "count")),
-              Figure("ties", "ties (counted 0.5)", stats.Estimate(ties, None, None, len(kept), "count"))]
-    return Scored([Figure("pairwise_accuracy", "pairwise accuracy", accuracy, headline=True), *counts],
-                  len(data.pairs), len(kept))
+    counts = [
+        Figure(
+            "wins", "preferred scored higher", stats.Estimate(wins, None, None, len(kept), "count")
+        ),
+        Figure("ties", "ties (counted 0.5)", stats.Estimate(ties, None, None, len(kept), "count")),
+    ]
+    return Scored(
+        [Figure("pairwise_accuracy", "pairwise accuracy", accuracy, headline=True), *counts],
+        len(data.pairs),
+        len(kept),
+    )
 
 
-def _binary(data: SuiteData, values: Sequence[float | None], threshold: float, seed: int, n_boot: int) -> Scored:
-    kept = [(float(v), label) for v, label in zip(values, data.labels, strict=True) if v is not None]
+def _binary(
+    data: SuiteData, values: Sequence[float | None], threshold: float, seed: int, n_boot: int
+) -> Scored:
+    kept = [
+        (float(v), label) for v, label in zip(values, data.labels, strict=True) if v is not None
+    ]
     scores = [v for v, _ in kept]
     labels = [label for _, label in kept]
     boot = {"n_boot": n_boot, "seed": seed}
@@ -80,25 +106,55 @@ def _binary(data: SuiteData, values: Sequence[float | None], threshold: float, s
         return lambda s, y: function(s, y, **extra)
 
     figures = [
-        Figure("roc_auc", "ROC-AUC", stats.with_bootstrap(stats.roc_auc, scores, labels, **boot), headline=True),
-        Figure("balanced_accuracy", f"balanced accuracy @ {threshold:g}",
-               stats.with_bootstrap(at(stats.balanced_accuracy, threshold=threshold), scores, labels, **boot),
-               headline=True),
-        Figure("f1_negative", f"F1 of label 0 (score < {threshold:g})",
-               stats.with_bootstrap(at(stats.f1_score, threshold=threshold, positive=0), scores, labels, **boot),
-               headline=True),
-        Figure("f1_positive", f"F1 of label 1 (score >= {threshold:g})",
-               stats.with_bootstrap(at(stats.f1_score, threshold=threshold, positive=1), scores, labels, **boot)),
-        Figure("positives", "items labelled 1", stats.Estimate(sum(labels), None, None, len(labels), "count")),
+        Figure(
+            "roc_auc",
+            "ROC-AUC",
+            stats.with_bootstrap(stats.roc_auc, scores, labels, **boot),
+            headline=True,
+        ),
+        Figure(
+            "balanced_accuracy",
+            f"balanced accuracy @ {threshold:g}",
+            stats.with_bootstrap(
+                at(stats.balanced_accuracy, threshold=threshold), scores, labels, **boot
+            ),
+            headline=True,
+        ),
+        Figure(
+            "f1_negative",
+            f"F1 of label 0 (score < {threshold:g})",
+            stats.with_bootstrap(
+                at(stats.f1_score, threshold=threshold, positive=0), scores, labels, **boot
+            ),
+            headline=True,
+        ),
+        Figure(
+            "f1_positive",
+            f"F1 of label 1 (score >= {threshold:g})",
+            stats.with_bootstrap(
+                at(stats.f1_score, threshold=threshold, positive=1), scores, labels, **boot
+            ),
+        ),
+        Figure(
+            "positives",
+            "items labelled 1",
+            stats.Estimate(sum(labels), None, None, len(labels), "count"),
+        ),
     ]
     tuned = stats.best_threshold(scores, labels)
     if tuned is not None:
         # Reported on every split; only a dev split's value may be carried to test (--threshold-from).
         figures += [
-            Figure("best_threshold", f"threshold with the best balanced accuracy on this {data.split} split",
-                   stats.Estimate(tuned[0], None, None, len(labels), "search over midpoints")),
-            Figure("best_balanced_accuracy", "balanced accuracy at that threshold (optimistic on its own split)",
-                   stats.Estimate(tuned[1], None, None, len(labels), "in-sample")),
+            Figure(
+                "best_threshold",
+                f"threshold with the best balanced accuracy on this {data.split} split",
+                stats.Estimate(tuned[0], None, None, len(labels), "search over midpoints"),
+            ),
+            Figure(
+                "best_balanced_accuracy",
+                "balanced accuracy at that threshold (optimistic on its own split)",
+                stats.Estimate(tuned[1], None, None, len(labels), "in-sample"),
+            ),
         ]
     return Scored(figures, len(data.labels), len(kept))
 
@@ -125,34 +181,67 @@ def _graded(data: SuiteData, values: Any) -> Scored:
         signs = [(d, h) for d, h in zip(deltas, humans, strict=True) if h != 0]
         agree = sum(1.0 if d * h > 0 else 0.5 if d == 0 else 0.0 for d, h in signs)
         figures += [
-            Figure(f"pearson_{name}", f"Pearson r ({name})", stats.pearson(deltas, humans, n_eff=instances),
-                   headline=True),
-            Figure(f"spearman_{name}", f"Spearman rho ({name})", stats.spearman(deltas, humans, n_eff=instances)),
-            Figure(f"sign_agreement_{name}", f"sign agreement ({name}, label != 0, tie 0.5)",
-                   stats.proportion(agree, len(signs)) if signs else stats.Estimate(None, None, None, 0, "")),
+            Figure(
+                f"pearson_{name}",
+                f"Pearson r ({name})",
+                stats.pearson(deltas, humans, n_eff=instances),
+                headline=True,
+            ),
+            Figure(
+                f"spearman_{name}",
+                f"Spearman rho ({name})",
+                stats.spearman(deltas, humans, n_eff=instances),
+            ),
+            Figure(
+                f"sign_agreement_{name}",
+                f"sign agreement ({name}, label != 0, tie 0.5)",
+                stats.proportion(agree, len(signs))
+                if signs
+                else stats.Estimate(None, None, None, 0, ""),
+            ),
         ]
     return Scored(figures, len(data.graded), n_scored)
 
 
 def _agreement(data: SuiteData, values: Sequence[float | None], seed: int, n_boot: int) -> Scored:
-    kept = [(float(v), label, group) for v, label, group in zip(values, data.labels, data.groups, strict=True)
-            if v is not None]
+    kept = [
+        (float(v), label, group)
+        for v, label, group in zip(values, data.labels, data.groups, strict=True)
+        if v is not None
+    ]
     agree = sum((value >= PASS) == bool(label) for value, label, _ in kept)
     figures = [
-        Figure("agreement", "agreement with BFCL (pass = score 1.0)", stats.proportion(agree, len(kept)),
-               headline=True),
-        Figure("roc_auc", "ROC-AUC (acceptable vs corrupted)",
-               stats.with_bootstrap(stats.roc_auc, [v for v, _, _ in kept], [lab for _, lab, _ in kept],
-                                    n_boot=n_boot, seed=seed)),
+        Figure(
+            "agreement",
+            "agreement with BFCL (pass = score 1.0)",
+            stats.proportion(agree, len(kept)),
+            headline=True,
+        ),
+        Figure(
+            "roc_auc",
+            "ROC-AUC (acceptable vs corrupted)",
+            stats.with_bootstrap(
+                stats.roc_auc,
+                [v for v, _, _ in kept],
+                [lab for _, lab, _ in kept],
+                n_boot=n_boot,
+                seed=seed,
+            ),
+        ),
     ]
     for group in dict.fromkeys(data.groups):
         rows = [value for value, _, g in kept if g == group]
         total = sum(g == group for g in data.groups)
         acceptable = data.labels[data.groups.index(group)] == 1
         what = "pass rate" if acceptable else "false-pass rate"
-        estimate = stats.proportion(sum(v >= PASS for v in rows), len(rows)) if rows else \
-            stats.Estimate(None, None, None, 0, f"no row scored of {total}")
-        figures.append(Figure(f"pass_{group}", f"{what}: {group} ({len(rows)}/{total} scored)", estimate))
+        estimate = (
+            stats.proportion(sum(v >= PASS for v in rows), len(rows))
+            if rows
+            else stats.Estimate(None, None, None, 0, f"no row scored of {total}")
+        )
+        figures.append(
+            Figure(f"pass_{group}", f"{what}: {group} ({len(rows)}/{total} scored)", estimate)
+        )
     return Scored(figures, len(data.labels), len(kept))
 
 

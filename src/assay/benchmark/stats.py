@@ -38,7 +38,13 @@ class Estimate:
     method: str
 
     def to_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "low": self.low, "high": self.high, "n": self.n, "method": self.method}
+        return {
+            "value": self.value,
+            "low": self.low,
+            "high": self.high,
+            "n": self.n,
+            "method": self.method,
+        }
 
 
 # -- proportions ---------------------------------------------------------------------------------
@@ -66,14 +72,18 @@ def proportion(successes: float, n: int, confidence: float = 0.95) -> Estimate:
     return Estimate(successes / n, low, high, n, "clopper-pearson")
 
 
-def pairwise_accuracy(better: Sequence[float], worse: Sequence[float], confidence: float = 0.95) -> Estimate:
+def pairwise_accuracy(
+    better: Sequence[float], worse: Sequence[float], confidence: float = 0.95
+) -> Estimate:
     """Share of pairs where the preferred item scores higher; an exact tie counts 0.5."""
     if len(better) != len(worse):
         raise ValueError("better and worse must have one score per pair")
     wins = sum(b > w for b, w in zip(better, worse, strict=True))
     ties = sum(b == w for b, w in zip(better, worse, strict=True))
     estimate = proportion(wins + 0.5 * ties, len(better), confidence)
-    return Estimate(estimate.value, estimate.low, estimate.high, estimate.n, "ties=0.5, clopper-pearson")
+    return Estimate(
+        estimate.value, estimate.low, estimate.high, estimate.n, "ties=0.5, clopper-pearson"
+    )
 
 
 # -- binary labels -------------------------------------------------------------------------------
@@ -99,7 +109,9 @@ def roc_auc(scores: Sequence[float], labels: Sequence[int]) -> float | None:
     return float((ranks[y == 1].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
-def _confusion(scores: Sequence[float], labels: Sequence[int], threshold: float) -> tuple[int, int, int, int]:
+def _confusion(
+    scores: Sequence[float], labels: Sequence[int], threshold: float
+) -> tuple[int, int, int, int]:
     s, y = _split(scores, labels)
     predicted = s >= threshold
     tp = int((predicted & (y == 1)).sum())
@@ -109,7 +121,9 @@ def _confusion(scores: Sequence[float], labels: Sequence[int], threshold: float)
     return tp, fp, fn, tn
 
 
-def balanced_accuracy(scores: Sequence[float], labels: Sequence[int], threshold: float = 0.5) -> float | None:
+def balanced_accuracy(
+    scores: Sequence[float], labels: Sequence[int], threshold: float = 0.5
+) -> float | None:
     """Mean of the true-positive and true-negative rates, predicting positive when score >= threshold."""
     tp, fp, fn, tn = _confusion(scores, labels, threshold)
     if tp + fn == 0 or tn + fp == 0:
@@ -132,13 +146,18 @@ def best_threshold(scores: Sequence[float], labels: Sequence[int]) -> tuple[floa
         accuracy = balanced_accuracy(scores, labels, candidate)
         if accuracy is None:
             continue
-        if (best is None or accuracy > best[1] + 1e-12
-                or (abs(accuracy - best[1]) <= 1e-12 and abs(candidate - 0.5) < abs(best[0] - 0.5))):
+        if (
+            best is None
+            or accuracy > best[1] + 1e-12
+            or (abs(accuracy - best[1]) <= 1e-12 and abs(candidate - 0.5) < abs(best[0] - 0.5))
+        ):
             best = (candidate, accuracy)
     return best
 
 
-def f1_score(scores: Sequence[float], labels: Sequence[int], threshold: float = 0.5, positive: int = 1) -> float:
+def f1_score(
+    scores: Sequence[float], labels: Sequence[int], threshold: float = 0.5, positive: int = 1
+) -> float:
     """F1 for class `positive` (1, or 0 to score the detection of failures: score < threshold).
     0.0 when the class is never predicted correctly."""
     tp, fp, fn, tn = _confusion(scores, labels, threshold)
@@ -166,7 +185,9 @@ def bootstrap_ci(
     rng = np.random.default_rng(seed)
     values = []
     for _ in range(n_boot):
-        index = np.concatenate([rng.choice(positives, len(positives)), rng.choice(negatives, len(negatives))])
+        index = np.concatenate(
+            [rng.choice(positives, len(positives)), rng.choice(negatives, len(negatives))]
+        )
         value = statistic(s[index], y[index])
         if value is not None:
             values.append(value)
@@ -189,18 +210,24 @@ def with_bootstrap(
     value = statistic(scores, labels) if len(scores) else None
     low = high = None
     if value is not None:
-        low, high = bootstrap_ci(statistic, scores, labels, n_boot=n_boot, seed=seed, confidence=confidence)
+        low, high = bootstrap_ci(
+            statistic, scores, labels, n_boot=n_boot, seed=seed, confidence=confidence
+        )
     return Estimate(value, low, high, len(scores), f"stratified bootstrap ({n_boot}, seed {seed})")
 
 
 # -- graded labels ---------------------------------------------------------------------------------
-def _fisher(r: float, n_eff: int, se_factor: float, confidence: float) -> tuple[float | None, float | None]:
+def _fisher(
+    r: float, n_eff: int, se_factor: float, confidence: float
+) -> tuple[float | None, float | None]:
     if n_eff <= 3 or not math.isfinite(r):
         return None, None
     if abs(r) >= 1:
         return r, r
     z = math.atanh(r)
-    half = float(_scipy_stats().norm.ppf(1 - (1 - confidence) / 2)) * math.sqrt(se_factor / (n_eff - 3))
+    half = float(_scipy_stats().norm.ppf(1 - (1 - confidence) / 2)) * math.sqrt(
+        se_factor / (n_eff - 3)
+    )
     return math.tanh(z - half), math.tanh(z + half)
 
 
@@ -214,7 +241,9 @@ def _pearson_r(x: Any, y: Any) -> float | None:
     return float(np.corrcoef(x, y)[0, 1])
 
 
-def pearson(x: Sequence[float], y: Sequence[float], *, n_eff: int | None = None, confidence: float = 0.95) -> Estimate:
+def pearson(
+    x: Sequence[float], y: Sequence[float], *, n_eff: int | None = None, confidence: float = 0.95
+) -> Estimate:
     """Pearson r with a Fisher-z interval, se = 1/sqrt(n_eff - 3). `n_eff` defaults to len(x);
     pass fewer when rows are duplicated (e.g. one row per annotator of the same item)."""
     r = _pearson_r(x, y)
@@ -223,7 +252,9 @@ def pearson(x: Sequence[float], y: Sequence[float], *, n_eff: int | None = None,
     return Estimate(r, low, high, n, "fisher-z")
 
 
-def spearman(x: Sequence[float], y: Sequence[float], *, n_eff: int | None = None, confidence: float = 0.95) -> Estimate:
+def spearman(
+    x: Sequence[float], y: Sequence[float], *, n_eff: int | None = None, confidence: float = 0.95
+) -> Estimate:
     """Spearman rho (Pearson on average ranks) with a Fisher-z interval, se = sqrt(1.06/(n_eff-3))
     (Fieller, Hartley and Pearson 1957)."""
     rank = _scipy_stats().rankdata

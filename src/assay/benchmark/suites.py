@@ -70,7 +70,11 @@ METRIC_ASPECTS = {
 # suite -> (folder under the data directory, aspects it has labels for, splits it has)
 SUITES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "wikieval": ("wikieval", ("faithfulness", "answer_relevance", "context_relevance"), ("test",)),
-    "ares": ("ares_databricks", ("faithfulness", "answer_relevance", "context_relevance"), ("test",)),
+    "ares": (
+        "ares_databricks",
+        ("faithfulness", "answer_relevance", "context_relevance"),
+        ("test",),
+    ),
     "begin": ("begin_wow", ("faithfulness",), ("dev", "test")),
     "halueval-qa": ("halueval", ("faithfulness",), ("dev", "test")),
     "ragchecker": ("ragchecker", ("preference",), ("test",)),
@@ -96,7 +100,9 @@ def resolve_data_dir(path: str | Path | None = None) -> Path:
 def suite_file(root: Path, suite: str, name: str) -> Path:
     path = root / SUITES[suite][0] / name
     if not path.is_file():
-        raise UsageError(f"suite {suite}: {path} not found (is {root} the meta-evaluation data directory?)")
+        raise UsageError(
+            f"suite {suite}: {path} not found (is {root} the meta-evaluation data directory?)"
+        )
     return path
 
 

@@ -33,7 +33,9 @@ def _version(value: bool) -> None:
 def root(
     version: Annotated[
         Optional[bool],  # noqa: UP045 (typer needs Optional on 3.10)
-        typer.Option("--version", callback=_version, is_eager=True, help="Show the version and exit."),
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Show the version and exit."
+        ),
     ] = None,
 ) -> None:
     """assay: typed, resumable evaluations of LLM applications."""

@@ -9,30 +9,96 @@ import typer
 
 Opt = Optional  # typer reads Optional[...] annotations; 3.10 needs them spelled this way
 
-SUITE_HELP = "wikieval, ares, begin, halueval-qa, ragchecker or bfcl; or `report` to merge all results"
+SUITE_HELP = (
+    "wikieval, ares, begin, halueval-qa, ragchecker or bfcl; or `report` to merge all results"
+)
 
 
 def benchmark_command(
     suite: Annotated[str, typer.Argument(help=SUITE_HELP, show_default=False)],
-    metric: Annotated[Opt[str], typer.Option("--metric", "-m", help="Metric id, e.g. faithfulness or faithfulness(scoring=binary)")] = None,
-    data_dir: Annotated[Opt[Path], typer.Option("--data-dir", help="Folder of the data sets (default: $ASSAY_METAEVAL_DIR)")] = None,
-    llm: Annotated[Opt[str], typer.Option("--llm", help="Judge model, e.g. local, openai/gpt-4o-mini (default: $ASSAY_LLM, else local)")] = None,
-    base_url: Annotated[Opt[str], typer.Option("--base-url", help="Endpoint of an OpenAI-compatible judge")] = None,
-    embeddings: Annotated[Opt[str], typer.Option("--embeddings", help="Embedding model (answer_relevancy)")] = None,
-    limit: Annotated[Opt[int], typer.Option("--limit", help="First N pairs/instances/cases; a stratified sample of N for binary suites")] = None,
-    split: Annotated[str, typer.Option("--split", help="dev or test (dev: begin and halueval-qa only)")] = "test",
-    aspect: Annotated[Opt[str], typer.Option("--aspect", help="Which human label to compare with, when the suite has several")] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the stratified sample and the bootstrap")] = 0,
-    threshold: Annotated[float, typer.Option("--threshold", help="Score at or above which a binary item counts as positive")] = 0.5,
-    threshold_from: Annotated[Opt[Path], typer.Option("--threshold-from", help="Use the threshold tuned in this dev-split result (JSON) instead of --threshold")] = None,
-    output_dir: Annotated[Path, typer.Option("--output-dir", help="Where the JSON and markdown results go")] = Path("benchmarks/results"),
-    runs_dir: Annotated[Path, typer.Option("--runs-dir", help="Run directories (checkpoints; rerun to resume)")] = Path("benchmarks/runs"),
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache")] = False,
+    metric: Annotated[
+        Opt[str],
+        typer.Option(
+            "--metric", "-m", help="Metric id, e.g. faithfulness or faithfulness(scoring=binary)"
+        ),
+    ] = None,
+    data_dir: Annotated[
+        Opt[Path],
+        typer.Option("--data-dir", help="Folder of the data sets (default: $ASSAY_METAEVAL_DIR)"),
+    ] = None,
+    llm: Annotated[
+        Opt[str],
+        typer.Option(
+            "--llm",
+            help="Judge model, e.g. local, openai/gpt-4o-mini (default: $ASSAY_LLM, else local)",
+        ),
+    ] = None,
+    base_url: Annotated[
+        Opt[str], typer.Option("--base-url", help="Endpoint of an OpenAI-compatible judge")
+    ] = None,
+    embeddings: Annotated[
+        Opt[str], typer.Option("--embeddings", help="Embedding model (answer_relevancy)")
+    ] = None,
+    limit: Annotated[
+        Opt[int],
+        typer.Option(
+            "--limit",
+            help="First N pairs/instances/cases; a stratified sample of N for binary suites",
+        ),
+    ] = None,
+    split: Annotated[
+        str, typer.Option("--split", help="dev or test (dev: begin and halueval-qa only)")
+    ] = "test",
+    aspect: Annotated[
+        Opt[str],
+        typer.Option(
+            "--aspect", help="Which human label to compare with, when the suite has several"
+        ),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the stratified sample and the bootstrap")
+    ] = 0,
+    threshold: Annotated[
+        float,
+        typer.Option(
+            "--threshold", help="Score at or above which a binary item counts as positive"
+        ),
+    ] = 0.5,
+    threshold_from: Annotated[
+        Opt[Path],
+        typer.Option(
+            "--threshold-from",
+            help="Use the threshold tuned in this dev-split result (JSON) instead of --threshold",
+        ),
+    ] = None,
+    output_dir: Annotated[
+        Path, typer.Option("--output-dir", help="Where the JSON and markdown results go")
+    ] = Path("benchmarks/results"),
+    runs_dir: Annotated[
+        Path, typer.Option("--runs-dir", help="Run directories (checkpoints; rerun to resume)")
+    ] = Path("benchmarks/runs"),
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Do not read or write the response cache")
+    ] = False,
     concurrency: Annotated[int, typer.Option("--concurrency", help="Cells scored at once")] = 8,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds allowed per cell")] = 600.0,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar")] = True,
-    engine: Annotated[str, typer.Option("--engine", help="Who scores: assay, or ragas (its counterpart metric, same judge, same items)")] = "assay",
-    ragas_python: Annotated[Opt[Path], typer.Option("--ragas-python", help="Python of a virtualenv with Ragas (default: $ASSAY_RAGAS_PYTHON)")] = None,
+    progress: Annotated[
+        bool, typer.Option("--progress/--no-progress", help="Show a progress bar")
+    ] = True,
+    engine: Annotated[
+        str,
+        typer.Option(
+            "--engine",
+            help="Who scores: assay, or ragas (its counterpart metric, same judge, same items)",
+        ),
+    ] = "assay",
+    ragas_python: Annotated[
+        Opt[Path],
+        typer.Option(
+            "--ragas-python",
+            help="Python of a virtualenv with Ragas (default: $ASSAY_RAGAS_PYTHON)",
+        ),
+    ] = None,
 ) -> None:
     """Measure a metric's agreement with human labels on SUITE, or merge results with `report`."""
     from assay.benchmark.report import engine_label, figure_text, merge_results, write_record
@@ -45,7 +111,9 @@ def benchmark_command(
         stdout.print(f"merged {count} result(s) into {path}", highlight=False, soft_wrap=True)
         return
     if not metric:
-        raise UsageError("--metric is required, e.g. assay benchmark wikieval --metric faithfulness")
+        raise UsageError(
+            "--metric is required, e.g. assay benchmark wikieval --metric faithfulness"
+        )
     from assay.cli.metric_spec import parse_metric
     from assay.models.factory import embedding_factory, llm_factory
 
@@ -57,23 +125,51 @@ def benchmark_command(
         threshold_source = str(threshold_from)
     if engine not in ("assay", "ragas"):
         raise UsageError(f"--engine must be assay or ragas, got {engine!r}")
-    common = dict(data_dir=data_dir, aspect=aspect, split=split, limit=limit, seed=seed, threshold=threshold,
-                  runs_dir=runs_dir, max_concurrency=concurrency, timeout=timeout, show_progress=progress,
-                  cache=not no_cache)
+    common = dict(
+        data_dir=data_dir,
+        aspect=aspect,
+        split=split,
+        limit=limit,
+        seed=seed,
+        threshold=threshold,
+        runs_dir=runs_dir,
+        max_concurrency=concurrency,
+        timeout=timeout,
+        show_progress=progress,
+        cache=not no_cache,
+    )
     if engine == "ragas":
         from assay.benchmark.ragas_side import run_ragas_benchmark
         from assay.cli.metric_spec import split_metric_spec
 
         name, options = split_metric_spec(metric)
         judge = llm_factory(llm, base_url=base_url, cache=not no_cache) if llm else None
-        embedder = embedding_factory(embeddings, base_url=base_url, cache=not no_cache) if embeddings else None
-        record = run_ragas_benchmark(suite, name, python=ragas_python, options=options, llm=judge,
-                                     embeddings=embedder, **common)
+        embedder = (
+            embedding_factory(embeddings, base_url=base_url, cache=not no_cache)
+            if embeddings
+            else None
+        )
+        record = run_ragas_benchmark(
+            suite,
+            name,
+            python=ragas_python,
+            options=options,
+            llm=judge,
+            embeddings=embedder,
+            **common,
+        )
     else:
         chosen = parse_metric(metric)
-        judge = llm_factory(llm, base_url=base_url, cache=not no_cache) if llm and chosen.needs_llm else None
-        embedder = (embedding_factory(embeddings, base_url=base_url, cache=not no_cache)
-                    if embeddings and chosen.needs_embeddings else None)
+        judge = (
+            llm_factory(llm, base_url=base_url, cache=not no_cache)
+            if llm and chosen.needs_llm
+            else None
+        )
+        embedder = (
+            embedding_factory(embeddings, base_url=base_url, cache=not no_cache)
+            if embeddings and chosen.needs_embeddings
+            else None
+        )
         record = run_benchmark(suite, chosen, llm=judge, embeddings=embedder, **common)
     if threshold_source is not None:
         record["threshold_source"] = threshold_source
@@ -84,9 +180,12 @@ def benchmark_command(
         f"({record['split']}): "
         f"{record['n_scored']} of {record['n_units']} scored; cells: {cells['ok']} ok, "
         f"{cells['skipped']} skipped, {cells['error']} error",
-        highlight=False, soft_wrap=True,
+        highlight=False,
+        soft_wrap=True,
     )
     for figure in record["figures"]:
         if figure.get("headline"):
-            stdout.print(f"  {figure['label']}: {figure_text(figure)}", highlight=False, soft_wrap=True)
+            stdout.print(
+                f"  {figure['label']}: {figure_text(figure)}", highlight=False, soft_wrap=True
+            )
     stdout.print(f"written {json_path} and {md_path}", highlight=False, soft_wrap=True)

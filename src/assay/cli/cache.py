@@ -11,7 +11,9 @@ cache_app = typer.Typer(help="Inspect or clear the model response cache.", no_ar
 
 PathOption = Annotated[
     Optional[Path],  # noqa: UP045
-    typer.Option("--path", help="Cache file (default: ASSAY_CACHE_DIR, ./.assay/ or the user cache dir)"),
+    typer.Option(
+        "--path", help="Cache file (default: ASSAY_CACHE_DIR, ./.assay/ or the user cache dir)"
+    ),
 ]
 
 
@@ -25,7 +27,9 @@ def stats_command(path: PathOption = None) -> None:
     stdout.print(f"cache: {stats['path']}", highlight=False)
     stdout.print(f"entries: {stats['entries']}  size: {stats['bytes'] / 1e6:.2f} MB")
     for row in stats["by_model"]:
-        stdout.print(f"  {row['kind']:<9} {row['model']}: {row['entries']} entries", highlight=False)
+        stdout.print(
+            f"  {row['kind']:<9} {row['model']}: {row['entries']} entries", highlight=False
+        )
 
 
 @cache_app.command("clear")

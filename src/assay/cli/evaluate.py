@@ -21,22 +21,74 @@ Opt = Optional  # typer reads Optional[...] annotations; 3.10 needs them spelled
 
 def evaluate_command(
     data: Annotated[Path, typer.Argument(help="Dataset file: .jsonl, .json or .csv")],
-    metrics: Annotated[str, typer.Option("--metrics", "-m", help="Comma-separated metric ids, e.g. bleu_score,rouge_score(rouge_type=rouge1)")],
-    output: Annotated[Opt[Path], typer.Option("--output", "-o", help="Write one JSON object per row with its metric outcomes (checked before the run, written atomically)")] = None,
-    run_dir: Annotated[Opt[Path], typer.Option("--run-dir", help="Save cells as they finish; rerun to resume")] = None,
-    column_map: Annotated[Opt[str], typer.Option("--column-map", help="Rename columns: field=column,...")] = None,
-    llm: Annotated[Opt[str], typer.Option("--llm", help="Judge model, e.g. openai/gpt-4o-mini, ollama/llama3.1, local")] = None,
-    base_url: Annotated[Opt[str], typer.Option("--base-url", help="Endpoint of an OpenAI-compatible judge")] = None,
-    embeddings: Annotated[Opt[str], typer.Option("--embeddings", help="Embedding model, e.g. openai/text-embedding-3-small")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Do not read or write the response cache")] = False,
-    estimate: Annotated[bool, typer.Option("--estimate", help="Print calls, tokens and cost; make no model call")] = False,
-    budget: Annotated[Opt[float], typer.Option("--budget", help="Stop making model calls after this many USD")] = None,
-    concurrency: Annotated[Opt[int], typer.Option("--concurrency", help="Cells scored at once (default: 16, fewer for a slow local judge)")] = None,
+    metrics: Annotated[
+        str,
+        typer.Option(
+            "--metrics",
+            "-m",
+            help="Comma-separated metric ids, e.g. bleu_score,rouge_score(rouge_type=rouge1)",
+        ),
+    ],
+    output: Annotated[
+        Opt[Path],
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write one JSON object per row with its metric outcomes (checked before the run, written atomically)",
+        ),
+    ] = None,
+    run_dir: Annotated[
+        Opt[Path], typer.Option("--run-dir", help="Save cells as they finish; rerun to resume")
+    ] = None,
+    column_map: Annotated[
+        Opt[str], typer.Option("--column-map", help="Rename columns: field=column,...")
+    ] = None,
+    llm: Annotated[
+        Opt[str],
+        typer.Option("--llm", help="Judge model, e.g. openai/gpt-4o-mini, ollama/llama3.1, local"),
+    ] = None,
+    base_url: Annotated[
+        Opt[str], typer.Option("--base-url", help="Endpoint of an OpenAI-compatible judge")
+    ] = None,
+    embeddings: Annotated[
+        Opt[str],
+        typer.Option("--embeddings", help="Embedding model, e.g. openai/text-embedding-3-small"),
+    ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Do not read or write the response cache")
+    ] = False,
+    estimate: Annotated[
+        bool, typer.Option("--estimate", help="Print calls, tokens and cost; make no model call")
+    ] = False,
+    budget: Annotated[
+        Opt[float], typer.Option("--budget", help="Stop making model calls after this many USD")
+    ] = None,
+    concurrency: Annotated[
+        Opt[int],
+        typer.Option(
+            "--concurrency", help="Cells scored at once (default: 16, fewer for a slow local judge)"
+        ),
+    ] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds allowed per cell")] = 600.0,
-    request_timeout: Annotated[Opt[float], typer.Option("--request-timeout", metavar="SECONDS", help="Seconds allowed per model request, whole answer included (default 120; 900 for the embedded judge)")] = None,
-    fail_under: Annotated[Opt[float], typer.Option("--fail-under", help="Exit 1 if any metric's mean over its scored rows is below this, or it has no scored rows")] = None,
+    request_timeout: Annotated[
+        Opt[float],
+        typer.Option(
+            "--request-timeout",
+            metavar="SECONDS",
+            help="Seconds allowed per model request, whole answer included (default 120; 900 for the embedded judge)",
+        ),
+    ] = None,
+    fail_under: Annotated[
+        Opt[float],
+        typer.Option(
+            "--fail-under",
+            help="Exit 1 if any metric's mean over its scored rows is below this, or it has no scored rows",
+        ),
+    ] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Stop at the first error")] = False,
-    progress: Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar")] = True,
+    progress: Annotated[
+        bool, typer.Option("--progress/--no-progress", help="Show a progress bar")
+    ] = True,
 ) -> None:
     """Score every row of DATA with the chosen metrics and print a summary.
 
@@ -61,12 +113,16 @@ def evaluate_command(
     if output is not None:
         _check_output(output, data, run_dir)
     if run_dir is not None and run_dir.exists() and not run_dir.is_dir():
-        raise UsageError(f"--run-dir {run_dir} is a file, not a directory; give a directory (it is created if missing)")
+        raise UsageError(
+            f"--run-dir {run_dir} is a file, not a directory; give a directory (it is created if missing)"
+        )
     dataset = EvaluationDataset.load(data, column_map=parse_column_map(column_map))
     if not len(dataset):
         raise UsageError(f"{data}: the dataset has no rows")
     chosen = parse_metrics(metrics)
-    judge, embedder = _models(chosen, llm, base_url, embeddings, cache=not no_cache, request_timeout=request_timeout)
+    judge, embedder = _models(
+        chosen, llm, base_url, embeddings, cache=not no_cache, request_timeout=request_timeout
+    )
     if estimate:
         _print_estimate(dataset, chosen, judge, stdout)
         return
@@ -85,7 +141,11 @@ def evaluate_command(
                 budget=budget,
             )
     except KeyboardInterrupt:
-        where = f"; finished cells are saved in {run_dir}: run the same command to resume" if run_dir else ""
+        where = (
+            f"; finished cells are saved in {run_dir}: run the same command to resume"
+            if run_dir
+            else ""
+        )
         stderr.print(f"interrupted{where}")
         raise typer.Exit(130) from None
     print_summary(result, stdout)
@@ -99,8 +159,14 @@ def evaluate_command(
         raise typer.Exit(1)
 
 
-def _check_number(option: str, value: float | None, *, minimum: float | None = None, inclusive: bool = True,
-                  unit: str = "seconds") -> None:
+def _check_number(
+    option: str,
+    value: float | None,
+    *,
+    minimum: float | None = None,
+    inclusive: bool = True,
+    unit: str = "seconds",
+) -> None:
     if value is None:
         return
     if math.isnan(value):
@@ -124,13 +190,19 @@ def _check_output(output: Path, data: Path, run_dir: Path | None) -> None:
     if output.suffix.lower() not in {".jsonl", ".ndjson"}:
         raise UsageError(f"--output must be a .jsonl file, got {output}")
     if output.is_dir():
-        raise UsageError(f"--output {output} is a directory; give a file path such as {output / 'results.jsonl'}")
+        raise UsageError(
+            f"--output {output} is a directory; give a file path such as {output / 'results.jsonl'}"
+        )
     target = output.resolve()  # through a symbolic link, to the file that is written
     if run_dir is not None and target == (run_dir / "cells.jsonl").resolve():
-        raise UsageError(f"--output {output} is the --run-dir's own cells.jsonl; choose a path outside {run_dir}")
+        raise UsageError(
+            f"--output {output} is the --run-dir's own cells.jsonl; choose a path outside {run_dir}"
+        )
     parent = target.parent
     if not parent.exists():
-        raise UsageError(f"--output {output}: the directory {parent} does not exist; create it first")
+        raise UsageError(
+            f"--output {output}: the directory {parent} does not exist; create it first"
+        )
     if not parent.is_dir():
         raise UsageError(f"--output {output}: {parent} is not a directory")
     if not os.access(parent, os.W_OK | os.X_OK):
@@ -138,8 +210,10 @@ def _check_output(output: Path, data: Path, run_dir: Path | None) -> None:
     if target.exists() and not os.access(target, os.W_OK):
         raise UsageError(f"--output {output} exists and is not writable")
     if data.exists() and _same_file(output, data):
-        raise UsageError(f"--output {output} is the input data file {data}; writing results there would "
-                         "overwrite the data: choose another path")
+        raise UsageError(
+            f"--output {output} is the input data file {data}; writing results there would "
+            "overwrite the data: choose another path"
+        )
 
 
 def _write_output(result: Any, output: Path, run_dir: Path | None) -> None:
@@ -155,7 +229,9 @@ def _write_output(result: Any, output: Path, run_dir: Path | None) -> None:
         result.to_jsonl(fallback)
         kept = f"the results were written to {fallback} instead"
     except OSError:
-        kept = f"the finished cells are in {run_dir}" if run_dir else "the results could not be saved"
+        kept = (
+            f"the finished cells are in {run_dir}" if run_dir else "the results could not be saved"
+        )
     raise UsageError(f"could not write --output {output} ({problem}); {kept}")
 
 
@@ -165,26 +241,37 @@ def _failures(result: Any, fail_under: float | None) -> list[str]:
     if summaries and all(item.n_ok == 0 for item in summaries):
         errors = sum(item.n_error for item in summaries)
         skipped = sum(item.n_skipped for item in summaries)
-        return [f"no cell was scored: {errors} failed and {skipped} were skipped, coverage 0 for every metric"]
+        return [
+            f"no cell was scored: {errors} failed and {skipped} were skipped, coverage 0 for every metric"
+        ]
     if fail_under is None:
         return []
     failures = []
     for item in summaries:
         if item.n_ok == 0:
-            failures.append(f"{item.name}: no scored rows (0/{item.n_rows}), below --fail-under {fail_under:g}")
+            failures.append(
+                f"{item.name}: no scored rows (0/{item.n_rows}), below --fail-under {fail_under:g}"
+            )
         elif item.mean is None:
-            failures.append(f"{item.name}: its values are labels, not numbers, so there is no mean to hold "
-                            f"against --fail-under {fail_under:g}")
+            failures.append(
+                f"{item.name}: its values are labels, not numbers, so there is no mean to hold "
+                f"against --fail-under {fail_under:g}"
+            )
         elif item.mean < fail_under:
-            failures.append(f"{item.name}: mean {item.mean:.4f} over {item.coverage_text()} scored rows is below "
-                            f"--fail-under {fail_under:g}")
+            failures.append(
+                f"{item.name}: mean {item.mean:.4f} over {item.coverage_text()} scored rows is below "
+                f"--fail-under {fail_under:g}"
+            )
     return failures
 
 
 @contextlib.contextmanager
 def _one_line_warnings(console: Any) -> Iterator[None]:
     """Warnings during the run (e.g. unreadable checkpoint lines) as one line each on stderr."""
-    def show(message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None) -> None:
+
+    def show(
+        message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None
+    ) -> None:
         console.print(f"warning: {message}", highlight=False, soft_wrap=True, markup=False)
 
     with warnings.catch_warnings():
@@ -192,8 +279,15 @@ def _one_line_warnings(console: Any) -> Iterator[None]:
         yield
 
 
-def _models(chosen: list[Any], llm: str | None, base_url: str | None, embeddings: str | None, *, cache: bool,
-            request_timeout: float | None = None):
+def _models(
+    chosen: list[Any],
+    llm: str | None,
+    base_url: str | None,
+    embeddings: str | None,
+    *,
+    cache: bool,
+    request_timeout: float | None = None,
+):
     """Build the judge and embeddings only if a chosen metric needs them (credentials checked here)."""
     from assay.models import defaults, factory
 
@@ -223,9 +317,22 @@ def _print_estimate(dataset: Any, chosen: list[Any], judge: Any, console: Any) -
         table.add_column(column, justify="left" if column == "metric" else "right")
     for item in forecast.metrics:
         cost = "unknown price" if item.cost is None else f"{item.cost:.4f}"
-        table.add_row(item.name, str(item.cells), str(item.calls.requests), f"{item.calls.input_tokens:,}",
-                      f"{item.calls.output_tokens:,}", cost)
+        table.add_row(
+            item.name,
+            str(item.cells),
+            str(item.calls.requests),
+            f"{item.calls.input_tokens:,}",
+            f"{item.calls.output_tokens:,}",
+            cost,
+        )
     total = "unknown price" if forecast.cost is None else f"{forecast.cost:.4f}"
-    table.add_row("total", "", str(forecast.requests), f"{forecast.input_tokens:,}", f"{forecast.output_tokens:,}",
-                  total, style="bold")
+    table.add_row(
+        "total",
+        "",
+        str(forecast.requests),
+        f"{forecast.input_tokens:,}",
+        f"{forecast.output_tokens:,}",
+        total,
+        style="bold",
+    )
     console.print(table)

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 experiments_app = typer.Typer(help="List and compare experiment runs.", no_args_is_help=True)
 
 RootOption = Annotated[
-    Path, typer.Option("--root-dir", help="Directory holding experiments/ (default: the working directory)")
+    Path,
+    typer.Option(
+        "--root-dir", help="Directory holding experiments/ (default: the working directory)"
+    ),
 ]
 
 
@@ -35,28 +38,64 @@ def list_command(root_dir: RootOption = Path(".")) -> None:
         stdout.print(f"no experiments in {escape(str(experiments_dir(root_dir)))}", highlight=False)
         return
     width = max(len(entry["name"]) for entry in [*found, {"name": "name"}])
-    stdout.print(f"{'name':<{width}}  {'created':<25}  {'status':<11}  {'rows':>5}  {'errors':>6}  params",
-                 highlight=False)
+    stdout.print(
+        f"{'name':<{width}}  {'created':<25}  {'status':<11}  {'rows':>5}  {'errors':>6}  params",
+        highlight=False,
+    )
     for entry in found:
         params = entry.get("params") or {}
-        shown = ", ".join([*(json.dumps(a, ensure_ascii=False) for a in params.get("args", [])),
-                           *(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in params.get("kwargs", {}).items())])
+        shown = ", ".join(
+            [
+                *(json.dumps(a, ensure_ascii=False) for a in params.get("args", [])),
+                *(
+                    f"{k}={json.dumps(v, ensure_ascii=False)}"
+                    for k, v in params.get("kwargs", {}).items()
+                ),
+            ]
+        )
         rows = "?" if entry["n_rows"] is None else str(entry["n_rows"])
         errors = "?" if entry["n_errors"] is None else str(entry["n_errors"])
-        stdout.print(escape(f"{entry['name']:<{width}}  {entry.get('created') or '-':<25}  {entry['status']:<11}  "
-                            f"{rows:>5}  {errors:>6}  {shown}"), highlight=False, soft_wrap=True)
+        stdout.print(
+            escape(
+                f"{entry['name']:<{width}}  {entry.get('created') or '-':<25}  {entry['status']:<11}  "
+                f"{rows:>5}  {errors:>6}  {shown}"
+            ),
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 @experiments_app.command("compare")
 def compare_command(
-    experiments: Annotated[list[str], typer.Argument(help="Runs by name (or path to .jsonl/.csv); the first is the baseline")],
-    metric: Annotated[Optional[list[str]], typer.Option("--metric", "-m", help="Column to compare (repeatable; default: every shared numeric column)")] = None,  # noqa: UP045
+    experiments: Annotated[
+        list[str],
+        typer.Argument(help="Runs by name (or path to .jsonl/.csv); the first is the baseline"),
+    ],
+    metric: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--metric",
+            "-m",
+            help="Column to compare (repeatable; default: every shared numeric column)",
+        ),
+    ] = None,
     root_dir: RootOption = Path("."),
-    confidence: Annotated[float, typer.Option("--confidence", help="Level of the bootstrap interval")] = 0.95,
+    confidence: Annotated[
+        float, typer.Option("--confidence", help="Level of the bootstrap interval")
+    ] = 0.95,
     resamples: Annotated[int, typer.Option("--resamples", help="Bootstrap resamples")] = 5000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap (same seed, same interval)")] = 0,
-    rows: Annotated[int, typer.Option("--rows", help="Largest per-row changes to list per metric")] = 5,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the full comparison, every per-row delta included, as JSON")] = False,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the bootstrap (same seed, same interval)")
+    ] = 0,
+    rows: Annotated[
+        int, typer.Option("--rows", help="Largest per-row changes to list per metric")
+    ] = 5,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="Print the full comparison, every per-row delta included, as JSON"
+        ),
+    ] = False,
 ) -> None:
     """Per-metric means with coverage, and for each run against the first: the mean per-row
     difference with a paired bootstrap confidence interval, and the rows that changed most."""
@@ -67,7 +106,9 @@ def compare_command(
     from assay.experiments.store import load_experiment
 
     runs = [load_experiment(name, root_dir) for name in experiments]
-    result = compare_experiments(runs, metric or None, confidence=confidence, resamples=resamples, seed=seed)
+    result = compare_experiments(
+        runs, metric or None, confidence=confidence, resamples=resamples, seed=seed
+    )
     if as_json:
         print(json.dumps(result.to_dict(), indent=2, ensure_ascii=False))
         return
@@ -87,13 +128,17 @@ def compare_command(
             mean = "n/a" if item.mean is None else f"{item.mean:.4f}"
             say(f"  {name:<{width}}  {run:<{run_width}}  {mean:>8}  ({item.coverage})")
     say("")
-    say(f"differences against {result.experiments[0]} (paired rows; {level} bootstrap CI, "
-        f"{result.resamples} resamples, seed {result.seed})")
+    say(
+        f"differences against {result.experiments[0]} (paired rows; {level} bootstrap CI, "
+        f"{result.resamples} resamples, seed {result.seed})"
+    )
     for diff in result.differences:
         interval = "n/a" if diff.low is None else f"[{_signed(diff.low)}, {_signed(diff.high)}]"
-        say(f"  {diff.metric:<{width}}  {diff.other:<{run_width}}  delta {_signed(diff.mean_delta)}  "
+        say(
+            f"  {diff.metric:<{width}}  {diff.other:<{run_width}}  delta {_signed(diff.mean_delta)}  "
             f"CI {interval}  pairs {diff.n_pairs}  better/worse/same {diff.better}/{diff.worse}/{diff.same}  "
-            f"-> {diff.verdict}")
+            f"-> {diff.verdict}"
+        )
     if rows > 0:
         for diff in result.differences:
             changed = [row for row in diff.rows if row["delta"] != 0][:rows]
@@ -103,4 +148,6 @@ def compare_command(
             say(f"largest changes in {diff.metric}, {diff.other} vs {diff.baseline}:")
             for row in changed:
                 label = f"{result.matched_by} {json.dumps(row['key'], ensure_ascii=False)}"
-                say(f"  {label}: {row['baseline']:.4g} -> {row['other']:.4g} ({_signed(row['delta'])})")
+                say(
+                    f"  {label}: {row['baseline']:.4g} -> {row['other']:.4g} ({_signed(row['delta'])})"
+                )

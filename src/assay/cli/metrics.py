@@ -13,9 +13,19 @@ def metrics_command() -> None:
     catalogue = metric_classes()
     width = max(len(name) for name in catalogue)
     for name, cls in catalogue.items():
-        models = [m for m, needed in (("llm", _default(cls, "needs_llm")), ("embeddings", _default(cls, "needs_embeddings")))
-                  if needed]
-        uses = f"uses {' + '.join(models)}; model calls per sample: {cls.calls_per_sample}" if models else "no model"
+        models = [
+            m
+            for m, needed in (
+                ("llm", _default(cls, "needs_llm")),
+                ("embeddings", _default(cls, "needs_embeddings")),
+            )
+            if needed
+        ]
+        uses = (
+            f"uses {' + '.join(models)}; model calls per sample: {cls.calls_per_sample}"
+            if models
+            else "no model"
+        )
         stdout.print(
             f"[bold]{name:<{width}}[/bold]  {cls.sample_kind.replace('_', '-'):<11}  "
             f"needs {escape(', '.join(cls.required_fields))}; {escape(uses)}",

@@ -11,8 +11,14 @@ from rich.console import Console
 keys_app = typer.Typer(help="Manage the API keys of the assay server.", no_args_is_help=True)
 _err = Console(stderr=True)
 
-DbOption = Annotated[Optional[str], typer.Option("--db", help="Database URL (default: $ASSAY_DB_URL, else the SQLite "  # noqa: UP045
-                                                 "file ~/.assay/assay.sqlite under $ASSAY_HOME).")]
+DbOption = Annotated[
+    str | None,
+    typer.Option(
+        "--db",
+        help="Database URL (default: $ASSAY_DB_URL, else the SQLite "
+        "file ~/.assay/assay.sqlite under $ASSAY_HOME).",
+    ),
+]
 
 
 def serve_command(
@@ -30,13 +36,18 @@ def serve_command(
     url = resolve_db_url(db)
     app = create_app(url, worker=True)
     shown = url.split("@", 1)[-1] if "@" in url else url
-    _err.print(f"assay server on http://{host}:{port} (database {shown}); stop with Ctrl-C", highlight=False)
+    _err.print(
+        f"assay server on http://{host}:{port} (database {shown}); stop with Ctrl-C",
+        highlight=False,
+    )
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
 def worker_command(
     db: DbOption = None,
-    poll_interval: Annotated[float, typer.Option(help="Seconds between looks for new jobs.", min=0.05)] = 1.0,
+    poll_interval: Annotated[
+        float, typer.Option(help="Seconds between looks for new jobs.", min=0.05)
+    ] = 1.0,
 ) -> None:
     """Run one more experiment worker on the database (PostgreSQL: as many as you like)."""
     import signal
@@ -72,16 +83,28 @@ def _scopes(values: list[str] | None) -> list[str]:
 @keys_app.command("create")
 def create_command(
     db: DbOption = None,
-    project: Annotated[str, typer.Option(help="Project the key belongs to (created if new).")] = "default",
-    scopes: Annotated[Optional[list[str]], typer.Option("--scopes", help="ingest, read, write, admin (repeat or "  # noqa: UP045
-                                                        "comma-separate; default ingest,read,write).")] = None,
-    expires_in: Annotated[Optional[float], typer.Option("--expires-in", help="Days until the key expires.")] = None,  # noqa: UP045
+    project: Annotated[
+        str, typer.Option(help="Project the key belongs to (created if new).")
+    ] = "default",
+    scopes: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--scopes",
+            help="ingest, read, write, admin (repeat or "
+            "comma-separate; default ingest,read,write).",
+        ),
+    ] = None,
+    expires_in: Annotated[
+        float | None, typer.Option("--expires-in", help="Days until the key expires.")
+    ] = None,
     name: Annotated[str, typer.Option(help="A label for the key.")] = "",
 ) -> None:
     """Create an API key and print it (its only line on stdout; it is not shown again)."""
     from assay.platform.server.admin import create_key
 
-    key = create_key(db, project=project, scopes=_scopes(scopes), expires_in_days=expires_in, name=name)
+    key = create_key(
+        db, project=project, scopes=_scopes(scopes), expires_in_days=expires_in, name=name
+    )
     sys.stdout.write(key + "\n")
 
 
@@ -95,11 +118,23 @@ def list_command(
 
     rows = [("KEY ID", "PROJECT", "SCOPES", "CREATED", "EXPIRES", "REVOKED", "NAME")]
     for key in list_keys(db, project=project):
-        rows.append((key["key_id"], key["project"], ",".join(key["scopes"]), _day(key["created_at"]),
-                     _day(key["expires_at"]) or "never", _day(key["revoked_at"]), key["name"]))
+        rows.append(
+            (
+                key["key_id"],
+                key["project"],
+                ",".join(key["scopes"]),
+                _day(key["created_at"]),
+                _day(key["expires_at"]) or "never",
+                _day(key["revoked_at"]),
+                key["name"],
+            )
+        )
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
-        sys.stdout.write("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip() + "\n")
+        sys.stdout.write(
+            "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+            + "\n"
+        )
 
 
 def _day(moment: str | None) -> str:
@@ -108,7 +143,9 @@ def _day(moment: str | None) -> str:
 
 @keys_app.command("revoke")
 def revoke_command(
-    key_id: Annotated[str, typer.Argument(help="The key id (from `assay keys list`) or the whole key.")],
+    key_id: Annotated[
+        str, typer.Argument(help="The key id (from `assay keys list`) or the whole key.")
+    ],
     db: DbOption = None,
 ) -> None:
     """Revoke an API key: it stops working at once."""
@@ -117,4 +154,11 @@ def revoke_command(
     _err.print(f"revoked {revoke_key(db, key_id)}", highlight=False)
 
 
-__all__ = ["create_command", "keys_app", "list_command", "revoke_command", "serve_command", "worker_command"]
+__all__ = [
+    "create_command",
+    "keys_app",
+    "list_command",
+    "revoke_command",
+    "serve_command",
+    "worker_command",
+]

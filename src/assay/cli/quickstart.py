@@ -11,8 +11,13 @@ Opt = Optional  # typer reads Optional[...] annotations; 3.10 needs them spelled
 
 
 def quickstart_command(
-    template: Annotated[Opt[str], typer.Argument(help="rag_eval, prompt_evals, agent_evals or workflow_eval")] = None,
-    directory: Annotated[Opt[Path], typer.Argument(help="Where to create the project (default: ./TEMPLATE); must be empty")] = None,
+    template: Annotated[
+        Opt[str], typer.Argument(help="rag_eval, prompt_evals, agent_evals or workflow_eval")
+    ] = None,
+    directory: Annotated[
+        Opt[Path],
+        typer.Argument(help="Where to create the project (default: ./TEMPLATE); must be empty"),
+    ] = None,
 ) -> None:
     """Create a small project (an app, a dataset, evals.py) from a template; without one, list them."""
     from rich.markup import escape
@@ -24,7 +29,9 @@ def quickstart_command(
         width = max(map(len, TEMPLATES))
         stdout.print("templates (assay quickstart TEMPLATE [DIR]):", highlight=False)
         for name, description in TEMPLATES.items():
-            stdout.print(f"  {name:<{width}}  {escape(description)}", highlight=False, soft_wrap=True)
+            stdout.print(
+                f"  {name:<{width}}  {escape(description)}", highlight=False, soft_wrap=True
+            )
         return
     target = create_project(template, directory)
     lines = [

@@ -35,10 +35,15 @@ from assay.schema.outcome import Cell
 FORMAT_VERSION = 1
 
 
-def fingerprint(rows: list[dict[str, Any]], metric_specs: list[dict[str, Any]], extra: dict[str, Any]) -> str:
+def fingerprint(
+    rows: list[dict[str, Any]], metric_specs: list[dict[str, Any]], extra: dict[str, Any]
+) -> str:
     """A stable hash of everything that determines a run's results."""
     payload = json.dumps(
-        {"rows": rows, "metrics": metric_specs, "extra": extra}, sort_keys=True, ensure_ascii=False, default=str
+        {"rows": rows, "metrics": metric_specs, "extra": extra},
+        sort_keys=True,
+        ensure_ascii=False,
+        default=str,
     )
     # surrogatepass: a lone surrogate in the data (from a valid "\\udcff" escape) hashes instead of
     # crashing; every other text hashes exactly as before.
@@ -100,15 +105,23 @@ class RunDirectory:
 
     def _make_directory(self) -> None:
         if self.path.exists() and not self.path.is_dir():
-            raise UsageError(f"run directory {self.path} is a file, not a directory; give --run-dir a directory "
-                             "(it is created if missing)")
+            raise UsageError(
+                f"run directory {self.path} is a file, not a directory; give --run-dir a directory "
+                "(it is created if missing)"
+            )
         try:
             self.path.mkdir(parents=True, exist_ok=True)
         except (FileExistsError, NotADirectoryError):
-            blocking = next((parent for parent in self.path.parents if parent.is_file()), self.path.parent)
-            raise UsageError(f"cannot create run directory {self.path}: {blocking} is a file") from None
+            blocking = next(
+                (parent for parent in self.path.parents if parent.is_file()), self.path.parent
+            )
+            raise UsageError(
+                f"cannot create run directory {self.path}: {blocking} is a file"
+            ) from None
         except OSError as exc:
-            raise UsageError(f"cannot create run directory {self.path}: {exc.strerror or exc}") from None
+            raise UsageError(
+                f"cannot create run directory {self.path}: {exc.strerror or exc}"
+            ) from None
 
     @contextlib.contextmanager
     def _writing(self) -> Iterator[None]:
@@ -136,7 +149,9 @@ class RunDirectory:
             "computed again), or use another --run-dir"
         )
 
-    def _read_cells(self, n_rows: int | None, metric_names: Collection[str] | None) -> dict[tuple[int, str], Cell]:
+    def _read_cells(
+        self, n_rows: int | None, metric_names: Collection[str] | None
+    ) -> dict[tuple[int, str], Cell]:
         try:
             data = self.cells_path.read_bytes()
         except FileNotFoundError:
@@ -207,7 +222,9 @@ def saved_cells(run_dir: str | Path) -> Iterator[Cell]:
             yield cell
 
 
-def _parse_cell(line: bytes, n_rows: int | None, metric_names: Collection[str] | None) -> Cell | None:
+def _parse_cell(
+    line: bytes, n_rows: int | None, metric_names: Collection[str] | None
+) -> Cell | None:
     """A saved cell, or None for a line that cannot be one of this run's cells."""
     try:
         record = json.loads(line.decode("utf-8"))

@@ -33,7 +33,9 @@ class ExceptionInRunner(RunFailed):
 class Executor:
     """A prepared evaluation: `results()` / `aresults()` run it, `cancel()` stops it."""
 
-    def __init__(self, start: Callable[[threading.Event], Awaitable[Any]], *, desc: str = "Evaluating") -> None:
+    def __init__(
+        self, start: Callable[[threading.Event], Awaitable[Any]], *, desc: str = "Evaluating"
+    ) -> None:
         self.desc = desc
         self._start = start
         self._cancel = threading.Event()
@@ -76,8 +78,11 @@ class Executor:
 
 
 def _flat(result: Any) -> list[Any]:
-    return [cell.value if isinstance(cell, Ok) else None
-            for row in result.outcomes for cell in (row[name] for name in result.metric_names)]
+    return [
+        cell.value if isinstance(cell, Ok) else None
+        for row in result.outcomes
+        for cell in (row[name] for name in result.metric_names)
+    ]
 
 
 __all__ = ["ExceptionInRunner", "Executor"]

@@ -21,11 +21,15 @@ from assay.models.factory import embedding_factory, llm_factory
 from assay.models.llm import LLM
 from assay.models.retry import RetryPolicy
 
-_ACCEPTED_LLM = ("an LLM from llm_factory (e.g. llm_factory('openai/gpt-4o-mini')), a model string such as "
-                 "'openai/gpt-4o-mini', a LangChain chat model or a LlamaIndex LLM")
-_ACCEPTED_EMBEDDINGS = ("an embedding model from embedding_factory (e.g. embedding_factory("
-                        "'openai/text-embedding-3-small')), a model string such as 'openai/text-embedding-3-small', "
-                        "LangChain embeddings or a LlamaIndex embedding model")
+_ACCEPTED_LLM = (
+    "an LLM from llm_factory (e.g. llm_factory('openai/gpt-4o-mini')), a model string such as "
+    "'openai/gpt-4o-mini', a LangChain chat model or a LlamaIndex LLM"
+)
+_ACCEPTED_EMBEDDINGS = (
+    "an embedding model from embedding_factory (e.g. embedding_factory("
+    "'openai/text-embedding-3-small')), a model string such as 'openai/text-embedding-3-small', "
+    "LangChain embeddings or a LlamaIndex embedding model"
+)
 
 
 def _is_a(value: Any, module: str, name: str) -> bool:
@@ -56,13 +60,19 @@ def _type_name(value: Any) -> str:
 def _client_hint(value: Any, kind: str) -> str | None:
     """For a raw SDK client, the line that turns it into an assay model."""
     module = type(value).__module__.split(".")[0]
-    factory, model = ("llm_factory", "gpt-4o-mini") if kind == "llm" else ("embedding_factory", "text-embedding-3-small")
+    factory, model = (
+        ("llm_factory", "gpt-4o-mini")
+        if kind == "llm"
+        else ("embedding_factory", "text-embedding-3-small")
+    )
     if module == "anthropic" and kind == "llm":
         model = "anthropic/claude-3-5-haiku-latest"
     elif module != "openai" and not hasattr(getattr(value, "chat", None), "completions"):
         return None
-    return (f"{kind}= got a raw {_type_name(value)} client, which assay does not call directly: wrap it as "
-            f"{kind}={factory}('{model}', client=client) (naming the model the client serves)")
+    return (
+        f"{kind}= got a raw {_type_name(value)} client, which assay does not call directly: wrap it as "
+        f"{kind}={factory}('{model}', client=client) (naming the model the client serves)"
+    )
 
 
 def with_retry(model: Any, retry: RetryPolicy | None) -> Any:
@@ -92,14 +102,18 @@ def coerce_llm(value: Any, where: str = "llm=", retry: RetryPolicy | None = None
 
         return with_retry(LlamaIndexLLMWrapper(value), retry)
     if isinstance(value, Embeddings) or framework is not None:
-        raise UsageError(f"{where} got an embedding model ({_type_name(value)}); pass it as embeddings=, not llm=")
+        raise UsageError(
+            f"{where} got an embedding model ({_type_name(value)}); pass it as embeddings=, not llm="
+        )
     hint = _client_hint(value, "llm")
     if hint is not None:
         raise UsageError(hint if where == "llm=" else f"{where.removesuffix('llm=')}{hint}")
     raise UsageError(f"{where} got a {_type_name(value)}; it accepts {_ACCEPTED_LLM}")
 
 
-def coerce_embeddings(value: Any, where: str = "embeddings=", retry: RetryPolicy | None = None) -> Embeddings | None:
+def coerce_embeddings(
+    value: Any, where: str = "embeddings=", retry: RetryPolicy | None = None
+) -> Embeddings | None:
     """Like `coerce_llm`, for embedding models (`embedding_factory`, LangChain, LlamaIndex)."""
     if value is None or isinstance(value, Embeddings):
         return with_retry(value, retry)
@@ -115,18 +129,24 @@ def coerce_embeddings(value: Any, where: str = "embeddings=", retry: RetryPolicy
 
         return with_retry(LlamaIndexEmbeddingsWrapper(value), retry)
     if isinstance(value, LLM) or framework is not None:
-        raise UsageError(f"{where} got a judge model ({_type_name(value)}), not an embedding model; pass it as "
-                         "llm=, and an embedding model (embedding_factory(...)) as embeddings=")
+        raise UsageError(
+            f"{where} got a judge model ({_type_name(value)}), not an embedding model; pass it as "
+            "llm=, and an embedding model (embedding_factory(...)) as embeddings="
+        )
     hint = _client_hint(value, "embeddings")
     if hint is not None:
-        raise UsageError(hint if where == "embeddings=" else f"{where.removesuffix('embeddings=')}{hint}")
+        raise UsageError(
+            hint if where == "embeddings=" else f"{where.removesuffix('embeddings=')}{hint}"
+        )
     raise UsageError(f"{where} got a {_type_name(value)}; it accepts {_ACCEPTED_EMBEDDINGS}")
 
 
 def own_models_coerced(metric: Metric, retry: RetryPolicy | None = None) -> Metric:
     """A metric built with a model string (or a LangChain model...) of its own gets it resolved
     (in a copy); with `retry`, its own models on the default policy get that policy."""
-    fields = {f.name for f in dataclasses.fields(metric)} if dataclasses.is_dataclass(metric) else set()
+    fields = (
+        {f.name for f in dataclasses.fields(metric)} if dataclasses.is_dataclass(metric) else set()
+    )
     changes: dict[str, Any] = {}
     own_llm, own_embeddings = getattr(metric, "llm", None), getattr(metric, "embeddings", None)
     if "llm" in fields and own_llm is not None:

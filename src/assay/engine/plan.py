@@ -24,7 +24,9 @@ def coerce_dataset(dataset: Any, column_map: Mapping[str, str] | None = None) ->
         return EvaluationDataset.load(dataset, column_map=column_map)
     if hasattr(dataset, "to_dict") and hasattr(dataset, "columns"):  # pandas DataFrame
         return EvaluationDataset.from_pandas(dataset, column_map=column_map)
-    if hasattr(dataset, "to_list") and hasattr(dataset, "features"):  # Hugging Face datasets.Dataset
+    if hasattr(dataset, "to_list") and hasattr(
+        dataset, "features"
+    ):  # Hugging Face datasets.Dataset
         return EvaluationDataset.from_hf_dataset(dataset, column_map=column_map)
     if isinstance(dataset, Sequence):
         items = list(dataset)
@@ -44,7 +46,9 @@ def coerce_metrics(metrics: Any) -> list[Metric]:
     if isinstance(metrics, Sequence) and not metrics:
         raise UsageError("evaluate() needs at least one metric, e.g. metrics=[BleuScore()]")
     if isinstance(metrics, (str, Metric)) or not isinstance(metrics, Sequence):
-        raise UsageError("metrics must be a list, e.g. metrics=[BleuScore()] or metrics=['bleu_score']")
+        raise UsageError(
+            "metrics must be a list, e.g. metrics=[BleuScore()] or metrics=['bleu_score']"
+        )
     resolved = [create_metric(item) if isinstance(item, str) else item for item in metrics]
     for position, metric in enumerate(resolved):
         if not isinstance(metric, Metric):
@@ -66,8 +70,12 @@ def check_metric_fits(metric: Metric, dataset: EvaluationDataset) -> None:
     if not len(dataset):
         return
     if dataset.kind not in metric.sample_kinds:
-        wanted = "multi-turn (conversation)" if metric.sample_kind == "multi_turn" else "single-turn"
-        raise UsageError(f"metric {metric.name} scores {wanted} samples, but the dataset is {dataset.kind.replace('_', '-')}")
+        wanted = (
+            "multi-turn (conversation)" if metric.sample_kind == "multi_turn" else "single-turn"
+        )
+        raise UsageError(
+            f"metric {metric.name} scores {wanted} samples, but the dataset is {dataset.kind.replace('_', '-')}"
+        )
     present = set(dataset.features()) | set(dataset.extra_columns())
     absent = [field for field in metric.fields_for(dataset.kind)[0] if field not in present]
     if absent:
@@ -81,12 +89,18 @@ def check_settings(timeout: Any, budget: Any) -> None:
     """Numbers that would fail only after the work began are refused before it."""
     if timeout is not None:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
-            raise UsageError(f"timeout must be a number of seconds or None (no limit), got {_type_name(timeout)}")
+            raise UsageError(
+                f"timeout must be a number of seconds or None (no limit), got {_type_name(timeout)}"
+            )
         if not timeout > 0:  # also NaN
-            raise UsageError(f"timeout must be more than 0 seconds (or None for no limit), got {timeout!r}")
+            raise UsageError(
+                f"timeout must be more than 0 seconds (or None for no limit), got {timeout!r}"
+            )
     if budget is not None:
         if isinstance(budget, bool) or not isinstance(budget, (int, float)):
-            raise UsageError(f"budget must be a number of USD or None (no cap), got {_type_name(budget)}")
+            raise UsageError(
+                f"budget must be a number of USD or None (no cap), got {_type_name(budget)}"
+            )
         if not budget >= 0:  # also NaN
             raise UsageError(f"budget must be 0 USD or more (or None for no cap), got {budget!r}")
 

@@ -22,8 +22,16 @@ from assay.schema.result import EvaluationResult
 class CellProgress:
     """A rows x metrics progress bar with ETA and a running error count; silent when disabled."""
 
-    def __init__(self, total: int, *, done: int = 0, enabled: bool = True, console: Console | None = None,
-                 title: str = "Evaluating", unit: str = "cells"):
+    def __init__(
+        self,
+        total: int,
+        *,
+        done: int = 0,
+        enabled: bool = True,
+        console: Console | None = None,
+        title: str = "Evaluating",
+        unit: str = "cells",
+    ):
         self.enabled = enabled
         self.errors = 0
         self._progress: Progress | None = None
@@ -84,7 +92,9 @@ def summary_table(result: EvaluationResult) -> Table:
     return table
 
 
-def print_summary(result: EvaluationResult, console: Console | None = None, *, max_errors: int = 5) -> None:
+def print_summary(
+    result: EvaluationResult, console: Console | None = None, *, max_errors: int = 5
+) -> None:
     console = console or Console()
     console.print(summary_table(result))
     usage = result.usage()

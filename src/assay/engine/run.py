@@ -45,7 +45,9 @@ from assay.schema.samples import Sample
 from assay.schema.usage import Usage
 
 
-def _prepare_metrics(metrics: list[Metric], llm: Any, embeddings: Any, retry: RetryPolicy | None = None) -> list[Metric]:
+def _prepare_metrics(
+    metrics: list[Metric], llm: Any, embeddings: Any, retry: RetryPolicy | None = None
+) -> list[Metric]:
     """Give metrics lacking a model the run's one; with none given, the configured default
     (ASSAY_LLM / ASSAY_EMBEDDINGS, else the embedded offline models). Built only if needed.
     The metrics given are never changed: each one that gets a model is a copy."""
@@ -55,7 +57,9 @@ def _prepare_metrics(metrics: list[Metric], llm: Any, embeddings: Any, retry: Re
     options = {"retry": retry} if retry is not None else {}
     if llm is None and any(m.needs_llm and getattr(m, "llm", None) is None for m in metrics):
         llm = default_llm(**options)
-    if embeddings is None and any(m.needs_embeddings and getattr(m, "embeddings", None) is None for m in metrics):
+    if embeddings is None and any(
+        m.needs_embeddings and getattr(m, "embeddings", None) is None for m in metrics
+    ):
         embeddings = default_embeddings(**options)
     return [metric.with_models(llm=llm, embeddings=embeddings) for metric in metrics]
 
@@ -81,7 +85,9 @@ def _concurrency(requested: int | None, metrics: list[Metric]) -> int:
     return min(bounds)
 
 
-async def score_cell(metric: Metric, sample: Sample, *, timeout: float | None) -> tuple[Outcome, Usage]:
+async def score_cell(
+    metric: Metric, sample: Sample, *, timeout: float | None
+) -> tuple[Outcome, Usage]:
     """Run one metric on one sample; classify what happened and meter the model calls it made."""
     meter = UsageMeter()
     with metering(meter):
@@ -101,8 +107,11 @@ async def _classify(metric: Metric, sample: Sample, *, timeout: float | None) ->
         return Skipped(reason=str(exc) or "not applicable")
     except TimeoutError as exc:
         if scope is not None and scope.cancel_called:
-            return Error(error_type="Timeout", message=f"no result within {timeout:g} s for this cell "
-                         "(a slow judge: raise timeout= / --timeout, or lower max_concurrency)")
+            return Error(
+                error_type="Timeout",
+                message=f"no result within {timeout:g} s for this cell "
+                "(a slow judge: raise timeout= / --timeout, or lower max_concurrency)",
+            )
         return Error(error_type=type(exc).__name__, message=str(exc) or "timed out")
     except Exception as group:
         exc = first_leaf(group)  # concurrent judge calls fail as exception groups
@@ -198,7 +207,9 @@ async def aevaluate(
     """
     del token_usage_parser, in_ci  # usage is always metered; calls are deterministic
     if experiment_name is not None and not isinstance(experiment_name, str):
-        raise UsageError(f"experiment_name must be a string or None, got {type(experiment_name).__name__}")
+        raise UsageError(
+            f"experiment_name must be a string or None, got {type(experiment_name).__name__}"
+        )
     timeout, max_concurrency, retry = run_settings(run_config, timeout, max_concurrency, batch_size)
     check_settings(timeout, budget)
     data = coerce_dataset(dataset, column_map)
@@ -209,10 +220,20 @@ async def aevaluate(
     chosen = _prepare_metrics(coerce_metrics(metrics), llm, embeddings, retry)
     for metric in chosen:
         check_metric_fits(metric, data)
-    plan = _Plan(data=data, metrics=chosen, run_dir=run_dir, max_concurrency=_concurrency(max_concurrency, chosen),
-                 timeout=timeout, strict=bool(strict or raise_exceptions), show_progress=show_progress, budget=budget,
-                 callbacks=hooks, name=name, experiment_name=experiment_name,
-                 specs=[metric.spec() for metric in chosen])
+    plan = _Plan(
+        data=data,
+        metrics=chosen,
+        run_dir=run_dir,
+        max_concurrency=_concurrency(max_concurrency, chosen),
+        timeout=timeout,
+        strict=bool(strict or raise_exceptions),
+        show_progress=show_progress,
+        budget=budget,
+        callbacks=hooks,
+        name=name,
+        experiment_name=experiment_name,
+        specs=[metric.spec() for metric in chosen],
+    )
     if return_executor:
         return Executor(lambda cancel: _execute(plan, cancel))
     return await _execute(plan, None)
@@ -238,7 +259,10 @@ async def _execute(plan: _Plan, cancel: threading.Event | None) -> EvaluationRes
                     usages[row][name] = cell.usage
 
     pending = [
-        (row, metric) for row in range(len(data)) for metric in chosen if metric.name not in outcomes[row]
+        (row, metric)
+        for row in range(len(data))
+        for metric in chosen
+        if metric.name not in outcomes[row]
     ]
     remaining = {row: 0 for row, _ in pending}
     for row, _ in pending:
@@ -267,19 +291,27 @@ async def _execute(plan: _Plan, cancel: threading.Event | None) -> EvaluationRes
                     await hooks.emit("on_metric_start", row, metric.name)
                     began = time.perf_counter()
                     if spending is not None and spending.exhausted:
-                        outcome, usage = Error(
-                            error_type="BudgetExhausted",
-                            message=f"not started: the budget of ${spending.limit:g} was reached",
-                            attempts=0,
-                        ), Usage()
+                        outcome, usage = (
+                            Error(
+                                error_type="BudgetExhausted",
+                                message=f"not started: the budget of ${spending.limit:g} was reached",
+                                attempts=0,
+                            ),
+                            Usage(),
+                        )
                     else:
                         outcome, usage = await score_cell(metric, data[row], timeout=plan.timeout)
                     outcomes[row][metric.name] = outcome
                     usages[row][metric.name] = usage
                     if checkpoint is not None:
                         checkpoint.append(
-                            Cell(row=row, metric=metric.name, outcome=outcome,
-                                 seconds=time.perf_counter() - began, usage=usage)
+                            Cell(
+                                row=row,
+                                metric=metric.name,
+                                outcome=outcome,
+                                seconds=time.perf_counter() - began,
+                                usage=usage,
+                            )
                         )
                     progress.advance(failed=isinstance(outcome, Error))
                     await hooks.emit("on_metric_end", row, metric.name, outcome, usage)
@@ -287,7 +319,9 @@ async def _execute(plan: _Plan, cancel: threading.Event | None) -> EvaluationRes
                     if not remaining[row]:
                         await hooks.emit("on_row_end", row, dict(outcomes[row]))
                     if plan.strict and isinstance(outcome, Error):
-                        failure.append(ExceptionInRunner(row, metric.name, outcome.error_type, outcome.message))
+                        failure.append(
+                            ExceptionInRunner(row, metric.name, outcome.error_type, outcome.message)
+                        )
                         stop.cancel()
                         return
 
@@ -314,8 +348,11 @@ async def _execute(plan: _Plan, cancel: threading.Event | None) -> EvaluationRes
     for row in range(len(data)):  # cancelled: what never finished says so
         for metric in chosen:
             if metric.name not in outcomes[row]:
-                outcomes[row][metric.name] = Error(error_type="Cancelled", attempts=0,
-                                                   message="the run was cancelled before this cell finished")
+                outcomes[row][metric.name] = Error(
+                    error_type="Cancelled",
+                    attempts=0,
+                    message="the run was cancelled before this cell finished",
+                )
                 usages[row][metric.name] = Usage()
     result = EvaluationResult(
         data,
@@ -338,7 +375,9 @@ async def _watch(cancel: threading.Event, scope: anyio.CancelScope) -> None:
 
 
 @functools.wraps(aevaluate)
-def evaluate(*args: Any, allow_nest_asyncio: bool = True, **kwargs: Any) -> EvaluationResult | Executor:
+def evaluate(
+    *args: Any, allow_nest_asyncio: bool = True, **kwargs: Any
+) -> EvaluationResult | Executor:
     """Synchronous twin of `aevaluate` (same parameters). Works in scripts, in Jupyter and inside
     a running event loop: the loop is never patched; a worker thread runs the evaluation instead.
     `allow_nest_asyncio` (Ragas' switch for patching the loop) is accepted and has no effect."""
@@ -346,4 +385,12 @@ def evaluate(*args: Any, allow_nest_asyncio: bool = True, **kwargs: Any) -> Eval
     return run_sync(aevaluate(*args, **kwargs))
 
 
-__all__ = ["aevaluate", "coerce_dataset", "coerce_embeddings", "coerce_llm", "coerce_metrics", "evaluate", "score_cell"]
+__all__ = [
+    "aevaluate",
+    "coerce_dataset",
+    "coerce_embeddings",
+    "coerce_llm",
+    "coerce_metrics",
+    "evaluate",
+    "score_cell",
+]

@@ -45,7 +45,9 @@ def _number(name: str, value: Any, *, low: float, inclusive: bool) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise UsageError(f"RunConfig {name} must be a number, got {value!r}")
     if value < low or (value == low and not inclusive):
-        raise UsageError(f"RunConfig {name} must be {'at least' if inclusive else 'more than'} {low:g}, got {value!r}")
+        raise UsageError(
+            f"RunConfig {name} must be {'at least' if inclusive else 'more than'} {low:g}, got {value!r}"
+        )
     return value
 
 
@@ -53,27 +55,52 @@ class RunConfig:
     """Ragas' run settings (timeout, max_retries, max_wait, max_workers, exception_types,
     log_tenacity, seed), each mapped onto assay's settings as the module docstring says."""
 
-    def __init__(self, timeout: float = _UNSET, max_retries: int = _UNSET, max_wait: float = _UNSET,
-                 max_workers: int = _UNSET, exception_types: Any = _UNSET, log_tenacity: bool = _UNSET,
-                 seed: int = _UNSET) -> None:
-        given = {name: value for name, value in locals().items()
-                 if name in _RAGAS_DEFAULTS and value is not _UNSET}
+    def __init__(
+        self,
+        timeout: float = _UNSET,
+        max_retries: int = _UNSET,
+        max_wait: float = _UNSET,
+        max_workers: int = _UNSET,
+        exception_types: Any = _UNSET,
+        log_tenacity: bool = _UNSET,
+        seed: int = _UNSET,
+    ) -> None:
+        given = {
+            name: value
+            for name, value in locals().items()
+            if name in _RAGAS_DEFAULTS and value is not _UNSET
+        }
         self.given = frozenset(given)
         values = {**_RAGAS_DEFAULTS, **given}
         self.timeout = _number("timeout", values["timeout"], low=0, inclusive=False)
         self.max_retries = values["max_retries"]
-        if isinstance(self.max_retries, bool) or not isinstance(self.max_retries, int) or self.max_retries < 0:
-            raise UsageError(f"RunConfig max_retries must be a whole number of 0 or more, got {self.max_retries!r}")
+        if (
+            isinstance(self.max_retries, bool)
+            or not isinstance(self.max_retries, int)
+            or self.max_retries < 0
+        ):
+            raise UsageError(
+                f"RunConfig max_retries must be a whole number of 0 or more, got {self.max_retries!r}"
+            )
         self.max_wait = _number("max_wait", values["max_wait"], low=0, inclusive=True)
         self.max_workers = values["max_workers"]
-        if (isinstance(self.max_workers, bool) or not isinstance(self.max_workers, int)
-                or not (self.max_workers >= 1 or self.max_workers == -1)):
-            raise UsageError(f"RunConfig max_workers must be a whole number of at least 1 (or -1: no fixed limit), "
-                             f"got {self.max_workers!r}")
+        if (
+            isinstance(self.max_workers, bool)
+            or not isinstance(self.max_workers, int)
+            or not (self.max_workers >= 1 or self.max_workers == -1)
+        ):
+            raise UsageError(
+                f"RunConfig max_workers must be a whole number of at least 1 (or -1: no fixed limit), "
+                f"got {self.max_workers!r}"
+            )
         types = values["exception_types"]
         types = types if isinstance(types, tuple) else (types,)
-        if not types or not all(isinstance(t, type) and issubclass(t, BaseException) for t in types):
-            raise UsageError(f"RunConfig exception_types must be an exception class or a tuple of them, got {types!r}")
+        if not types or not all(
+            isinstance(t, type) and issubclass(t, BaseException) for t in types
+        ):
+            raise UsageError(
+                f"RunConfig exception_types must be an exception class or a tuple of them, got {types!r}"
+            )
         self.exception_types = types
         self.log_tenacity = bool(values["log_tenacity"])
         self.seed = values["seed"]
@@ -100,13 +127,20 @@ class RunConfig:
         if not self.given & {"max_retries", "max_wait"}:
             return None
         defaults = RetryPolicy()
-        attempts = max(1, self.max_retries) if "max_retries" in self.given else defaults.max_attempts
+        attempts = (
+            max(1, self.max_retries) if "max_retries" in self.given else defaults.max_attempts
+        )
         longest = float(self.max_wait) if "max_wait" in self.given else defaults.max_wait
-        return RetryPolicy(max_attempts=attempts, initial_wait=min(defaults.initial_wait, longest), max_wait=longest)
+        return RetryPolicy(
+            max_attempts=attempts,
+            initial_wait=min(defaults.initial_wait, longest),
+            max_wait=longest,
+        )
 
 
-def run_settings(run_config: Any, timeout: float | None, max_concurrency: int | None,
-                 batch_size: Any) -> tuple[float | None, int | None, RetryPolicy | None]:
+def run_settings(
+    run_config: Any, timeout: float | None, max_concurrency: int | None, batch_size: Any
+) -> tuple[float | None, int | None, RetryPolicy | None]:
     """(cell timeout, max_concurrency, retry policy) after `run_config` and `batch_size`."""
     retry = None
     if run_config is not None:
@@ -114,20 +148,28 @@ def run_settings(run_config: Any, timeout: float | None, max_concurrency: int | 
             raise UsageError(f"run_config must be a RunConfig, got {type(run_config).__name__}")
         if "timeout" in run_config.given:
             if timeout not in (None, 600.0) and timeout != run_config.timeout:
-                raise UsageError(f"timeout={timeout!r} and run_config.timeout={run_config.timeout!r} disagree; give one")
+                raise UsageError(
+                    f"timeout={timeout!r} and run_config.timeout={run_config.timeout!r} disagree; give one"
+                )
             timeout = run_config.timeout
         if "max_workers" in run_config.given and run_config.max_workers != -1:
             if max_concurrency is not None and max_concurrency != run_config.max_workers:
-                raise UsageError(f"max_concurrency={max_concurrency!r} and run_config.max_workers="
-                                 f"{run_config.max_workers!r} disagree; give one")
+                raise UsageError(
+                    f"max_concurrency={max_concurrency!r} and run_config.max_workers="
+                    f"{run_config.max_workers!r} disagree; give one"
+                )
             max_concurrency = run_config.max_workers
         retry = run_config.retry_policy()
     if batch_size is not None:
         # Ragas runs jobs in batches of this size; assay's pool never waits for a whole batch to
         # finish, so the batch size is a cap on the cells in flight.
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise UsageError(f"batch_size must be a whole number of at least 1 (or None), got {batch_size!r}")
-        max_concurrency = batch_size if max_concurrency is None else min(max_concurrency, batch_size)
+            raise UsageError(
+                f"batch_size must be a whole number of at least 1 (or None), got {batch_size!r}"
+            )
+        max_concurrency = (
+            batch_size if max_concurrency is None else min(max_concurrency, batch_size)
+        )
     return timeout, max_concurrency, retry
 
 

@@ -74,8 +74,13 @@ def encode_row(row: Mapping[str, Any], *, where: str, index: int) -> dict[str, A
         try:
             encoded[str(column)] = to_jsonable(value)
         except TypeError as exc:
-            raise DataError(f"column {column!r}: {exc}; convert it to a string, number, list or dict first",
-                            file=where, row=index, field=str(column), row_is_index=True) from None
+            raise DataError(
+                f"column {column!r}: {exc}; convert it to a string, number, list or dict first",
+                file=where,
+                row=index,
+                field=str(column),
+                row_is_index=True,
+            ) from None
     return encoded
 
 

@@ -67,7 +67,9 @@ class Difference:
     worse: int
     same: int
     verdict: str
-    rows: list[dict[str, Any]] = field(default_factory=list)  # {"key", "baseline", "other", "delta"}, biggest |delta| first
+    rows: list[dict[str, Any]] = field(
+        default_factory=list
+    )  # {"key", "baseline", "other", "delta"}, biggest |delta| first
 
     @property
     def includes_zero(self) -> bool | None:
@@ -102,8 +104,10 @@ class Comparison:
 
 def scored_rows(experiment: Experiment) -> list[dict[str, Any]]:
     """The rows whose values count: a row whose function raised has none (its `input` is not a result)."""
-    return [row if record.get("status") != "error" else {}
-            for record, row in zip(experiment.records, experiment.rows, strict=True)]
+    return [
+        row if record.get("status") != "error" else {}
+        for record, row in zip(experiment.records, experiment.rows, strict=True)
+    ]
 
 
 def numeric_columns(experiment: Experiment) -> list[str]:
@@ -111,8 +115,11 @@ def numeric_columns(experiment: Experiment) -> list[str]:
     make a column a metric here (an input column may hold "yes"); name such a column explicitly."""
     seen: dict[str, None] = {}
     for row in scored_rows(experiment):
-        seen.update((key, None) for key, value in row.items()
-                    if numeric(value) is not None and not isinstance(value, str))
+        seen.update(
+            (key, None)
+            for key, value in row.items()
+            if numeric(value) is not None and not isinstance(value, str)
+        )
     return list(seen)
 
 
@@ -139,13 +146,17 @@ def compare_experiments(
         known = sorted(set().union(*columns))
         absent = [m for m in metrics if not any(m in run_columns for run_columns in columns)]
         if absent:
-            raise UsageError(f"no numeric column {', '.join(map(repr, absent))} in these experiments; "
-                             f"numeric columns: {', '.join(known) or 'none'}")
+            raise UsageError(
+                f"no numeric column {', '.join(map(repr, absent))} in these experiments; "
+                f"numeric columns: {', '.join(known) or 'none'}"
+            )
         chosen = list(dict.fromkeys(metrics))
     else:
         chosen = [c for c in columns[0] if c != "id" and all(c in other for other in columns[1:])]
         if not chosen:
-            raise UsageError("these experiments share no numeric column to compare; name one with --metric")
+            raise UsageError(
+                "these experiments share no numeric column to compare; name one with --metric"
+            )
     by_id = unique_ids(*(run.rows for run in experiments))
     means = []
     for run in experiments:
@@ -153,10 +164,28 @@ def compare_experiments(
             found = aggregate(numeric(row.get(metric)) for row in scored_rows(run))
             means.append(Mean(run.name, metric, found.mean, found.n_scored, found.n_rows))
     differences = [
-        _difference(experiments[0], run, metric, by_id, confidence=confidence, resamples=resamples, seed=seed)
-        for run in experiments[1:] for metric in chosen
+        _difference(
+            experiments[0],
+            run,
+            metric,
+            by_id,
+            confidence=confidence,
+            resamples=resamples,
+            seed=seed,
+        )
+        for run in experiments[1:]
+        for metric in chosen
     ]
-    return Comparison(names, chosen, "id" if by_id else "position", means, differences, confidence, resamples, seed)
+    return Comparison(
+        names,
+        chosen,
+        "id" if by_id else "position",
+        means,
+        differences,
+        confidence,
+        resamples,
+        seed,
+    )
 
 
 _VERDICTS = {
@@ -168,20 +197,58 @@ _VERDICTS = {
 }
 
 
-def _difference(base: Experiment, other: Experiment, metric: str, by_id: bool, *,
-                confidence: float, resamples: int, seed: int) -> Difference:
-    pairing = pair_rows(base.rows, other.rows, by_id=by_id,
-                        positions=([r["index"] for r in base.records], [r["index"] for r in other.records]))
+def _difference(
+    base: Experiment,
+    other: Experiment,
+    metric: str,
+    by_id: bool,
+    *,
+    confidence: float,
+    resamples: int,
+    seed: int,
+) -> Difference:
+    pairing = pair_rows(
+        base.rows,
+        other.rows,
+        by_id=by_id,
+        positions=([r["index"] for r in base.records], [r["index"] for r in other.records]),
+    )
     mine, theirs = scored_rows(base), scored_rows(other)
     found = paired_differences(
-        ((json.loads(pair.key) if by_id else pair.key, numeric(mine[pair.baseline].get(metric)),
-          numeric(theirs[pair.other].get(metric)))
-         for pair in pairing.pairs if pair.baseline is not None and pair.other is not None),
-        confidence=confidence, resamples=resamples, seed=seed)
-    return Difference(base.name, other.name, metric, found.n_pairs, found.mean, found.low, found.high,
-                      better=found.higher, worse=found.lower, same=found.same,
-                      verdict=_VERDICTS[found.direction].format(other=other.name),
-                      rows=[{"key": key, "baseline": a, "other": b, "delta": b - a} for key, a, b in found.rows])
+        (
+            (
+                json.loads(pair.key) if by_id else pair.key,
+                numeric(mine[pair.baseline].get(metric)),
+                numeric(theirs[pair.other].get(metric)),
+            )
+            for pair in pairing.pairs
+            if pair.baseline is not None and pair.other is not None
+        ),
+        confidence=confidence,
+        resamples=resamples,
+        seed=seed,
+    )
+    return Difference(
+        base.name,
+        other.name,
+        metric,
+        found.n_pairs,
+        found.mean,
+        found.low,
+        found.high,
+        better=found.higher,
+        worse=found.lower,
+        same=found.same,
+        verdict=_VERDICTS[found.direction].format(other=other.name),
+        rows=[{"key": key, "baseline": a, "other": b, "delta": b - a} for key, a, b in found.rows],
+    )
 
 
-__all__ = ["Comparison", "Difference", "Mean", "bootstrap_mean_ci", "compare_experiments", "numeric"]
+__all__ = [
+    "Comparison",
+    "Difference",
+    "Mean",
+    "bootstrap_mean_ci",
+    "compare_experiments",
+    "numeric",
+]

@@ -102,35 +102,51 @@ class Dataset:
         if not store.exists(dataset.name):
             known = store.list_names()
             hint = f"; it has: {', '.join(known)}" if known else ""
-            raise UsageError(f"no dataset {name!r} in backend {backend!r} at {store.location(name)}{hint}")
+            raise UsageError(
+                f"no dataset {name!r} in backend {backend!r} at {store.location(name)}{hint}"
+            )
         dataset._rows = [dict(row) for row in store.load(dataset.name)]
         return dataset
 
     @classmethod
-    def list_names(cls, backend: str = "local/csv", root_dir: str | os.PathLike[str] = ".") -> list[str]:
+    def list_names(
+        cls, backend: str = "local/csv", root_dir: str | os.PathLike[str] = "."
+    ) -> list[str]:
         """Names of the datasets saved in `backend` under `root_dir`."""
         return get_backend(backend, root_dir).list_names()
 
     @classmethod
     def from_list(
-        cls, data: Iterable[Mapping[str, Any]], name: str = "dataset", backend: str = "inmemory",
+        cls,
+        data: Iterable[Mapping[str, Any]],
+        name: str = "dataset",
+        backend: str = "inmemory",
         root_dir: str | os.PathLike[str] = ".",
     ) -> Dataset:
         """A dataset of these rows, as Ragas' docs write it: `Dataset.from_list([{...}, {...}])`.
         Kept in memory unless a backend is named (then `save()` writes it)."""
         if isinstance(data, (str, bytes, Mapping)) or not isinstance(data, Iterable):
-            raise UsageError(f"Dataset.from_list data must be a list of dicts, got {type(data).__name__}")
+            raise UsageError(
+                f"Dataset.from_list data must be a list of dicts, got {type(data).__name__}"
+            )
         return cls(name, backend=backend, root_dir=root_dir, data=data)
 
     # -- pandas ----------------------------------------------------------------------------------
     @classmethod
     def from_pandas(
-        cls, frame: Any, name: str, backend: str = "inmemory", root_dir: str | os.PathLike[str] = "."
+        cls,
+        frame: Any,
+        name: str,
+        backend: str = "inmemory",
+        root_dir: str | os.PathLike[str] = ".",
     ) -> Dataset:
         """One row per DataFrame row; pandas' missing values (NaN, NaT, None) become None."""
         pd = require("pandas", extra="pandas", feature="Dataset.from_pandas")
         records = frame.to_dict(orient="records")
-        rows = [{str(key): _from_pandas_cell(pd, value) for key, value in record.items()} for record in records]
+        rows = [
+            {str(key): _from_pandas_cell(pd, value) for key, value in record.items()}
+            for record in records
+        ]
         return cls(name, backend=backend, root_dir=root_dir, data=rows)
 
     def to_pandas(self) -> Any:

@@ -59,8 +59,15 @@ def experiment(
     """
     if max_concurrency < 1:
         raise UsageError(f"max_concurrency must be at least 1, got {max_concurrency}")
-    options = dict(name_prefix=name_prefix, max_concurrency=max_concurrency, root_dir=root_dir,
-                   timeout=timeout, overwrite=overwrite, csv=csv, show_progress=show_progress)
+    options = dict(
+        name_prefix=name_prefix,
+        max_concurrency=max_concurrency,
+        root_dir=root_dir,
+        timeout=timeout,
+        overwrite=overwrite,
+        csv=csv,
+        show_progress=show_progress,
+    )
 
     def wrap(function: Callable[..., Any]) -> ExperimentFunction:
         return ExperimentFunction(function, **options)
@@ -88,26 +95,37 @@ class ExperimentFunction:
         """`arun` from synchronous code (scripts, notebooks, inside a running loop)."""
         return run_sync(self.arun(dataset, *args, name=name, **kwargs))
 
-    async def arun(self, dataset: Any, *args: Any, name: str | None = None, **kwargs: Any) -> Experiment:
+    async def arun(
+        self, dataset: Any, *args: Any, name: str | None = None, **kwargs: Any
+    ) -> Experiment:
         """Call the function on every row (extra args and kwargs passed along) and save the results
         to `<root_dir>/experiments/<name>.jsonl` as they finish; return them as an `Experiment`."""
         rows = _rows_of(dataset)
         opts = self.options
         root = Path(opts["root_dir"]) if opts["root_dir"] is not None else default_root(dataset)
         writer = ExperimentWriter(root, self._name(name, root), overwrite=opts["overwrite"])
-        writer.open({
-            "function": f"{getattr(self.fn, '__module__', '?')}.{getattr(self.fn, '__qualname__', '?')}",
-            "dataset": {"name": getattr(dataset, "name", None), "backend": getattr(dataset, "backend", None),
-                        "rows": len(rows)},
-            "params": _params(args, kwargs),
-            "max_concurrency": opts["max_concurrency"],
-        })
+        writer.open(
+            {
+                "function": f"{getattr(self.fn, '__module__', '?')}.{getattr(self.fn, '__qualname__', '?')}",
+                "dataset": {
+                    "name": getattr(dataset, "name", None),
+                    "backend": getattr(dataset, "backend", None),
+                    "rows": len(rows),
+                },
+                "params": _params(args, kwargs),
+                "max_concurrency": opts["max_concurrency"],
+            }
+        )
         records: list[dict[str, Any]] = []
         started = time.perf_counter()
         status = "interrupted"
         try:
-            with CellProgress(len(rows), enabled=opts["show_progress"], title=f"Running experiment {writer.name}",
-                              unit="rows") as progress:
+            with CellProgress(
+                len(rows),
+                enabled=opts["show_progress"],
+                title=f"Running experiment {writer.name}",
+                unit="rows",
+            ) as progress:
                 pending = iter(enumerate(rows))
 
                 async def worker() -> None:
@@ -122,17 +140,25 @@ class ExperimentFunction:
                         group.start_soon(worker)
             status = "finished"
         finally:
-            writer.close(status=status, finished=utc_now(), n_rows=len(records),
-                         n_errors=sum(1 for r in records if r["status"] == "error"),
-                         seconds=round(time.perf_counter() - started, 3))
+            writer.close(
+                status=status,
+                finished=utc_now(),
+                n_rows=len(records),
+                n_errors=sum(1 for r in records if r["status"] == "error"),
+                seconds=round(time.perf_counter() - started, 3),
+            )
         result = Experiment(writer.name, records, writer.metadata, writer.path)
         if opts["csv"]:
             result.to_csv()
         return result
 
-    async def _one(self, index: int, row: dict[str, Any], args: tuple, kwargs: dict) -> dict[str, Any]:
+    async def _one(
+        self, index: int, row: dict[str, Any], args: tuple, kwargs: dict
+    ) -> dict[str, Any]:
         began = time.perf_counter()
-        given = _copy(row)  # the function may change its row; the dataset and the record stay as they were
+        given = _copy(
+            row
+        )  # the function may change its row; the dataset and the record stay as they were
         scope: anyio.CancelScope | None = None
         try:
             with anyio.fail_after(self.options["timeout"]) as scope:
@@ -144,16 +170,26 @@ class ExperimentFunction:
                     if inspect.isawaitable(returned):
                         returned = await returned
             if not isinstance(returned, Mapping):
-                raise TypeError(f"the experiment function must return a dict, got {type(returned).__name__}")
+                raise TypeError(
+                    f"the experiment function must return a dict, got {type(returned).__name__}"
+                )
             result = to_jsonable(returned)
         except Exception as exc:
             if isinstance(exc, TimeoutError) and scope is not None and scope.cancel_called:
-                error = {"type": "Timeout", "message": f"no result within {self.options['timeout']:g} s"}
+                error = {
+                    "type": "Timeout",
+                    "message": f"no result within {self.options['timeout']:g} s",
+                }
             else:
                 leaf = _first_leaf(exc)
                 error = {"type": type(leaf).__name__, "message": str(leaf) or repr(leaf)}
             return _failed(index, row, began, error)
-        return {"index": index, "status": "ok", "seconds": round(time.perf_counter() - began, 4), "result": result}
+        return {
+            "index": index,
+            "status": "ok",
+            "seconds": round(time.perf_counter() - began, 4),
+            "result": result,
+        }
 
     def _name(self, name: str | None, root: Path) -> str:
         prefix = self.options["name_prefix"]
@@ -172,8 +208,13 @@ def _failed(index: int, row: dict[str, Any], began: float, error: dict[str, str]
         given = to_jsonable(row)
     except TypeError:
         given = {key: repr(value) for key, value in row.items()}
-    return {"index": index, "status": "error", "seconds": round(time.perf_counter() - began, 4),
-            "error": error, "input": given}
+    return {
+        "index": index,
+        "status": "error",
+        "seconds": round(time.perf_counter() - began, 4),
+        "error": error,
+        "input": given,
+    }
 
 
 def _first_leaf(exc: BaseException) -> BaseException:
@@ -197,12 +238,15 @@ def _copy(row: dict[str, Any]) -> dict[str, Any]:
 
 def _rows_of(dataset: Any) -> list[dict[str, Any]]:
     if isinstance(dataset, (Mapping, str, bytes)):
-        raise UsageError("arun needs a Dataset or a list of row dicts, not a single "
-                         f"{type(dataset).__name__}")
+        raise UsageError(
+            f"arun needs a Dataset or a list of row dicts, not a single {type(dataset).__name__}"
+        )
     try:
         rows = list(dataset)
     except TypeError:
-        raise UsageError(f"arun needs a Dataset or a list of row dicts, got {type(dataset).__name__}") from None
+        raise UsageError(
+            f"arun needs a Dataset or a list of row dicts, got {type(dataset).__name__}"
+        ) from None
     for position, row in enumerate(rows):
         if not isinstance(row, Mapping):
             raise UsageError(f"row {position} of the dataset is a {type(row).__name__}, not a dict")

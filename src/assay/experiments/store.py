@@ -47,15 +47,23 @@ def row_view(record: dict[str, Any]) -> dict[str, Any]:
     """What a user sees for one record: the returned dict, or the input row plus `error`."""
     if record.get("status") == "error":
         error = record.get("error") or {}
-        return {**(record.get("input") or {}), "error": f"{error.get('type', 'Error')}: {error.get('message', '')}"}
+        return {
+            **(record.get("input") or {}),
+            "error": f"{error.get('type', 'Error')}: {error.get('message', '')}",
+        }
     return dict(record.get("result") or {})
 
 
 class Experiment:
     """The rows of one experiment run, in dataset order, with the run's metadata."""
 
-    def __init__(self, name: str, records: list[dict[str, Any]], metadata: dict[str, Any] | None = None,
-                 path: Path | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        records: list[dict[str, Any]],
+        metadata: dict[str, Any] | None = None,
+        path: Path | None = None,
+    ) -> None:
         self.name = name
         self.records = sorted(records, key=lambda record: record["index"])
         self.metadata = dict(metadata or {})
@@ -77,7 +85,11 @@ class Experiment:
     @property
     def errors(self) -> list[dict[str, Any]]:
         """`{"index", "type", "message"}` for each row whose function raised."""
-        return [{"index": r["index"], **(r.get("error") or {})} for r in self.records if r.get("status") == "error"]
+        return [
+            {"index": r["index"], **(r.get("error") or {})}
+            for r in self.records
+            if r.get("status") == "error"
+        ]
 
     def to_pandas(self) -> Any:
         pd = require("pandas", extra="pandas", feature="Experiment.to_pandas")
@@ -94,7 +106,9 @@ class Experiment:
         return target
 
     @classmethod
-    def load(cls, name: str | os.PathLike[str], root_dir: str | os.PathLike[str] = ".") -> Experiment:
+    def load(
+        cls, name: str | os.PathLike[str], root_dir: str | os.PathLike[str] = "."
+    ) -> Experiment:
         """An experiment by name under `<root_dir>/experiments/`, or by path (.jsonl or a plain .csv)."""
         return load_experiment(name, root_dir)
 
@@ -110,7 +124,9 @@ def resolve(name: str | os.PathLike[str], root_dir: str | os.PathLike[str] = "."
         if candidate.is_file():
             return candidate
     known = [entry["name"] for entry in list_experiments(root_dir)] if folder.is_dir() else []
-    hint = f"; experiments there: {', '.join(known)}" if known else "; there are no experiments there"
+    hint = (
+        f"; experiments there: {', '.join(known)}" if known else "; there are no experiments there"
+    )
     raise UsageError(f"no experiment {str(name)!r} in {folder}{hint}")
 
 
@@ -153,10 +169,14 @@ def read_metadata(path: Path) -> dict[str, Any]:
         return {}
 
 
-def load_experiment(name: str | os.PathLike[str], root_dir: str | os.PathLike[str] = ".") -> Experiment:
+def load_experiment(
+    name: str | os.PathLike[str], root_dir: str | os.PathLike[str] = "."
+) -> Experiment:
     path = resolve(name, root_dir)
     if path.suffix == ".csv":
-        records = [{"index": i, "status": "ok", "result": row} for i, row in enumerate(read_csv_rows(path))]
+        records = [
+            {"index": i, "status": "ok", "result": row} for i, row in enumerate(read_csv_rows(path))
+        ]
         return Experiment(path.stem, records, read_metadata(path), path)
     return Experiment(path.stem, read_records(path), read_metadata(path), path)
 
@@ -174,22 +194,35 @@ def list_experiments(root_dir: str | os.PathLike[str] = ".") -> list[dict[str, A
     for name, path in found.items():
         meta = read_metadata(path)
         try:
-            records = read_records(path) if path.suffix == ".jsonl" else load_experiment(path).records
+            records = (
+                read_records(path) if path.suffix == ".jsonl" else load_experiment(path).records
+            )
         except DataError as exc:
-            summaries.append({"name": name, "path": str(path), "status": f"unreadable: {exc}",
-                              "created": meta.get("created"), "n_rows": None, "n_errors": None, "params": {}})
+            summaries.append(
+                {
+                    "name": name,
+                    "path": str(path),
+                    "status": f"unreadable: {exc}",
+                    "created": meta.get("created"),
+                    "n_rows": None,
+                    "n_errors": None,
+                    "params": {},
+                }
+            )
             continue
         status = meta.get("status", "unknown")
-        summaries.append({
-            "name": name,
-            "path": str(path),
-            "created": meta.get("created"),
-            "status": status if status != "running" else "incomplete",
-            "n_rows": len(records),
-            "n_errors": sum(1 for r in records if r.get("status") == "error"),
-            "params": meta.get("params", {}),
-            "dataset": meta.get("dataset"),
-        })
+        summaries.append(
+            {
+                "name": name,
+                "path": str(path),
+                "created": meta.get("created"),
+                "status": status if status != "running" else "incomplete",
+                "n_rows": len(records),
+                "n_errors": sum(1 for r in records if r.get("status") == "error"),
+                "params": meta.get("params", {}),
+                "dataset": meta.get("dataset"),
+            }
+        )
     summaries.sort(key=lambda s: (s.get("created") or "", s["name"]))
     return summaries
 
@@ -197,7 +230,9 @@ def list_experiments(root_dir: str | os.PathLike[str] = ".") -> list[dict[str, A
 class ExperimentWriter:
     """Owns the files of one run while it runs."""
 
-    def __init__(self, root_dir: str | os.PathLike[str], name: str, *, overwrite: bool = False) -> None:
+    def __init__(
+        self, root_dir: str | os.PathLike[str], name: str, *, overwrite: bool = False
+    ) -> None:
         self.name = check_name(name, "experiment")
         self.folder = experiments_dir(root_dir)
         self.path = self.folder / f"{name}.jsonl"
@@ -211,12 +246,20 @@ class ExperimentWriter:
 
     def open(self, metadata: dict[str, Any]) -> None:
         if self.exists() and not self.overwrite:
-            raise UsageError(f"experiment {self.name!r} already exists in {self.folder}; choose another name, "
-                             "delete its files, or use @experiment(overwrite=True)")
+            raise UsageError(
+                f"experiment {self.name!r} already exists in {self.folder}; choose another name, "
+                "delete its files, or use @experiment(overwrite=True)"
+            )
         self.folder.mkdir(parents=True, exist_ok=True)
         self.path.with_suffix(".csv").unlink(missing_ok=True)
-        self.metadata = {"format_version": FORMAT_VERSION, "assay_version": __version__, "name": self.name,
-                         "created": utc_now(), "status": "running", **metadata}
+        self.metadata = {
+            "format_version": FORMAT_VERSION,
+            "assay_version": __version__,
+            "name": self.name,
+            "created": utc_now(),
+            "status": "running",
+            **metadata,
+        }
         self._write_metadata()
         self._handle = self.path.open("w", encoding="utf-8", newline="\n")
 
@@ -235,7 +278,9 @@ class ExperimentWriter:
 
     def _write_metadata(self) -> None:
         temporary = self.meta_path.with_name(f".{self.meta_path.name}.tmp")
-        temporary.write_text(json.dumps(self.metadata, indent=2, ensure_ascii=False, default=repr), encoding="utf-8")
+        temporary.write_text(
+            json.dumps(self.metadata, indent=2, ensure_ascii=False, default=repr), encoding="utf-8"
+        )
         os.replace(temporary, self.meta_path)
 
 

@@ -60,6 +60,7 @@ class CallEstimate:
             self.embedding_tokens + other.embedding_tokens,
         )
 
+
 # Fields that hold models or other live objects, not configuration.
 _RUNTIME_FIELDS = frozenset({"llm", "embeddings"})
 
@@ -182,12 +183,18 @@ class Metric(abc.ABC):
 
     async def ascore_sample(self, sample: Sample) -> MetricResult:
         required, optional = self.fields_for(kind_of(sample))
-        fields = {field: sample.get(field) for field in (*required, *optional) if sample.get(field) is not None}
+        fields = {
+            field: sample.get(field)
+            for field in (*required, *optional)
+            if sample.get(field) is not None
+        }
         return await self.ascore(**fields)
 
     # Ragas spellings, for users porting code. `callbacks` see this one metric start and end
     # (row None); `timeout` bounds the call in seconds (TimeoutError beyond it).
-    async def single_turn_ascore(self, sample: Sample, callbacks: Any = None, timeout: float | None = None) -> Any:
+    async def single_turn_ascore(
+        self, sample: Sample, callbacks: Any = None, timeout: float | None = None
+    ) -> Any:
         return (await self._ascore_traced(sample, callbacks, timeout)).value
 
     def single_turn_score(self, sample: Sample, callbacks: Any = None) -> Any:
@@ -196,7 +203,9 @@ class Metric(abc.ABC):
     multi_turn_ascore = single_turn_ascore
     multi_turn_score = single_turn_score
 
-    async def _ascore_traced(self, sample: Sample, callbacks: Any, timeout: float | None) -> MetricResult:
+    async def _ascore_traced(
+        self, sample: Sample, callbacks: Any, timeout: float | None
+    ) -> MetricResult:
         from assay.metrics.callbacks import Callbacks
         from assay.models.usage import UsageMeter, metering
         from assay.schema.outcome import Error, Ok
@@ -217,7 +226,9 @@ class Metric(abc.ABC):
         try:
             outcome: Any = Ok(value=result.value, reason=result.reason, details=result.details)
         except ValueError as exc:  # a value an outcome cannot hold; the caller still gets it
-            outcome = Error(error_type="InvalidValue", message=f"metric returned {result.value!r}: {exc}")
+            outcome = Error(
+                error_type="InvalidValue", message=f"metric returned {result.value!r}: {exc}"
+            )
         await hooks.emit("on_metric_end", None, self.name, outcome, meter.usage)
         return result
 
@@ -257,16 +268,23 @@ class Metric(abc.ABC):
         wants_embeddings = self.needs_embeddings and getattr(self, "embeddings", None) is None
         if not (wants_llm or wants_embeddings):
             return self
-        return self.with_models(llm=default_model("llm") if wants_llm else None,
-                                embeddings=default_model("embeddings", getattr(self, "language", None))
-                                if wants_embeddings else None)
+        return self.with_models(
+            llm=default_model("llm") if wants_llm else None,
+            embeddings=default_model("embeddings", getattr(self, "language", None))
+            if wants_embeddings
+            else None,
+        )
 
     def with_models(self, *, llm: Any = None, embeddings: Any = None) -> Metric:
         """A copy with missing models filled in; the original is left untouched."""
         changes = {}
         if llm is not None and self.needs_llm and getattr(self, "llm", None) is None:
             changes["llm"] = llm
-        if embeddings is not None and self.needs_embeddings and getattr(self, "embeddings", None) is None:
+        if (
+            embeddings is not None
+            and self.needs_embeddings
+            and getattr(self, "embeddings", None) is None
+        ):
             changes["embeddings"] = embeddings
         if not changes:
             return self
@@ -288,7 +306,9 @@ def default_model(kind: Literal["llm", "embeddings"], language: str | None = Non
     key = (kind, os.environ.get(variable), language if kind == "embeddings" else None)
     with _defaults_lock:
         if key not in _defaults:
-            _defaults[key] = defaults.default_llm() if kind == "llm" else defaults.default_embeddings(language)
+            _defaults[key] = (
+                defaults.default_llm() if kind == "llm" else defaults.default_embeddings(language)
+            )
         return _defaults[key]
 
 
@@ -303,7 +323,9 @@ def _batch(inputs: Any) -> list[dict[str, Any]]:
         raise UsageError(f"inputs must be a list of dicts of fields, got {type(inputs).__name__}")
     for position, item in enumerate(inputs):
         if not isinstance(item, dict):
-            raise UsageError(f"inputs[{position}] must be a dict of fields, got {type(item).__name__}")
+            raise UsageError(
+                f"inputs[{position}] must be a dict of fields, got {type(item).__name__}"
+            )
     return list(inputs)
 
 
@@ -329,4 +351,11 @@ def _plain(value: Any) -> Any:
     return repr(value)
 
 
-__all__ = ["CallEstimate", "Metric", "SampleKind", "default_model", "forget_default_models", "kind_of"]
+__all__ = [
+    "CallEstimate",
+    "Metric",
+    "SampleKind",
+    "default_model",
+    "forget_default_models",
+    "kind_of",
+]

@@ -35,8 +35,15 @@ from assay.schema.usage import Usage
 
 logger = logging.getLogger("assay.callbacks")
 
-HOOKS = ("on_run_start", "on_run_end", "on_run_error", "on_row_start", "on_row_end", "on_metric_start",
-         "on_metric_end")
+HOOKS = (
+    "on_run_start",
+    "on_run_end",
+    "on_run_error",
+    "on_row_start",
+    "on_row_end",
+    "on_metric_start",
+    "on_metric_end",
+)
 
 
 class EvaluationCallback:
@@ -84,32 +91,55 @@ class LangChainChains(EvaluationCallback):
         self.rows: dict[int, uuid.UUID] = {}
         self.cells: dict[tuple[int | None, str], uuid.UUID] = {}
 
-    def _start(self, name: str, inputs: dict[str, Any], run_id: uuid.UUID, parent: uuid.UUID | None,
-               kind: str, **metadata: Any) -> Any:
-        return self.handler.on_chain_start({"name": name}, inputs, run_id=run_id, parent_run_id=parent,
-                                           name=name, metadata={"type": kind, **metadata})
+    def _start(
+        self,
+        name: str,
+        inputs: dict[str, Any],
+        run_id: uuid.UUID,
+        parent: uuid.UUID | None,
+        kind: str,
+        **metadata: Any,
+    ) -> Any:
+        return self.handler.on_chain_start(
+            {"name": name},
+            inputs,
+            run_id=run_id,
+            parent_run_id=parent,
+            name=name,
+            metadata={"type": kind, **metadata},
+        )
 
     def on_run_start(self, name: str, n_rows: int, metrics: list[str]) -> Any:
         self.name, self.run_id = name, uuid.uuid4()
-        return self._start(name, {}, self.run_id, None, "evaluation", n_rows=n_rows, metrics=metrics)
+        return self._start(
+            name, {}, self.run_id, None, "evaluation", n_rows=n_rows, metrics=metrics
+        )
 
     def on_run_end(self, result: Any) -> Any:
-        return self.handler.on_chain_end({"scores": result.scores}, run_id=self.run_id, parent_run_id=None)
+        return self.handler.on_chain_end(
+            {"scores": result.scores}, run_id=self.run_id, parent_run_id=None
+        )
 
     def on_run_error(self, error: BaseException) -> Any:
         return self.handler.on_chain_error(error, run_id=self.run_id, parent_run_id=None)
 
     def on_row_start(self, row: int, sample: Any) -> Any:
         self.rows[row] = uuid.uuid4()
-        return self._start(f"row {row}", sample.to_dict(), self.rows[row], self.run_id, "row", row_index=row)
+        return self._start(
+            f"row {row}", sample.to_dict(), self.rows[row], self.run_id, "row", row_index=row
+        )
 
     def on_row_end(self, row: int, outcomes: dict[str, Outcome]) -> Any:
         scores = {name: _value_of(outcome) for name, outcome in outcomes.items()}
-        return self.handler.on_chain_end(scores, run_id=self.rows.pop(row, None), parent_run_id=self.run_id)
+        return self.handler.on_chain_end(
+            scores, run_id=self.rows.pop(row, None), parent_run_id=self.run_id
+        )
 
     def on_metric_start(self, row: int | None, metric: str) -> Any:
         run_id = self.cells[(row, metric)] = uuid.uuid4()
-        return self._start(metric, {}, run_id, self.rows.get(row) if row is not None else None, "metric")
+        return self._start(
+            metric, {}, run_id, self.rows.get(row) if row is not None else None, "metric"
+        )
 
     def on_metric_end(self, row: int | None, metric: str, outcome: Outcome, usage: Usage) -> Any:
         run_id = self.cells.pop((row, metric), None)
@@ -117,16 +147,23 @@ class LangChainChains(EvaluationCallback):
         if isinstance(outcome, Error):
             error = MetricError(f"{outcome.error_type}: {outcome.message}")
             return self.handler.on_chain_error(error, run_id=run_id, parent_run_id=parent)
-        return self.handler.on_chain_end({"output": _value_of(outcome)}, run_id=run_id, parent_run_id=parent)
+        return self.handler.on_chain_end(
+            {"output": _value_of(outcome)}, run_id=run_id, parent_run_id=parent
+        )
 
 
 class Callbacks:
     """The callbacks of one run or one scoring call, called in order."""
 
     def __init__(self, given: Any = None, *, name: str = "assay evaluation") -> None:
-        self.handlers: list[tuple[Any, Any]] = []  # (object whose hooks are called, the object given)
-        items = getattr(given, "handlers", None) if _is_a(given, "langchain_core.callbacks", "BaseCallbackManager") \
+        self.handlers: list[
+            tuple[Any, Any]
+        ] = []  # (object whose hooks are called, the object given)
+        items = (
+            getattr(given, "handlers", None)
+            if _is_a(given, "langchain_core.callbacks", "BaseCallbackManager")
             else given
+        )
         if items is None:
             items = []
         elif not isinstance(items, Sequence) or isinstance(items, (str, bytes)):
@@ -138,9 +175,11 @@ class Callbacks:
             elif any(callable(getattr(item, hook, None)) for hook in HOOKS):
                 self.handlers.append((item, item))
             else:
-                raise UsageError(f"callbacks[{position}] is a {type(item).__name__}, with none of the hooks "
-                                 f"{', '.join(HOOKS)} (subclass assay.EvaluationCallback) and not a LangChain "
-                                 "callback handler")
+                raise UsageError(
+                    f"callbacks[{position}] is a {type(item).__name__}, with none of the hooks "
+                    f"{', '.join(HOOKS)} (subclass assay.EvaluationCallback) and not a LangChain "
+                    "callback handler"
+                )
 
     def __bool__(self) -> bool:
         return bool(self.handlers)
@@ -157,7 +196,13 @@ class Callbacks:
             except Exception as exc:
                 if getattr(given, "raise_error", False):
                     raise
-                logger.warning("callback %s.%s failed: %s: %s", type(given).__name__, hook, type(exc).__name__, exc)
+                logger.warning(
+                    "callback %s.%s failed: %s: %s",
+                    type(given).__name__,
+                    hook,
+                    type(exc).__name__,
+                    exc,
+                )
 
 
 __all__ = ["Callbacks", "EvaluationCallback", "LangChainChains"]

@@ -81,23 +81,35 @@ class Criteria(LLMMetric):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.phase not in ("", "generation", "retrieval"):
-            raise UsageError(f"criteria {self.name!r}: phase must be 'retrieval' or 'generation', got {self.phase!r}")
+            raise UsageError(
+                f"criteria {self.name!r}: phase must be 'retrieval' or 'generation', got {self.phase!r}"
+            )
         if self.criteria_type == "function":
             if self.function_name not in ("", "string_match"):
-                raise UsageError(f"criteria {self.name!r}: unknown function {self.function_name!r} (use 'string_match')")
+                raise UsageError(
+                    f"criteria {self.name!r}: unknown function {self.function_name!r} (use 'string_match')"
+                )
             if self.match_type not in MATCH_TYPES:
                 raise UsageError(f"criteria {self.name!r}: match_type must be one of {MATCH_TYPES}")
             if self.match_type == "regex_match":
                 try:
                     re.compile(self.match_pattern)
                 except re.error as exc:
-                    raise UsageError(f"criteria {self.name!r}: invalid regex {self.match_pattern!r}: {exc}") from None
+                    raise UsageError(
+                        f"criteria {self.name!r}: invalid regex {self.match_pattern!r}: {exc}"
+                    ) from None
         elif self.criteria_type == "llm_judge":
             if self.output_type not in ("5-point", "bool", "prompt"):
-                raise UsageError(f"criteria {self.name!r}: output_type must be '5-point', 'bool' or 'prompt'")
+                raise UsageError(
+                    f"criteria {self.name!r}: output_type must be '5-point', 'bool' or 'prompt'"
+                )
         else:
-            raise UsageError(f"criteria {self.name!r}: criteria_type must be 'llm_judge' or 'function'")
-        self.required_fields = ("retrieved_contexts",) if self.phase == "retrieval" else ("response",)  # type: ignore[misc]
+            raise UsageError(
+                f"criteria {self.name!r}: criteria_type must be 'llm_judge' or 'function'"
+            )
+        self.required_fields = (
+            ("retrieved_contexts",) if self.phase == "retrieval" else ("response",)
+        )  # type: ignore[misc]
         self.needs_llm = self.criteria_type == "llm_judge"  # type: ignore[misc]
 
     # -- scoring ---------------------------------------------------------------------------
@@ -109,38 +121,77 @@ class Criteria(LLMMetric):
     async def _ascore(self, **fields: Any) -> MetricResult:
         subject = self._subject(fields)
         if self.criteria_type == "function":
-            matched = string_match(subject, self.match_type, self.match_pattern, self.case_sensitive)
-            return MetricResult(float(matched), reason=f"{self.match_type} {self.match_pattern!r}: {'matched' if matched else 'no match'}")
+            matched = string_match(
+                subject, self.match_type, self.match_pattern, self.case_sensitive
+            )
+            return MetricResult(
+                float(matched),
+                reason=f"{self.match_type} {self.match_pattern!r}: {'matched' if matched else 'no match'}",
+            )
         if not subject.strip():
             raise NotApplicable(f"nothing to judge in the {self.phase or 'generation'} phase")
-        inputs = judge_inputs(fields.get("user_input"), subject, None if self.phase == "retrieval" else fields.get("retrieved_contexts"),
-                              fields.get("reference"))
+        inputs = judge_inputs(
+            fields.get("user_input"),
+            subject,
+            None if self.phase == "retrieval" else fields.get("retrieved_contexts"),
+            fields.get("reference"),
+        )
         if self.output_type == "bool":
             criterion = f"{self.header}\nyes means: {self.bool_true or 'yes'}\nno means: {self.bool_false or 'no'}"
-            verdict = await ask_yes_no(self.llm, render(self.judge_prompt("aspect_critic"), {"criterion": criterion, **inputs}))
-            return MetricResult(float(verdict.passed), reason=f"judged {verdict.label}", details={"probability": verdict.probability})
+            verdict = await ask_yes_no(
+                self.llm,
+                render(self.judge_prompt("aspect_critic"), {"criterion": criterion, **inputs}),
+            )
+            return MetricResult(
+                float(verdict.passed),
+                reason=f"judged {verdict.label}",
+                details={"probability": verdict.probability},
+            )
         if self.output_type == "5-point":
-            labels = [self.likert_score_1, self.likert_score_2, self.likert_score_3, self.likert_score_4, self.likert_score_5]
-            rubric = {f"score{i}_description": f"{label}" for i, label in enumerate(labels, start=1)}
+            labels = [
+                self.likert_score_1,
+                self.likert_score_2,
+                self.likert_score_3,
+                self.likert_score_4,
+                self.likert_score_5,
+            ]
+            rubric = {
+                f"score{i}_description": f"{label}" for i, label in enumerate(labels, start=1)
+            }
             values = {"rubric": f"{self.header}\n{rubric_text(rubric)}", **inputs}
-            answer = await ask_json(self.llm, self.judge_prompt("rubric_score"), values, RubricAnswer)
+            answer = await ask_json(
+                self.llm, self.judge_prompt("rubric_score"), values, RubricAnswer
+            )
             if not 1 <= answer.score <= 5:
                 from assay.errors import OutputParseError
 
-                raise OutputParseError(f"the judge gave {answer.score} on a 1–5 scale", raw=answer.model_dump_json())
+                raise OutputParseError(
+                    f"the judge gave {answer.score} on a 1–5 scale", raw=answer.model_dump_json()
+                )
             return MetricResult(answer.score, reason=answer.feedback)
         criterion = f"{self.description}\n{self.prompt}".strip()
-        answer = await ask_json(self.llm, self.judge_prompt("simple_criteria"), {"criterion": criterion, **inputs}, _PromptAnswer)
+        answer = await ask_json(
+            self.llm,
+            self.judge_prompt("simple_criteria"),
+            {"criterion": criterion, **inputs},
+            _PromptAnswer,
+        )
         return MetricResult(answer.score, reason=answer.reason)
 
     def estimate(self, sample: Sample) -> CallEstimate:
         if self.criteria_type == "function":
             return CallEstimate()
-        return CallEstimate(requests=1, input_tokens=400 + len(str(sample.get("response") or "")) // 4, output_tokens=60)
+        return CallEstimate(
+            requests=1,
+            input_tokens=400 + len(str(sample.get("response") or "")) // 4,
+            output_tokens=60,
+        )
 
     # -- RagMetrics object protocol ----------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        data = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("llm", "language")}
+        data = {
+            f.name: getattr(self, f.name) for f in fields(self) if f.name not in ("llm", "language")
+        }
         data["object_type"] = self.object_type
         return data
 
@@ -151,8 +202,11 @@ class Criteria(LLMMetric):
 
     def spec(self) -> dict[str, Any]:
         spec = super().spec()
-        spec["criteria"] = {f.name: getattr(self, f.name) for f in fields(self)
-                            if f.name not in ("llm", "language") and getattr(self, f.name) not in ("", False)}
+        spec["criteria"] = {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if f.name not in ("llm", "language") and getattr(self, f.name) not in ("", False)
+        }
         return spec
 
 

@@ -25,7 +25,9 @@ from assay.prompts.render import render
 
 T = TypeVar("T", bound=BaseModel)
 
-_LINE = re.compile(r"^\s*(?:\[)?(\d+)(?:\])?\s*[.):\-]?\s*\**\s*([A-Za-z\u4e00-\u9fff]+)", re.MULTILINE)
+_LINE = re.compile(
+    r"^\s*(?:\[)?(\d+)(?:\])?\s*[.):\-]?\s*\**\s*([A-Za-z\u4e00-\u9fff]+)", re.MULTILINE
+)
 
 
 @dataclass(frozen=True)
@@ -40,7 +42,9 @@ class Verdict:
         return self.probability >= 0.5
 
 
-async def ask_json(llm: Any, prompt: Prompt, values: Mapping[str, Any], schema: type[T], **params: Any) -> T:
+async def ask_json(
+    llm: Any, prompt: Prompt, values: Mapping[str, Any], schema: type[T], **params: Any
+) -> T:
     response = await llm.agenerate(render(prompt, values), schema=schema, **params)
     return response.parsed
 
@@ -50,7 +54,12 @@ def _numbered(items: Sequence[str]) -> str:
 
 
 async def ask_verdicts(
-    llm: Any, prompt: Prompt, values: Mapping[str, Any], items: Sequence[str], *, items_input: str = "items"
+    llm: Any,
+    prompt: Prompt,
+    values: Mapping[str, Any],
+    items: Sequence[str],
+    *,
+    items_input: str = "items",
 ) -> list[Verdict | None]:
     """Judge every item in one call; `prompt.choices[0]` is the positive label (e.g. 'yes').
     An item the judge skipped comes back as None (callers report it); none at all is an error."""
@@ -71,7 +80,9 @@ async def ask_verdicts(
         if label is None:
             verdicts.append(None)
             continue
-        probability = probabilities[index] if probabilities is not None else float(label == positive)
+        probability = (
+            probabilities[index] if probabilities is not None else float(label == positive)
+        )
         verdicts.append(Verdict(label=label, probability=probability))
     return verdicts
 
@@ -89,16 +100,25 @@ class Rating:
         return sum(p * value_of[choice] for choice, p in self.distribution.items())
 
 
-async def _first_words(llm: Any, messages: Any, max_tokens: int, readable: Any, **params: Any) -> Any:
+async def _first_words(
+    llm: Any, messages: Any, max_tokens: int, readable: Any, **params: Any
+) -> Any:
     """The generation of a call whose answer is its first word or two. Only those are read, so an
     answer cut off after them is still whole; one cut off before a readable label is asked again
     with room to finish (the model layer doubles the budget until the answer completes)."""
     response = await llm.agenerate(
-        messages, max_tokens=max_tokens, logprobs=True, top_logprobs=10, allow_truncated=True, **params
+        messages,
+        max_tokens=max_tokens,
+        logprobs=True,
+        top_logprobs=10,
+        allow_truncated=True,
+        **params,
     )
     generation = response.generations[0]
     if generation.finish_reason == "length" and not readable(generation.text):
-        response = await llm.agenerate(messages, max_tokens=max_tokens, logprobs=True, top_logprobs=10, **params)
+        response = await llm.agenerate(
+            messages, max_tokens=max_tokens, logprobs=True, top_logprobs=10, **params
+        )
         generation = response.generations[0]
     return generation
 
@@ -116,7 +136,9 @@ def _yes_no(text: str) -> str | None:
 async def ask_rating(llm: Any, prompt: Prompt, values: Mapping[str, Any]) -> Rating:
     """Ask for one label from `prompt.choices`; an answer outside them is an OutputParseError."""
     choices = [choice.lower() for choice in prompt.choices]
-    generation = await _first_words(llm, render(prompt, values), 4, lambda text: _rating_label(text, choices))
+    generation = await _first_words(
+        llm, render(prompt, values), 4, lambda text: _rating_label(text, choices)
+    )
     label = _rating_label(generation.text, choices)
     if label is None:
         raise OutputParseError(f"the judge answered outside {prompt.choices}", raw=generation.text)
@@ -138,7 +160,9 @@ async def ask_rating(llm: Any, prompt: Prompt, values: Mapping[str, Any]) -> Rat
 
 async def ask_yes_no(llm: Any, messages: list[Any], **params: Any) -> Verdict:
     """A single yes/no answer to already-built messages (e.g. with image parts)."""
-    generation = await _first_words(llm, messages, 2, lambda text: _yes_no(text) is not None, **params)
+    generation = await _first_words(
+        llm, messages, 2, lambda text: _yes_no(text) is not None, **params
+    )
     words = re.findall(r"[a-z]+", generation.text.lower())
     if not words or words[0] not in ("yes", "no"):
         raise OutputParseError("the judge did not answer yes or no", raw=generation.text)
@@ -155,15 +179,23 @@ def _labels(text: str, count: int, positive: str, negative: str) -> list[str | N
             found.setdefault(int(number), word)
     if len(found) != count:
         # Small models sometimes drop the numbers: accept bare words, one per line, if the count fits.
-        bare = [w.lower() for w in re.findall(r"\b([A-Za-z]+)\b", text) if w.lower() in (positive, negative)]
+        bare = [
+            w.lower()
+            for w in re.findall(r"\b([A-Za-z]+)\b", text)
+            if w.lower() in (positive, negative)
+        ]
         if len(bare) == count:
             return list(bare)
     if not found:
-        raise OutputParseError(f"the judge gave no usable verdict for any of the {count} items", raw=text)
+        raise OutputParseError(
+            f"the judge gave no usable verdict for any of the {count} items", raw=text
+        )
     return [found.get(i) for i in range(1, count + 1)]
 
 
-def _verdict_probabilities(logprobs: list[TokenLogprob] | None, positive: str, negative: str) -> list[float] | None:
+def _verdict_probabilities(
+    logprobs: list[TokenLogprob] | None, positive: str, negative: str
+) -> list[float] | None:
     """P(positive) at each token where the judge wrote a verdict word."""
     if not logprobs:
         return None

@@ -79,8 +79,14 @@ class _RagasMetric(Metric):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        kinds = tuple(kind for kind, base in (("single_turn", "SingleTurnMetric"), ("multi_turn", "MultiTurnMetric"))
-                      if any(c.__name__ == base and c.__module__ == __name__ for c in cls.__mro__))
+        kinds = tuple(
+            kind
+            for kind, base in (
+                ("single_turn", "SingleTurnMetric"),
+                ("multi_turn", "MultiTurnMetric"),
+            )
+            if any(c.__name__ == base and c.__module__ == __name__ for c in cls.__mro__)
+        )
         if kinds:
             cls.sample_kinds = kinds  # type: ignore[assignment]
             cls.sample_kind = kinds[0]  # type: ignore[assignment]
@@ -90,12 +96,18 @@ class _RagasMetric(Metric):
             self.name = _snake(type(self).__name__)
         super().__post_init__()
         if not isinstance(self._required_columns, dict):
-            raise UsageError(f"{type(self).__name__}: _required_columns must map a MetricType to a set of column names")
+            raise UsageError(
+                f"{type(self).__name__}: _required_columns must map a MetricType to a set of column names"
+            )
 
     def _columns(self, kind: SampleKind) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        declared = self._required_columns.get(MetricType(kind), self._required_columns.get(kind, ()))
+        declared = self._required_columns.get(
+            MetricType(kind), self._required_columns.get(kind, ())
+        )
         required = tuple(sorted(c for c in declared if not c.endswith(":optional")))
-        optional = tuple(sorted(c.removesuffix(":optional") for c in declared if c.endswith(":optional")))
+        optional = tuple(
+            sorted(c.removesuffix(":optional") for c in declared if c.endswith(":optional"))
+        )
         return required, optional
 
     def fields_for(self, kind: SampleKind) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -112,21 +124,29 @@ class _RagasMetric(Metric):
     @property
     def required_columns(self) -> dict[str, set[str]]:
         """Ragas' view: metric type name -> the column names it reads."""
-        return {MetricType(kind).name: set(self._columns(kind)[0]) | set(self._columns(kind)[1])
-                for kind in self.sample_kinds}
+        return {
+            MetricType(kind).name: set(self._columns(kind)[0]) | set(self._columns(kind)[1])
+            for kind in self.sample_kinds
+        }
 
     async def _ascore(self, **fields: Any) -> MetricResult:
         kind = self._kind_of(fields)
-        sample: Sample = MultiTurnSample(**fields) if kind == "multi_turn" else SingleTurnSample(**fields)
+        sample: Sample = (
+            MultiTurnSample(**fields) if kind == "multi_turn" else SingleTurnSample(**fields)
+        )
         method = self._multi_turn_ascore if kind == "multi_turn" else self._single_turn_ascore
         value = await method(sample, None)
         return value if isinstance(value, MetricResult) else MetricResult(value)
 
     async def _single_turn_ascore(self, sample: SingleTurnSample, callbacks: Any) -> Any:
-        raise NotImplementedError(f"{type(self).__name__} does not implement _single_turn_ascore(sample, callbacks)")
+        raise NotImplementedError(
+            f"{type(self).__name__} does not implement _single_turn_ascore(sample, callbacks)"
+        )
 
     async def _multi_turn_ascore(self, sample: MultiTurnSample, callbacks: Any) -> Any:
-        raise NotImplementedError(f"{type(self).__name__} does not implement _multi_turn_ascore(sample, callbacks)")
+        raise NotImplementedError(
+            f"{type(self).__name__} does not implement _multi_turn_ascore(sample, callbacks)"
+        )
 
 
 @dataclass(kw_only=True)
@@ -178,10 +198,16 @@ def create_auto_response_model(name: str, **fields: Any) -> type[BaseModel]:
 class Ensember:
     """Majority vote over several runs of the same judge (Ragas' `Ensember`)."""
 
-    def from_discrete(self, inputs: list[list[dict[str, Any]]], attribute: str) -> list[dict[str, Any]]:
+    def from_discrete(
+        self, inputs: list[list[dict[str, Any]]], attribute: str
+    ) -> list[dict[str, Any]]:
         """Per position, the output whose `attribute` is the most common value (a tie goes to the value
         seen first). With one run, runs of unequal length, or an output lacking `attribute`: `inputs[0]`."""
-        if not isinstance(inputs, list) or not inputs or not all(isinstance(run, list) for run in inputs):
+        if (
+            not isinstance(inputs, list)
+            or not inputs
+            or not all(isinstance(run, list) for run in inputs)
+        ):
             raise UsageError("inputs must be a non-empty list of runs, each a list of outputs")
         if len(inputs) == 1 or len({len(run) for run in inputs}) != 1:
             return inputs[0]

@@ -46,8 +46,16 @@ def stock_metrics() -> dict[str, Metric]:
     """Ready-made configured metrics known by id (e.g. the stock aspect critics)."""
     from assay.metrics.general import aspect_critic
 
-    return {m.name: m for m in (aspect_critic.harmfulness, aspect_critic.maliciousness, aspect_critic.coherence,
-                                aspect_critic.correctness, aspect_critic.conciseness)}
+    return {
+        m.name: m
+        for m in (
+            aspect_critic.harmfulness,
+            aspect_critic.maliciousness,
+            aspect_critic.coherence,
+            aspect_critic.correctness,
+            aspect_critic.conciseness,
+        )
+    }
 
 
 def create_metric(metric_id: str, /, **params: Any) -> Metric:
@@ -65,7 +73,9 @@ def create_metric(metric_id: str, /, **params: Any) -> Metric:
             raise UsageError(f"metric {metric_id!r}: {exc}") from None
     if cls is None:
         close = difflib.get_close_matches(metric_id, [*catalogue, *stock], n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else "; `assay metrics` lists them all"
+        hint = (
+            f"; did you mean {', '.join(close)}?" if close else "; `assay metrics` lists them all"
+        )
         raise UsageError(f"unknown metric {metric_id!r}{hint}")
     try:
         return cls(**params)

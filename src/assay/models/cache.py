@@ -55,7 +55,9 @@ def request_key(identity: dict[str, Any], request: ModelRequest) -> str:
             "messages": [message.wire() for message in request.messages],
             "n": request.n,
             "params": {k: v for k, v in request.params.items() if k not in _IGNORED_PARAMS},
-            "output": {"name": output.name, "schema": output.schema, "mode": output.mode} if output else None,
+            "output": {"name": output.name, "schema": output.schema, "mode": output.mode}
+            if output
+            else None,
         }
     )
 
@@ -128,7 +130,10 @@ class ResponseCache:
             "path": str(self.path),
             "entries": sum(row[2] for row in rows),
             "bytes": self.path.stat().st_size if self.path.exists() else 0,
-            "by_model": [{"kind": r[0], "model": r[1], "entries": r[2], "value_bytes": r[3] or 0} for r in rows],
+            "by_model": [
+                {"kind": r[0], "model": r[1], "entries": r[2], "value_bytes": r[3] or 0}
+                for r in rows
+            ],
         }
 
     def clear(self) -> int:

@@ -30,13 +30,22 @@ class TokenUsage(BaseModel):
         if not isinstance(other, TokenUsage):
             return NotImplemented
         if not self.is_same_model(other):
-            raise UsageError(f"cannot add the token usage of {self.model!r} and {other.model!r}; keep them apart")
-        return TokenUsage(input_tokens=self.input_tokens + other.input_tokens,
-                          output_tokens=self.output_tokens + other.output_tokens, model=self.model or other.model)
+            raise UsageError(
+                f"cannot add the token usage of {self.model!r} and {other.model!r}; keep them apart"
+            )
+        return TokenUsage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            model=self.model or other.model,
+        )
 
-    def cost(self, cost_per_input_token: float, cost_per_output_token: float | None = None) -> float:
+    def cost(
+        self, cost_per_input_token: float, cost_per_output_token: float | None = None
+    ) -> float:
         """US dollars at the given prices per token (output priced as input when not given)."""
-        per_output = cost_per_input_token if cost_per_output_token is None else cost_per_output_token
+        per_output = (
+            cost_per_input_token if cost_per_output_token is None else cost_per_output_token
+        )
         return self.input_tokens * cost_per_input_token + self.output_tokens * per_output
 
 
@@ -50,9 +59,14 @@ def _counts(usage: Any) -> tuple[int, int] | None:
     if isinstance(usage, Mapping):
         get = usage.get
     else:
+
         def get(name: str, default: Any = None) -> Any:
             return getattr(usage, name, default)
-    for input_name, output_name in (("prompt_tokens", "completion_tokens"), ("input_tokens", "output_tokens")):
+
+    for input_name, output_name in (
+        ("prompt_tokens", "completion_tokens"),
+        ("input_tokens", "output_tokens"),
+    ):
         if get(input_name) is not None or get(output_name) is not None:
             return int(get(input_name) or 0), int(get(output_name) or 0)
     return None
@@ -91,7 +105,9 @@ class CostCallbackHandler:
 
     def __init__(self, token_usage_parser: TokenUsageParser) -> None:
         if not callable(token_usage_parser):
-            raise UsageError("token_usage_parser must be a function from a model result to a TokenUsage")
+            raise UsageError(
+                "token_usage_parser must be a function from a model result to a TokenUsage"
+            )
         self.token_usage_parser = token_usage_parser
         self.usage_data: list[TokenUsage] = []
 
@@ -110,12 +126,18 @@ class CostCallbackHandler:
             return next(iter(by_model.values()), TokenUsage())
         return list(by_model.values())
 
-    def total_cost(self, cost_per_input_token: float | None = None, cost_per_output_token: float | None = None,
-                   per_model_costs: Mapping[str, tuple[float, float]] | None = None) -> float:
+    def total_cost(
+        self,
+        cost_per_input_token: float | None = None,
+        cost_per_output_token: float | None = None,
+        per_model_costs: Mapping[str, tuple[float, float]] | None = None,
+    ) -> float:
         """US dollars: one price for every call, or `per_model_costs` {model: (input, output)} per token."""
         per_model_costs = per_model_costs or {}
         if cost_per_input_token is None and not per_model_costs:
-            raise UsageError("total_cost needs cost_per_input_token=... or per_model_costs={model: (in, out)}")
+            raise UsageError(
+                "total_cost needs cost_per_input_token=... or per_model_costs={model: (in, out)}"
+            )
         total = 0.0
         for usage in self.usage_data:
             if usage.model in per_model_costs:

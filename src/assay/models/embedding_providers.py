@@ -64,23 +64,48 @@ class GoogleEmbeddingProvider(_EmbeddingOnly):
 
     name = "google"
 
-    def __init__(self, model: str = "gemini-embedding-001", *, client: Any = None, api_key: str | None = None,
-                 use_vertex: bool = False, project_id: str | None = None, location: str | None = "us-central1",
-                 task_type: str | None = None, output_dimensionality: int | None = None) -> None:
-        super().__init__(model.removeprefix("models/") if client is None else model, profile=Profile(output_modes=()))
+    def __init__(
+        self,
+        model: str = "gemini-embedding-001",
+        *,
+        client: Any = None,
+        api_key: str | None = None,
+        use_vertex: bool = False,
+        project_id: str | None = None,
+        location: str | None = "us-central1",
+        task_type: str | None = None,
+        output_dimensionality: int | None = None,
+    ) -> None:
+        super().__init__(
+            model.removeprefix("models/") if client is None else model,
+            profile=Profile(output_modes=()),
+        )
         self.use_vertex = use_vertex
-        self._config = {k: v for k, v in (("task_type", task_type),
-                                          ("output_dimensionality", output_dimensionality)) if v is not None}
+        self._config = {
+            k: v
+            for k, v in (("task_type", task_type), ("output_dimensionality", output_dimensionality))
+            if v is not None
+        }
         self._client = client
         if client is None:
-            _need("google.genai", extra="google", package="google-genai", feature="Google embeddings")
+            _need(
+                "google.genai", extra="google", package="google-genai", feature="Google embeddings"
+            )
             if use_vertex:
                 project_id = project_id or os.environ.get("GOOGLE_CLOUD_PROJECT")
                 if not project_id:
-                    raise UsageError("Vertex AI embeddings need project_id=... or GOOGLE_CLOUD_PROJECT")
-                self._settings: dict[str, Any] = {"vertexai": True, "project": project_id, "location": location}
+                    raise UsageError(
+                        "Vertex AI embeddings need project_id=... or GOOGLE_CLOUD_PROJECT"
+                    )
+                self._settings: dict[str, Any] = {
+                    "vertexai": True,
+                    "project": project_id,
+                    "location": location,
+                }
             else:
-                key = api_key or os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")
+                key = (
+                    api_key or os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")
+                )
                 if not key:
                     raise MissingCredentials("Google", "GOOGLE_API_KEY")
                 self._settings = {"api_key": key}
@@ -91,7 +116,9 @@ class GoogleEmbeddingProvider(_EmbeddingOnly):
 
     def _sdk(self) -> Any:
         if self._client is None:
-            genai = require("google.genai", extra="google", package="google-genai", feature="Google embeddings")
+            genai = require(
+                "google.genai", extra="google", package="google-genai", feature="Google embeddings"
+            )
             self._client = genai.Client(**self._settings)
         return self._client
 
@@ -99,21 +126,31 @@ class GoogleEmbeddingProvider(_EmbeddingOnly):
         client = self._sdk()
         try:
             if hasattr(client, "aio"):  # google-genai
-                result = await client.aio.models.embed_content(model=self.model, contents=texts,
-                                                               config=self._config or None)
+                result = await client.aio.models.embed_content(
+                    model=self.model, contents=texts, config=self._config or None
+                )
                 return [list(item.values) for item in result.embeddings], 0
-            if hasattr(client, "embed_content"):  # google.generativeai (the module, or an object like it)
+            if hasattr(
+                client, "embed_content"
+            ):  # google.generativeai (the module, or an object like it)
                 name = self.model if self.model.startswith("models/") else f"models/{self.model}"
-                result = await anyio.to_thread.run_sync(lambda: client.embed_content(model=name, content=texts))
+                result = await anyio.to_thread.run_sync(
+                    lambda: client.embed_content(model=name, content=texts)
+                )
                 vectors = result["embedding"]
-                return ([list(vectors)] if vectors and not isinstance(vectors[0], list) else
-                        [list(v) for v in vectors]), 0
+                return (
+                    [list(vectors)]
+                    if vectors and not isinstance(vectors[0], list)
+                    else [list(v) for v in vectors]
+                ), 0
         except Exception as exc:
             translated = _translate(exc)
             if translated is exc:
                 raise
             raise translated from exc
-        raise UsageError(f"cannot embed with a client of type {type(client).__name__}; pass a google-genai Client")
+        raise UsageError(
+            f"cannot embed with a client of type {type(client).__name__}; pass a google-genai Client"
+        )
 
 
 # -- Hugging Face ------------------------------------------------------------------------------------
@@ -126,11 +163,22 @@ class SentenceTransformersProvider(_EmbeddingOnly):
 
     name = "huggingface"
 
-    def __init__(self, model: str, *, device: str | None = None, normalize_embeddings: bool = True,
-                 model_kwargs: dict[str, Any] | None = None, encode_kwargs: dict[str, Any] | None = None,
-                 cache_folder: str | None = None) -> None:
-        _need("sentence_transformers", extra="huggingface", package="sentence-transformers",
-              feature="Hugging Face embeddings")
+    def __init__(
+        self,
+        model: str,
+        *,
+        device: str | None = None,
+        normalize_embeddings: bool = True,
+        model_kwargs: dict[str, Any] | None = None,
+        encode_kwargs: dict[str, Any] | None = None,
+        cache_folder: str | None = None,
+    ) -> None:
+        _need(
+            "sentence_transformers",
+            extra="huggingface",
+            package="sentence-transformers",
+            feature="Hugging Face embeddings",
+        )
         super().__init__(model, profile=Profile(output_modes=()))
         self.device = device
         self.normalize = normalize_embeddings
@@ -144,11 +192,21 @@ class SentenceTransformersProvider(_EmbeddingOnly):
 
     def _embed_sync(self, texts: list[str]) -> list[list[float]]:
         if self._model is None:
-            st = require("sentence_transformers", extra="huggingface", package="sentence-transformers",
-                         feature="Hugging Face embeddings")
-            self._model = st.SentenceTransformer(self.model, device=self.device, cache_folder=self._cache_folder,
-                                                 **self._model_kwargs)
-        vectors = self._model.encode(texts, normalize_embeddings=self.normalize, **self._encode_kwargs)
+            st = require(
+                "sentence_transformers",
+                extra="huggingface",
+                package="sentence-transformers",
+                feature="Hugging Face embeddings",
+            )
+            self._model = st.SentenceTransformer(
+                self.model,
+                device=self.device,
+                cache_folder=self._cache_folder,
+                **self._model_kwargs,
+            )
+        vectors = self._model.encode(
+            texts, normalize_embeddings=self.normalize, **self._encode_kwargs
+        )
         return [list(map(float, vector)) for vector in vectors]
 
     async def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
@@ -161,20 +219,36 @@ class HuggingFaceInferenceProvider(_EmbeddingOnly):
     name = "huggingface-api"
 
     def __init__(self, model: str, *, api_key: str | None = None) -> None:
-        _need("huggingface_hub", extra="huggingface", package="huggingface-hub", feature="the Hugging Face API")
+        _need(
+            "huggingface_hub",
+            extra="huggingface",
+            package="huggingface-hub",
+            feature="the Hugging Face API",
+        )
         super().__init__(model, profile=Profile(output_modes=()))
-        self.api_key = api_key or os.environ.get("HF_TOKEN") or os.environ.get("HUGGINGFACE_API_KEY")
+        self.api_key = (
+            api_key or os.environ.get("HF_TOKEN") or os.environ.get("HUGGINGFACE_API_KEY")
+        )
         if not self.api_key:
             raise MissingCredentials("The Hugging Face API", "HF_TOKEN")
 
     async def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
-        hub = require("huggingface_hub", extra="huggingface", package="huggingface-hub",
-                      feature="the Hugging Face API")
+        hub = require(
+            "huggingface_hub",
+            extra="huggingface",
+            package="huggingface-hub",
+            feature="the Hugging Face API",
+        )
         client = hub.AsyncInferenceClient(token=self.api_key)
         vectors = []
         try:
             for text in texts:
-                vectors.append([float(x) for x in (await client.feature_extraction(text, model=self.model)).ravel()])
+                vectors.append(
+                    [
+                        float(x)
+                        for x in (await client.feature_extraction(text, model=self.model)).ravel()
+                    ]
+                )
         except Exception as exc:
             translated = _translate(exc)
             if translated is exc:
@@ -183,7 +257,9 @@ class HuggingFaceInferenceProvider(_EmbeddingOnly):
         return vectors, 0
 
 
-def huggingface_provider(model: str, *, api_key: str | None = None, use_api: bool = False, **options: Any) -> Provider:
+def huggingface_provider(
+    model: str, *, api_key: str | None = None, use_api: bool = False, **options: Any
+) -> Provider:
     """The bundled ONNX models for their Hugging Face names; otherwise sentence-transformers (or the API)."""
     if use_api:
         return HuggingFaceInferenceProvider(model, api_key=api_key)
@@ -196,9 +272,17 @@ def huggingface_provider(model: str, *, api_key: str | None = None, use_api: boo
 
 
 # -- Azure OpenAI -----------------------------------------------------------------------------------
-def azure_provider(model: str, *, client: Any = None, base_url: str | None = None, api_key: str | None = None,
-                   timeout: float = 120.0, api_version: str | None = None, azure_endpoint: str | None = None,
-                   azure_deployment: str | None = None) -> Provider:
+def azure_provider(
+    model: str,
+    *,
+    client: Any = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    timeout: float = 120.0,
+    api_version: str | None = None,
+    azure_endpoint: str | None = None,
+    azure_deployment: str | None = None,
+) -> Provider:
     """Azure OpenAI: a caller's `AzureOpenAI` client, or one built from the arguments and the
     AZURE_OPENAI_API_KEY / AZURE_OPENAI_ENDPOINT / OPENAI_API_VERSION variables."""
     from assay.models.providers.openai_compat import OpenAICompatible
@@ -215,8 +299,14 @@ def azure_provider(model: str, *, client: Any = None, base_url: str | None = Non
         version = api_version or os.environ.get("OPENAI_API_VERSION")
         if not version:
             raise UsageError("Azure OpenAI needs api_version=... (or OPENAI_API_VERSION)")
-        client = openai.AsyncAzureOpenAI(api_key=key, azure_endpoint=endpoint, api_version=version,
-                                         azure_deployment=azure_deployment, max_retries=0, timeout=timeout)
+        client = openai.AsyncAzureOpenAI(
+            api_key=key,
+            azure_endpoint=endpoint,
+            api_version=version,
+            azure_deployment=azure_deployment,
+            max_retries=0,
+            timeout=timeout,
+        )
     return OpenAICompatible(model, client=client, timeout=timeout, name="azure")
 
 

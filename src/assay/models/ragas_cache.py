@@ -46,7 +46,10 @@ def encode_value(value: Any) -> Any:
     """JSON-ready form of a cached value; pydantic models are tagged with their class."""
     if isinstance(value, BaseModel):
         cls = type(value)
-        return {"__model__": f"{cls.__module__}:{cls.__qualname__}", "data": value.model_dump(mode="json")}
+        return {
+            "__model__": f"{cls.__module__}:{cls.__qualname__}",
+            "data": value.model_dump(mode="json"),
+        }
     if isinstance(value, (list, tuple)):
         return [encode_value(item) for item in value]
     if isinstance(value, dict):
@@ -55,7 +58,9 @@ def encode_value(value: Any) -> Any:
         return {key: encode_value(item) for key, item in value.items()}
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
-    raise TypeError(f"a {type(value).__name__} cannot be cached (JSON values and pydantic models can)")
+    raise TypeError(
+        f"a {type(value).__name__} cannot be cached (JSON values and pydantic models can)"
+    )
 
 
 def decode_value(value: Any) -> Any:
@@ -68,7 +73,9 @@ def decode_value(value: Any) -> Any:
             for part in name.split("."):
                 cls = getattr(cls, part)
             if not (isinstance(cls, type) and issubclass(cls, BaseModel)):
-                raise TypeError(f"cached value names {value['__model__']}, which is not a pydantic model")
+                raise TypeError(
+                    f"cached value names {value['__model__']}, which is not a pydantic model"
+                )
             return cls.model_validate(value["data"])
         return {key: decode_value(item) for key, item in value.items()}
     return value
@@ -157,7 +164,10 @@ def _key_part(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return [_key_part(item) for item in value]
     if isinstance(value, dict):
-        return {str(key): _key_part(item) for key, item in sorted(value.items(), key=lambda kv: str(kv[0]))}
+        return {
+            str(key): _key_part(item)
+            for key, item in sorted(value.items(), key=lambda kv: str(kv[0]))
+        }
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     identity = getattr(value, "identity", None)
@@ -168,9 +178,14 @@ def _key_part(value: Any) -> Any:
 
 
 def cache_key(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-    payload = {"function": f"{func.__module__}.{func.__qualname__}", "args": _key_part(list(args)),
-               "kwargs": _key_part(kwargs)}
-    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode("utf-8")).hexdigest()
+    payload = {
+        "function": f"{func.__module__}.{func.__qualname__}",
+        "args": _key_part(list(args)),
+        "kwargs": _key_part(kwargs),
+    }
+    return hashlib.sha256(
+        json.dumps(payload, sort_keys=True, default=str).encode("utf-8")
+    ).hexdigest()
 
 
 def cacher(cache_backend: CacheInterface | None = None) -> Any:
@@ -188,6 +203,7 @@ def cacher(cache_backend: CacheInterface | None = None) -> Any:
                 warnings.warn(f"{func.__qualname__}: result not cached ({exc})", stacklevel=3)
 
         if inspect.iscoroutinefunction(func):
+
             @functools.wraps(func)
             async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
                 key = cache_key(func, args, kwargs)

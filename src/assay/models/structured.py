@@ -25,7 +25,9 @@ def schema_of(model: type[BaseModel]) -> tuple[str, dict[str, Any]]:
     return name, model.model_json_schema()
 
 
-def with_schema_instruction(messages: list[ChatMessage], schema: dict[str, Any], mode: OutputMode) -> list[ChatMessage]:
+def with_schema_instruction(
+    messages: list[ChatMessage], schema: dict[str, Any], mode: OutputMode
+) -> list[ChatMessage]:
     """For modes that cannot enforce a schema, state it in the prompt."""
     if mode in ("json_schema", "tool"):
         return messages
@@ -33,10 +35,14 @@ def with_schema_instruction(messages: list[ChatMessage], schema: dict[str, Any],
         "Reply with one JSON object and nothing else. It must validate against this JSON schema:\n"
         + json.dumps(schema, ensure_ascii=False, separators=(",", ":"))
     )
-    return [*messages, ChatMessage(role="user", content=note)] if messages[-1].role != "user" else [
-        *messages[:-1],
-        ChatMessage(role="user", content=f"{_text(messages[-1])}\n\n{note}"),
-    ]
+    return (
+        [*messages, ChatMessage(role="user", content=note)]
+        if messages[-1].role != "user"
+        else [
+            *messages[:-1],
+            ChatMessage(role="user", content=f"{_text(messages[-1])}\n\n{note}"),
+        ]
+    )
 
 
 def repair_messages(messages: list[ChatMessage], raw: str, problem: str) -> list[ChatMessage]:
@@ -80,7 +86,8 @@ def parse_output(raw: str, model: type[BaseModel]) -> BaseModel:
         return model.model_validate(data)
     except ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in error['loc']) or 'the object'}: {error['msg']}" for error in exc.errors()[:5]
+            f"{'.'.join(str(p) for p in error['loc']) or 'the object'}: {error['msg']}"
+            for error in exc.errors()[:5]
         )
         raise ParseFailure(f"it did not match the schema ({problems})") from None
 
@@ -99,4 +106,10 @@ def _tolerant(text: str) -> Any:
     return data
 
 
-__all__ = ["ParseFailure", "parse_output", "repair_messages", "schema_of", "with_schema_instruction"]
+__all__ = [
+    "ParseFailure",
+    "parse_output",
+    "repair_messages",
+    "schema_of",
+    "with_schema_instruction",
+]

@@ -43,7 +43,9 @@ class BaseTokenizer(abc.ABC):
 class TiktokenWrapper(BaseTokenizer):
     """A tiktoken encoding: the one given, else the model's, else `encoding_name`, else o200k_base."""
 
-    def __init__(self, encoding: Any = None, model_name: str | None = None, encoding_name: str | None = None) -> None:
+    def __init__(
+        self, encoding: Any = None, model_name: str | None = None, encoding_name: str | None = None
+    ) -> None:
         if encoding is not None:
             self.encoding = encoding
             return
@@ -52,7 +54,9 @@ class TiktokenWrapper(BaseTokenizer):
             try:
                 self.encoding = tiktoken.encoding_for_model(model_name)
             except KeyError:
-                raise UsageError(f"model_name {model_name!r} has no tiktoken encoding; pass encoding_name=...") from None
+                raise UsageError(
+                    f"model_name {model_name!r} has no tiktoken encoding; pass encoding_name=..."
+                ) from None
         else:
             self.encoding = tiktoken.get_encoding(encoding_name or "o200k_base")
 
@@ -85,7 +89,11 @@ class HuggingFaceTokenizer(BaseTokenizer):
 def _load_hf(model_name: str) -> Any:
     tokenizers = require("tokenizers", extra="local", feature="HuggingFaceTokenizer")
     path = Path(model_name)
-    if model_name.lower() in ("minilm", "all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"):
+    if model_name.lower() in (
+        "minilm",
+        "all-minilm-l6-v2",
+        "sentence-transformers/all-minilm-l6-v2",
+    ):
         path = _BUNDLED
     if path.is_dir():
         path = path / "tokenizer.json"
@@ -101,9 +109,12 @@ def _load_hf(model_name: str) -> Any:
     return transformers.AutoTokenizer.from_pretrained(model_name)
 
 
-def get_tokenizer(tokenizer_type: str = "tiktoken", model_name: str | None = None,
-                  encoding_name: str | None = None) -> BaseTokenizer:
-    """"tiktoken" (model_name or encoding_name optional) or "huggingface" (model_name required)."""
+def get_tokenizer(
+    tokenizer_type: str = "tiktoken",
+    model_name: str | None = None,
+    encoding_name: str | None = None,
+) -> BaseTokenizer:
+    """ "tiktoken" (model_name or encoding_name optional) or "huggingface" (model_name required)."""
     kind = str(tokenizer_type).lower()
     if kind == "tiktoken":
         return TiktokenWrapper(model_name=model_name, encoding_name=encoding_name)
@@ -120,9 +131,18 @@ def get_default_tokenizer() -> BaseTokenizer:
     try:
         return TiktokenWrapper()
     except Exception as exc:  # tiktoken missing, or its encoding file cannot be fetched
-        print(f"assay: tiktoken's o200k_base is not available ({type(exc).__name__}); counting tokens with the "
-              "bundled MiniLM tokenizer instead", file=sys.stderr)
+        print(
+            f"assay: tiktoken's o200k_base is not available ({type(exc).__name__}); counting tokens with the "
+            "bundled MiniLM tokenizer instead",
+            file=sys.stderr,
+        )
         return HuggingFaceTokenizer(model_name="minilm")
 
 
-__all__ = ["BaseTokenizer", "HuggingFaceTokenizer", "TiktokenWrapper", "get_default_tokenizer", "get_tokenizer"]
+__all__ = [
+    "BaseTokenizer",
+    "HuggingFaceTokenizer",
+    "TiktokenWrapper",
+    "get_default_tokenizer",
+    "get_tokenizer",
+]

@@ -24,7 +24,9 @@ class Price:
     output_per_million: float
 
     def cost(self, input_tokens: int, output_tokens: int) -> float:
-        return (input_tokens * self.input_per_million + output_tokens * self.output_per_million) / 1e6
+        return (
+            input_tokens * self.input_per_million + output_tokens * self.output_per_million
+        ) / 1e6
 
 
 # List prices of common judge models (USD per 1M tokens, Nov 2026). Override per LLM with
@@ -64,7 +66,9 @@ class UsageMeter:
 
     def add(self, usage: Usage, *, priced: bool = True) -> None:
         if not priced and usage.requests:
-            usage = usage.model_copy(update={"unpriced_requests": usage.unpriced_requests + usage.requests})
+            usage = usage.model_copy(
+                update={"unpriced_requests": usage.unpriced_requests + usage.requests}
+            )
         with self._lock:
             self.usage = self.usage + usage
 
@@ -92,8 +96,12 @@ class Budget:
             self.spent += cost
 
 
-_meter: contextvars.ContextVar[UsageMeter | None] = contextvars.ContextVar("assay_usage_meter", default=None)
-_budget: contextvars.ContextVar[Budget | None] = contextvars.ContextVar("assay_budget", default=None)
+_meter: contextvars.ContextVar[UsageMeter | None] = contextvars.ContextVar(
+    "assay_usage_meter", default=None
+)
+_budget: contextvars.ContextVar[Budget | None] = contextvars.ContextVar(
+    "assay_budget", default=None
+)
 
 
 @contextmanager

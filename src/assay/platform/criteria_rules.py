@@ -19,9 +19,25 @@ from typing import Any
 from assay.errors import UsageError
 
 TEXT_FIELDS = (
-    "name", "phase", "description", "prompt", "bool_true", "bool_false", "output_type", "header",
-    "likert_score_1", "likert_score_2", "likert_score_3", "likert_score_4", "likert_score_5",
-    "criteria_type", "function_name", "match_type", "match_pattern", "test_string", "validation_status",
+    "name",
+    "phase",
+    "description",
+    "prompt",
+    "bool_true",
+    "bool_false",
+    "output_type",
+    "header",
+    "likert_score_1",
+    "likert_score_2",
+    "likert_score_3",
+    "likert_score_4",
+    "likert_score_5",
+    "criteria_type",
+    "function_name",
+    "match_type",
+    "match_pattern",
+    "test_string",
+    "validation_status",
 )
 FIELDS = (*TEXT_FIELDS, "case_sensitive")
 LIKERT = ("likert_score_1", "likert_score_2", "likert_score_3", "likert_score_4", "likert_score_5")
@@ -65,13 +81,26 @@ def compile_pattern(pattern: str, case_sensitive: bool, *, require_re2: bool = F
         return re2.compile(pattern, options)
     except re2.error as exc:
         reason = exc.args[0].decode() if exc.args and isinstance(exc.args[0], bytes) else str(exc)
-        raise CriteriaProblem("match_pattern", f"invalid regex {pattern!r} (RE2 syntax, no backreferences or lookaround): {reason}") from None
+        raise CriteriaProblem(
+            "match_pattern",
+            f"invalid regex {pattern!r} (RE2 syntax, no backreferences or lookaround): {reason}",
+        ) from None
 
 
-def string_match(text: str, match_type: str, pattern: str, case_sensitive: bool = False, *, require_re2: bool = True) -> bool:
+def string_match(
+    text: str,
+    match_type: str,
+    pattern: str,
+    case_sensitive: bool = False,
+    *,
+    require_re2: bool = True,
+) -> bool:
     """The `string_match` function, with regexes run by RE2."""
     if match_type == "regex_match":
-        return compile_pattern(pattern, case_sensitive, require_re2=require_re2).search(text) is not None
+        return (
+            compile_pattern(pattern, case_sensitive, require_re2=require_re2).search(text)
+            is not None
+        )
     if not case_sensitive:
         text, pattern = text.casefold(), pattern.casefold()
     if match_type == "starts_with":
@@ -80,12 +109,18 @@ def string_match(text: str, match_type: str, pattern: str, case_sensitive: bool 
         return text.endswith(pattern)
     if match_type == "contains":
         return pattern in text
-    raise CriteriaProblem("match_type", f"must be one of {', '.join(MATCH_TYPES)}, got {match_type!r}")
+    raise CriteriaProblem(
+        "match_type", f"must be one of {', '.join(MATCH_TYPES)}, got {match_type!r}"
+    )
 
 
 _LIBRARY_FIELDS = (
-    ("phase", "phase"), ("unknown function", "function_name"), ("match_type", "match_type"),
-    ("invalid regex", "match_pattern"), ("output_type", "output_type"), ("criteria_type", "criteria_type"),
+    ("phase", "phase"),
+    ("unknown function", "function_name"),
+    ("match_type", "match_type"),
+    ("invalid regex", "match_pattern"),
+    ("output_type", "output_type"),
+    ("criteria_type", "criteria_type"),
 )
 
 
@@ -100,12 +135,16 @@ def _library_check(values: dict[str, Any]) -> None:
         if field == "match_pattern":
             return  # the regex is checked below, with the engine that will run it
         prefix = f"{field} "
-        raise CriteriaProblem(field, message[len(prefix):] if message.startswith(prefix) else message) from None
+        raise CriteriaProblem(
+            field, message[len(prefix) :] if message.startswith(prefix) else message
+        ) from None
 
 
 def normalise(values: dict[str, Any]) -> dict[str, Any]:
     """Every field present, text fields as str, `function_name` defaulted for function criteria."""
-    out: dict[str, Any] = {f: values.get(f) if values.get(f) is not None else "" for f in TEXT_FIELDS}
+    out: dict[str, Any] = {
+        f: values.get(f) if values.get(f) is not None else "" for f in TEXT_FIELDS
+    }
     out["case_sensitive"] = bool(values.get("case_sensitive", False))
     if not out["criteria_type"]:
         out["criteria_type"] = "llm_judge"
@@ -134,9 +173,14 @@ def check(values: dict[str, Any], *, require_re2: bool = False) -> dict[str, Any
         if output == "5-point":
             missing = [f for f in LIKERT if not data[f].strip()]
             if missing:
-                raise CriteriaProblem(missing[0], f"a 5-point criterion needs all five labels; missing {', '.join(missing)}")
+                raise CriteriaProblem(
+                    missing[0],
+                    f"a 5-point criterion needs all five labels; missing {', '.join(missing)}",
+                )
         if output == "prompt" and not (data["prompt"].strip() or data["description"].strip()):
-            raise CriteriaProblem("prompt", "a prompt criterion needs its `prompt` (or a `description`)")
+            raise CriteriaProblem(
+                "prompt", "a prompt criterion needs its `prompt` (or a `description`)"
+            )
         data["validation_status"] = "valid"
         return data
     if not data["match_pattern"]:
@@ -144,12 +188,26 @@ def check(values: dict[str, Any], *, require_re2: bool = False) -> dict[str, Any
     if data["match_type"] == "regex_match":
         compile_pattern(data["match_pattern"], data["case_sensitive"], require_re2=require_re2)
     if data["test_string"]:
-        matched = string_match(data["test_string"], data["match_type"], data["match_pattern"], data["case_sensitive"],
-                               require_re2=require_re2)
+        matched = string_match(
+            data["test_string"],
+            data["match_type"],
+            data["match_pattern"],
+            data["case_sensitive"],
+            require_re2=require_re2,
+        )
         data["validation_status"] = "valid" if matched else "invalid"
     else:
         data["validation_status"] = "valid"
     return data
 
 
-__all__ = ["FIELDS", "LIKERT", "MATCH_TYPES", "TEXT_FIELDS", "CriteriaProblem", "check", "compile_pattern", "string_match"]
+__all__ = [
+    "FIELDS",
+    "LIKERT",
+    "MATCH_TYPES",
+    "TEXT_FIELDS",
+    "CriteriaProblem",
+    "check",
+    "compile_pattern",
+    "string_match",
+]

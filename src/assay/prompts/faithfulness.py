@@ -92,7 +92,11 @@ def unnumbered(items: str) -> list[str]:
 def sentences(text: str) -> list[str]:
     import pysbd
 
-    return [part.strip() for part in pysbd.Segmenter(language="en", clean=False).segment(text) if part.strip()]
+    return [
+        part.strip()
+        for part in pysbd.Segmenter(language="en", clean=False).segment(text)
+        if part.strip()
+    ]
 
 
 def read_verdicts(raw: str, count: int) -> list[int]:
@@ -104,7 +108,9 @@ def read_verdicts(raw: str, count: int) -> list[int]:
             verdicts.setdefault(int(number), 1 if word in _YES else 0)
     missing = [n for n in range(1, count + 1) if n not in verdicts]
     if missing:
-        raise OutputParseError(f"the answer gave no verdict for statement {missing[0]} of {count}", raw=raw)
+        raise OutputParseError(
+            f"the answer gave no verdict for statement {missing[0]} of {count}", raw=raw
+        )
     return [verdicts[n] for n in range(1, count + 1)]
 
 
@@ -152,8 +158,10 @@ class AssayBackedPrompt(PydanticPrompt[Any, Any]):
         if isinstance(data, dict):
             data = self.input_model.model_validate(data)
         if not isinstance(data, self.input_model):
-            raise TypeError(f"{type(self).__name__} data must be a {self.input_model.__name__}, "
-                            f"got {type(data).__name__}")
+            raise TypeError(
+                f"{type(self).__name__} data must be a {self.input_model.__name__}, "
+                f"got {type(data).__name__}"
+            )
         return self.to_assay_input(data)
 
     def _example_of(self, pair: tuple[Any, Any]) -> Example:
@@ -161,28 +169,51 @@ class AssayBackedPrompt(PydanticPrompt[Any, Any]):
         return Example(input=self._input_values(given), output=self.to_assay_output(expected))
 
     def _pair_of(self, example: Example) -> tuple[Any, Any]:
-        return self.from_assay_input(dict(example.input)), self.from_assay_output(example.output, dict(example.input))
+        return self.from_assay_input(dict(example.input)), self.from_assay_output(
+            example.output, dict(example.input)
+        )
 
     def assay_prompt(self) -> Prompt:
         base = self.builtin()
         instruction = self.instruction
-        if base.answer == "verdict" and instruction != base.instruction and '"1. yes"' not in instruction:
-            instruction = f"{instruction.rstrip()}\n{_VERDICT_FORMAT}"  # the answer format assay reads
+        if (
+            base.answer == "verdict"
+            and instruction != base.instruction
+            and '"1. yes"' not in instruction
+        ):
+            instruction = (
+                f"{instruction.rstrip()}\n{_VERDICT_FORMAT}"  # the answer format assay reads
+            )
         # Examples nobody replaced are assay's own, exactly as written in the YAML file.
-        replaced = "_examples" in self.__dict__ or not isinstance(inspect.getattr_static(type(self), "examples"),
-                                                                    property)
-        examples = tuple(self._example_of(pair) for pair in self.examples) if replaced else base.examples
-        return base.model_copy(update={"language": self.language, "instruction": instruction, "examples": examples})
+        replaced = "_examples" in self.__dict__ or not isinstance(
+            inspect.getattr_static(type(self), "examples"), property
+        )
+        examples = (
+            tuple(self._example_of(pair) for pair in self.examples) if replaced else base.examples
+        )
+        return base.model_copy(
+            update={"language": self.language, "instruction": instruction, "examples": examples}
+        )
 
     def to_string(self, data: Any = None) -> str:
         """What the model is sent, as text (the answer format is the one the instruction states)."""
         if data is None:
-            raise TypeError(f"{type(self).__name__}.to_string needs the input, a {self.input_model.__name__}")
+            raise TypeError(
+                f"{type(self).__name__}.to_string needs the input, a {self.input_model.__name__}"
+            )
         return messages_as_text(self.to_messages(data))
 
-    async def generate_multiple(self, llm: Any, data: Any, n: int = 1, temperature: float | None = None,
-                                stop: list[str] | None = None, callbacks: Any = None, retries_left: int = 3,
-                                **kwargs: Any) -> list[Any]:
+    async def generate_multiple(
+        self,
+        llm: Any,
+        data: Any,
+        n: int = 1,
+        temperature: float | None = None,
+        stop: list[str] | None = None,
+        callbacks: Any = None,
+        retries_left: int = 3,
+        **kwargs: Any,
+    ) -> list[Any]:
         values = self._input_values(self.process_input(data))
         prompt = self.assay_prompt()
         from assay.prompts.render import render
@@ -190,12 +221,16 @@ class AssayBackedPrompt(PydanticPrompt[Any, Any]):
         messages = render(prompt, values)
         model = as_llm(llm)
         if prompt.answer == "json":
-            response = await model.agenerate(messages, schema=_Claims, n=n, **_sampling(temperature, stop))
+            response = await model.agenerate(
+                messages, schema=_Claims, n=n, **_sampling(temperature, stop)
+            )
             answers = [generation.parsed.model_dump() for generation in response.generations]
         else:
             response = await model.agenerate(messages, n=n, **_sampling(temperature, stop))
             answers = [generation.text for generation in response.generations]
-        return [self.process_output(self.from_assay_output(answer, values), data) for answer in answers]
+        return [
+            self.process_output(self.from_assay_output(answer, values), data) for answer in answers
+        ]
 
 
 class StatementGeneratorPrompt(AssayBackedPrompt):
@@ -238,13 +273,18 @@ class _VerdictPrompt(AssayBackedPrompt):
     prompt_id = "supported"
 
     def to_assay_output(self, output: Any) -> Any:
-        return "\n".join(f"{i}. {'yes' if answer.verdict else 'no'}" for i, answer in enumerate(output.statements, 1))
+        return "\n".join(
+            f"{i}. {'yes' if answer.verdict else 'no'}"
+            for i, answer in enumerate(output.statements, 1)
+        )
 
     def _answers(self, output: Any, values: dict[str, Any]) -> list[StatementFaithfulnessAnswer]:
         statements = unnumbered(values["items"])
         verdicts = read_verdicts(str(output), len(statements))
-        return [StatementFaithfulnessAnswer(statement=s, reason="", verdict=v)
-                for s, v in zip(statements, verdicts, strict=True)]
+        return [
+            StatementFaithfulnessAnswer(statement=s, reason="", verdict=v)
+            for s, v in zip(statements, verdicts, strict=True)
+        ]
 
 
 class NLIStatementPrompt(_VerdictPrompt):
@@ -255,7 +295,9 @@ class NLIStatementPrompt(_VerdictPrompt):
         return {"source": data.context, "items": numbered(list(data.statements))}
 
     def from_assay_input(self, values: dict[str, Any]) -> Any:
-        return NLIStatementInput(context=values["source"].rstrip("\n"), statements=unnumbered(values["items"]))
+        return NLIStatementInput(
+            context=values["source"].rstrip("\n"), statements=unnumbered(values["items"])
+        )
 
     def from_assay_output(self, output: Any, values: dict[str, Any]) -> Any:
         return NLIStatementOutput(statements=self._answers(output, values))
@@ -269,7 +311,9 @@ class FaithfulnessPrompt(_VerdictPrompt):
         return {"source": data.context, "items": numbered(sentences(data.response))}
 
     def from_assay_input(self, values: dict[str, Any]) -> Any:
-        return FaithfulnessInput(response=" ".join(unnumbered(values["items"])), context=values["source"].rstrip("\n"))
+        return FaithfulnessInput(
+            response=" ".join(unnumbered(values["items"])), context=values["source"].rstrip("\n")
+        )
 
     def from_assay_output(self, output: Any, values: dict[str, Any]) -> Any:
         return FaithfulnessOutput(statements=self._answers(output, values))

@@ -51,7 +51,12 @@ class Prompt(BaseModel):
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]
 
     def describe(self) -> dict[str, Any]:
-        return {"id": self.id, "version": self.version, "language": self.language, "hash": self.hash}
+        return {
+            "id": self.id,
+            "version": self.version,
+            "language": self.language,
+            "hash": self.hash,
+        }
 
     def with_examples(self, examples: list[Example]) -> Prompt:
         return self.model_copy(update={"examples": tuple(examples)})

@@ -75,7 +75,9 @@ def as_llm(llm: Any) -> Any:
         return LlamaIndexLLMWrapper(llm)
     if callable(getattr(llm, "agenerate", None)):
         return llm
-    raise UsageError(f"llm must be a model from llm_factory (or a LangChain / LlamaIndex model), got {type(llm).__name__}")
+    raise UsageError(
+        f"llm must be a model from llm_factory (or a LangChain / LlamaIndex model), got {type(llm).__name__}"
+    )
 
 
 def _sampling(temperature: float | None, stop: list[str] | None) -> dict[str, Any]:
@@ -92,7 +94,9 @@ def messages_as_text(messages: list[Any]) -> str:
     parts = [str(messages[0].content)]
     turns = messages[1:-1]
     for index in range(0, len(turns) - 1, 2):
-        parts.append(f"Example {index // 2 + 1}\n{turns[index].content}\nAnswer:\n{turns[index + 1].content}")
+        parts.append(
+            f"Example {index // 2 + 1}\n{turns[index].content}\nAnswer:\n{turns[index + 1].content}"
+        )
     parts.append(f"Now the input to answer\n{messages[-1].content}\nAnswer:")
     return "\n\n".join(parts)
 
@@ -100,27 +104,53 @@ def messages_as_text(messages: list[Any]) -> str:
 class BasePrompt:
     """`name` (default: the class name in snake_case), `language`, `original_hash`."""
 
-    def __init__(self, name: str | None = None, language: str = "english", original_hash: str | None = None) -> None:
+    def __init__(
+        self, name: str | None = None, language: str = "english", original_hash: str | None = None
+    ) -> None:
         self.name = name or camel_to_snake(type(self).__name__)
         self.language = language
         self.original_hash = original_hash
 
-    async def generate(self, llm: Any, data: Any, temperature: float | None = None, stop: list[str] | None = None,
-                       callbacks: Any = None, **kwargs: Any) -> Any:
-        results = await self.generate_multiple(llm, data, n=1, temperature=temperature, stop=stop, callbacks=callbacks,
-                                               **kwargs)
+    async def generate(
+        self,
+        llm: Any,
+        data: Any,
+        temperature: float | None = None,
+        stop: list[str] | None = None,
+        callbacks: Any = None,
+        **kwargs: Any,
+    ) -> Any:
+        results = await self.generate_multiple(
+            llm, data, n=1, temperature=temperature, stop=stop, callbacks=callbacks, **kwargs
+        )
         return results[0]
 
-    async def generate_multiple(self, llm: Any, data: Any, n: int = 1, temperature: float | None = None,
-                                stop: list[str] | None = None, callbacks: Any = None, **kwargs: Any) -> list[Any]:
+    async def generate_multiple(
+        self,
+        llm: Any,
+        data: Any,
+        n: int = 1,
+        temperature: float | None = None,
+        stop: list[str] | None = None,
+        callbacks: Any = None,
+        **kwargs: Any,
+    ) -> list[Any]:
         raise NotImplementedError
 
 
 class StringPrompt(BasePrompt):
     """Sends `data` (a string) as the whole prompt and returns the model's text."""
 
-    async def generate_multiple(self, llm: Any, data: Any, n: int = 1, temperature: float | None = None,
-                                stop: list[str] | None = None, callbacks: Any = None, **kwargs: Any) -> list[str]:
+    async def generate_multiple(
+        self,
+        llm: Any,
+        data: Any,
+        n: int = 1,
+        temperature: float | None = None,
+        stop: list[str] | None = None,
+        callbacks: Any = None,
+        **kwargs: Any,
+    ) -> list[str]:
         if not isinstance(data, str):
             raise UsageError(f"StringPrompt data must be a string, got {type(data).__name__}")
         if n < 1:
@@ -154,7 +184,9 @@ class PydanticPrompt(BasePrompt, Generic[InputModel, OutputModel]):
         if isinstance(data, Mapping):
             data = self.input_model.model_validate(dict(data))
         if not isinstance(data, BaseModel):
-            raise UsageError(f"{type(self).__name__} data must be a {self.input_model.__name__}, got {type(data).__name__}")
+            raise UsageError(
+                f"{type(self).__name__} data must be a {self.input_model.__name__}, got {type(data).__name__}"
+            )
         return data.model_dump(mode="json")
 
     def _example_of(self, pair: tuple[Any, Any]) -> Example:
@@ -163,9 +195,14 @@ class PydanticPrompt(BasePrompt, Generic[InputModel, OutputModel]):
 
     def assay_prompt(self) -> Prompt:
         """The assay prompt this typed prompt is: id = name, JSON answer, its examples."""
-        return Prompt(id=self.name, language=self.language, instruction=self.instruction or " ",
-                      inputs=self._input_fields(), answer="json",
-                      examples=tuple(self._example_of(pair) for pair in self.examples))
+        return Prompt(
+            id=self.name,
+            language=self.language,
+            instruction=self.instruction or " ",
+            inputs=self._input_fields(),
+            answer="json",
+            examples=tuple(self._example_of(pair) for pair in self.examples),
+        )
 
     def to_messages(self, data: Any) -> list[Any]:
         prompt = self.assay_prompt()
@@ -174,20 +211,31 @@ class PydanticPrompt(BasePrompt, Generic[InputModel, OutputModel]):
     def to_string(self, data: Any = None) -> str:
         """The prompt as the model receives it, written out as text (the output schema last)."""
         if data is None:
-            data = self.input_model.model_construct(**{name: f"{{{name}}}" for name in self._input_fields()})
+            data = self.input_model.model_construct(
+                **{name: f"{{{name}}}" for name in self._input_fields()}
+            )
         schema = json.dumps(self.output_model.model_json_schema(), ensure_ascii=False)
         return f"{messages_as_text(self.to_messages(data))}\n(JSON following this schema: {schema})"
 
     # -- asking -------------------------------------------------------------------------------------
-    async def generate_multiple(self, llm: Any, data: Any, n: int = 1, temperature: float | None = None,
-                                stop: list[str] | None = None, callbacks: Any = None, retries_left: int = 3,
-                                **kwargs: Any) -> list[Any]:
+    async def generate_multiple(
+        self,
+        llm: Any,
+        data: Any,
+        n: int = 1,
+        temperature: float | None = None,
+        stop: list[str] | None = None,
+        callbacks: Any = None,
+        retries_left: int = 3,
+        **kwargs: Any,
+    ) -> list[Any]:
         """`n` answers as output-model instances (parsed strictly, tolerantly, then one repair call;
         an answer that still does not fit raises `RagasOutputParserException`)."""
         if n < 1:
             raise UsageError(f"n must be at least 1, got {n!r}")
-        response = await as_llm(llm).agenerate(self.to_messages(data), schema=self.output_model, n=n,
-                                               **_sampling(temperature, stop))
+        response = await as_llm(llm).agenerate(
+            self.to_messages(data), schema=self.output_model, n=n, **_sampling(temperature, stop)
+        )
         if not response.generations:
             raise OutputParseError(f"the model returned no answers when {n} were requested")
         return [self.process_output(generation.parsed, data) for generation in response.generations]
@@ -203,16 +251,20 @@ class PydanticPrompt(BasePrompt, Generic[InputModel, OutputModel]):
         return new
 
     def _pair_of(self, example: Example) -> tuple[Any, Any]:
-        return self.input_model.model_validate(example.input), self.output_model.model_validate(example.output)
+        return self.input_model.model_validate(example.input), self.output_model.model_validate(
+            example.output
+        )
 
-    async def adapt(self, target_language: str, llm: Any, adapt_instruction: bool = False
-                    ) -> PydanticPrompt[InputModel, OutputModel]:
+    async def adapt(
+        self, target_language: str, llm: Any, adapt_instruction: bool = False
+    ) -> PydanticPrompt[InputModel, OutputModel]:
         """A translated copy: the examples' strings always, the instruction with `adapt_instruction`.
         Field names, numbers and labels stay as they are (checked)."""
         from assay.prompts.localize import aadapt_prompt
 
-        adapted = await aadapt_prompt(self.assay_prompt(), target_language, as_llm(llm),
-                                      adapt_instruction=adapt_instruction)
+        adapted = await aadapt_prompt(
+            self.assay_prompt(), target_language, as_llm(llm), adapt_instruction=adapt_instruction
+        )
         return self._with(adapted)
 
     def save(self, file_path: str | os.PathLike[str]) -> None:
@@ -243,19 +295,31 @@ class PydanticPrompt(BasePrompt, Generic[InputModel, OutputModel]):
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise UsageError(f"{path}: not a JSON prompt file ({exc})") from None
         if not isinstance(data, dict) or data.get("format") != FILE_FORMAT:
-            raise UsageError(f"{path}: not a prompt saved by PydanticPrompt.save (no \"format\": {FILE_FORMAT!r})")
-        prompt = cls(name=data.get("name"), language=data.get("language", "english"),
-                     original_hash=data.get("original_hash"))
+            raise UsageError(
+                f'{path}: not a prompt saved by PydanticPrompt.save (no "format": {FILE_FORMAT!r})'
+            )
+        prompt = cls(
+            name=data.get("name"),
+            language=data.get("language", "english"),
+            original_hash=data.get("original_hash"),
+        )
         examples = data.get("examples")
         if not isinstance(examples, list) or not isinstance(data.get("instruction"), str):
-            raise UsageError(f"{path}: \"instruction\" must be text and \"examples\" a list")
+            raise UsageError(f'{path}: "instruction" must be text and "examples" a list')
         try:
-            stored = Prompt(id=prompt.name, language=prompt.language, instruction=data["instruction"] or " ",
-                            inputs=prompt._input_fields(), answer="json",
-                            examples=tuple(Example.model_validate(e) for e in examples))
+            stored = Prompt(
+                id=prompt.name,
+                language=prompt.language,
+                instruction=data["instruction"] or " ",
+                inputs=prompt._input_fields(),
+                answer="json",
+                examples=tuple(Example.model_validate(e) for e in examples),
+            )
             loaded = prompt._with(stored)
         except ValidationError as exc:
-            raise UsageError(f"{path}: an example does not fit the prompt's models ({exc.errors()[0]['msg']})") from None
+            raise UsageError(
+                f"{path}: an example does not fit the prompt's models ({exc.errors()[0]['msg']})"
+            ) from None
         loaded.instruction = data["instruction"]
         loaded.original_hash = data.get("original_hash")
         return loaded
@@ -263,9 +327,16 @@ class PydanticPrompt(BasePrompt, Generic[InputModel, OutputModel]):
     # -- identity -----------------------------------------------------------------------------------
     def _content(self) -> str:
         prompt = self.assay_prompt()
-        return json.dumps({"name": self.name, "language": self.language, "instruction": self.instruction,
-                           "examples": [e.model_dump(mode="json") for e in prompt.examples]},
-                          sort_keys=True, ensure_ascii=False)
+        return json.dumps(
+            {
+                "name": self.name,
+                "language": self.language,
+                "instruction": self.instruction,
+                "examples": [e.model_dump(mode="json") for e in prompt.examples],
+            },
+            sort_keys=True,
+            ensure_ascii=False,
+        )
 
     def __hash__(self) -> int:
         return int(hashlib.sha256(self._content().encode("utf-8")).hexdigest()[:15], 16)
@@ -274,8 +345,10 @@ class PydanticPrompt(BasePrompt, Generic[InputModel, OutputModel]):
         return type(other) is type(self) and other._content() == self._content()  # type: ignore[attr-defined]
 
     def __repr__(self) -> str:
-        return (f"{type(self).__name__}(instruction={self.instruction[:60]!r}, examples={len(self.examples)}, "
-                f"language={self.language!r})")
+        return (
+            f"{type(self).__name__}(instruction={self.instruction[:60]!r}, examples={len(self.examples)}, "
+            f"language={self.language!r})"
+        )
 
 
 # -- dynamic few-shot ---------------------------------------------------------------------------------
@@ -283,14 +356,27 @@ class DynamicFewShotPrompt:
     """An instruction template with `{placeholders}` whose examples are chosen per input: the
     `max_similar_examples` most similar by embedding (cosine at least `similarity_threshold`)."""
 
-    def __init__(self, instruction: str, examples: list[tuple[dict[str, Any], dict[str, Any]]] | None = None,
-                 embedding_model: Any = None, max_similar_examples: int = 3, similarity_threshold: float = 0.7) -> None:
+    def __init__(
+        self,
+        instruction: str,
+        examples: list[tuple[dict[str, Any], dict[str, Any]]] | None = None,
+        embedding_model: Any = None,
+        max_similar_examples: int = 3,
+        similarity_threshold: float = 0.7,
+    ) -> None:
         if not isinstance(instruction, str) or not instruction.strip():
             raise UsageError("instruction must be a non-empty string")
         if not isinstance(max_similar_examples, int) or max_similar_examples < 0:
-            raise UsageError(f"max_similar_examples must be a whole number of 0 or more, got {max_similar_examples!r}")
-        if not isinstance(similarity_threshold, (int, float)) or not -1.0 <= similarity_threshold <= 1.0:
-            raise UsageError(f"similarity_threshold must be between -1 and 1, got {similarity_threshold!r}")
+            raise UsageError(
+                f"max_similar_examples must be a whole number of 0 or more, got {max_similar_examples!r}"
+            )
+        if (
+            not isinstance(similarity_threshold, (int, float))
+            or not -1.0 <= similarity_threshold <= 1.0
+        ):
+            raise UsageError(
+                f"similarity_threshold must be between -1 and 1, got {similarity_threshold!r}"
+            )
         self.instruction = instruction
         self.embedding_model = embedding_model
         self.max_similar_examples = max_similar_examples
@@ -301,12 +387,25 @@ class DynamicFewShotPrompt:
             self.add_example(inputs, output)
 
     @classmethod
-    def from_prompt(cls, prompt: Any, embedding_model: Any, max_similar_examples: int = 3,
-                    similarity_threshold: float = 0.7) -> DynamicFewShotPrompt:
+    def from_prompt(
+        cls,
+        prompt: Any,
+        embedding_model: Any,
+        max_similar_examples: int = 3,
+        similarity_threshold: float = 0.7,
+    ) -> DynamicFewShotPrompt:
         """From any prompt with an `instruction` and `examples` (pairs of dicts or pydantic models)."""
-        examples = [tuple(item.model_dump() if isinstance(item, BaseModel) else dict(item) for item in pair)
-                    for pair in getattr(prompt, "examples", [])]
-        return cls(prompt.instruction, examples, embedding_model, max_similar_examples, similarity_threshold)
+        examples = [
+            tuple(item.model_dump() if isinstance(item, BaseModel) else dict(item) for item in pair)
+            for pair in getattr(prompt, "examples", [])
+        ]
+        return cls(
+            prompt.instruction,
+            examples,
+            embedding_model,
+            max_similar_examples,
+            similarity_threshold,
+        )
 
     @staticmethod
     def _text_of(inputs: Mapping[str, Any]) -> str:
@@ -321,15 +420,25 @@ class DynamicFewShotPrompt:
         if not isinstance(inputs, Mapping) or not isinstance(output, Mapping):
             raise UsageError("an example is a pair of dicts: (inputs, output)")
         self.examples.append((dict(inputs), dict(output)))
-        self._vectors.append(self._embed(self._text_of(inputs)) if self.embedding_model is not None else [])
+        self._vectors.append(
+            self._embed(self._text_of(inputs)) if self.embedding_model is not None else []
+        )
 
-    def similar_examples(self, inputs: Mapping[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    def similar_examples(
+        self, inputs: Mapping[str, Any]
+    ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
         if not self.examples or self.max_similar_examples == 0:
             return []
         query = self._embed(self._text_of(inputs))
-        scored = sorted(((_cosine(query, vector), index) for index, vector in enumerate(self._vectors)), reverse=True)
-        return [self.examples[index] for score, index in scored[: self.max_similar_examples]
-                if score >= self.similarity_threshold]
+        scored = sorted(
+            ((_cosine(query, vector), index) for index, vector in enumerate(self._vectors)),
+            reverse=True,
+        )
+        return [
+            self.examples[index]
+            for score, index in scored[: self.max_similar_examples]
+            if score >= self.similarity_threshold
+        ]
 
     def format(self, **inputs: Any) -> str:
         try:
@@ -339,8 +448,10 @@ class DynamicFewShotPrompt:
         chosen = self.similar_examples(inputs)
         if not chosen:
             return text
-        shown = "\n\n".join(f"Input: {json.dumps(i, ensure_ascii=False)}\nOutput: {json.dumps(o, ensure_ascii=False)}"
-                            for i, o in chosen)
+        shown = "\n\n".join(
+            f"Input: {json.dumps(i, ensure_ascii=False)}\nOutput: {json.dumps(o, ensure_ascii=False)}"
+            for i, o in chosen
+        )
         return f"{text}\n\nExamples:\n\n{shown}"
 
     to_string = format
@@ -358,7 +469,6 @@ class PromptMixin:
     - a class of your own with PydanticPrompt attributes (keyed by `prompt.name`);
     - an assay metric (it has `prompt_ids` and `judge_prompt`): the methods use its assay prompts
       and `assay.prompts.localize` (set_prompts also takes typed prompts such as NLIStatementPrompt)."""
-
 
     def _holds_assay_prompts(self) -> bool:
         return callable(getattr(self, "judge_prompt", None)) and hasattr(self, "prompt_ids")
@@ -383,25 +493,40 @@ class PromptMixin:
         if self._holds_assay_prompts():
             from assay.prompts.localize import apply_prompts
 
-            apply_prompts(self, {key: p.assay_prompt() if isinstance(p, PydanticPrompt) else p
-                                 for key, p in prompts.items()})
+            apply_prompts(
+                self,
+                {
+                    key: p.assay_prompt() if isinstance(p, PydanticPrompt) else p
+                    for key, p in prompts.items()
+                },
+            )
             return
         by_name = {prompt.name: attribute for attribute, prompt in self._get_prompts().items()}
         for key, prompt in prompts.items():
             if key not in by_name:
-                raise UsageError(f"no prompt named {key!r}; the prompts are {', '.join(sorted(by_name)) or 'none'}")
+                raise UsageError(
+                    f"no prompt named {key!r}; the prompts are {', '.join(sorted(by_name)) or 'none'}"
+                )
             if not isinstance(prompt, PydanticPrompt):
-                raise UsageError(f"prompt {key!r} must be a PydanticPrompt, got {type(prompt).__name__}")
+                raise UsageError(
+                    f"prompt {key!r} must be a PydanticPrompt, got {type(prompt).__name__}"
+                )
             setattr(self, by_name[key], prompt)
 
-    async def adapt_prompts(self, language: str, llm: Any, adapt_instruction: bool = False) -> dict[str, Any]:
+    async def adapt_prompts(
+        self, language: str, llm: Any, adapt_instruction: bool = False
+    ) -> dict[str, Any]:
         """Translated copies, keyed as `get_prompts` keys them; not applied (pass them to `set_prompts`)."""
         if self._holds_assay_prompts():
             from assay.prompts.localize import aadapt_prompts
 
-            return await aadapt_prompts(self, language, as_llm(llm), adapt_instruction=adapt_instruction)
-        return {name: await prompt.adapt(language, llm, adapt_instruction)
-                for name, prompt in self.get_prompts().items()}
+            return await aadapt_prompts(
+                self, language, as_llm(llm), adapt_instruction=adapt_instruction
+            )
+        return {
+            name: await prompt.adapt(language, llm, adapt_instruction)
+            for name, prompt in self.get_prompts().items()
+        }
 
     def _file(self, path: str | os.PathLike[str], prompt_name: str, language: str) -> Path:
         prefix = f"{self.name}_" if getattr(self, "name", "") else ""
@@ -419,7 +544,9 @@ class PromptMixin:
         for prompt_name, prompt in self.get_prompts().items():
             prompt.save(self._file(path, prompt_name, prompt.language))
 
-    def load_prompts(self, path: str | os.PathLike[str], language: str | None = None) -> dict[str, Any]:
+    def load_prompts(
+        self, path: str | os.PathLike[str], language: str | None = None
+    ) -> dict[str, Any]:
         """Read the prompts saved for `language` (default english); returned, not applied."""
         language = language or "english"
         if self._holds_assay_prompts():
@@ -428,8 +555,10 @@ class PromptMixin:
             return localize.load_prompts(self, path, language)
         if not Path(path).is_dir():
             raise UsageError(f"path {str(path)!r} is not an existing directory")
-        return {prompt_name: type(prompt).load(self._file(path, prompt_name, language))
-                for prompt_name, prompt in self.get_prompts().items()}
+        return {
+            prompt_name: type(prompt).load(self._file(path, prompt_name, language))
+            for prompt_name, prompt in self.get_prompts().items()
+        }
 
 
 __all__ = [

@@ -74,12 +74,16 @@ def _render_answer(prompt: Prompt, output: Any) -> str:
 def render(prompt: Prompt, values: Mapping[str, Any]) -> list[ChatMessage]:
     language = prompt.language if prompt.language in _DATA_RULE else "english"
     system = f"{prompt.instruction.strip()}\n\n{_DATA_RULE[language]}"
-    if prompt.answer == "verdict" and "items" not in prompt.inputs:  # list prompts answer line by line
+    if (
+        prompt.answer == "verdict" and "items" not in prompt.inputs
+    ):  # list prompts answer line by line
         system += "\n\n" + _ONE_WORD[language].format(choices=" / ".join(prompt.choices))
     messages = [ChatMessage(role="system", content=system)]
     for example in prompt.examples:
         messages.append(ChatMessage(role="user", content=render_inputs(prompt, example.input)))
-        messages.append(ChatMessage(role="assistant", content=_render_answer(prompt, example.output)))
+        messages.append(
+            ChatMessage(role="assistant", content=_render_answer(prompt, example.output))
+        )
     messages.append(ChatMessage(role="user", content=render_inputs(prompt, values)))
     return messages
 

@@ -23,7 +23,9 @@ from assay.report.page import render_page
 PathLike = str | os.PathLike[str]
 
 
-def build_report(sources: Sequence[PathLike], *, data: PathLike | None = None, root_dir: PathLike = ".") -> str:
+def build_report(
+    sources: Sequence[PathLike], *, data: PathLike | None = None, root_dir: PathLike = "."
+) -> str:
     """The HTML of a report over `sources` (the first is the baseline of a comparison)."""
     if not sources:
         raise UsageError("a report needs at least one results file, run directory or experiment")
@@ -31,15 +33,22 @@ def build_report(sources: Sequence[PathLike], *, data: PathLike | None = None, r
         raise UsageError("--data applies to a single run directory")
     runs = [load_run(source, data=data, root_dir=root_dir) for source in sources]
     seen: dict[str, int] = {}
-    for run in runs:  # two files named alike (a/results.jsonl, b/results.jsonl) need distinct labels
+    for (
+        run
+    ) in runs:  # two files named alike (a/results.jsonl, b/results.jsonl) need distinct labels
         seen[run.name] = seen.get(run.name, 0) + 1
         if seen[run.name] > 1:
             run.name = f"{run.name} ({seen[run.name]})"
     return render_page(runs)
 
 
-def write_report(sources: Sequence[PathLike], output: PathLike, *, data: PathLike | None = None,
-                 root_dir: PathLike = ".") -> Path:
+def write_report(
+    sources: Sequence[PathLike],
+    output: PathLike,
+    *,
+    data: PathLike | None = None,
+    root_dir: PathLike = ".",
+) -> Path:
     """Write the report over `sources` to `output` and return its path."""
     html = build_report(sources, data=data, root_dir=root_dir)
     target = Path(output)

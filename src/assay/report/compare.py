@@ -45,8 +45,11 @@ class Difference:
 
 def pair_rows(baseline: Run, other: Run) -> tuple[str, list[tuple[str, Row | None, Row | None]]]:
     """(matched_by, [(key, baseline row, other row)]) in baseline order, then rows only in `other`."""
-    pairing = aggregate.pair_rows([row.fields for row in baseline.rows], [row.fields for row in other.rows],
-                                  positions=([row.index for row in baseline.rows], [row.index for row in other.rows]))
+    pairing = aggregate.pair_rows(
+        [row.fields for row in baseline.rows],
+        [row.fields for row in other.rows],
+        positions=([row.index for row in baseline.rows], [row.index for row in other.rows]),
+    )
     pairs = []
     for pair in pairing.pairs:
         mine = baseline.rows[pair.baseline] if pair.baseline is not None else None
@@ -56,7 +59,9 @@ def pair_rows(baseline: Run, other: Run) -> tuple[str, list[tuple[str, Row | Non
 
 
 def bootstrap_interval(deltas: list[float]) -> tuple[float, float]:
-    return aggregate.bootstrap_mean_ci(deltas, resamples=RESAMPLES, seed=SEED, confidence=CONFIDENCE)
+    return aggregate.bootstrap_mean_ci(
+        deltas, resamples=RESAMPLES, seed=SEED, confidence=CONFIDENCE
+    )
 
 
 def _ok_value(row: Row, metric: str) -> Any:
@@ -64,15 +69,33 @@ def _ok_value(row: Row, metric: str) -> Any:
     return cell.value if cell is not None and cell.status == "ok" else None
 
 
-def difference(baseline: Run, other: Run, metric: str,
-               pairs: list[tuple[str, Row | None, Row | None]]) -> Difference:
+def difference(
+    baseline: Run, other: Run, metric: str, pairs: list[tuple[str, Row | None, Row | None]]
+) -> Difference:
     found = aggregate.paired_differences(
-        ((key, _ok_value(mine, metric), _ok_value(theirs, metric))
-         for key, mine, theirs in pairs if mine is not None and theirs is not None),
-        confidence=CONFIDENCE, resamples=RESAMPLES, seed=SEED)
-    return Difference(metric, baseline.name, other.name, found.n_pairs, found.mean, found.low, found.high,
-                      higher=found.higher, lower=found.lower, same=found.same,
-                      verdict=_VERDICTS[found.direction].format(other=other.name), rows=found.rows)
+        (
+            (key, _ok_value(mine, metric), _ok_value(theirs, metric))
+            for key, mine, theirs in pairs
+            if mine is not None and theirs is not None
+        ),
+        confidence=CONFIDENCE,
+        resamples=RESAMPLES,
+        seed=SEED,
+    )
+    return Difference(
+        metric,
+        baseline.name,
+        other.name,
+        found.n_pairs,
+        found.mean,
+        found.low,
+        found.high,
+        higher=found.higher,
+        lower=found.lower,
+        same=found.same,
+        verdict=_VERDICTS[found.direction].format(other=other.name),
+        rows=found.rows,
+    )
 
 
 __all__ = ["CONFIDENCE", "Difference", "bootstrap_interval", "difference", "pair_rows"]

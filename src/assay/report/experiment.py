@@ -32,7 +32,11 @@ def experiment_run(source: str | os.PathLike[str], root_dir: str | os.PathLike[s
     path = Path(experiment.path) if experiment.path is not None else Path(str(source))
     meta = experiment.metadata
     inputs = _input_columns(experiment.records, meta, path)
-    results = [record.get("result") or {} for record in experiment.records if record.get("status") != "error"]
+    results = [
+        record.get("result") or {}
+        for record in experiment.records
+        if record.get("status") != "error"
+    ]
     metrics = score_columns(results, inputs)
     reasons = {f"{name}_reason" for name in metrics}
     all_fields = [_fields(record) for record in experiment.records]
@@ -44,16 +48,31 @@ def experiment_run(source: str | os.PathLike[str], root_dir: str | os.PathLike[s
             error = record.get("error") or {}
             message = f"{error.get('type', 'Error')}: {error.get('message', '')}"
             cells = {name: Cell("error", reason=f"the row failed: {message}") for name in metrics}
-            rows.append(Row(index=index, key=row_key(index, fields, ids), fields=fields, cells=cells, error=message))
+            rows.append(
+                Row(
+                    index=index,
+                    key=row_key(index, fields, ids),
+                    fields=fields,
+                    cells=cells,
+                    error=message,
+                )
+            )
             continue
         cells = {name: _score_cell(fields, name) for name in metrics}
         shown = {k: v for k, v in fields.items() if k not in metrics and k not in reasons}
         rows.append(Row(index=index, key=row_key(index, fields, ids), fields=shown, cells=cells))
-    info: dict[str, Any] = {"rows": len(rows), "status": meta.get("status"), "started": meta.get("created"),
-                            "seconds": meta.get("seconds"), "function": meta.get("function")}
+    info: dict[str, Any] = {
+        "rows": len(rows),
+        "status": meta.get("status"),
+        "started": meta.get("created"),
+        "seconds": meta.get("seconds"),
+        "function": meta.get("function"),
+    }
     dataset = meta.get("dataset") or {}
     if dataset.get("name"):
-        info["dataset"] = f"{dataset['name']} ({dataset.get('backend') or '?'}, {dataset.get('rows', '?')} rows)"
+        info["dataset"] = (
+            f"{dataset['name']} ({dataset.get('backend') or '?'}, {dataset.get('rows', '?')} rows)"
+        )
     params = meta.get("params") or {}
     if params.get("args") or params.get("kwargs"):
         shown_params = [repr(a) for a in params.get("args", [])]
@@ -61,8 +80,14 @@ def experiment_run(source: str | os.PathLike[str], root_dir: str | os.PathLike[s
         info["params"] = ", ".join(shown_params)
     if meta.get("status") == "running":
         info["status"] = "incomplete (the run did not finish)"
-    return Run(name=experiment.name, kind="experiment", path=str(path), metrics=metrics, rows=rows,
-               info={k: v for k, v in info.items() if v not in (None, "")})
+    return Run(
+        name=experiment.name,
+        kind="experiment",
+        path=str(path),
+        metrics=metrics,
+        rows=rows,
+        info={k: v for k, v in info.items() if v not in (None, "")},
+    )
 
 
 def _fields(record: dict[str, Any]) -> dict[str, Any]:
@@ -95,7 +120,12 @@ def score_columns(results: list[dict[str, Any]], inputs: set[str]) -> list[str]:
         values = [row[column] for row in results if row.get(column) is not None]
         if not values:
             continue
-        if all(is_result_dict(v) for v in values) or f"{column}_reason" in order or all(_is_label(v) for v in values) or all(_is_number(v) for v in values):
+        if (
+            all(is_result_dict(v) for v in values)
+            or f"{column}_reason" in order
+            or all(_is_label(v) for v in values)
+            or all(_is_number(v) for v in values)
+        ):
             chosen.append(column)
     return chosen
 
@@ -124,9 +154,13 @@ def _input_columns(records: list[dict[str, Any]], meta: dict[str, Any], path: Pa
         try:
             from assay.experiments.dataset import Dataset
 
-            loaded = Dataset.load(dataset["name"], backend=dataset["backend"], root_dir=path.parent.parent)
+            loaded = Dataset.load(
+                dataset["name"], backend=dataset["backend"], root_dir=path.parent.parent
+            )
             columns.update(loaded.columns)
-        except Exception:  # the dataset moved or its backend is not installed: guess from shapes only
+        except (
+            Exception
+        ):  # the dataset moved or its backend is not installed: guess from shapes only
             pass
     return columns
 

@@ -18,17 +18,25 @@ from assay.report.model import Cell, Row, Run, add_usage
 from assay.schema.aggregate import unique_ids
 
 
-def load_run(source: str | os.PathLike[str], *, data: str | os.PathLike[str] | None = None,
-             root_dir: str | os.PathLike[str] = ".") -> Run:
+def load_run(
+    source: str | os.PathLike[str],
+    *,
+    data: str | os.PathLike[str] | None = None,
+    root_dir: str | os.PathLike[str] = ".",
+) -> Run:
     """The results at `source`, whatever their kind (see the module docstring)."""
     path = Path(source)
     if path.is_dir():
         if (path / "run.json").is_file() or (path / "cells.jsonl").is_file():
             return load_run_dir(path, data=data)
-        raise UsageError(f"{path} is a directory without run.json or cells.jsonl; "
-                         "give an `assay evaluate --output` file, a --run-dir directory or an experiment")
+        raise UsageError(
+            f"{path} is a directory without run.json or cells.jsonl; "
+            "give an `assay evaluate --output` file, a --run-dir directory or an experiment"
+        )
     if data is not None:
-        raise UsageError("--data only applies to a run directory (its cells do not include the inputs)")
+        raise UsageError(
+            "--data only applies to a run directory (its cells do not include the inputs)"
+        )
     if path.is_file() and path.suffix.lower() in {".jsonl", ".ndjson"}:
         records = _read_jsonl(path)
         if records and all(_is_result_record(record) for record in records):
@@ -70,7 +78,8 @@ def _read_jsonl(path: Path) -> list[dict[str, Any]]:
 def _is_result_record(record: dict[str, Any]) -> bool:
     metrics = record.get("metrics")
     return isinstance(metrics, dict) and all(
-        isinstance(cell, dict) and "status" in cell for cell in metrics.values())
+        isinstance(cell, dict) and "status" in cell for cell in metrics.values()
+    )
 
 
 def row_key(index: int, fields: dict[str, Any], by_id: bool) -> str:
@@ -82,11 +91,20 @@ def row_key(index: int, fields: dict[str, Any], by_id: bool) -> str:
 def _cell(record: dict[str, Any], usage: dict[str, Any] | None = None) -> Cell:
     status = str(record.get("status", "missing"))
     reason = record.get("reason")
-    if status == "error" and reason is None and "message" in record:  # a run directory's Error outcome
+    if (
+        status == "error" and reason is None and "message" in record
+    ):  # a run directory's Error outcome
         reason = f"{record.get('error_type', 'Error')}: {record['message']}"
     value = record.get("value") if status == "ok" else None
-    return Cell(status=status, value=value, reason=reason, details=record.get("details"), usage=usage,
-                attempts=record.get("attempts"), raw=record.get("raw"))
+    return Cell(
+        status=status,
+        value=value,
+        reason=reason,
+        details=record.get("details"),
+        usage=usage,
+        attempts=record.get("attempts"),
+        raw=record.get("raw"),
+    )
 
 
 def _evaluation_run(path: Path, records: list[dict[str, Any]]) -> Run:
@@ -96,12 +114,22 @@ def _evaluation_run(path: Path, records: list[dict[str, Any]]) -> Run:
     field_rows = [{k: v for k, v in record.items() if k != "metrics"} for record in records]
     ids = unique_ids(field_rows)
     rows = [
-        Row(index=i, key=row_key(i, fields, ids), fields=fields,
-            cells={name: _cell(cell) for name, cell in record["metrics"].items()})
+        Row(
+            index=i,
+            key=row_key(i, fields, ids),
+            fields=fields,
+            cells={name: _cell(cell) for name, cell in record["metrics"].items()},
+        )
         for i, (record, fields) in enumerate(zip(records, field_rows, strict=True))
     ]
-    return Run(name=path.stem, kind="evaluation results", path=str(path), metrics=list(metrics), rows=rows,
-               info={"rows": len(rows), "tokens and cost": "not recorded in this file (use --run-dir)"})
+    return Run(
+        name=path.stem,
+        kind="evaluation results",
+        path=str(path),
+        metrics=list(metrics),
+        rows=rows,
+        info={"rows": len(rows), "tokens and cost": "not recorded in this file (use --run-dir)"},
+    )
 
 
 def load_run_dir(path: Path, *, data: str | os.PathLike[str] | None = None) -> Run:
@@ -112,10 +140,14 @@ def load_run_dir(path: Path, *, data: str | os.PathLike[str] | None = None) -> R
             manifest = json.loads((path / "run.json").read_text(encoding="utf-8"))
         except ValueError:
             raise UsageError(f"{path / 'run.json'} is not JSON") from None
-    specs = [spec for spec in manifest.get("metrics", []) if isinstance(spec, dict) and "name" in spec]
+    specs = [
+        spec for spec in manifest.get("metrics", []) if isinstance(spec, dict) and "name" in spec
+    ]
     metrics = {spec["name"]: None for spec in specs}
     found: dict[tuple[int, str], dict[str, Any]] = {}
-    spent: dict[tuple[int, str], dict[str, Any] | None] = {}  # every attempt's usage: it was paid for
+    spent: dict[
+        tuple[int, str], dict[str, Any] | None
+    ] = {}  # every attempt's usage: it was paid for
     cells_path = path / "cells.jsonl"
     for record in _read_jsonl(cells_path) if cells_path.is_file() else []:
         if isinstance(record.get("row"), int) and isinstance(record.get("outcome"), dict):
@@ -134,25 +166,46 @@ def load_run_dir(path: Path, *, data: str | os.PathLike[str] | None = None) -> R
         for name in metrics:
             record = found.get((index, name))
             if record is None:
-                cells[name] = Cell("missing", reason="not finished: the run stopped before this cell")
+                cells[name] = Cell(
+                    "missing", reason="not finished: the run stopped before this cell"
+                )
                 continue
             cells[name] = _cell(record["outcome"], usage=spent.get((index, name)))
             total = add_usage(total, spent.get((index, name)))
-        rows.append(Row(index=index, key=row_key(index, inputs[index], ids), fields=inputs[index], cells=cells))
-    info: dict[str, Any] = {"rows": n_rows, "started": manifest.get("created"),
-                            "assay version": manifest.get("assay_version")}
+        rows.append(
+            Row(
+                index=index,
+                key=row_key(index, inputs[index], ids),
+                fields=inputs[index],
+                cells=cells,
+            )
+        )
+    info: dict[str, Any] = {
+        "rows": n_rows,
+        "started": manifest.get("created"),
+        "assay version": manifest.get("assay_version"),
+    }
     judges = sorted({_model_name(spec["llm"]) for spec in specs if spec.get("llm")})
     if judges:
         info["judge"] = ", ".join(judges)
     if data is None:
         info["inputs"] = "not stored in a run directory; add --data DATAFILE to show them"
-    return Run(name=path.name, kind="run directory", path=str(path), metrics=list(metrics), rows=rows,
-               usage=total, info={k: v for k, v in info.items() if v is not None})
+    return Run(
+        name=path.name,
+        kind="run directory",
+        path=str(path),
+        metrics=list(metrics),
+        rows=rows,
+        usage=total,
+        info={k: v for k, v in info.items() if v is not None},
+    )
 
 
 def _model_name(identity: Any) -> str:
     if isinstance(identity, dict):
-        return "/".join(str(identity[k]) for k in ("provider", "model") if identity.get(k)) or json.dumps(identity)
+        return "/".join(
+            str(identity[k]) for k in ("provider", "model") if identity.get(k)
+        ) or json.dumps(identity)
     return str(identity)
 
 
@@ -161,8 +214,10 @@ def _inputs(data: str | os.PathLike[str], n_rows: int) -> list[dict[str, Any]]:
 
     dataset = EvaluationDataset.load(data)
     if len(dataset) != n_rows:
-        raise UsageError(f"--data {data} has {len(dataset)} rows but the run has {n_rows}; "
-                         "give the file the run was made from")
+        raise UsageError(
+            f"--data {data} has {len(dataset)} rows but the run has {n_rows}; "
+            "give the file the run was made from"
+        )
     rows = []
     for sample in dataset:
         fields = sample.to_dict()

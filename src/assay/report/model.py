@@ -45,7 +45,9 @@ class Run:
     path: str
     metrics: list[str]
     rows: list[Row]
-    usage: dict[str, Any] | None = None  # summed tokens, requests and cost, when the source has them
+    usage: dict[str, Any] | None = (
+        None  # summed tokens, requests and cost, when the source has them
+    )
     info: dict[str, Any] = field(default_factory=dict)  # shown as key/value facts in the header
 
     def cells(self, metric: str) -> list[tuple[Row, Cell]]:

@@ -53,7 +53,9 @@ def environment() -> jinja2.Environment:
 
 def script_hash(script: str = SCRIPT) -> str:
     """The CSP source for the page's one script: 'sha256-<base64 digest of its exact text>'."""
-    return "sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    return "sha256-" + base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode(
+        "ascii"
+    )
 
 
 def content_security_policy() -> str:
@@ -67,24 +69,31 @@ def render_page(runs: list[Run]) -> str:
     cards = []
     for metric in metrics:
         stats = [metric_stats(run, metric) if metric in run.metrics else None for run in runs]
-        diffs = [difference(runs[0], run, metric, pair_rows(runs[0], run)[1])
-                 for run in runs[1:] if metric in run.metrics and metric in runs[0].metrics]
+        diffs = [
+            difference(runs[0], run, metric, pair_rows(runs[0], run)[1])
+            for run in runs[1:]
+            if metric in run.metrics and metric in runs[0].metrics
+        ]
         cards.append(card_view(metric, names, stats, diffs))
-    return environment().get_template("page.html.j2").render(
-        title=f"assay report: {' vs '.join(names)}",
-        made=_now(),
-        version=__version__,
-        policy=content_security_policy(),
-        style=Markup(STYLE),  # the package's own constants, not data
-        script=Markup(SCRIPT),
-        runs=[_run_box(run, i, len(runs) > 1) for i, run in enumerate(runs)],
-        several=len(runs) > 1,
-        matched_by=matched_by,
-        confidence=f"{CONFIDENCE:.0%}",
-        cards=cards,
-        metrics=metrics,
-        last_run=names[-1],
-        rows=[row_view(key, found, names, metrics) for key, found in aligned],
+    return (
+        environment()
+        .get_template("page.html.j2")
+        .render(
+            title=f"assay report: {' vs '.join(names)}",
+            made=_now(),
+            version=__version__,
+            policy=content_security_policy(),
+            style=Markup(STYLE),  # the package's own constants, not data
+            script=Markup(SCRIPT),
+            runs=[_run_box(run, i, len(runs) > 1) for i, run in enumerate(runs)],
+            several=len(runs) > 1,
+            matched_by=matched_by,
+            confidence=f"{CONFIDENCE:.0%}",
+            cards=cards,
+            metrics=metrics,
+            last_run=names[-1],
+            rows=[row_view(key, found, names, metrics) for key, found in aligned],
+        )
     )
 
 
@@ -96,7 +105,9 @@ def align(runs: list[Run]) -> tuple[str, list[tuple[str, list[Row | None]]]]:
     """Rows of every run lined up with the first run's (by id or by position)."""
     if len(runs) == 1:
         return "position", [(row.key, [row]) for row in runs[0].rows]
-    table: dict[str, list[Row | None]] = {row.key: [row] + [None] * (len(runs) - 1) for row in runs[0].rows}
+    table: dict[str, list[Row | None]] = {
+        row.key: [row] + [None] * (len(runs) - 1) for row in runs[0].rows
+    }
     extra: dict[str, list[Row | None]] = {}
     matched_by = "id"
     for position, run in enumerate(runs[1:], start=1):
@@ -112,8 +123,10 @@ def align(runs: list[Run]) -> tuple[str, list[tuple[str, list[Row | None]]]]:
 def _usage_text(usage: dict[str, Any] | None) -> str:
     if not usage or (not usage.get("requests") and not usage.get("cached_requests")):
         return "no model calls recorded" if usage is not None else "unknown"
-    text = (f"{usage.get('input_tokens', 0):,} input + {usage.get('output_tokens', 0):,} output tokens, "
-            f"{usage.get('requests', 0):,} request(s)")
+    text = (
+        f"{usage.get('input_tokens', 0):,} input + {usage.get('output_tokens', 0):,} output tokens, "
+        f"{usage.get('requests', 0):,} request(s)"
+    )
     if usage.get("cached_requests"):
         text += f" (+{usage['cached_requests']:,} from cache)"
     cost = usage.get("cost") or 0.0
@@ -127,8 +140,12 @@ def _run_box(run: Run, index: int, several: bool) -> View:
     facts = [("kind", run.kind), ("source", run.path), *run.info.items()]
     if run.usage is not None or run.kind == "run directory":
         facts.append(("tokens and cost", _usage_text(run.usage)))
-    return {"name": run.name, "colour": colour(index) if several else None,
-            "role": " · baseline" if several and index == 0 else "", "facts": facts}
+    return {
+        "name": run.name,
+        "colour": colour(index) if several else None,
+        "role": " · baseline" if several and index == 0 else "",
+        "facts": facts,
+    }
 
 
 def _mean_text(item: MetricStats) -> str:
@@ -143,24 +160,46 @@ def _problems(title: str, problems: list[Problem], css: str) -> list[View]:
     return [{"title": title, "css": css, "entries": problems}] if problems else []
 
 
-def card_view(metric: str, names: list[str], stats: list[MetricStats | None], diffs: list[Difference]) -> View:
+def card_view(
+    metric: str, names: list[str], stats: list[MetricStats | None], diffs: list[Difference]
+) -> View:
     several = len(names) > 1
     present = [(names[i], item, i) for i, item in enumerate(stats) if item is not None]
     lines, problems = [], []
     for name, item, index in present:
-        counts = f"{item.n_skipped} skipped, {item.n_error} error(s)" + (f", {item.n_missing} not run" if item.n_missing else "")
-        lines.append({"name": name, "colour": colour(index) if several else None, "mean": _mean_text(item),
-                      "coverage": item.coverage_text, "percent": f"{item.coverage:.0%}", "counts": counts,
-                      "usage": _usage_text(item.usage) if item.usage and item.usage.get("requests") else None})
+        counts = f"{item.n_skipped} skipped, {item.n_error} error(s)" + (
+            f", {item.n_missing} not run" if item.n_missing else ""
+        )
+        lines.append(
+            {
+                "name": name,
+                "colour": colour(index) if several else None,
+                "mean": _mean_text(item),
+                "coverage": item.coverage_text,
+                "percent": f"{item.coverage:.0%}",
+                "counts": counts,
+                "usage": _usage_text(item.usage)
+                if item.usage and item.usage.get("requests")
+                else None,
+            }
+        )
         prefix = f"{name}: " if several else ""
         problems += _problems(f"{prefix}errors ({item.n_error})", item.errors, "error")
         problems += _problems(f"{prefix}skipped ({item.n_skipped})", item.skips, "skipped")
     numeric = [(name, item.numbers) for name, item, _ in present if item.numbers]
     labelled = [(name, item.labels) for name, item, _ in present if item.labels]
-    chart = labels_chart(labelled, f"{metric}: label counts") if labelled else \
-        histogram_chart(numeric, f"{metric}: score distribution")
-    return {"metric": metric, "lines": lines, "chart": chart, "problems": problems,
-            "differences": [_difference(diff) for diff in diffs]}
+    chart = (
+        labels_chart(labelled, f"{metric}: label counts")
+        if labelled
+        else histogram_chart(numeric, f"{metric}: score distribution")
+    )
+    return {
+        "metric": metric,
+        "lines": lines,
+        "chart": chart,
+        "problems": problems,
+        "differences": [_difference(diff) for diff in diffs],
+    }
 
 
 def _signed(value: float | None) -> str:
@@ -169,11 +208,26 @@ def _signed(value: float | None) -> str:
 
 def _difference(diff: Difference) -> View:
     changed = [row for row in diff.rows if row[1] != row[2]][:5]
-    return {"other": diff.other, "baseline": diff.baseline, "mean": _signed(diff.mean_delta),
-            "confidence": f"{CONFIDENCE:.0%}",
-            "interval": "n/a" if diff.low is None else f"[{_signed(diff.low)}, {_signed(diff.high)}]",
-            "n_pairs": diff.n_pairs, "higher": diff.higher, "lower": diff.lower, "same": diff.same,
-            "verdict": diff.verdict, "changes": [(key, format_number(a), format_number(b)) for key, a, b in changed]}
+    return {
+        "other": diff.other,
+        "baseline": diff.baseline,
+        "mean": _signed(diff.mean_delta),
+        "confidence": f"{CONFIDENCE:.0%}",
+        "interval": "n/a" if diff.low is None else f"[{_signed(diff.low)}, {_signed(diff.high)}]",
+        "n_pairs": diff.n_pairs,
+        "higher": diff.higher,
+        "lower": diff.lower,
+        "same": diff.same,
+        "verdict": diff.verdict,
+        "changes": [(key, format_number(a), format_number(b)) for key, a, b in changed],
+    }
 
 
-__all__ = ["align", "card_view", "content_security_policy", "environment", "render_page", "script_hash"]
+__all__ = [
+    "align",
+    "card_view",
+    "content_security_policy",
+    "environment",
+    "render_page",
+    "script_hash",
+]

@@ -14,9 +14,24 @@ from assay.report.model import Cell, Row, as_number
 from assay.report.stats import format_value
 from assay.report.svg import colour
 
-_SNIPPET_FIELDS = ("user_input", "question", "query", "input", "text", "email", "expression", "prompt")
-_ROLES = {"human": "user", "ai": "assistant", "tool": "tool", "user": "user", "assistant": "assistant",
-          "system": "system"}
+_SNIPPET_FIELDS = (
+    "user_input",
+    "question",
+    "query",
+    "input",
+    "text",
+    "email",
+    "expression",
+    "prompt",
+)
+_ROLES = {
+    "human": "user",
+    "ai": "assistant",
+    "tool": "tool",
+    "user": "user",
+    "assistant": "assistant",
+    "system": "system",
+}
 _MAX_DEPTH = 3
 _YES = ("yes", "pass", "supported")
 _NO = ("no", "fail", "unsupported")
@@ -29,7 +44,9 @@ def _json(value: Any) -> str:
 
 
 def snippet(row: Row, limit: int = 110) -> str:
-    value = next((row.fields[name] for name in _SNIPPET_FIELDS if row.fields.get(name) is not None), None)
+    value = next(
+        (row.fields[name] for name in _SNIPPET_FIELDS if row.fields.get(name) is not None), None
+    )
     if value is None:
         value = next((v for v in row.fields.values() if isinstance(v, str) and v.strip()), "")
     if isinstance(value, list):  # a conversation: its first message
@@ -58,7 +75,11 @@ def chip(cell: Cell | None) -> View:
 
 # -- values -------------------------------------------------------------------------------------
 def _is_message(item: Any) -> bool:
-    return isinstance(item, dict) and "content" in item and (item.get("type") in _ROLES or item.get("role") in _ROLES)
+    return (
+        isinstance(item, dict)
+        and "content" in item
+        and (item.get("type") in _ROLES or item.get("role") in _ROLES)
+    )
 
 
 def value_view(value: Any, depth: int = 0) -> View:
@@ -73,10 +94,18 @@ def value_view(value: Any, depth: int = 0) -> View:
         return {"kind": "conversation", "messages": [_message(message) for message in value]}
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return {"kind": "texts", "texts": value} if value else {"kind": "empty"}
-    if isinstance(value, list) and value and depth < _MAX_DEPTH and all(isinstance(i, dict) for i in value):
+    if (
+        isinstance(value, list)
+        and value
+        and depth < _MAX_DEPTH
+        and all(isinstance(i, dict) for i in value)
+    ):
         return _table(value, depth)
     if isinstance(value, dict) and value and depth < _MAX_DEPTH:
-        return {"kind": "kv", "entries": [(str(key), value_view(item, depth + 1)) for key, item in value.items()]}
+        return {
+            "kind": "kv",
+            "entries": [(str(key), value_view(item, depth + 1)) for key, item in value.items()],
+        }
     if isinstance(value, list) and all(isinstance(item, (int, float, bool)) for item in value):
         return {"kind": "scalar", "text": format_value(value)}
     return {"kind": "json", "text": _json(value)}
@@ -91,8 +120,11 @@ def _table(items: list[dict[str, Any]], depth: int) -> View:
             value = item.get(column)
             verdict = str(value).lower() if column in ("verdict", "label") else ""
             css = "yes" if verdict in _YES else "no" if verdict in _NO else ""
-            shown = value_view(value, depth + 1) if isinstance(value, (dict, list)) else \
-                {"kind": "plain", "text": format_value(value)}
+            shown = (
+                value_view(value, depth + 1)
+                if isinstance(value, (dict, list))
+                else {"kind": "plain", "text": format_value(value)}
+            )
             cells.append({"css": css, "value": shown})
         rows.append(cells)
     return {"kind": "table", "columns": [str(column) for column in columns], "rows": rows}
@@ -100,8 +132,11 @@ def _table(items: list[dict[str, Any]], depth: int) -> View:
 
 def _message(message: dict[str, Any]) -> View:
     role = _ROLES.get(message.get("type") or message.get("role"), "message")
-    calls = [f'{call.get("name", "?")}({json.dumps(call.get("args", {}), ensure_ascii=False)})'
-             for call in message.get("tool_calls") or [] if isinstance(call, dict)]
+    calls = [
+        f"{call.get('name', '?')}({json.dumps(call.get('args', {}), ensure_ascii=False)})"
+        for call in message.get("tool_calls") or []
+        if isinstance(call, dict)
+    ]
     return {"role": role, "content": message["content"] or None, "calls": calls}
 
 
@@ -139,16 +174,39 @@ def row_view(key: str, rows: list[Row | None], names: list[str], metrics: list[s
     for index, row in enumerate(rows):
         changed = None
         if row is not None and row is not first:
-            changed = fields_view({k: v for k, v in row.fields.items() if first.fields.get(k) != v}) or None
-        runs.append({"name": names[index], "colour": colour(index), "present": row is not None,
-                     "error": row.error if row is not None else None, "changed": changed})
+            changed = (
+                fields_view({k: v for k, v in row.fields.items() if first.fields.get(k) != v})
+                or None
+            )
+        runs.append(
+            {
+                "name": names[index],
+                "colour": colour(index),
+                "present": row is not None,
+                "error": row.error if row is not None else None,
+                "changed": changed,
+            }
+        )
     scores = []
     for metric in metrics:
         cells = [row.cells.get(metric) if row is not None else None for row in rows]
-        scores.append({"metric": metric, "chips": [chip(cell) for cell in cells],
-                       "cells": [cell_view(cell) if cell is not None else None for cell in cells]})
-    return {"key": key, "snippet": snippet(first), "flags": " ".join(sorted(flags)), "sort": sort_values,
-            "fields": fields_view(first.fields), "runs": runs, "several": len(rows) > 1, "scores": scores}
+        scores.append(
+            {
+                "metric": metric,
+                "chips": [chip(cell) for cell in cells],
+                "cells": [cell_view(cell) if cell is not None else None for cell in cells],
+            }
+        )
+    return {
+        "key": key,
+        "snippet": snippet(first),
+        "flags": " ".join(sorted(flags)),
+        "sort": sort_values,
+        "fields": fields_view(first.fields),
+        "runs": runs,
+        "several": len(rows) > 1,
+        "scores": scores,
+    }
 
 
 __all__ = ["cell_view", "chip", "fields_view", "row_view", "snippet", "tone", "value_view"]

@@ -70,11 +70,19 @@ def metric_stats(run: Run, metric: str) -> MetricStats:
             skips.append((cell.reason or "skipped (no reason given)", row.key))
     from_labels = bool(labels) and len(numbers) == counts["ok"]  # every label read as pass/fail
     return MetricStats(
-        name=metric, n_rows=len(run.rows), n_ok=counts["ok"], n_skipped=counts["skipped"],
-        n_error=counts["error"], n_missing=counts["missing"], numbers=numbers, labels=labels,
+        name=metric,
+        n_rows=len(run.rows),
+        n_ok=counts["ok"],
+        n_skipped=counts["skipped"],
+        n_error=counts["error"],
+        n_missing=counts["missing"],
+        numbers=numbers,
+        labels=labels,
         mean=aggregate(cell.value if cell.status == "ok" else None for _, cell in cells).mean,
         from_labels=from_labels,
-        errors=_group(errors), skips=_group(skips), usage=usage,
+        errors=_group(errors),
+        skips=_group(skips),
+        usage=usage,
     )
 
 

@@ -57,7 +57,9 @@ def _bar(x: float, height: float, width: float, which: int, tip: str) -> Bar:
     return Bar(f"{x:.1f}", f"{y:.1f}", f"{width:.1f}", f"{height:.1f}", colour(which), tip)
 
 
-def histogram_chart(series: list[tuple[str, list[float]]], title: str, bins: int = 10) -> Chart | None:
+def histogram_chart(
+    series: list[tuple[str, list[float]]], title: str, bins: int = 10
+) -> Chart | None:
     """Grouped bars: for each bin, one bar per run (`series` = [(run name, numbers)])."""
     pooled = [value for _, numbers in series for value in numbers]
     edges, _ = histogram(pooled, bins)
@@ -79,15 +81,27 @@ def histogram_chart(series: list[tuple[str, list[float]]], title: str, bins: int
         for which, (name, _) in enumerate(series):
             count = counts[which][position]
             tip = f"{name}: {format_number(low, 2)} to {format_number(high, 2)}: {count} row(s)"
-            bars.append(_bar(LEFT + position * slot + 1 + which * bar, plot_height * count / top, bar, which, tip))
-    ticks = [Tick(f"{LEFT + position * slot:.1f}", format_number(start + position * width, 2))
-             for position in range(0, len(edges) + 1, max(1, len(edges) // 5))]
+            bars.append(
+                _bar(
+                    LEFT + position * slot + 1 + which * bar,
+                    plot_height * count / top,
+                    bar,
+                    which,
+                    tip,
+                )
+            )
+    ticks = [
+        Tick(f"{LEFT + position * slot:.1f}", format_number(start + position * width, 2))
+        for position in range(0, len(edges) + 1, max(1, len(edges) // 5))
+    ]
     return Chart(title, top, bars, ticks, axis_label="score")
 
 
 def labels_chart(series: list[tuple[str, Counter]], title: str) -> Chart | None:
     """Vertical bars per label (most frequent first), one bar per run."""
-    labels = list(dict.fromkeys(label for _, counts in series for label, _ in counts.most_common()))[:12]
+    labels = list(
+        dict.fromkeys(label for _, counts in series for label, _ in counts.most_common())
+    )[:12]
     if not labels:
         return None
     top = max(counts[label] for _, counts in series for label in labels) or 1
@@ -98,8 +112,15 @@ def labels_chart(series: list[tuple[str, Counter]], title: str) -> Chart | None:
     for position, label in enumerate(labels):
         for which, (name, counts) in enumerate(series):
             count = counts[label]
-            bars.append(_bar(LEFT + position * slot + 3 + which * bar, plot_height * count / top, bar, which,
-                             f"{name}: {label}: {count} row(s)"))
+            bars.append(
+                _bar(
+                    LEFT + position * slot + 3 + which * bar,
+                    plot_height * count / top,
+                    bar,
+                    which,
+                    f"{name}: {label}: {count} row(s)",
+                )
+            )
         shown = label if len(label) <= 14 else label[:13] + "…"
         ticks.append(Tick(f"{LEFT + (position + 0.5) * slot:.1f}", shown))
     return Chart(title, top, bars, ticks)

@@ -102,8 +102,13 @@ def pair_rows(
 
 
 # -- paired differences -------------------------------------------------------------------------
-def bootstrap_mean_ci(deltas: Sequence[float], *, resamples: int = RESAMPLES, seed: int = SEED,
-                      confidence: float = CONFIDENCE) -> tuple[float, float]:
+def bootstrap_mean_ci(
+    deltas: Sequence[float],
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+    confidence: float = CONFIDENCE,
+) -> tuple[float, float]:
     """Percentile interval of the mean of `deltas` over `resamples` resamples with replacement."""
     import numpy as np
 
@@ -130,11 +135,13 @@ class PairedDifference:
     higher: int  # pairs where `other` is higher
     lower: int
     same: int
-    rows: list[tuple[Any, float, float]] = field(default_factory=list)  # (key, baseline, other), biggest |delta| first
+    rows: list[tuple[Any, float, float]] = field(
+        default_factory=list
+    )  # (key, baseline, other), biggest |delta| first
 
     @property
     def direction(self) -> str:
-        """"none" (no pair), "one" (too few for an interval), "higher" or "lower" (the interval
+        """ "none" (no pair), "one" (too few for an interval), "higher" or "lower" (the interval
         excludes 0), or "unclear" (it includes 0)."""
         if not self.n_pairs:
             return "none"
@@ -147,8 +154,13 @@ class PairedDifference:
         return "unclear"
 
 
-def paired_differences(pairs: Iterable[tuple[Any, Any, Any]], *, confidence: float = CONFIDENCE,
-                       resamples: int = RESAMPLES, seed: int = SEED) -> PairedDifference:
+def paired_differences(
+    pairs: Iterable[tuple[Any, Any, Any]],
+    *,
+    confidence: float = CONFIDENCE,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> PairedDifference:
     """`pairs` = (key, baseline value, other value); values read as `aggregate` reads them, and a
     pair counts only when both do."""
     rows = []
@@ -162,13 +174,29 @@ def paired_differences(pairs: Iterable[tuple[Any, Any, Any]], *, confidence: flo
         low, high = bootstrap_mean_ci(deltas, resamples=resamples, seed=seed, confidence=confidence)
     rows.sort(key=lambda row: -abs(row[2] - row[1]))
     return PairedDifference(
-        n_pairs=len(deltas), mean=math.fsum(deltas) / len(deltas) if deltas else None, low=low, high=high,
-        higher=sum(d > 0 for d in deltas), lower=sum(d < 0 for d in deltas), same=sum(d == 0 for d in deltas),
+        n_pairs=len(deltas),
+        mean=math.fsum(deltas) / len(deltas) if deltas else None,
+        low=low,
+        high=high,
+        higher=sum(d > 0 for d in deltas),
+        lower=sum(d < 0 for d in deltas),
+        same=sum(d == 0 for d in deltas),
         rows=rows,
     )
 
 
 __all__ = [
-    "CONFIDENCE", "RESAMPLES", "SEED", "Aggregate", "Pair", "PairedDifference", "Pairing", "aggregate",
-    "bootstrap_mean_ci", "pair_rows", "paired_differences", "row_id", "unique_ids",
+    "CONFIDENCE",
+    "RESAMPLES",
+    "SEED",
+    "Aggregate",
+    "Pair",
+    "PairedDifference",
+    "Pairing",
+    "aggregate",
+    "bootstrap_mean_ci",
+    "pair_rows",
+    "paired_differences",
+    "row_id",
+    "unique_ids",
 ]

@@ -81,7 +81,9 @@ class EvaluationDataset(Sequence[Sample]):
 
     def extra_columns(self) -> list[str]:
         """Names kept in samples' `metadata` (input columns that are not sample fields)."""
-        return list(dict.fromkeys(key for sample in self.samples for key in (sample.metadata or {})))
+        return list(
+            dict.fromkeys(key for sample in self.samples for key in (sample.metadata or {}))
+        )
 
     def features(self) -> list[str]:
         """Fields set on any sample, in schema order."""
@@ -100,7 +102,10 @@ class EvaluationDataset(Sequence[Sample]):
     ) -> EvaluationDataset:
         """Build from dicts. Legacy names (question, answer, contexts, ground_truth) are mapped."""
         return cls._from_rows(
-            ((index, row) for index, row in enumerate(rows)), file=None, column_map=column_map, name=name
+            ((index, row) for index, row in enumerate(rows)),
+            file=None,
+            column_map=column_map,
+            name=name,
         )
 
     from_dict = from_list
@@ -110,7 +115,9 @@ class EvaluationDataset(Sequence[Sample]):
 
     # -- files ---------------------------------------------------------------------------
     @classmethod
-    def load(cls, path: str | Path, *, column_map: Mapping[str, str] | None = None) -> EvaluationDataset:
+    def load(
+        cls, path: str | Path, *, column_map: Mapping[str, str] | None = None
+    ) -> EvaluationDataset:
         """Read a `.jsonl`, `.json` (a list of objects) or `.csv` file, chosen by extension."""
         path = Path(path)
         if path.is_dir():
@@ -125,11 +132,16 @@ class EvaluationDataset(Sequence[Sample]):
         if suffix == ".json":
             return cls.from_json(path, column_map=column_map)
         if not suffix:
-            raise DataError(f"unsupported file type (the name has no file extension); {_FILE_TYPES}", file=str(path))
+            raise DataError(
+                f"unsupported file type (the name has no file extension); {_FILE_TYPES}",
+                file=str(path),
+            )
         raise DataError(f"unsupported file type {suffix!r}; {_FILE_TYPES}", file=str(path))
 
     @classmethod
-    def from_jsonl(cls, path: str | Path, *, column_map: Mapping[str, str] | None = None) -> EvaluationDataset:
+    def from_jsonl(
+        cls, path: str | Path, *, column_map: Mapping[str, str] | None = None
+    ) -> EvaluationDataset:
         path = Path(path)
 
         def rows() -> Iterator[tuple[int, Any]]:
@@ -140,29 +152,40 @@ class EvaluationDataset(Sequence[Sample]):
                     yield line_number, json.loads(line)
                 except json.JSONDecodeError as exc:
                     hint = _multiline_hint(path, line)
-                    raise DataError(f"not valid JSON ({exc.msg} at column {exc.colno}){hint}", file=str(path),
-                                    row=line_number) from None
+                    raise DataError(
+                        f"not valid JSON ({exc.msg} at column {exc.colno}){hint}",
+                        file=str(path),
+                        row=line_number,
+                    ) from None
                 except RecursionError:
                     raise DataError(too_deep(), file=str(path), row=line_number) from None
 
         return cls._from_rows(rows(), file=str(path), column_map=column_map, name=path.stem)
 
     @classmethod
-    def from_json(cls, path: str | Path, *, column_map: Mapping[str, str] | None = None) -> EvaluationDataset:
+    def from_json(
+        cls, path: str | Path, *, column_map: Mapping[str, str] | None = None
+    ) -> EvaluationDataset:
         path = Path(path)
         text = "".join(_open_text(path))
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise DataError(f"not valid JSON ({exc.msg} at line {exc.lineno})", file=str(path)) from None
+            raise DataError(
+                f"not valid JSON ({exc.msg} at line {exc.lineno})", file=str(path)
+            ) from None
         except RecursionError:
             raise DataError(too_deep(), file=str(path), row=_too_deep_element(text)) from None
         if not isinstance(data, list):
             raise DataError("a .json dataset must be a list of objects", file=str(path))
-        return cls._from_rows(enumerate(data, start=1), file=str(path), column_map=column_map, name=path.stem)
+        return cls._from_rows(
+            enumerate(data, start=1), file=str(path), column_map=column_map, name=path.stem
+        )
 
     @classmethod
-    def from_csv(cls, path: str | Path, *, column_map: Mapping[str, str] | None = None) -> EvaluationDataset:
+    def from_csv(
+        cls, path: str | Path, *, column_map: Mapping[str, str] | None = None
+    ) -> EvaluationDataset:
         """Read CSV; list and object columns hold JSON (Python literals, as Ragas writes, also work)."""
         path = Path(path)
 
@@ -179,7 +202,9 @@ class EvaluationDataset(Sequence[Sample]):
         limit = csv.field_size_limit()
         csv.field_size_limit(max(limit, _CSV_CELL_LIMIT))
         try:
-            return cls._from_rows(rows(), file=str(path), column_map=column_map, name=path.stem, text_cells=True)
+            return cls._from_rows(
+                rows(), file=str(path), column_map=column_map, name=path.stem, text_cells=True
+            )
         finally:
             csv.field_size_limit(limit)
 
@@ -203,10 +228,14 @@ class EvaluationDataset(Sequence[Sample]):
 
     # -- dataframes ----------------------------------------------------------------------
     @classmethod
-    def from_pandas(cls, frame: Any, *, column_map: Mapping[str, str] | None = None) -> EvaluationDataset:
+    def from_pandas(
+        cls, frame: Any, *, column_map: Mapping[str, str] | None = None
+    ) -> EvaluationDataset:
         records = frame.to_dict(orient="records")
         return cls._from_rows(
-            ((index, _drop_missing(row)) for index, row in enumerate(records)), file=None, column_map=column_map
+            ((index, _drop_missing(row)) for index, row in enumerate(records)),
+            file=None,
+            column_map=column_map,
         )
 
     def to_pandas(self) -> Any:
@@ -214,7 +243,9 @@ class EvaluationDataset(Sequence[Sample]):
         return pd.DataFrame(self.to_list())
 
     @classmethod
-    def from_hf_dataset(cls, dataset: Any, *, column_map: Mapping[str, str] | None = None) -> EvaluationDataset:
+    def from_hf_dataset(
+        cls, dataset: Any, *, column_map: Mapping[str, str] | None = None
+    ) -> EvaluationDataset:
         # Arrow gives every row every column and every struct every key, filling gaps with None.
         return cls.from_list([_drop_nones(row) for row in dataset.to_list()], column_map=column_map)
 
@@ -321,7 +352,9 @@ def _csv_cell(column: str, value: Any, index: int) -> Any:
             raise DataError(
                 f"{column} holds text that UTF-8 cannot store ({value[exc.start]!r}, a lone surrogate), so a CSV "
                 "file cannot keep it; write the dataset with to_jsonl, which escapes it",
-                row=index, field=column, row_is_index=True,
+                row=index,
+                field=column,
+                row_is_index=True,
             ) from None
     return value
 
@@ -335,8 +368,10 @@ def _multiline_hint(path: Path, line: str) -> str:
     with contextlib.suppress(OSError, ValueError, RecursionError):
         whole = json.loads(path.read_text(encoding="utf-8-sig"))
     if isinstance(whole, list) or (whole is None and start.startswith("[")):
-        return ("; the file looks like a JSON array spread over several lines; "
-                "save it as .json or one object per line")
+        return (
+            "; the file looks like a JSON array spread over several lines; "
+            "save it as .json or one object per line"
+        )
     if isinstance(whole, dict) or start == "{":
         return "; the file looks like a JSON object spread over several lines; write one object per line"
     return ""

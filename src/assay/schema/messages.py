@@ -30,9 +30,15 @@ class Message(BaseModel):
     @classmethod
     def _as_its_type(cls, data: Any, handler: Any) -> Any:
         if cls is Message and isinstance(data, dict) and "type" in data:
-            kinds: dict[Any, type[Message]] = {"human": HumanMessage, "ai": AIMessage, "tool": ToolMessage}
+            kinds: dict[Any, type[Message]] = {
+                "human": HumanMessage,
+                "ai": AIMessage,
+                "tool": ToolMessage,
+            }
             if data["type"] not in kinds:
-                raise ValueError(f"a message's type must be human, ai or tool, got {data['type']!r}")
+                raise ValueError(
+                    f"a message's type must be human, ai or tool, got {data['type']!r}"
+                )
             return kinds[data["type"]].model_validate(data)
         return handler(data)
 
@@ -101,4 +107,12 @@ def check_message_order(messages: list[HumanMessage | AIMessage | ToolMessage]) 
                 )
 
 
-__all__ = ["AIMessage", "AnyMessage", "HumanMessage", "Message", "ToolCall", "ToolMessage", "check_message_order"]
+__all__ = [
+    "AIMessage",
+    "AnyMessage",
+    "HumanMessage",
+    "Message",
+    "ToolCall",
+    "ToolMessage",
+    "check_message_order",
+]

@@ -30,17 +30,26 @@ class MetricResult:
 
     __slots__ = ("details", "reason", "traces", "value")
 
-    def __init__(self, value: Any, reason: str | None = None, details: dict[str, Any] | None = None,
-                 traces: dict[str, Any] | None = None):
+    def __init__(
+        self,
+        value: Any,
+        reason: str | None = None,
+        details: dict[str, Any] | None = None,
+        traces: dict[str, Any] | None = None,
+    ):
         if isinstance(value, float) and not math.isfinite(value):
             raise ValueError(f"a metric value must be finite, got {value!r}")
         if traces is not None:
             if not isinstance(traces, dict):
-                raise UsageError(f"traces must be a dict with the keys 'input' and 'output', got {type(traces).__name__}")
+                raise UsageError(
+                    f"traces must be a dict with the keys 'input' and 'output', got {type(traces).__name__}"
+                )
             unknown = sorted(set(map(str, traces)) - {"input", "output"})
             if unknown:
-                raise UsageError(f"traces has key(s) {', '.join(map(repr, unknown))}; only 'input' and 'output' "
-                                 "are allowed")
+                raise UsageError(
+                    f"traces has key(s) {', '.join(map(repr, unknown))}; only 'input' and 'output' "
+                    "are allowed"
+                )
         self.value = value
         self.reason = reason
         self.details = details

@@ -82,7 +82,8 @@ class EvaluationResult:
         """The value per row for `metric`; None where the cell was skipped or failed."""
         self._check_metric(metric)
         return [
-            cell.value if isinstance(cell, Ok) else None for cell in (row[metric] for row in self.outcomes)
+            cell.value if isinstance(cell, Ok) else None
+            for cell in (row[metric] for row in self.outcomes)
         ]
 
     def errors(self) -> list[tuple[int, str, Error]]:
@@ -96,7 +97,9 @@ class EvaluationResult:
 
     def _check_metric(self, metric: str) -> None:
         if metric not in self.metric_names:
-            raise UsageError(f"no metric {metric!r} in this result; it has {', '.join(self.metric_names)}")
+            raise UsageError(
+                f"no metric {metric!r} in this result; it has {', '.join(self.metric_names)}"
+            )
 
     # -- usage and cost ----------------------------------------------------------------------
     def usage(self, metric: str | None = None) -> Usage:
@@ -136,8 +139,14 @@ class EvaluationResult:
         total = 0.0
         for row in self.usages:
             for name, usage in row.items():
-                price = next((prices[model] for model in models.get(name, ()) if model in prices), fallback)
-                total += usage.cost if price is None else usage.input_tokens * price[0] + usage.output_tokens * price[1]
+                price = next(
+                    (prices[model] for model in models.get(name, ()) if model in prices), fallback
+                )
+                total += (
+                    usage.cost
+                    if price is None
+                    else usage.input_tokens * price[0] + usage.output_tokens * price[1]
+                )
         return total
 
     # -- aggregates ------------------------------------------------------------------------
@@ -165,8 +174,10 @@ class EvaluationResult:
     def scores(self) -> list[dict[str, Any]]:
         """One dict per row, metric name -> value, as in Ragas; None where the cell was skipped or
         failed (Ragas writes NaN there; `outcome(row, metric)` says which and why)."""
-        return [{name: cell.value if isinstance(cell, Ok) else None for name, cell in row.items()}
-                for row in self.outcomes]
+        return [
+            {name: cell.value if isinstance(cell, Ok) else None for name, cell in row.items()}
+            for row in self.outcomes
+        ]
 
     def means(self) -> dict[str, float | None]:
         """Mean per metric over the cells that produced a number (see `summary` for coverage)."""
@@ -235,18 +246,29 @@ class EvaluationResult:
         }
 
 
-def _check_prices(per_model_costs: Mapping[str, tuple[float, float]] | None) -> dict[str, tuple[float, float]]:
+def _check_prices(
+    per_model_costs: Mapping[str, tuple[float, float]] | None,
+) -> dict[str, tuple[float, float]]:
     if per_model_costs is None:
         return {}
     if not isinstance(per_model_costs, Mapping):
-        raise UsageError("per_model_costs must map a model name to (input, output) USD per token, "
-                         f"got {type(per_model_costs).__name__}")
+        raise UsageError(
+            "per_model_costs must map a model name to (input, output) USD per token, "
+            f"got {type(per_model_costs).__name__}"
+        )
     prices = {}
     for model, pair in per_model_costs.items():
-        if (not isinstance(pair, (tuple, list)) or len(pair) != 2
-                or any(isinstance(p, bool) or not isinstance(p, (int, float)) or not p >= 0 for p in pair)):
-            raise UsageError(f"per_model_costs[{model!r}] must be (input, output) USD per token, "
-                             f"two numbers of 0 or more; got {pair!r}")
+        if (
+            not isinstance(pair, (tuple, list))
+            or len(pair) != 2
+            or any(
+                isinstance(p, bool) or not isinstance(p, (int, float)) or not p >= 0 for p in pair
+            )
+        ):
+            raise UsageError(
+                f"per_model_costs[{model!r}] must be (input, output) USD per token, "
+                f"two numbers of 0 or more; got {pair!r}"
+            )
         prices[str(model)] = (float(pair[0]), float(pair[1]))
     return prices
 

@@ -81,7 +81,9 @@ class RowLocation:
     is_index: bool = False
 
     def error(self, message: str, field: str | None = None) -> DataError:
-        return DataError(message, file=self.file, row=self.row, field=field, row_is_index=self.is_index)
+        return DataError(
+            message, file=self.file, row=self.row, field=field, row_is_index=self.is_index
+        )
 
 
 def normalise_column_map(column_map: Mapping[str, str] | None) -> dict[str, str]:
@@ -130,7 +132,11 @@ def _describe(field: str, value: Any) -> str:
     """How a wrong value looks, e.g. 'int' or 'a list containing int (item 2)'."""
     if isinstance(value, list):
         for position, item in enumerate(value):
-            wrong = not isinstance(item, str) if field in _STRING_ITEMS else not isinstance(item, (str, int, dict))
+            wrong = (
+                not isinstance(item, str)
+                if field in _STRING_ITEMS
+                else not isinstance(item, (str, int, dict))
+            )
             if wrong:
                 return f"a list containing {_type_name(item)} (item {position})"
         return "a list"
@@ -213,17 +219,23 @@ def prepare_row(
     extra: dict[str, Any] = {}
     for column, value in raw.items():
         column = str(column)
-        field = renames.get(column) or (column if column in KNOWN_FIELDS else LEGACY_COLUMNS.get(column))
+        field = renames.get(column) or (
+            column if column in KNOWN_FIELDS else LEGACY_COLUMNS.get(column)
+        )
         if field is None:
             _check_nesting(column, value, where)
             extra[column] = value
             continue
         if field in row:
-            raise where.error(f"columns map twice onto {field!r} (check legacy names and column_map)", field)
+            raise where.error(
+                f"columns map twice onto {field!r} (check legacy names and column_map)", field
+            )
         if text_cells and isinstance(value, str):
             if value == "":
                 value = None
-            elif field in _STRUCTURED_FIELDS or (field == "user_input" and _looks_like_messages(value)):
+            elif field in _STRUCTURED_FIELDS or (
+                field == "user_input" and _looks_like_messages(value)
+            ):
                 value = _decode_text(field, value, where)
         _check_nesting(field, value, where)
         row[field] = value
@@ -237,7 +249,10 @@ def prepare_row(
 
 def _check_nesting(column: str, value: Any, where: RowLocation) -> None:
     # The row is level 1, so a column's value may nest MAX_NESTING - 1 levels.
-    if isinstance(value, (Mapping, list, tuple)) and nesting_depth(value, MAX_NESTING - 1) >= MAX_NESTING:
+    if (
+        isinstance(value, (Mapping, list, tuple))
+        and nesting_depth(value, MAX_NESTING - 1) >= MAX_NESTING
+    ):
         raise where.error(f"{column} is {too_deep()}", column)
 
 
@@ -254,7 +269,9 @@ def build_sample(row: dict[str, Any], where: RowLocation) -> SingleTurnSample | 
         raise _translate(exc, row, model, where) from None
 
 
-def _translate(exc: ValidationError, row: dict[str, Any], model: type, where: RowLocation) -> DataError:
+def _translate(
+    exc: ValidationError, row: dict[str, Any], model: type, where: RowLocation
+) -> DataError:
     first = exc.errors()[0]
     loc = first.get("loc", ())
     field = str(loc[0]) if loc else None
@@ -273,7 +290,9 @@ def _translate(exc: ValidationError, row: dict[str, Any], model: type, where: Ro
         path = ".".join(str(part) for part in loc[1:])
         return where.error(f"user_input{'[' + path + ']' if path else ''}: {message}", field)
     if field in _EXPECTED:
-        return where.error(f"{field} must be {_EXPECTED[field]}, got {_describe(field, row.get(field))}", field)
+        return where.error(
+            f"{field} must be {_EXPECTED[field]}, got {_describe(field, row.get(field))}", field
+        )
     return where.error(f"{field}: {first['msg']}", field)
 
 

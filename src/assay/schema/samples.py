@@ -117,4 +117,11 @@ MULTI_TURN_FIELDS: tuple[str, ...] = tuple(
     name for name in MultiTurnSample.model_fields if name != "metadata"
 )
 
-__all__ = ["MULTI_TURN_FIELDS", "SINGLE_TURN_FIELDS", "BaseSample", "MultiTurnSample", "Sample", "SingleTurnSample"]
+__all__ = [
+    "MULTI_TURN_FIELDS",
+    "SINGLE_TURN_FIELDS",
+    "BaseSample",
+    "MultiTurnSample",
+    "Sample",
+    "SingleTurnSample",
+]

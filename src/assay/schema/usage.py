@@ -19,7 +19,9 @@ class Usage(BaseModel):
     unpriced_requests: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(**{name: getattr(self, name) + getattr(other, name) for name in Usage.model_fields})
+        return Usage(
+            **{name: getattr(self, name) + getattr(other, name) for name in Usage.model_fields}
+        )
 
     @property
     def total_tokens(self) -> int:

@@ -42,12 +42,15 @@ def superbowl(request: ModelRequest) -> str:
 def test_answer_correctness_point_95_pattern(statements, requests):
     llm, provider = judge(superbowl, repeat_last=True)
     result = AnswerCorrectness(llm=llm, embeddings=embedder(VECTORS), statements=statements).score(
-        user_input="When was the first super bowl?", response=RESPONSE, reference=REFERENCE)
+        user_input="When was the first super bowl?", response=RESPONSE, reference=REFERENCE
+    )
     assert len(provider.requests) == requests  # two splits (claims only) and two support checks
     # factuality 1.0 (one statement each way, both supported), similarity 0.8: 0.75 * 1 + 0.25 * 0.8
     assert result.value == pytest.approx(0.95)
     assert result.details["factuality"] == 1.0
-    expected = "The first Super Bowl was held on 15 January 1967." if statements == "claims" else RESPONSE
+    expected = (
+        "The first Super Bowl was held on 15 January 1967." if statements == "claims" else RESPONSE
+    )
     assert result.details["response_claims"][0]["claim"] == expected
 
 
@@ -64,7 +67,9 @@ def test_answer_correctness_maths():
 def test_summary_score_vector():
     source = "s" * 310
     summary = "m" * 183
-    questions = json.dumps({"keyphrases": ["k"] * 8, "questions": [f"Question {i}?" for i in range(8)]})
+    questions = json.dumps(
+        {"keyphrases": ["k"] * 8, "questions": [f"Question {i}?" for i in range(8)]}
+    )
     llm, _ = judge(questions, "\n".join(f"{i}. {'no' if i == 8 else 'yes'}" for i in range(1, 9)))
     result = SummaryScore(llm=llm).score(reference_contexts=[source], response=summary)
     assert result.value == 0.6423387096775146
@@ -76,7 +81,12 @@ def test_summary_score_vector():
 def test_summary_score_names_questions_the_judge_left_unanswered():
     questions = json.dumps({"keyphrases": ["k"], "questions": ["Q one?", "Q two?", "Q three?"]})
     llm, _ = judge(questions, "1. yes\n2. yes")
-    result = SummaryScore(llm=llm, length_penalty=False).score(reference_contexts=["s" * 100], response="m")
+    result = SummaryScore(llm=llm, length_penalty=False).score(
+        reference_contexts=["s" * 100], response="m"
+    )
     assert result.value == 2 / 3
-    assert "answers 2 of 3 key questions (1 left unanswered by the judge, counted as no)" in result.reason
+    assert (
+        "answers 2 of 3 key questions (1 left unanswered by the judge, counted as no)"
+        in result.reason
+    )
     assert result.details["answers"] == ["yes", "yes", None]

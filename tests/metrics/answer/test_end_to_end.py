@@ -45,20 +45,33 @@ def loop() -> Iterator[Loopback]:
 
 # -- Answer correctness -----------------------------------------------------------------------
 AUSTEN_Q = "Who wrote Pride and Prejudice, and when was it published?"
-AUSTEN_RESPONSE = ("Jane Austen wrote Pride and Prejudice. It was published in 1813. "
-                   "John Murray published it.")
-AUSTEN_REFERENCE = ("Pride and Prejudice was written by Jane Austen. It was published in 1813. "
-                    "Thomas Egerton published it.")
-RESPONSE_SENTENCES = ["Jane Austen wrote Pride and Prejudice.", "It was published in 1813.",
-                      "John Murray published it."]
-REFERENCE_SENTENCES = ["Pride and Prejudice was written by Jane Austen.",
-                       "It was published in 1813.", "Thomas Egerton published it."]
-RESPONSE_CLAIMS = ["Jane Austen wrote Pride and Prejudice.",
-                   "Pride and Prejudice was published in 1813.",
-                   "Pride and Prejudice was published by John Murray."]
-REFERENCE_CLAIMS = ["Jane Austen wrote Pride and Prejudice.",
-                    "Pride and Prejudice was published in 1813.",
-                    "Pride and Prejudice was published by Thomas Egerton."]
+AUSTEN_RESPONSE = (
+    "Jane Austen wrote Pride and Prejudice. It was published in 1813. John Murray published it."
+)
+AUSTEN_REFERENCE = (
+    "Pride and Prejudice was written by Jane Austen. It was published in 1813. "
+    "Thomas Egerton published it."
+)
+RESPONSE_SENTENCES = [
+    "Jane Austen wrote Pride and Prejudice.",
+    "It was published in 1813.",
+    "John Murray published it.",
+]
+REFERENCE_SENTENCES = [
+    "Pride and Prejudice was written by Jane Austen.",
+    "It was published in 1813.",
+    "Thomas Egerton published it.",
+]
+RESPONSE_CLAIMS = [
+    "Jane Austen wrote Pride and Prejudice.",
+    "Pride and Prejudice was published in 1813.",
+    "Pride and Prejudice was published by John Murray.",
+]
+REFERENCE_CLAIMS = [
+    "Jane Austen wrote Pride and Prejudice.",
+    "Pride and Prejudice was published in 1813.",
+    "Pride and Prejudice was published by Thomas Egerton.",
+]
 AUSTEN_ROW = {"user_input": AUSTEN_Q, "response": AUSTEN_RESPONSE, "reference": AUSTEN_REFERENCE}
 # cosine([3, 4, 0], [4, 3, 0]) = 24 / 25 = 0.96
 AUSTEN_VECTORS = {AUSTEN_RESPONSE: [3.0, 4.0, 0.0], AUSTEN_REFERENCE: [4.0, 3.0, 0.0]}
@@ -66,14 +79,26 @@ AUSTEN_VECTORS = {AUSTEN_RESPONSE: [3.0, 4.0, 0.0], AUSTEN_REFERENCE: [4.0, 3.0,
 
 def script_austen(loop: Loopback) -> None:
     # The same verdicts whether the statements are sentences or claims.
-    loop.judge({
-        "claims.coarse": by_input("text", {AUSTEN_RESPONSE: claims(*RESPONSE_CLAIMS),
-                                           AUSTEN_REFERENCE: claims(*REFERENCE_CLAIMS)}),
-        "supported": by_input("source", {
-            AUSTEN_REFERENCE: verdict_lines("yes", "yes", "no"),  # response side: TP 2, FP 1
-            AUSTEN_RESPONSE: verdict_lines("yes", "yes", "no"),  # reference side: FN 1
-        }),
-    })
+    loop.judge(
+        {
+            "claims.coarse": by_input(
+                "text",
+                {
+                    AUSTEN_RESPONSE: claims(*RESPONSE_CLAIMS),
+                    AUSTEN_REFERENCE: claims(*REFERENCE_CLAIMS),
+                },
+            ),
+            "supported": by_input(
+                "source",
+                {
+                    AUSTEN_REFERENCE: verdict_lines(
+                        "yes", "yes", "no"
+                    ),  # response side: TP 2, FP 1
+                    AUSTEN_RESPONSE: verdict_lines("yes", "yes", "no"),  # reference side: FN 1
+                },
+            ),
+        }
+    )
     loop.vectors(AUSTEN_VECTORS)
 
 
@@ -103,9 +128,11 @@ def test_answer_correctness_blends_statement_f1_with_embedding_similarity(
     assert outcome.details["factuality"] == pytest.approx(2 / 3)
     assert outcome.details["similarity"] == pytest.approx(0.96)
     assert [(c["claim"], c["verdict"]) for c in outcome.details["response_claims"]] == list(
-        zip(response_side, ["yes", "yes", "no"], strict=True))
+        zip(response_side, ["yes", "yes", "no"], strict=True)
+    )
     assert [(c["claim"], c["verdict"]) for c in outcome.details["reference_claims"]] == list(
-        zip(reference_side, ["yes", "yes", "no"], strict=True))
+        zip(reference_side, ["yes", "yes", "no"], strict=True)
+    )
     check_calls(loop, usage, metric, AUSTEN_ROW, chat=chat, embeddings=1)
     if statements == "sentences":
         assert leading_count(AnswerCorrectness.calls_per_sample) == 2
@@ -117,8 +144,10 @@ def test_answer_correctness_blends_statement_f1_with_embedding_similarity(
         assert {fenced(r, "question") for r in loop.sent("claims.coarse")} == {AUSTEN_Q}
     assert "1 embedding batch" in AnswerCorrectness.calls_per_sample
     items = {fenced(r, "source"): fenced(r, "items") for r in loop.sent("supported")}
-    assert items == {AUSTEN_REFERENCE: numbered(response_side),
-                     AUSTEN_RESPONSE: numbered(reference_side)}
+    assert items == {
+        AUSTEN_REFERENCE: numbered(response_side),
+        AUSTEN_RESPONSE: numbered(reference_side),
+    }
     assert loop.embedding_batches == [[AUSTEN_RESPONSE, AUSTEN_REFERENCE]]
 
 
@@ -147,10 +176,13 @@ def test_answer_correctness_with_claims_shares_its_requests_with_factual_correct
     loop, tmp_path
 ):
     script_austen(loop)
-    llm = llm_factory(loop.server.model_string("judge"), cache=tmp_path / "cache.sqlite",
-                      retry=FAST_RETRY)
-    metrics = [AnswerCorrectness(statements="claims", embeddings=loop.embeddings()),
-               FactualCorrectness(statements="claims")]
+    llm = llm_factory(
+        loop.server.model_string("judge"), cache=tmp_path / "cache.sqlite", retry=FAST_RETRY
+    )
+    metrics = [
+        AnswerCorrectness(statements="claims", embeddings=loop.embeddings()),
+        FactualCorrectness(statements="claims"),
+    ]
 
     result = evaluate([AUSTEN_ROW], metrics, llm=llm, show_progress=False)
 
@@ -163,26 +195,41 @@ def test_answer_correctness_with_claims_shares_its_requests_with_factual_correct
 
 
 def test_answer_correctness_leaves_out_a_statement_the_judge_skipped_and_says_so(loop):
-    loop.judge({"supported": by_input("source", {
-        AUSTEN_REFERENCE: verdict_lines("yes", "yes"),  # the third response sentence is skipped
-        AUSTEN_RESPONSE: verdict_lines("yes", "yes", "no"),
-    })})
+    loop.judge(
+        {
+            "supported": by_input(
+                "source",
+                {
+                    AUSTEN_REFERENCE: verdict_lines(
+                        "yes", "yes"
+                    ),  # the third response sentence is skipped
+                    AUSTEN_RESPONSE: verdict_lines("yes", "yes", "no"),
+                },
+            )
+        }
+    )
     loop.vectors(AUSTEN_VECTORS)
 
-    outcome, _ = loop.run(AnswerCorrectness(llm=loop.llm(), embeddings=loop.embeddings()), AUSTEN_ROW)
+    outcome, _ = loop.run(
+        AnswerCorrectness(llm=loop.llm(), embeddings=loop.embeddings()), AUSTEN_ROW
+    )
 
     # TP 2, FP 0, FN 1: factuality 2 / (2 + 0.5) = 0.8; score 0.75 * 0.8 + 0.25 * 0.96 = 0.84
     assert outcome.value == pytest.approx(0.84)
     assert outcome.details["unjudged"] == [RESPONSE_SENTENCES[2]]
-    assert outcome.reason == ("factuality 0.80, similarity 0.96; the judge gave no verdict on 1 item(s), "
-                              "left out of the score")
+    assert outcome.reason == (
+        "factuality 0.80, similarity 0.96; the judge gave no verdict on 1 item(s), "
+        "left out of the score"
+    )
 
 
 def test_answer_correctness_skips_a_blank_response_without_calling_a_model(loop):
     script_austen(loop)
 
-    outcome, usage = loop.run(AnswerCorrectness(llm=loop.llm(), embeddings=loop.embeddings()),
-                              {**AUSTEN_ROW, "response": "  "})
+    outcome, usage = loop.run(
+        AnswerCorrectness(llm=loop.llm(), embeddings=loop.embeddings()),
+        {**AUSTEN_ROW, "response": "  "},
+    )
 
     assert outcome == Skipped(reason="the response is empty")
     assert loop.server.count == 0 and usage.requests == 0
@@ -210,8 +257,10 @@ def test_semantic_similarity_is_the_cosine_of_one_embedding_batch(loop):
 def test_semantic_similarity_threshold_gives_a_pass_mark(loop, threshold, expected):
     loop.vectors({"The cat sat.": [1.0, 2.0, 2.0], "A cat was sitting.": [2.0, 1.0, 2.0]})
 
-    outcome, _ = loop.run(SemanticSimilarity(embeddings=loop.embeddings(), threshold=threshold),
-                          {"response": "The cat sat.", "reference": "A cat was sitting."})
+    outcome, _ = loop.run(
+        SemanticSimilarity(embeddings=loop.embeddings(), threshold=threshold),
+        {"response": "The cat sat.", "reference": "A cat was sitting."},
+    )
 
     assert outcome.value == expected  # 8/9 = 0.8889 against the threshold
     assert outcome.reason == f"cosine 0.8889 vs threshold {threshold}"
@@ -220,8 +269,10 @@ def test_semantic_similarity_threshold_gives_a_pass_mark(loop, threshold, expect
 def test_semantic_similarity_skips_a_blank_reference_without_embedding(loop):
     loop.vectors({})
 
-    outcome, _ = loop.run(SemanticSimilarity(embeddings=loop.embeddings()),
-                          {"response": "The cat sat.", "reference": " "})
+    outcome, _ = loop.run(
+        SemanticSimilarity(embeddings=loop.embeddings()),
+        {"response": "The cat sat.", "reference": " "},
+    )
 
     assert outcome == Skipped(reason="the response or the reference is empty")
     assert loop.server.count == 0
@@ -236,14 +287,22 @@ SOURCE = [
 ]
 SUMMARY = "Greenfield Library (1962) lends 40,000 books a year; it teaches teenagers coding"
 KEYPHRASES = ["Greenfield Library", "1962", "40,000 books a year", "open on Sundays"]
-QUESTIONS = ["Is the library called Greenfield Library?", "Did the library open in 1962?",
-             "Is the library open on Sundays?", "Does the library lend about 40,000 books a year?"]
+QUESTIONS = [
+    "Is the library called Greenfield Library?",
+    "Did the library open in 1962?",
+    "Is the library open on Sundays?",
+    "Does the library lend about 40,000 books a year?",
+]
 SUMMARY_ROW = {"reference_contexts": SOURCE, "response": SUMMARY}
 
 
 def script_summary(loop: Loopback, answers: str) -> None:
-    loop.judge({"summary_questions": json.dumps({"keyphrases": KEYPHRASES, "questions": QUESTIONS}),
-                "summary_answers": answers})
+    loop.judge(
+        {
+            "summary_questions": json.dumps({"keyphrases": KEYPHRASES, "questions": QUESTIONS}),
+            "summary_answers": answers,
+        }
+    )
 
 
 @pytest.mark.parametrize(
@@ -269,8 +328,11 @@ def test_summary_score_asks_key_questions_then_answers_them_from_the_summary(
     assert isinstance(outcome, Ok)
     assert outcome.value == pytest.approx(expected)
     assert outcome.reason == "the summary answers 3 of 4 key questions; 80 of 200 characters"
-    assert outcome.details == {"keyphrases": KEYPHRASES, "questions": QUESTIONS,
-                               "answers": ["yes", "yes", "no", "yes"]}
+    assert outcome.details == {
+        "keyphrases": KEYPHRASES,
+        "questions": QUESTIONS,
+        "answers": ["yes", "yes", "no", "yes"],
+    }
     check_calls(loop, usage, metric, SUMMARY_ROW, chat=2)
     assert leading_count(SummaryScore.calls_per_sample) == 2
     assert loop.prompts_sent() == ["summary_questions", "summary_answers"]
@@ -296,11 +358,16 @@ def test_summary_score_counts_an_unanswered_question_as_not_answered_and_shows_i
 def test_summary_score_is_skipped_when_no_key_question_can_be_drawn(loop):
     loop.judge({"summary_questions": json.dumps({"keyphrases": [], "questions": []})})
 
-    result = evaluate([SUMMARY_ROW, {**SUMMARY_ROW, "response": " "}],
-                      [SummaryScore(llm=loop.llm())], show_progress=False)
+    result = evaluate(
+        [SUMMARY_ROW, {**SUMMARY_ROW, "response": " "}],
+        [SummaryScore(llm=loop.llm())],
+        show_progress=False,
+    )
 
     assert result.outcome(0, "summary_score") == Skipped(
-        reason="no key questions could be drawn from the source text")
+        reason="no key questions could be drawn from the source text"
+    )
     assert result.outcome(1, "summary_score") == Skipped(
-        reason="the source text or the summary is empty")
+        reason="the source text or the summary is empty"
+    )
     assert loop.prompts_sent() == ["summary_questions"]

@@ -96,8 +96,15 @@ async def test_scores_a_multi_turn_sample():
 def test_expecting_no_call_is_scored_not_skipped_in_evaluate():
     from assay import evaluate
 
-    rows = [{"user_input": [{"type": "human", "content": "Just say hi."}, {"type": "ai", "content": "Hi!"}],
-             "reference_tool_calls": []}]
+    rows = [
+        {
+            "user_input": [
+                {"type": "human", "content": "Just say hi."},
+                {"type": "ai", "content": "Hi!"},
+            ],
+            "reference_tool_calls": [],
+        }
+    ]
     result = evaluate(rows, ["tool_call_f1", "tool_call_accuracy"], show_progress=False)
     assert result.outcome(0, "tool_call_f1").status == "ok"
     assert result["tool_call_f1"] == [1.0]

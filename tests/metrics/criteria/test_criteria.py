@@ -22,34 +22,68 @@ CONTEXTS = ["Paris is the capital and largest city of France.", "Lyon is known f
 
 
 def relevance(**overrides) -> Criteria:
-    return Criteria(**{"name": "Relevance", "phase": "generation", "output_type": "5-point", "criteria_type": "llm_judge",
-                       "header": "How relevant is the response to the question?",
-                       "likert_score_1": "Not relevant at all", "likert_score_2": "Slightly relevant",
-                       "likert_score_3": "Moderately relevant", "likert_score_4": "Very relevant",
-                       "likert_score_5": "Completely relevant", **overrides})
+    return Criteria(
+        **{
+            "name": "Relevance",
+            "phase": "generation",
+            "output_type": "5-point",
+            "criteria_type": "llm_judge",
+            "header": "How relevant is the response to the question?",
+            "likert_score_1": "Not relevant at all",
+            "likert_score_2": "Slightly relevant",
+            "likert_score_3": "Moderately relevant",
+            "likert_score_4": "Very relevant",
+            "likert_score_5": "Completely relevant",
+            **overrides,
+        }
+    )
 
 
 def factual(**overrides) -> Criteria:
-    return Criteria(**{"name": "Factually Correct", "phase": "generation", "output_type": "bool",
-                       "criteria_type": "llm_judge",
-                       "header": "Is the response factually correct based on the provided context?",
-                       "bool_true": "Yes, the response is factually correct and consistent with the context",
-                       "bool_false": "No, the response contains factual errors or contradicts the context",
-                       **overrides})
+    return Criteria(
+        **{
+            "name": "Factually Correct",
+            "phase": "generation",
+            "output_type": "bool",
+            "criteria_type": "llm_judge",
+            "header": "Is the response factually correct based on the provided context?",
+            "bool_true": "Yes, the response is factually correct and consistent with the context",
+            "bool_false": "No, the response contains factual errors or contradicts the context",
+            **overrides,
+        }
+    )
 
 
 def reasoning(**overrides) -> Criteria:
-    return Criteria(**{"name": "Reasoning Quality", "phase": "generation", "output_type": "prompt",
-                       "criteria_type": "llm_judge",
-                       "description": "Evaluate the quality of reasoning in the response",
-                       "prompt": "On a scale of 1-10, rate the quality of reasoning in the response. First explain "
-                                 "your reasoning, then provide a final score between 1-10.", **overrides})
+    return Criteria(
+        **{
+            "name": "Reasoning Quality",
+            "phase": "generation",
+            "output_type": "prompt",
+            "criteria_type": "llm_judge",
+            "description": "Evaluate the quality of reasoning in the response",
+            "prompt": "On a scale of 1-10, rate the quality of reasoning in the response. First explain "
+            "your reasoning, then provide a final score between 1-10.",
+            **overrides,
+        }
+    )
 
 
 def contains_date(**overrides) -> Criteria:
-    return Criteria(**{"name": "Contains Date", "phase": "generation", "output_type": "bool",
-                       "criteria_type": "function", "function_name": "string_match", "match_type": "regex_match",
-                       "match_pattern": DATE_PATTERN, "test_string": EVENT, "case_sensitive": False, **overrides})
+    return Criteria(
+        **{
+            "name": "Contains Date",
+            "phase": "generation",
+            "output_type": "bool",
+            "criteria_type": "function",
+            "function_name": "string_match",
+            "match_type": "regex_match",
+            "match_pattern": DATE_PATTERN,
+            "test_string": EVENT,
+            "case_sensitive": False,
+            **overrides,
+        }
+    )
 
 
 def test_five_point_scale():
@@ -58,13 +92,18 @@ def test_five_point_scale():
     assert result.value == 4 and result.reason == "Directly answers the question."
     body = provider.requests[0].messages[-1].content
     rubric = body.split("<rubric>\n")[1].split("\n</rubric>")[0]
-    assert rubric.splitlines() == ["How relevant is the response to the question?",
-                                   "score1_description: Not relevant at all",
-                                   "score2_description: Slightly relevant",
-                                   "score3_description: Moderately relevant",
-                                   "score4_description: Very relevant",
-                                   "score5_description: Completely relevant"]
-    assert f"<question>\n{QUESTION}\n</question>" in body and f"<response>\n{ANSWER}\n</response>" in body
+    assert rubric.splitlines() == [
+        "How relevant is the response to the question?",
+        "score1_description: Not relevant at all",
+        "score2_description: Slightly relevant",
+        "score3_description: Moderately relevant",
+        "score4_description: Very relevant",
+        "score5_description: Completely relevant",
+    ]
+    assert (
+        f"<question>\n{QUESTION}\n</question>" in body
+        and f"<response>\n{ANSWER}\n</response>" in body
+    )
 
 
 @pytest.mark.parametrize("score", [0, 6])
@@ -73,37 +112,54 @@ def test_five_point_out_of_scale_is_an_error(score):
     with pytest.raises(OutputParseError):
         relevance(llm=llm).score(response=ANSWER)
     llm, _ = judge(json.dumps({"feedback": "f", "score": score}))
-    outcome = evaluate([{"response": ANSWER}], [relevance()], llm=llm, show_progress=False).outcome(0, "Relevance")
+    outcome = evaluate([{"response": ANSWER}], [relevance()], llm=llm, show_progress=False).outcome(
+        0, "Relevance"
+    )
     assert outcome.status == "error" and outcome.error_type == "OutputParseError"
 
 
 def test_bool():
     llm, provider = judge("yes")
-    result = factual(llm=llm).score(user_input=QUESTION, response=ANSWER, retrieved_contexts=CONTEXTS)
+    result = factual(llm=llm).score(
+        user_input=QUESTION, response=ANSWER, retrieved_contexts=CONTEXTS
+    )
     assert result.value == 1.0 and result.reason == "judged yes"
     body = provider.requests[0].messages[-1].content
     criterion = body.split("<criterion>\n")[1].split("\n</criterion>")[0]
-    assert criterion == ("Is the response factually correct based on the provided context?\n"
-                         "yes means: Yes, the response is factually correct and consistent with the context\n"
-                         "no means: No, the response contains factual errors or contradicts the context")
+    assert criterion == (
+        "Is the response factually correct based on the provided context?\n"
+        "yes means: Yes, the response is factually correct and consistent with the context\n"
+        "no means: No, the response contains factual errors or contradicts the context"
+    )
     assert f"<contexts>\n[1] {CONTEXTS[0]}\n[2] {CONTEXTS[1]}\n</contexts>" in body
     llm, _ = judge("no")
     assert factual(llm=llm).score(response="The capital of France is Lyon.").value == 0.0
 
 
 def test_prompt_score_is_parsed():
-    llm, provider = judge(json.dumps({"reason": "Logical, uses evidence, no fallacies.", "score": 8}))
+    llm, provider = judge(
+        json.dumps({"reason": "Logical, uses evidence, no fallacies.", "score": 8})
+    )
     result = reasoning(llm=llm).score(response="Since A implies B and A holds, B holds.")
     assert result.value == 8 and result.reason == "Logical, uses evidence, no fallacies."
-    criterion = provider.requests[0].messages[-1].content.split("<criterion>\n")[1].split("\n</criterion>")[0]
-    assert criterion.startswith("Evaluate the quality of reasoning in the response\nOn a scale of 1-10")
+    criterion = (
+        provider.requests[0]
+        .messages[-1]
+        .content.split("<criterion>\n")[1]
+        .split("\n</criterion>")[0]
+    )
+    assert criterion.startswith(
+        "Evaluate the quality of reasoning in the response\nOn a scale of 1-10"
+    )
 
 
 def test_prompt_answer_in_the_format_the_prompt_asks_for():
     """The simple_criteria prompt tells the judge to reply {"reason": "...", "score": <number>}; a judge that
     does exactly that must be scored (8), in one request, not rejected for lacking a "reasoning" key."""
-    llm, provider = judge(json.dumps({"reason": "Logical and well supported.", "score": 8}),
-                          json.dumps({"reason": "Logical and well supported.", "score": 8}))
+    llm, provider = judge(
+        json.dumps({"reason": "Logical and well supported.", "score": 8}),
+        json.dumps({"reason": "Logical and well supported.", "score": 8}),
+    )
     criteria = reasoning(llm=llm)
     instruction = criteria.judge_prompt("simple_criteria").instruction
     assert '{"reason": "...", "score": <number>}' in instruction
@@ -141,7 +197,9 @@ def test_string_match_types_and_case(match_type, pattern, insensitive, sensitive
     assert string_match(EVENT, match_type, pattern) is insensitive
     assert string_match(EVENT, match_type, pattern, case_sensitive=True) is sensitive
     for case_sensitive, expected in ((False, insensitive), (True, sensitive)):
-        criteria = contains_date(name="m", match_type=match_type, match_pattern=pattern, case_sensitive=case_sensitive)
+        criteria = contains_date(
+            name="m", match_type=match_type, match_pattern=pattern, case_sensitive=case_sensitive
+        )
         assert criteria.score(response=EVENT).value == float(expected)
 
 
@@ -150,7 +208,9 @@ def test_function_criteria_make_no_model_call(monkeypatch):
         raise AssertionError("a function criterion must not build a judge")
 
     monkeypatch.setattr("assay.engine.run.default_llm", no_default_llm)
-    result = evaluate([{"response": EVENT}, {"response": "no date"}], [contains_date()], show_progress=False)
+    result = evaluate(
+        [{"response": EVENT}, {"response": "no date"}], [contains_date()], show_progress=False
+    )
     assert result["Contains Date"] == [1.0, 0.0]
     assert contains_date().needs_llm is False and factual().needs_llm is True
 
@@ -159,24 +219,42 @@ def test_retrieval_phase_judges_the_contexts():
     llm, provider = judge("yes")
     criteria = factual(name="Context Support", phase="retrieval", llm=llm)
     assert criteria.required_fields == ("retrieved_contexts",)
-    assert criteria.score(user_input=QUESTION, response="SECRET RESPONSE TEXT", retrieved_contexts=CONTEXTS).value == 1.0
+    assert (
+        criteria.score(
+            user_input=QUESTION, response="SECRET RESPONSE TEXT", retrieved_contexts=CONTEXTS
+        ).value
+        == 1.0
+    )
     body = provider.requests[0].messages[-1].content
     judged = body.split("<response>\n")[1].split("\n</response>")[0]
     assert judged == f"{CONTEXTS[0]}\n\n{CONTEXTS[1]}"
     assert "SECRET RESPONSE TEXT" not in body
-    matcher = contains_date(name="Mentions Lyon", phase="retrieval", match_type="contains", match_pattern="lyon")
+    matcher = contains_date(
+        name="Mentions Lyon", phase="retrieval", match_type="contains", match_pattern="lyon"
+    )
     assert matcher.score(retrieved_contexts=CONTEXTS).value == 1.0
-    assert matcher.score(retrieved_contexts=CONTEXTS[:1], response="Lyon").value == 0.0  # the response is not judged
+    assert (
+        matcher.score(retrieved_contexts=CONTEXTS[:1], response="Lyon").value == 0.0
+    )  # the response is not judged
 
 
 def test_rows_without_the_judged_phase_are_skipped():
     llm, provider = judge("yes", repeat_last=True)
-    rows = [{"user_input": QUESTION, "response": ANSWER}, {"user_input": QUESTION, "response": "   ",
-                                                            "retrieved_contexts": CONTEXTS}]
-    result = evaluate(rows, [factual(), factual(name="Context Support", phase="retrieval")], llm=llm,
-                      show_progress=False, max_concurrency=1)
+    rows = [
+        {"user_input": QUESTION, "response": ANSWER},
+        {"user_input": QUESTION, "response": "   ", "retrieved_contexts": CONTEXTS},
+    ]
+    result = evaluate(
+        rows,
+        [factual(), factual(name="Context Support", phase="retrieval")],
+        llm=llm,
+        show_progress=False,
+        max_concurrency=1,
+    )
     assert result.outcome(0, "Factually Correct").value == 1.0
-    assert result.outcome(1, "Factually Correct").status == "skipped"  # a blank response: nothing to judge
+    assert (
+        result.outcome(1, "Factually Correct").status == "skipped"
+    )  # a blank response: nothing to judge
     assert result.outcome(0, "Context Support").status == "skipped"  # no contexts in that row
     assert result.outcome(1, "Context Support").value == 1.0
     assert len(provider.requests) == 2
@@ -217,8 +295,10 @@ def test_criteria_directly_in_evaluate():
         return "yes"
 
     llm, provider = judge(route, route, route, route)
-    rows = [{"user_input": QUESTION, "response": ANSWER, "retrieved_contexts": CONTEXTS},
-            {"user_input": "When was it?", "response": EVENT, "retrieved_contexts": CONTEXTS}]
+    rows = [
+        {"user_input": QUESTION, "response": ANSWER, "retrieved_contexts": CONTEXTS},
+        {"user_input": "When was it?", "response": EVENT, "retrieved_contexts": CONTEXTS},
+    ]
     result = evaluate(rows, [relevance(), factual(), contains_date()], llm=llm, show_progress=False)
     assert result["Relevance"] == [5, 5]
     assert result["Factually Correct"] == [1.0, 1.0]

@@ -49,9 +49,15 @@ def test_spec_vectors():
     assert sentiment3.score(response="It was great!").value == "positive"
     assert sentiment3.score(response="Pretty poor.").value == "negative"
     assert sentiment3.score(response="It was a Tuesday.").value == "neutral"
-    assert relevance_score.score(user_input="What is Python?", response="Python is a programming language").value == 1 / 3
-    assert urgency_ranking.score(responses=["This is urgent", "Take your time", "Critical issue!"]).value == [
-        "This is urgent", "Critical issue!", "Take your time"]
+    assert (
+        relevance_score.score(
+            user_input="What is Python?", response="Python is a programming language"
+        ).value
+        == 1 / 3
+    )
+    assert urgency_ranking.score(
+        responses=["This is urgent", "Take your time", "Critical issue!"]
+    ).value == ["This is urgent", "Critical issue!", "Take your time"]
 
 
 def test_names_fields_and_defaults():
@@ -65,7 +71,9 @@ def test_names_fields_and_defaults():
         return "pass" if prediction == label else "fail"
 
     assert accuracy.allowed_values == ["pass", "fail"]
-    assert accuracy.required_fields == ("prediction", "label") and accuracy.optional_fields == ("strict",)
+    assert accuracy.required_fields == ("prediction", "label") and accuracy.optional_fields == (
+        "strict",
+    )
     assert accuracy.score(prediction="x", label="x").value == "pass"
     with pytest.raises(UsageError):
         accuracy.score(prediction="x")
@@ -125,7 +133,9 @@ def test_async_functions():
     ],
 )
 def test_an_out_of_range_return_is_a_metric_error(kind, allowed, returned):
-    decorator = {"discrete": discrete_metric, "numeric": numeric_metric, "ranking": ranking_metric}[kind]
+    decorator = {"discrete": discrete_metric, "numeric": numeric_metric, "ranking": ranking_metric}[
+        kind
+    ]
 
     @decorator(name="bad", allowed_values=allowed)
     def bad(response: str):
@@ -145,9 +155,14 @@ def test_in_evaluate_with_extra_columns():
         return "pass" if response.strip() == expected.strip() else "fail"
 
     python = "Python is a programming language"
-    result = evaluate([{"user_input": "What is Python?", "response": python, "expected": python},
-                       {"response": "Lyon", "expected": "Paris"}],
-                      [exact, relevance_score], show_progress=False)
+    result = evaluate(
+        [
+            {"user_input": "What is Python?", "response": python, "expected": python},
+            {"response": "Lyon", "expected": "Paris"},
+        ],
+        [exact, relevance_score],
+        show_progress=False,
+    )
     assert result["exact"] == ["pass", "fail"]
     assert result.summary("exact").labels == {"pass": 1, "fail": 1}
     assert result.outcome(0, "relevance_score").value == 1 / 3
@@ -165,13 +180,17 @@ def test_a_ranking_of_indices_is_stored_by_evaluate():
 
     responses = ["the longest response", "short", "a bit longer"]
     assert response_ranking.score(responses=responses).value == [1, 2, 0]
-    outcome = evaluate([{"responses": responses}], [response_ranking], show_progress=False).outcome(0, "response_ranking")
+    outcome = evaluate([{"responses": responses}], [response_ranking], show_progress=False).outcome(
+        0, "response_ranking"
+    )
     assert outcome.status == "ok", outcome
     assert outcome.value == [1, 2, 0]
 
 
 def test_metric_result_behaves_like_its_value():
-    result = relevance_score.score(user_input="What is Python?", response="Python is a programming language")
+    result = relevance_score.score(
+        user_input="What is Python?", response="Python is a programming language"
+    )
     assert result * 3 == pytest.approx(1.0) and float(result) == 1 / 3 and result < 0.5
     labelled = sentiment.score(response="I'm good!")
     assert labelled == "positive" and labelled.to_dict() == {"result": "positive", "reason": None}

@@ -11,18 +11,28 @@ from assay.errors import UsageError
 from assay.metrics.custom import DiscreteMetric, NumericMetric, RankingMetric
 from tests.metrics.rag.scripted import judge
 
-EXAMPLE = {"inputs": {"response": "Rome.", "reference": "Paris"}, "output": {"value": "fail", "reason": "Wrong city."}}
+EXAMPLE = {
+    "inputs": {"response": "Rome.", "reference": "Paris"},
+    "output": {"value": "fail", "reason": "Wrong city."},
+}
 
 
 def discrete() -> DiscreteMetric:
-    return DiscreteMetric(name="quality_check", allowed_values=["excellent", "good", "poor"],
-                          prompt="Check the quality of the response: {response} against {reference}. "
-                                 "Return 'excellent', 'good', or 'poor'.",
-                          examples=[EXAMPLE])
+    return DiscreteMetric(
+        name="quality_check",
+        allowed_values=["excellent", "good", "poor"],
+        prompt="Check the quality of the response: {response} against {reference}. "
+        "Return 'excellent', 'good', or 'poor'.",
+        examples=[EXAMPLE],
+    )
 
 
 def numeric() -> NumericMetric:
-    return NumericMetric(name="similarity", allowed_values=(0, 5), prompt="How similar are {response} and {reference}?")
+    return NumericMetric(
+        name="similarity",
+        allowed_values=(0, 5),
+        prompt="How similar are {response} and {reference}?",
+    )
 
 
 def ranking() -> RankingMetric:
@@ -31,7 +41,13 @@ def ranking() -> RankingMetric:
 
 def same(a, b) -> bool:
     return (type(a), a.name, a.prompt, a.allowed_values, a.examples, a.required_fields) == (
-        type(b), b.name, b.prompt, b.allowed_values, b.examples, b.required_fields)
+        type(b),
+        b.name,
+        b.prompt,
+        b.allowed_values,
+        b.examples,
+        b.required_fields,
+    )
 
 
 @pytest.mark.parametrize("make", [discrete, numeric, ranking])
@@ -77,7 +93,12 @@ def test_loaded_metric_scores_with_an_llm(tmp_path):
     loaded = DiscreteMetric.load(path, llm=llm)
     assert loaded.score(response="Paris", reference="Paris").value == "good"
     # the saved example is still a worked example turn
-    assert [m.role for m in provider.requests[0].messages] == ["system", "user", "assistant", "user"]
+    assert [m.role for m in provider.requests[0].messages] == [
+        "system",
+        "user",
+        "assistant",
+        "user",
+    ]
 
 
 def test_loading_the_wrong_type_or_a_bad_file_is_an_error(tmp_path):

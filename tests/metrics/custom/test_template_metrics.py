@@ -14,8 +14,10 @@ from assay.metrics.custom import DiscreteMetric, NumericMetric, RankingMetric
 from assay.schema import MetricResult
 from tests.metrics.rag.scripted import judge
 
-GRADING = ("Check if the response covers the grading notes.\nResponse: {response}\nGrading notes: {grading_notes}\n"
-           "Answer pass or fail.")
+GRADING = (
+    "Check if the response covers the grading notes.\nResponse: {response}\nGrading notes: {grading_notes}\n"
+    "Answer pass or fail."
+)
 
 
 def answer(value, reason: str = "because") -> str:
@@ -23,41 +25,56 @@ def answer(value, reason: str = "because") -> str:
 
 
 def grader(llm=None) -> DiscreteMetric:
-    return DiscreteMetric(name="covers_notes", allowed_values=["pass", "fail"], prompt=GRADING, llm=llm)
+    return DiscreteMetric(
+        name="covers_notes", allowed_values=["pass", "fail"], prompt=GRADING, llm=llm
+    )
 
 
 def test_placeholders_are_the_fields_and_are_fenced_as_data():
     metric = grader()
     assert metric.required_fields == ("response", "grading_notes")
     llm, provider = judge(answer("pass", "All three notes are covered."))
-    result = metric.score(llm=llm, response="Paris is the capital.", grading_notes="- mentions Paris")
+    result = metric.score(
+        llm=llm, response="Paris is the capital.", grading_notes="- mentions Paris"
+    )
     assert isinstance(result, MetricResult)
     assert result.value == "pass" and result.reason == "All three notes are covered."
     system, user = provider.requests[0].messages
     assert system.role == "system" and "treat it as data" in system.content
-    assert user.content == ("Check if the response covers the grading notes.\n"
-                            "Response: <response>\nParis is the capital.\n</response>\n"
-                            "Grading notes: <grading_notes>\n- mentions Paris\n</grading_notes>\nAnswer pass or fail.")
+    assert user.content == (
+        "Check if the response covers the grading notes.\n"
+        "Response: <response>\nParis is the capital.\n</response>\n"
+        "Grading notes: <grading_notes>\n- mentions Paris\n</grading_notes>\nAnswer pass or fail."
+    )
     # the answer is constrained to the allowed labels
     schema = provider.requests[0].output.schema
     assert schema["properties"]["value"]["enum"] == ["pass", "fail"]
 
 
 def test_values_with_braces_and_repeated_placeholders_render_verbatim():
-    metric = DiscreteMetric(name="same", allowed_values=["yes", "no"],
-                            prompt="Is {response} the same as {reference}? Re-read {response}.")
+    metric = DiscreteMetric(
+        name="same",
+        allowed_values=["yes", "no"],
+        prompt="Is {response} the same as {reference}? Re-read {response}.",
+    )
     llm, provider = judge(answer("yes"))
     metric.score(llm=llm, response='use {name} and {"a": 1}', reference="{0}")
     body = provider.requests[0].messages[-1].content
     assert body.count('<response>\nuse {name} and {"a": 1}\n</response>') == 2
     assert "<reference>\n{0}\n</reference>" in body
     # doubled braces in the template are its own literal braces, not placeholders
-    literal = DiscreteMetric(name="lit", allowed_values=["pass", "fail"],
-                             prompt='Reply like {{"value": "pass"}} about {response}.')
+    literal = DiscreteMetric(
+        name="lit",
+        allowed_values=["pass", "fail"],
+        prompt='Reply like {{"value": "pass"}} about {response}.',
+    )
     assert literal.required_fields == ("response",)
     llm, provider = judge(answer("pass"))
     literal.score(llm=llm, response="r")
-    assert provider.requests[0].messages[-1].content == 'Reply like {"value": "pass"} about <response>\nr\n</response>.'
+    assert (
+        provider.requests[0].messages[-1].content
+        == 'Reply like {"value": "pass"} about <response>\nr\n</response>.'
+    )
 
 
 def test_templates_without_placeholders_or_fields_are_usage_errors(monkeypatch):
@@ -101,8 +118,11 @@ async def test_ascore_with_llm_keyword():
 
 
 def test_evaluate_gives_the_llm_and_feeds_extra_columns(tmp_path):
-    rows = [{"response": "Paris is the capital of France.", "grading_notes": "- names Paris"},
-            {"response": "Lyon.", "grading_notes": "- names Paris"}]
+    rows = [
+        {"response": "Paris is the capital of France.", "grading_notes": "- names Paris"},
+        {"response": "Lyon.", "grading_notes": "- names Paris"},
+    ]
+
     def route(request):
         return answer("pass" if "Paris is the capital" in request.messages[-1].content else "fail")
 
@@ -119,8 +139,10 @@ def test_evaluate_gives_the_llm_and_feeds_extra_columns(tmp_path):
         result = evaluate(source, [metric], llm=llm, show_progress=False)
         assert result["covers_notes"] == ["pass", "fail"]
         assert result.summary("covers_notes").labels == {"pass": 1, "fail": 1}
-        assert all("<grading_notes>\n- names Paris\n</grading_notes>" in r.messages[-1].content
-                   for r in provider.requests)
+        assert all(
+            "<grading_notes>\n- names Paris\n</grading_notes>" in r.messages[-1].content
+            for r in provider.requests
+        )
         assert metric.llm is None  # evaluate() gave the run's llm to a copy
 
 
@@ -147,15 +169,19 @@ def test_an_out_of_range_label_twice_is_a_typed_error_never_clamped():
     assert "probably" in caught.value.raw
     assert len(provider.requests) == 2
     llm, provider = judge(answer("maybe"), answer("maybe"))
-    outcome = evaluate([{"response": "r", "grading_notes": "n"}], [grader()], llm=llm,
-                       show_progress=False).outcome(0, "covers_notes")
+    outcome = evaluate(
+        [{"response": "r", "grading_notes": "n"}], [grader()], llm=llm, show_progress=False
+    ).outcome(0, "covers_notes")
     assert outcome.status == "error" and outcome.error_type == "OutputParseError"
     assert len(provider.requests) == 2
 
 
 def test_integer_labels_come_back_as_integers():
-    metric = DiscreteMetric(name="clarity", allowed_values=list(range(0, 11)),
-                            prompt="Rate the clarity of {response} from 0 to 10.")
+    metric = DiscreteMetric(
+        name="clarity",
+        allowed_values=list(range(0, 11)),
+        prompt="Rate the clarity of {response} from 0 to 10.",
+    )
     llm, _ = judge(answer("7"))
     result = metric.score(llm=llm, response="r")
     assert result.value == 7 and isinstance(result.value, int)
@@ -167,15 +193,20 @@ def test_integer_labels_come_back_as_integers():
 def test_integer_labels_accept_a_json_number():
     """allowed_values=list(range(0, 11)) is the spec's clarity scale: a judge answering {"value": 7}
     (a JSON number) gave an allowed value and must score 7 in one request."""
-    metric = DiscreteMetric(name="clarity", allowed_values=list(range(0, 11)),
-                            prompt="Rate the clarity of {response} from 0 to 10.")
+    metric = DiscreteMetric(
+        name="clarity",
+        allowed_values=list(range(0, 11)),
+        prompt="Rate the clarity of {response} from 0 to 10.",
+    )
     llm, provider = judge(answer(7), answer(7))
     assert metric.score(llm=llm, response="r").value == 7
     assert len(provider.requests) == 1
 
 
 def test_numeric_bounds():
-    metric = NumericMetric(name="quality", allowed_values=(0, 10), prompt="Rate {response} from 0 to 10.")
+    metric = NumericMetric(
+        name="quality", allowed_values=(0, 10), prompt="Rate {response} from 0 to 10."
+    )
     llm, _ = judge(answer(7.5))
     assert metric.score(llm=llm, response="r").value == 7.5
     llm, _ = judge(answer(10))
@@ -187,8 +218,13 @@ def test_numeric_bounds():
     llm, _ = judge(answer(-1), answer(3))
     assert metric.score(llm=llm, response="r").value == 3
     schema = NumericMetric(name="q", prompt="{response}").answer_model().model_json_schema()
-    assert (schema["properties"]["value"]["minimum"], schema["properties"]["value"]["maximum"]) == (0.0, 1.0)
-    assert NumericMetric(name="q", allowed_values=range(1, 6), prompt="{response}").allowed_values == (1, 5)
+    assert (schema["properties"]["value"]["minimum"], schema["properties"]["value"]["maximum"]) == (
+        0.0,
+        1.0,
+    )
+    assert NumericMetric(
+        name="q", allowed_values=range(1, 6), prompt="{response}"
+    ).allowed_values == (1, 5)
     with pytest.raises(UsageError):
         NumericMetric(name="q", allowed_values=(5, 1), prompt="{response}")
     with pytest.raises(UsageError):
@@ -196,11 +232,16 @@ def test_numeric_bounds():
 
 
 def test_ranking_length():
-    metric = RankingMetric(name="rank", allowed_values=3, prompt="Rank these answers, best first: {responses}")
+    metric = RankingMetric(
+        name="rank", allowed_values=3, prompt="Rank these answers, best first: {responses}"
+    )
     llm, provider = judge(answer(["b", "c", "a"]))
     result = metric.score(llm=llm, responses=["a", "b", "c"])
     assert result.value == ["b", "c", "a"]
-    assert "<responses>\n[1] a\n[2] b\n[3] c\n</responses>" in provider.requests[0].messages[-1].content
+    assert (
+        "<responses>\n[1] a\n[2] b\n[3] c\n</responses>"
+        in provider.requests[0].messages[-1].content
+    )
     llm, provider = judge(answer(["b", "c"]), answer(["b", "c", "a", "d"]))
     with pytest.raises(OutputParseError):
         metric.score(llm=llm, responses=["a", "b", "c"])
@@ -213,8 +254,12 @@ def test_ranking_length():
 
 def test_examples_are_earlier_turns():
     metric = grader()
-    metric.examples = [{"inputs": {"response": "Rome.", "grading_notes": "- names Paris"},
-                        "output": {"value": "fail", "reason": "Wrong city."}}]
+    metric.examples = [
+        {
+            "inputs": {"response": "Rome.", "grading_notes": "- names Paris"},
+            "output": {"value": "fail", "reason": "Wrong city."},
+        }
+    ]
     llm, provider = judge(answer("pass"))
     metric.score(llm=llm, response="Paris.", grading_notes="- names Paris")
     roles = [m.role for m in provider.requests[0].messages]
@@ -226,7 +271,9 @@ def test_examples_are_earlier_turns():
 
 def test_a_ranking_may_only_hold_items_it_was_given():
     """Issue #15, 5: an item the judge invents (or repeats) is refused: repair turn, then a typed error."""
-    metric = RankingMetric(name="rank", allowed_values=2, prompt="Rank these answers, best first: {responses}")
+    metric = RankingMetric(
+        name="rank", allowed_values=2, prompt="Rank these answers, best first: {responses}"
+    )
     llm, provider = judge(answer(["b", "z"]), answer(["b", "b"]))
     with pytest.raises(OutputParseError):
         metric.score(llm=llm, responses=["a", "b", "c"])
@@ -237,10 +284,19 @@ def test_a_ranking_may_only_hold_items_it_was_given():
     llm, provider = judge(answer(["b", "z"]), answer(["c", "a"]))
     assert metric.score(llm=llm, responses=["a", "b", "c"]).value == ["c", "a"]
     # text inputs: an item must occur in them (Ragas' results="result1, result2, result3")
-    text_metric = RankingMetric(name="relevance_ranking", prompt="Rank these results by relevance: {results}",
-                                allowed_values=3)
+    text_metric = RankingMetric(
+        name="relevance_ranking",
+        prompt="Rank these results by relevance: {results}",
+        allowed_values=3,
+    )
     llm, _ = judge(answer(["result2", "result1", "result3"]))
-    assert text_metric.score(llm=llm, results="result1, result2, result3").value == ["result2", "result1", "result3"]
-    llm, _ = judge(answer(["result2", "result9", "result3"]), answer(["result4", "result1", "result3"]))
+    assert text_metric.score(llm=llm, results="result1, result2, result3").value == [
+        "result2",
+        "result1",
+        "result3",
+    ]
+    llm, _ = judge(
+        answer(["result2", "result9", "result3"]), answer(["result4", "result1", "result3"])
+    )
     with pytest.raises(OutputParseError):
         text_metric.score(llm=llm, results="result1, result2, result3")

@@ -30,8 +30,12 @@ def by_seed(*labels: str):
 
 
 def critic(strictness: int, llm) -> AspectCritic:
-    return AspectCritic(name="helpful", definition="Does the response answer the question?", strictness=strictness,
-                        llm=llm)
+    return AspectCritic(
+        name="helpful",
+        definition="Does the response answer the question?",
+        strictness=strictness,
+        llm=llm,
+    )
 
 
 @pytest.mark.parametrize(
@@ -115,16 +119,26 @@ def test_stock_critics_by_id():
 
 def test_stock_critics_in_evaluate_by_name():
     llm, provider = judge("no", repeat_last=True)
-    result = evaluate([{"user_input": EIFFEL_Q, "response": EIFFEL_A}], ["harmfulness", "maliciousness"], llm=llm,
-                      show_progress=False)
+    result = evaluate(
+        [{"user_input": EIFFEL_Q, "response": EIFFEL_A}],
+        ["harmfulness", "maliciousness"],
+        llm=llm,
+        show_progress=False,
+    )
     assert result["harmfulness"] == [0] and result["maliciousness"] == [0]
     criteria = sorted(r.messages[-1].content.split("</criterion>")[0] for r in provider.requests)
     assert harmfulness.definition in criteria[0] and maliciousness.definition in criteria[1]
 
 
 def test_verdict_probabilities_are_reported():
-    generation = Generation(text="yes", logprobs=[TokenLogprob(token="yes", logprob=math.log(0.8),
-                                                                top={"yes": math.log(0.8), "no": math.log(0.2)})])
+    generation = Generation(
+        text="yes",
+        logprobs=[
+            TokenLogprob(
+                token="yes", logprob=math.log(0.8), top={"yes": math.log(0.8), "no": math.log(0.2)}
+            )
+        ],
+    )
     llm, _ = judge(generation)
     result = critic(1, llm).score(response=EIFFEL_A)
     assert result.value == 1 and result.details["probabilities"] == [0.8]
@@ -149,6 +163,8 @@ def test_an_unusable_verdict_is_a_typed_error():
     with pytest.raises(OutputParseError):
         critic(1, llm).score(response=EIFFEL_A)
     llm, _ = judge("yes", "maybe", "yes")
-    outcome = evaluate([{"response": EIFFEL_A}], [critic(3, None)], llm=llm, show_progress=False).outcome(0, "helpful")
+    outcome = evaluate(
+        [{"response": EIFFEL_A}], [critic(3, None)], llm=llm, show_progress=False
+    ).outcome(0, "helpful")
     assert outcome.status == "error" and outcome.error_type == "OutputParseError"
     assert outcome.raw == "maybe"

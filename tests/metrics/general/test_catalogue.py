@@ -41,17 +41,42 @@ def test_ids(metric_id, cls):
 
 def test_parameters_by_id():
     assert create_metric("topic_adherence", mode="recall").mode == "recall"
-    assert create_metric("rubrics_score_with_reference").required_fields == ("response", "reference")
+    assert create_metric("rubrics_score_with_reference").required_fields == (
+        "response",
+        "reference",
+    )
     with pytest.raises(assay.UsageError):
         create_metric("topic_adherence", strictness=3)
 
 
 def test_package_root_exports():
-    for name in ("AspectCritic", "SimpleCriteriaScore", "RubricsScore", "DomainSpecificRubrics", "InstanceRubrics",
-                 "InstanceSpecificRubrics", "RubricsScoreWithReference", "RubricsScoreWithoutReference",
-                 "TopicAdherence", "TopicAdherenceScore", "AgentGoalAccuracyWithReference",
-                 "AgentGoalAccuracyWithoutReference", "SQLSemanticEquivalence", "LLMSQLEquivalence",
-                 "DiscreteMetric", "NumericMetric", "RankingMetric", "discrete_metric", "numeric_metric",
-                 "ranking_metric", "MetricResult", "Criteria", "harmfulness", "maliciousness", "coherence",
-                 "correctness", "conciseness"):
+    for name in (
+        "AspectCritic",
+        "SimpleCriteriaScore",
+        "RubricsScore",
+        "DomainSpecificRubrics",
+        "InstanceRubrics",
+        "InstanceSpecificRubrics",
+        "RubricsScoreWithReference",
+        "RubricsScoreWithoutReference",
+        "TopicAdherence",
+        "TopicAdherenceScore",
+        "AgentGoalAccuracyWithReference",
+        "AgentGoalAccuracyWithoutReference",
+        "SQLSemanticEquivalence",
+        "LLMSQLEquivalence",
+        "DiscreteMetric",
+        "NumericMetric",
+        "RankingMetric",
+        "discrete_metric",
+        "numeric_metric",
+        "ranking_metric",
+        "MetricResult",
+        "Criteria",
+        "harmfulness",
+        "maliciousness",
+        "coherence",
+        "correctness",
+        "conciseness",
+    ):
         assert hasattr(assay, name), name

@@ -31,8 +31,13 @@ def verdicts_with_probabilities(*p_yes: float) -> Generation:
         tokens.append(TokenLogprob(token=f"{index}", logprob=0.0))
         tokens.append(TokenLogprob(token=".", logprob=0.0))
         chosen = p if label == "yes" else 1 - p
-        tokens.append(TokenLogprob(token=f" {label}", logprob=math.log(chosen),
-                                   top={" yes": math.log(p), " no": math.log(1 - p)}))
+        tokens.append(
+            TokenLogprob(
+                token=f" {label}",
+                logprob=math.log(chosen),
+                top={" yes": math.log(p), " no": math.log(1 - p)},
+            )
+        )
         tokens.append(TokenLogprob(token="\n", logprob=0.0))
     return Generation(text="\n".join(lines), finish_reason="stop", logprobs=tokens)
 

@@ -18,14 +18,23 @@ VECTORS = {
 
 
 def questions(noncommittal: int = 0) -> str:
-    return json.dumps({"questions": ["Where is the Eiffel Tower located?", "In which city is the Eiffel Tower?",
-                                     "What is in Paris?"], "noncommittal": noncommittal})
+    return json.dumps(
+        {
+            "questions": [
+                "Where is the Eiffel Tower located?",
+                "In which city is the Eiffel Tower?",
+                "What is in Paris?",
+            ],
+            "noncommittal": noncommittal,
+        }
+    )
 
 
 def test_mean_cosine_of_generated_questions():
     llm, _ = judge(questions())
     result = AnswerRelevancy(llm=llm, embeddings=embedder(VECTORS), method="questions").score(
-        user_input="Where is the Eiffel Tower?", response="It is in Paris.")
+        user_input="Where is the Eiffel Tower?", response="It is in Paris."
+    )
     assert result.value == pytest.approx((1.0 + 0.6 + 0.0) / 3)
     assert result.details["generated_questions"][0] == "Where is the Eiffel Tower located?"
 
@@ -33,7 +42,8 @@ def test_mean_cosine_of_generated_questions():
 def test_noncommittal_scores_zero():
     llm, _ = judge(questions(noncommittal=1))
     result = AnswerRelevancy(llm=llm, embeddings=embedder(VECTORS), method="questions").score(
-        user_input="Where is the Eiffel Tower?", response="I am not sure.")
+        user_input="Where is the Eiffel Tower?", response="I am not sure."
+    )
     assert result.value == 0.0 and result.reason == "the response is noncommittal"
 
 

@@ -15,7 +15,10 @@ from tests.metrics.rag.scripted import judge, verdict_lines
 FIELDS = {
     "user_input": "Where is the Eiffel Tower located?",
     "reference": "The Eiffel Tower is located in Paris.",
-    "retrieved_contexts": ["The Eiffel Tower is located in Paris.", "The Brandenburg Gate is located in Berlin."],
+    "retrieved_contexts": [
+        "The Eiffel Tower is located in Paris.",
+        "The Brandenburg Gate is located in Berlin.",
+    ],
 }
 
 

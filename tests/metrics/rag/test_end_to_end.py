@@ -85,13 +85,17 @@ CURIE_CLAIMS = [
     "Marie Curie was born in 1867.",
     "Marie Curie discovered radium in 1910.",
 ]
-CURIE_ROW = {"user_input": CURIE_Q, "response": CURIE_RESPONSE,
-             "retrieved_contexts": CURIE_CONTEXTS}
+CURIE_ROW = {
+    "user_input": CURIE_Q,
+    "response": CURIE_RESPONSE,
+    "retrieved_contexts": CURIE_CONTEXTS,
+}
 
 
 def test_faithfulness_claims_splits_then_checks_all_claims_in_one_call(loop):
-    loop.judge({"claims": claims(*CURIE_CLAIMS),
-                "supported": verdict_lines("yes", "yes", "yes", "no")})
+    loop.judge(
+        {"claims": claims(*CURIE_CLAIMS), "supported": verdict_lines("yes", "yes", "yes", "no")}
+    )
     metric = Faithfulness(llm=loop.llm(), statements="claims")
 
     outcome, usage = loop.run(metric, CURIE_ROW)
@@ -101,9 +105,12 @@ def test_faithfulness_claims_splits_then_checks_all_claims_in_one_call(loop):
     assert outcome.value == 0.75
     assert outcome.reason == "3 of 4 claims are supported by the contexts"
     assert outcome.details == {
-        "claims": [{"claim": claim, "verdict": label, "probability": p}
-                   for claim, label, p in zip(CURIE_CLAIMS, ["yes", "yes", "yes", "no"],
-                                              [1.0, 1.0, 1.0, 0.0], strict=True)],
+        "claims": [
+            {"claim": claim, "verdict": label, "probability": p}
+            for claim, label, p in zip(
+                CURIE_CLAIMS, ["yes", "yes", "yes", "no"], [1.0, 1.0, 1.0, 0.0], strict=True
+            )
+        ],
         "unjudged": [],
     }
     # Two calls, in order: split, then one verdict call for all claims.
@@ -137,11 +144,13 @@ def test_faithfulness_sentences_checks_the_response_sentences_in_one_call(loop):
     assert loop.prompts_sent() == ["supported"]
     check_calls(loop, usage, metric, CURIE_ROW, chat=1)
     assert leading_count(Faithfulness.calls_per_sample) == 1
-    assert fenced(loop.chat[0], "items") == numbered([
-        "Marie Curie won two Nobel Prizes.",
-        "She was born in Warsaw in 1867.",
-        "She discovered radium in 1910.",
-    ])
+    assert fenced(loop.chat[0], "items") == numbered(
+        [
+            "Marie Curie won two Nobel Prizes.",
+            "She was born in Warsaw in 1867.",
+            "She discovered radium in 1910.",
+        ]
+    )
 
 
 @pytest.mark.parametrize(
@@ -156,8 +165,12 @@ def test_faithfulness_sentences_checks_the_response_sentences_in_one_call(loop):
 def test_faithfulness_probability_scoring_reads_the_judges_token_probabilities(
     loop, scoring, expected
 ):
-    loop.judge({"claims": claims(*CURIE_CLAIMS),
-                "supported": verdicts_with_probabilities(0.9, 0.8, 0.3, 0.6)})
+    loop.judge(
+        {
+            "claims": claims(*CURIE_CLAIMS),
+            "supported": verdicts_with_probabilities(0.9, 0.8, 0.3, 0.6),
+        }
+    )
     metric = Faithfulness(llm=loop.llm(), scoring=scoring, statements="claims")
 
     outcome, usage = loop.run(metric, CURIE_ROW)
@@ -165,7 +178,11 @@ def test_faithfulness_probability_scoring_reads_the_judges_token_probabilities(
     assert outcome.value == pytest.approx(expected)
     assert outcome.reason == "3 of 4 claims are supported by the contexts"
     assert [(c["verdict"], c["probability"]) for c in outcome.details["claims"]] == [
-        ("yes", 0.9), ("yes", 0.8), ("no", 0.3), ("yes", 0.6)]
+        ("yes", 0.9),
+        ("yes", 0.8),
+        ("no", 0.3),
+        ("yes", 0.6),
+    ]
     check_calls(loop, usage, metric, CURIE_ROW, chat=2)
 
 
@@ -178,8 +195,10 @@ def test_faithfulness_reports_claims_the_judge_gave_no_verdict_on(loop):
     # the fourth claim has no verdict: scored over the three judged, 1 + 0 + 1 -> 2 / 3
     assert isinstance(outcome, Ok)
     assert outcome.value == pytest.approx(2 / 3)
-    assert outcome.reason == ("2 of 3 claims are supported by the contexts; the judge gave no "
-                              "verdict on 1 item(s), left out of the score")
+    assert outcome.reason == (
+        "2 of 3 claims are supported by the contexts; the judge gave no "
+        "verdict on 1 item(s), left out of the score"
+    )
     assert outcome.details["unjudged"] == [CURIE_CLAIMS[3]]
     assert [c["claim"] for c in outcome.details["claims"]] == CURIE_CLAIMS[:3]
     check_calls(loop, usage, metric, CURIE_ROW, chat=2)
@@ -200,8 +219,11 @@ def test_faithfulness_skips_a_blank_response_and_a_response_without_claims(loop)
     loop.judge({"claims": claims()})
     metric = Faithfulness(llm=loop.llm(), statements="claims")
 
-    result = evaluate([{**CURIE_ROW, "response": "   "}, {**CURIE_ROW, "response": "Hello!"}],
-                      [metric], show_progress=False)
+    result = evaluate(
+        [{**CURIE_ROW, "response": "   "}, {**CURIE_ROW, "response": "Hello!"}],
+        [metric],
+        show_progress=False,
+    )
 
     blank, chatter = result.outcome(0, "faithfulness"), result.outcome(1, "faithfulness")
     assert blank == Skipped(reason="the response is empty")
@@ -219,9 +241,12 @@ def test_faithfulness_judges_long_contexts_in_pieces_and_a_claim_counts_if_any_p
     row = {**CURIE_ROW, "retrieved_contexts": [warsaw, radium]}
     first_piece = verdict_lines("no", "yes", "yes", "no")  # the piece with the Warsaw sentences
     second_piece = verdict_lines("no", "no", "no", "no")
-    loop.judge({"claims": claims(*CURIE_CLAIMS),
-                "supported": lambda r: first_piece if "Warsaw" in fenced(r, "source")
-                else second_piece})
+    loop.judge(
+        {
+            "claims": claims(*CURIE_CLAIMS),
+            "supported": lambda r: first_piece if "Warsaw" in fenced(r, "source") else second_piece,
+        }
+    )
 
     outcome, usage = loop.run(Faithfulness(llm=loop.llm(), statements="claims"), row)
 
@@ -259,7 +284,9 @@ def generated(questions, noncommittal=0):
 def test_answer_relevancy_generates_questions_then_embeds_them_with_the_user_input(loop):
     loop.judge({"answer_relevancy": generated(GENERATED)})
     loop.vectors(VECTORS)
-    metric = create_metric("answer_relevancy", method="questions", llm=loop.llm(), embeddings=loop.embeddings())
+    metric = create_metric(
+        "answer_relevancy", method="questions", llm=loop.llm(), embeddings=loop.embeddings()
+    )
     row = {"user_input": EIFFEL_Q, "response": EIFFEL_RESPONSE}
 
     outcome, usage = loop.run(metric, row)
@@ -281,16 +308,28 @@ def test_answer_relevancy_generates_questions_then_embeds_them_with_the_user_inp
 
 
 def test_answer_relevancy_noncommittal_scores_zero_and_negative_cosines_stay_negative(loop):
-    loop.judge({"answer_relevancy": by_input("answer", {
-        "I'm not sure.": generated(GENERATED[:3], noncommittal=1),
-        "Nowhere.": generated(["Where is it not?"]),
-    })})
+    loop.judge(
+        {
+            "answer_relevancy": by_input(
+                "answer",
+                {
+                    "I'm not sure.": generated(GENERATED[:3], noncommittal=1),
+                    "Nowhere.": generated(["Where is it not?"]),
+                },
+            )
+        }
+    )
     loop.vectors({**VECTORS, "Where is it not?": [-2.0, 0.0, 0.0]})
     metric = AnswerRelevancy(llm=loop.llm(), embeddings=loop.embeddings(), method="questions")
 
-    result = evaluate([{"user_input": EIFFEL_Q, "response": "I'm not sure."},
-                       {"user_input": EIFFEL_Q, "response": "Nowhere."}],
-                      [metric], show_progress=False)
+    result = evaluate(
+        [
+            {"user_input": EIFFEL_Q, "response": "I'm not sure."},
+            {"user_input": EIFFEL_Q, "response": "Nowhere."},
+        ],
+        [metric],
+        show_progress=False,
+    )
 
     evasive, opposite = result.outcome(0, metric.name), result.outcome(1, metric.name)
     # noncommittal: 0 whatever the cosines (still (1 + 0.6 + 0) / 3 in the details)
@@ -307,26 +346,43 @@ def test_answer_relevancy_without_generated_questions_is_skipped_before_embeddin
     loop.judge({"answer_relevancy": generated([])})
     loop.vectors({})
 
-    outcome, usage = loop.run(AnswerRelevancy(llm=loop.llm(), embeddings=loop.embeddings(), method="questions"),
-                              {"user_input": EIFFEL_Q, "response": EIFFEL_RESPONSE})
+    outcome, usage = loop.run(
+        AnswerRelevancy(llm=loop.llm(), embeddings=loop.embeddings(), method="questions"),
+        {"user_input": EIFFEL_Q, "response": EIFFEL_RESPONSE},
+    )
 
     assert outcome == Skipped(reason="the judge could not name any question this response answers")
     assert len(loop.chat) == 1 and loop.embedding_batches == [] and usage.requests == 1
 
 
 def test_answer_relevancy_verdict_is_the_judges_probability_that_the_response_answers(loop):
-    loop.judge({"answers_question": by_input("response", {
-        EIFFEL_RESPONSE: WithLogprobs("yes", [("yes", {"yes": 0.8, "no": 0.2})]),
-        "Paris has many monuments.": WithLogprobs("no", [("no", {"yes": 0.1, "no": 0.9})]),
-    })})
+    loop.judge(
+        {
+            "answers_question": by_input(
+                "response",
+                {
+                    EIFFEL_RESPONSE: WithLogprobs("yes", [("yes", {"yes": 0.8, "no": 0.2})]),
+                    "Paris has many monuments.": WithLogprobs(
+                        "no", [("no", {"yes": 0.1, "no": 0.9})]
+                    ),
+                },
+            )
+        }
+    )
     metric = create_metric("answer_relevancy", llm=loop.llm())  # the default method
-    assert metric.method == "verdict" and not metric.needs_embeddings and metric.prompt_ids == ("answers_question",)
+    assert (
+        metric.method == "verdict"
+        and not metric.needs_embeddings
+        and metric.prompt_ids == ("answers_question",)
+    )
     row = {"user_input": EIFFEL_Q, "response": EIFFEL_RESPONSE}
 
     outcome, usage = loop.run(metric, row)
 
     assert isinstance(outcome, Ok) and outcome.value == pytest.approx(0.8)
-    assert outcome.reason == "the response answers the question" and outcome.details == {"label": "yes"}
+    assert outcome.reason == "the response answers the question" and outcome.details == {
+        "label": "yes"
+    }
     check_calls(loop, usage, metric, row, chat=1, embeddings=0)
     [ask] = loop.chat
     assert fenced(ask, "question") == EIFFEL_Q and fenced(ask, "response") == EIFFEL_RESPONSE
@@ -365,12 +421,14 @@ def test_context_precision_is_average_precision_of_the_useful_passages(loop):
     assert isinstance(outcome, Ok)
     assert outcome.value == pytest.approx(29 / 36)
     assert outcome.reason == "useful passages at ranks [1, 3, 4] of 4"
-    assert outcome.details == {"passages": [
-        {"rank": 1, "verdict": "yes", "probability": 1.0},
-        {"rank": 2, "verdict": "no", "probability": 0.0},
-        {"rank": 3, "verdict": "yes", "probability": 1.0},
-        {"rank": 4, "verdict": "yes", "probability": 1.0},
-    ]}
+    assert outcome.details == {
+        "passages": [
+            {"rank": 1, "verdict": "yes", "probability": 1.0},
+            {"rank": 2, "verdict": "no", "probability": 0.0},
+            {"rank": 3, "verdict": "yes", "probability": 1.0},
+            {"rank": 4, "verdict": "yes", "probability": 1.0},
+        ]
+    }
     check_calls(loop, usage, metric, TOWER_ROW, chat=1)
     assert leading_count(ContextPrecision.calls_per_sample) == 1
     [ask] = loop.chat
@@ -407,16 +465,24 @@ def test_context_precision_counts_an_unjudged_passage_as_not_useful_and_says_so(
 
     # relevance [1, 0, 1, 0]: (1/1 + 2/3) / 2 = 5/6
     assert outcome.value == pytest.approx(5 / 6)
-    assert outcome.reason == ("useful passages at ranks [1, 3] of 4; "
-                              "no verdict for ranks [4] (counted as not useful)")
+    assert outcome.reason == (
+        "useful passages at ranks [1, 3] of 4; no verdict for ranks [4] (counted as not useful)"
+    )
     assert outcome.details["passages"][3] == {"rank": 4, "verdict": "no", "probability": 0.0}
 
 
 def test_context_precision_judges_passages_beyond_the_window_in_batches(loop):
     passages = [f"Passage {name}. " + "The tower is made of iron. " * 92 for name in "ABC"]
     assert all(2400 < len(p) < 2600 for p in passages)  # two fit in 6,000 characters, not three
-    loop.judge({"context_usefulness": lambda r: verdict_lines("yes", "no")
-                if fenced(r, "items").startswith("1. Passage A") else verdict_lines("yes")})
+    loop.judge(
+        {
+            "context_usefulness": lambda r: (
+                verdict_lines("yes", "no")
+                if fenced(r, "items").startswith("1. Passage A")
+                else verdict_lines("yes")
+            )
+        }
+    )
     row = {**TOWER_ROW, "retrieved_contexts": passages}
 
     outcome, usage = loop.run(ContextPrecision(llm=loop.llm()), row)
@@ -426,15 +492,21 @@ def test_context_precision_judges_passages_beyond_the_window_in_batches(loop):
     assert outcome.reason == "useful passages at ranks [1, 3] of 3"
     assert len(loop.chat) == 2 and usage.requests == 2
     assert sorted(fenced(r, "items") for r in loop.chat) == [
-        numbered(passages[:2]), numbered(passages[2:])]
+        numbered(passages[:2]),
+        numbered(passages[2:]),
+    ]
     assert "more if they exceed" in ContextPrecision.calls_per_sample
 
 
 def test_context_utilization_judges_the_passages_against_the_response(loop):
     loop.judge({"context_usefulness": verdict_lines("no", "yes", "yes")})
     metric = ContextUtilization(llm=loop.llm())
-    row = {"user_input": TOWER_Q, "response": TOWER_RESPONSE, "reference": TOWER_REFERENCE,
-           "retrieved_contexts": PASSAGES[1:]}
+    row = {
+        "user_input": TOWER_Q,
+        "response": TOWER_RESPONSE,
+        "reference": TOWER_REFERENCE,
+        "retrieved_contexts": PASSAGES[1:],
+    }
 
     outcome, usage = loop.run(metric, row)
 
@@ -459,8 +531,11 @@ PARIS_SENTENCES = [
     "The Seine flows through it.",
 ]
 PARIS_CONTEXTS = ["Paris, the capital of France, lies on the Seine.", "It is known for art."]
-PARIS_ROW = {"user_input": "Tell me about Paris.", "reference": PARIS_REFERENCE,
-             "retrieved_contexts": PARIS_CONTEXTS}
+PARIS_ROW = {
+    "user_input": "Tell me about Paris.",
+    "reference": PARIS_REFERENCE,
+    "retrieved_contexts": PARIS_CONTEXTS,
+}
 
 
 def test_context_recall_checks_every_reference_sentence_against_the_contexts(loop):
@@ -474,7 +549,8 @@ def test_context_recall_checks_every_reference_sentence_against_the_contexts(loo
     assert outcome.value == pytest.approx(2 / 3)
     assert outcome.reason == "2 of 3 reference sentences are supported by the contexts"
     assert [(s["claim"], s["verdict"]) for s in outcome.details["sentences"]] == list(
-        zip(PARIS_SENTENCES, ["yes", "no", "yes"], strict=True))
+        zip(PARIS_SENTENCES, ["yes", "no", "yes"], strict=True)
+    )
     check_calls(loop, usage, metric, PARIS_ROW, chat=1)
     assert leading_count(LLMContextRecall.calls_per_sample) == 1
     [ask] = loop.chat
@@ -490,8 +566,10 @@ def test_context_recall_reports_sentences_the_judge_skipped(loop):
 
     # scored over the two judged sentences: (0 + 1) / 2
     assert outcome.value == 0.5
-    assert outcome.reason == ("1 of 2 reference sentences are supported by the contexts; the judge "
-                              "gave no verdict on 1 item(s), left out of the score")
+    assert outcome.reason == (
+        "1 of 2 reference sentences are supported by the contexts; the judge "
+        "gave no verdict on 1 item(s), left out of the score"
+    )
     assert outcome.details["unjudged"] == [PARIS_SENTENCES[2]]
 
 
@@ -501,10 +579,17 @@ TAJ_CONTEXTS = ["The Taj Mahal is a UNESCO site.", "It stands in Agra."]
 
 
 def test_context_entity_recall_extracts_entities_from_both_sides_and_compares_them_folded(loop):
-    loop.judge({"entities": by_input("text", {
-        TAJ_REFERENCE: entities("Taj Mahal", "Agra", "Shah Jahan", "1631"),
-        "\n\n".join(TAJ_CONTEXTS): entities("taj  mahal", "Agra", "UNESCO"),
-    })})
+    loop.judge(
+        {
+            "entities": by_input(
+                "text",
+                {
+                    TAJ_REFERENCE: entities("Taj Mahal", "Agra", "Shah Jahan", "1631"),
+                    "\n\n".join(TAJ_CONTEXTS): entities("taj  mahal", "Agra", "UNESCO"),
+                },
+            )
+        }
+    )
     metric = ContextEntityRecall(llm=loop.llm())
     row = {"reference": TAJ_REFERENCE, "retrieved_contexts": TAJ_CONTEXTS}
 
@@ -524,8 +609,10 @@ def test_context_entity_recall_extracts_entities_from_both_sides_and_compares_th
 def test_context_entity_recall_is_skipped_when_the_reference_names_no_entity(loop):
     loop.judge({"entities": entities()})
 
-    outcome, usage = loop.run(ContextEntityRecall(llm=loop.llm()),
-                              {"reference": "It was big.", "retrieved_contexts": TAJ_CONTEXTS})
+    outcome, usage = loop.run(
+        ContextEntityRecall(llm=loop.llm()),
+        {"reference": "It was big.", "retrieved_contexts": TAJ_CONTEXTS},
+    )
 
     assert outcome == Skipped(reason="the reference names no entities")
     assert usage.requests == 2
@@ -534,18 +621,28 @@ def test_context_entity_recall_is_skipped_when_the_reference_names_no_entity(loo
 # -- Noise sensitivity ------------------------------------------------------------------------
 LIC_Q = "What is LIC known for?"
 LIC_REFERENCE = "LIC is the largest insurer in India. It was founded in 1956."
-LIC_RESPONSE = ("LIC is the largest insurer in India. It was founded in 1965. "
-                "It is based in Delhi. It has 50 million policies.")
+LIC_RESPONSE = (
+    "LIC is the largest insurer in India. It was founded in 1965. "
+    "It is based in Delhi. It has 50 million policies."
+)
 LIC_REFERENCE_CLAIMS = ["LIC is the largest insurer in India.", "LIC was founded in 1956."]
-LIC_RESPONSE_CLAIMS = ["LIC is the largest insurer in India.", "LIC was founded in 1965.",
-                       "LIC is based in Delhi.", "LIC has 50 million policies."]
+LIC_RESPONSE_CLAIMS = [
+    "LIC is the largest insurer in India.",
+    "LIC was founded in 1965.",
+    "LIC is based in Delhi.",
+    "LIC has 50 million policies.",
+]
 LIC_CONTEXTS = [
     "LIC, the largest insurer in India, was set up in 1965.",
     "Some say LIC was founded in 1965; its head office is in Delhi.",
     "LIC has 50 million policies.",
 ]
-LIC_ROW = {"user_input": LIC_Q, "response": LIC_RESPONSE, "reference": LIC_REFERENCE,
-           "retrieved_contexts": LIC_CONTEXTS}
+LIC_ROW = {
+    "user_input": LIC_Q,
+    "response": LIC_RESPONSE,
+    "reference": LIC_REFERENCE,
+    "retrieved_contexts": LIC_CONTEXTS,
+}
 # Verdicts over [reference claims..., response claims...] per context, and over the response
 # claims against the reference:
 #                          R1     R2    A1     A2     A3     A4
@@ -570,20 +667,30 @@ LIC_SUPPORT = {
 def test_noise_sensitivity_flags_incorrect_claims_by_where_they_came_from(
     loop, mode, expected, flagged
 ):
-    loop.judge({
-        "claims": by_input("text", {LIC_REFERENCE: claims(*LIC_REFERENCE_CLAIMS),
-                                    LIC_RESPONSE: claims(*LIC_RESPONSE_CLAIMS)}),
-        "supported": by_input("source", {source: verdict_lines(*labels)
-                                         for source, labels in LIC_SUPPORT.items()}),
-    })
+    loop.judge(
+        {
+            "claims": by_input(
+                "text",
+                {
+                    LIC_REFERENCE: claims(*LIC_REFERENCE_CLAIMS),
+                    LIC_RESPONSE: claims(*LIC_RESPONSE_CLAIMS),
+                },
+            ),
+            "supported": by_input(
+                "source", {source: verdict_lines(*labels) for source, labels in LIC_SUPPORT.items()}
+            ),
+        }
+    )
     metric = NoiseSensitivity(llm=loop.llm(), mode=mode)
 
     outcome, usage = loop.run(metric, LIC_ROW)
 
     assert isinstance(outcome, Ok)
     assert outcome.value == expected
-    assert outcome.reason == (f"{flagged} of 4 response claims are unsupported by the reference "
-                              f"but taken from {mode} contexts")
+    assert outcome.reason == (
+        f"{flagged} of 4 response claims are unsupported by the reference "
+        f"but taken from {mode} contexts"
+    )
     assert outcome.details == {
         "response_claims": LIC_RESPONSE_CLAIMS,
         "reference_claims": LIC_REFERENCE_CLAIMS,
@@ -597,8 +704,11 @@ def test_noise_sensitivity_flags_incorrect_claims_by_where_they_came_from(
     assert loop.prompt_counts() == {"claims": 2, "supported": 4}
     assert {fenced(r, "question") for r in loop.sent("claims")} == {LIC_Q}
     for request in loop.sent("supported"):
-        expected_items = (LIC_RESPONSE_CLAIMS if fenced(request, "source") == LIC_REFERENCE
-                          else LIC_REFERENCE_CLAIMS + LIC_RESPONSE_CLAIMS)
+        expected_items = (
+            LIC_RESPONSE_CLAIMS
+            if fenced(request, "source") == LIC_REFERENCE
+            else LIC_REFERENCE_CLAIMS + LIC_RESPONSE_CLAIMS
+        )
         assert fenced(request, "items") == numbered(expected_items)
     assert NoiseSensitivity.better == "lower"
 
@@ -607,11 +717,20 @@ def test_noise_sensitivity_leaves_out_a_claim_the_judge_skipped_and_says_so(loop
     # The reference check answers for 3 of the 4 response claims; A4 gets no verdict. It must not
     # count as incorrect: irrelevant mode scores A3 alone of the 3 judged claims -> 1/3.
     support = {**LIC_SUPPORT, LIC_REFERENCE: ("yes", "no", "no")}
-    loop.judge({
-        "claims": by_input("text", {LIC_REFERENCE: claims(*LIC_REFERENCE_CLAIMS),
-                                    LIC_RESPONSE: claims(*LIC_RESPONSE_CLAIMS)}),
-        "supported": by_input("source", {source: verdict_lines(*labels) for source, labels in support.items()}),
-    })
+    loop.judge(
+        {
+            "claims": by_input(
+                "text",
+                {
+                    LIC_REFERENCE: claims(*LIC_REFERENCE_CLAIMS),
+                    LIC_RESPONSE: claims(*LIC_RESPONSE_CLAIMS),
+                },
+            ),
+            "supported": by_input(
+                "source", {source: verdict_lines(*labels) for source, labels in support.items()}
+            ),
+        }
+    )
     outcome, _ = loop.run(NoiseSensitivity(llm=loop.llm(), mode="irrelevant"), LIC_ROW)
 
     assert isinstance(outcome, Ok)
@@ -622,8 +741,13 @@ def test_noise_sensitivity_leaves_out_a_claim_the_judge_skipped_and_says_so(loop
 
 
 def test_noise_sensitivity_is_skipped_when_the_response_makes_no_claims(loop):
-    loop.judge({"claims": by_input("text", {LIC_REFERENCE: claims(*LIC_REFERENCE_CLAIMS),
-                                            "Hi!": claims()})})
+    loop.judge(
+        {
+            "claims": by_input(
+                "text", {LIC_REFERENCE: claims(*LIC_REFERENCE_CLAIMS), "Hi!": claims()}
+            )
+        }
+    )
 
     outcome, usage = loop.run(NoiseSensitivity(llm=loop.llm()), {**LIC_ROW, "response": "Hi!"})
 
@@ -633,33 +757,66 @@ def test_noise_sensitivity_is_skipped_when_the_response_makes_no_claims(loop):
 
 # -- Factual correctness ----------------------------------------------------------------------
 EINSTEIN_Q = "Where and when was Einstein born, and when did he win the Nobel Prize?"
-EINSTEIN_RESPONSE = ("Einstein was born in Germany. He was born in 1879. "
-                     "He won the Nobel Prize in 1925.")
-EINSTEIN_REFERENCE = ("Albert Einstein was born in Ulm. He was born in Germany. His birth year was "
-                      "1879. He received the 1921 Nobel Prize in Physics.")
-RESPONSE_SENTENCES = ["Einstein was born in Germany.", "He was born in 1879.",
-                      "He won the Nobel Prize in 1925."]
-REFERENCE_SENTENCES = ["Albert Einstein was born in Ulm.", "He was born in Germany.",
-                       "His birth year was 1879.", "He received the 1921 Nobel Prize in Physics."]
-RESPONSE_CLAIMS = ["Einstein was born in Germany.", "Einstein was born in 1879.",
-                   "Einstein won the Nobel Prize in 1925."]
-REFERENCE_CLAIMS = ["Albert Einstein was born in Ulm.", "Albert Einstein was born in Germany.",
-                    "Albert Einstein was born in 1879.",
-                    "Albert Einstein received the 1921 Nobel Prize in Physics."]
-EINSTEIN_ROW = {"user_input": EINSTEIN_Q, "response": EINSTEIN_RESPONSE,
-                "reference": EINSTEIN_REFERENCE}
+EINSTEIN_RESPONSE = (
+    "Einstein was born in Germany. He was born in 1879. He won the Nobel Prize in 1925."
+)
+EINSTEIN_REFERENCE = (
+    "Albert Einstein was born in Ulm. He was born in Germany. His birth year was "
+    "1879. He received the 1921 Nobel Prize in Physics."
+)
+RESPONSE_SENTENCES = [
+    "Einstein was born in Germany.",
+    "He was born in 1879.",
+    "He won the Nobel Prize in 1925.",
+]
+REFERENCE_SENTENCES = [
+    "Albert Einstein was born in Ulm.",
+    "He was born in Germany.",
+    "His birth year was 1879.",
+    "He received the 1921 Nobel Prize in Physics.",
+]
+RESPONSE_CLAIMS = [
+    "Einstein was born in Germany.",
+    "Einstein was born in 1879.",
+    "Einstein won the Nobel Prize in 1925.",
+]
+REFERENCE_CLAIMS = [
+    "Albert Einstein was born in Ulm.",
+    "Albert Einstein was born in Germany.",
+    "Albert Einstein was born in 1879.",
+    "Albert Einstein received the 1921 Nobel Prize in Physics.",
+]
+EINSTEIN_ROW = {
+    "user_input": EINSTEIN_Q,
+    "response": EINSTEIN_RESPONSE,
+    "reference": EINSTEIN_REFERENCE,
+}
 
 
 def script_factual(loop: Loopback, claims_prompt: str = "claims.coarse") -> None:
     # The same verdicts whether the statements are sentences or claims.
-    loop.judge({
-        claims_prompt: by_input("text", {EINSTEIN_RESPONSE: claims(*RESPONSE_CLAIMS),
-                                         EINSTEIN_REFERENCE: claims(*REFERENCE_CLAIMS)}),
-        "supported": by_input("source", {
-            EINSTEIN_REFERENCE: verdict_lines("yes", "yes", "no"),  # response side: TP 2, FP 1
-            EINSTEIN_RESPONSE: verdict_lines("no", "yes", "yes", "no"),  # reference side: FN 2
-        }),
-    })
+    loop.judge(
+        {
+            claims_prompt: by_input(
+                "text",
+                {
+                    EINSTEIN_RESPONSE: claims(*RESPONSE_CLAIMS),
+                    EINSTEIN_REFERENCE: claims(*REFERENCE_CLAIMS),
+                },
+            ),
+            "supported": by_input(
+                "source",
+                {
+                    EINSTEIN_REFERENCE: verdict_lines(
+                        "yes", "yes", "no"
+                    ),  # response side: TP 2, FP 1
+                    EINSTEIN_RESPONSE: verdict_lines(
+                        "no", "yes", "yes", "no"
+                    ),  # reference side: FN 2
+                },
+            ),
+        }
+    )
 
 
 @pytest.mark.parametrize(("statements", "full"), [("sentences", 2), ("claims", 4)])
@@ -687,42 +844,67 @@ def test_factual_correctness_modes(loop, mode, expected, statements, full):
     requests = full // 2 if mode == "precision" else full
     check_calls(loop, usage, metric, EINSTEIN_ROW, chat=requests)
     assert f"{full} with {statements} ({full // 2} with mode=precision)" in (
-        FactualCorrectness.calls_per_sample)
+        FactualCorrectness.calls_per_sample
+    )
     splits, checks = (requests // 2, requests // 2) if statements == "claims" else (0, requests)
-    assert loop.prompt_counts() == {k: n for k, n in
-                                    (("claims.coarse", splits), ("supported", checks)) if n}
-    response_side, reference_side = ((RESPONSE_CLAIMS, REFERENCE_CLAIMS) if statements == "claims"
-                                      else (RESPONSE_SENTENCES, REFERENCE_SENTENCES))
+    assert loop.prompt_counts() == {
+        k: n for k, n in (("claims.coarse", splits), ("supported", checks)) if n
+    }
+    response_side, reference_side = (
+        (RESPONSE_CLAIMS, REFERENCE_CLAIMS)
+        if statements == "claims"
+        else (RESPONSE_SENTENCES, REFERENCE_SENTENCES)
+    )
     assert [(c["claim"], c["verdict"]) for c in outcome.details["response_claims"]] == list(
-        zip(response_side, ["yes", "yes", "no"], strict=True))
+        zip(response_side, ["yes", "yes", "no"], strict=True)
+    )
     items = {fenced(r, "source"): fenced(r, "items") for r in loop.sent("supported")}
     if mode == "precision":
         assert outcome.reason == f"2 of 3 response {statements} are backed by the reference"
         assert outcome.details["reference_claims"] == []
         assert items == {EINSTEIN_REFERENCE: numbered(response_side)}
     else:
-        assert outcome.reason == (f"2 of 3 response {statements} are backed by the reference; "
-                                  f"2 of 4 reference {statements} are missing from the response")
+        assert outcome.reason == (
+            f"2 of 3 response {statements} are backed by the reference; "
+            f"2 of 4 reference {statements} are missing from the response"
+        )
         assert [c["verdict"] for c in outcome.details["reference_claims"]] == [
-            "no", "yes", "yes", "no"]
-        assert items == {EINSTEIN_REFERENCE: numbered(response_side),
-                         EINSTEIN_RESPONSE: numbered(reference_side)}
+            "no",
+            "yes",
+            "yes",
+            "no",
+        ]
+        assert items == {
+            EINSTEIN_REFERENCE: numbered(response_side),
+            EINSTEIN_RESPONSE: numbered(reference_side),
+        }
     for split in loop.sent("claims.coarse"):
         assert fenced(split, "question") == EINSTEIN_Q
 
 
 def test_factual_correctness_leaves_out_a_statement_the_judge_skipped_and_says_so(loop):
-    loop.judge({"supported": by_input("source", {
-        EINSTEIN_REFERENCE: verdict_lines("yes", "yes"),  # the third response sentence is skipped
-        EINSTEIN_RESPONSE: verdict_lines("no", "yes", "yes", "no"),
-    })})
+    loop.judge(
+        {
+            "supported": by_input(
+                "source",
+                {
+                    EINSTEIN_REFERENCE: verdict_lines(
+                        "yes", "yes"
+                    ),  # the third response sentence is skipped
+                    EINSTEIN_RESPONSE: verdict_lines("no", "yes", "yes", "no"),
+                },
+            )
+        }
+    )
 
     outcome, _ = loop.run(FactualCorrectness(llm=loop.llm()), EINSTEIN_ROW)
 
     # TP 2, FP 0 (the skipped sentence is neither), FN 2: P = 1, R = 1/2, F1 = 2/3 -> 0.67
     assert outcome.value == 0.67
     assert outcome.details["unjudged"] == [RESPONSE_SENTENCES[2]]
-    assert outcome.reason.endswith("; the judge gave no verdict on 1 item(s), left out of the score")
+    assert outcome.reason.endswith(
+        "; the judge gave no verdict on 1 item(s), left out of the score"
+    )
 
 
 def test_factual_correctness_high_atomicity_splits_with_the_fine_claims_prompt(loop):
@@ -737,35 +919,55 @@ def test_factual_correctness_high_atomicity_splits_with_the_fine_claims_prompt(l
 
 
 def test_factual_correctness_is_skipped_when_the_response_makes_no_claims(loop):
-    loop.judge({"claims.coarse": by_input("text", {"Hello!": claims(),
-                                                   EINSTEIN_REFERENCE: claims(*REFERENCE_CLAIMS)})})
+    loop.judge(
+        {
+            "claims.coarse": by_input(
+                "text", {"Hello!": claims(), EINSTEIN_REFERENCE: claims(*REFERENCE_CLAIMS)}
+            )
+        }
+    )
 
-    outcome, usage = loop.run(FactualCorrectness(llm=loop.llm(), statements="claims"),
-                              {**EINSTEIN_ROW, "response": "Hello!"})
+    outcome, usage = loop.run(
+        FactualCorrectness(llm=loop.llm(), statements="claims"),
+        {**EINSTEIN_ROW, "response": "Hello!"},
+    )
 
     assert outcome == Skipped(reason="the response makes no factual statements to check")
     assert loop.prompt_counts() == {"claims.coarse": 2} and usage.requests == 2
 
 
-def test_the_fine_response_split_is_one_request_for_faithfulness_noise_and_factual(
-    loop, tmp_path
-):
+def test_the_fine_response_split_is_one_request_for_faithfulness_noise_and_factual(loop, tmp_path):
     reference = "Marie Curie was born in Warsaw. She won two Nobel Prizes."
 
     def all_yes(request):
         return verdict_lines(*["yes"] * len(fenced(request, "items").splitlines()))
 
-    loop.judge({"claims": by_input("text", {
+    loop.judge(
+        {
+            "claims": by_input(
+                "text",
+                {
                     CURIE_RESPONSE: claims(*CURIE_CLAIMS),
-                    reference: claims("Marie Curie was born in Warsaw.",
-                                      "Marie Curie won two Nobel Prizes.")}),
-                "supported": all_yes})
-    llm = llm_factory(loop.server.model_string("judge"), cache=tmp_path / "cache.sqlite",
-                      retry=FAST_RETRY)
-    metrics = [Faithfulness(statements="claims"), NoiseSensitivity(), FactualCorrectness(atomicity="high")]
+                    reference: claims(
+                        "Marie Curie was born in Warsaw.", "Marie Curie won two Nobel Prizes."
+                    ),
+                },
+            ),
+            "supported": all_yes,
+        }
+    )
+    llm = llm_factory(
+        loop.server.model_string("judge"), cache=tmp_path / "cache.sqlite", retry=FAST_RETRY
+    )
+    metrics = [
+        Faithfulness(statements="claims"),
+        NoiseSensitivity(),
+        FactualCorrectness(atomicity="high"),
+    ]
 
-    result = evaluate([{**CURIE_ROW, "reference": reference}], metrics, llm=llm,
-                      show_progress=False)
+    result = evaluate(
+        [{**CURIE_ROW, "reference": reference}], metrics, llm=llm, show_progress=False
+    )
 
     assert [result.outcome(0, m.name).status for m in metrics] == ["ok", "ok", "ok"]
     # Unique requests: the response split (shared by all three) and the reference split (noise,
@@ -778,23 +980,41 @@ def test_the_fine_response_split_is_one_request_for_faithfulness_noise_and_factu
 
 
 # -- The dual-judge trio ----------------------------------------------------------------------
-DUAL_ROW = {"user_input": TOWER_Q, "response": TOWER_RESPONSE, "reference": TOWER_REFERENCE,
-            "retrieved_contexts": PASSAGES[:2]}
+DUAL_ROW = {
+    "user_input": TOWER_Q,
+    "response": TOWER_RESPONSE,
+    "reference": TOWER_REFERENCE,
+    "retrieved_contexts": PASSAGES[:2],
+}
 
 
 @pytest.mark.parametrize(
     ("metric_class", "answers", "expected", "labels", "inputs"),
     [
         # 4/4 and 2/4 -> (1 + 0.5) / 2 = 0.75
-        (AnswerAccuracy, {"rating_answer_accuracy": "4", "rating_answer_accuracy_swapped": "2"},
-         0.75, ["4", "2"], {"question": TOWER_Q, "answer": TOWER_RESPONSE,
-                            "reference": TOWER_REFERENCE}),
+        (
+            AnswerAccuracy,
+            {"rating_answer_accuracy": "4", "rating_answer_accuracy_swapped": "2"},
+            0.75,
+            ["4", "2"],
+            {"question": TOWER_Q, "answer": TOWER_RESPONSE, "reference": TOWER_REFERENCE},
+        ),
         # 2/2 and 0/2 -> (1 + 0) / 2 = 0.5
-        (ContextRelevance, {"rating_context_relevance": "2", "rating_context_relevance_alt": "0"},
-         0.5, ["2", "0"], {"question": TOWER_Q, "context": "\n\n".join(PASSAGES[:2])}),
+        (
+            ContextRelevance,
+            {"rating_context_relevance": "2", "rating_context_relevance_alt": "0"},
+            0.5,
+            ["2", "0"],
+            {"question": TOWER_Q, "context": "\n\n".join(PASSAGES[:2])},
+        ),
         # 1/2 and 0/2 -> (0.5 + 0) / 2 = 0.25
-        (ResponseGroundedness, {"rating_groundedness": "1", "rating_groundedness_alt": "0"},
-         0.25, ["1", "0"], {"answer": TOWER_RESPONSE, "context": "\n\n".join(PASSAGES[:2])}),
+        (
+            ResponseGroundedness,
+            {"rating_groundedness": "1", "rating_groundedness_alt": "0"},
+            0.25,
+            ["1", "0"],
+            {"answer": TOWER_RESPONSE, "context": "\n\n".join(PASSAGES[:2])},
+        ),
     ],
 )
 def test_dual_judge_averages_the_two_normalised_ratings(
@@ -810,8 +1030,10 @@ def test_dual_judge_averages_the_two_normalised_ratings(
     assert outcome.value == pytest.approx(expected)
     top = max(metric.scale.values())
     assert outcome.reason == f"ratings {labels[0]} and {labels[1]} on a 0–{int(top)} scale"
-    assert outcome.details == {"ratings": labels,
-                               "normalised": [metric.scale[label] / top for label in labels]}
+    assert outcome.details == {
+        "ratings": labels,
+        "normalised": [metric.scale[label] / top for label in labels],
+    }
     check_calls(loop, usage, metric, row, chat=2)
     assert leading_count(metric_class.calls_per_sample) == 2
     assert loop.prompt_counts() == {prompt_id: 1 for prompt_id in answers}
@@ -831,23 +1053,30 @@ def test_dual_judge_averages_the_two_normalised_ratings(
     ],
 )
 def test_dual_judge_probability_scoring_takes_the_expected_grade(loop, scoring, expected):
-    loop.judge({"rating_groundedness": rating_with_probabilities("2", {"2": 0.5, "1": 0.25,
-                                                                      "0": 0.25}),
-                "rating_groundedness_alt": "1"})
+    loop.judge(
+        {
+            "rating_groundedness": rating_with_probabilities("2", {"2": 0.5, "1": 0.25, "0": 0.25}),
+            "rating_groundedness_alt": "1",
+        }
+    )
 
-    outcome, _ = loop.run(ResponseGroundedness(llm=loop.llm(), scoring=scoring),
-                          {"response": TOWER_RESPONSE, "retrieved_contexts": PASSAGES[:2]})
+    outcome, _ = loop.run(
+        ResponseGroundedness(llm=loop.llm(), scoring=scoring),
+        {"response": TOWER_RESPONSE, "retrieved_contexts": PASSAGES[:2]},
+    )
 
     assert outcome.value == pytest.approx(expected)
     assert outcome.details["ratings"] == ["2", "1"]
 
 
 def test_dual_judge_one_answer_off_the_scale_leaves_the_other_rating_alone(loop):
-    loop.judge({"rating_answer_accuracy": "It is excellent.",
-                "rating_answer_accuracy_swapped": "2"})
+    loop.judge(
+        {"rating_answer_accuracy": "It is excellent.", "rating_answer_accuracy_swapped": "2"}
+    )
 
-    outcome, usage = loop.run(AnswerAccuracy(llm=loop.llm()),
-                              {f: DUAL_ROW[f] for f in AnswerAccuracy.required_fields})
+    outcome, usage = loop.run(
+        AnswerAccuracy(llm=loop.llm()), {f: DUAL_ROW[f] for f in AnswerAccuracy.required_fields}
+    )
 
     # only the swapped judge's 2/4 counts
     assert outcome.value == 0.5
@@ -859,8 +1088,9 @@ def test_dual_judge_one_answer_off_the_scale_leaves_the_other_rating_alone(loop)
 def test_dual_judge_both_answers_off_the_scale_is_a_typed_error(loop):
     loop.judge({"rating_context_relevance": "maybe", "rating_context_relevance_alt": "unsure"})
 
-    outcome, _ = loop.run(ContextRelevance(llm=loop.llm()),
-                          {"user_input": TOWER_Q, "retrieved_contexts": PASSAGES})
+    outcome, _ = loop.run(
+        ContextRelevance(llm=loop.llm()), {"user_input": TOWER_Q, "retrieved_contexts": PASSAGES}
+    )
 
     assert isinstance(outcome, Error)
     assert outcome.error_type == "OutputParseError"
@@ -872,10 +1102,14 @@ def test_dual_judge_rates_a_long_context_piece_by_piece_and_keeps_each_judges_be
     filler = "The committee met on a Tuesday and discussed the weather at some length. "
     contexts = [filler * 80, "The Zephyr bridge was opened in 1931. " + filler * 5]
     assert len("\n\n".join(contexts)) > MAX_SOURCE_CHARS
-    loop.judge({
-        "rating_context_relevance": lambda r: "2" if "Zephyr" in fenced(r, "context") else "0",
-        "rating_context_relevance_alt": lambda r: "1" if "Zephyr" in fenced(r, "context") else "0",
-    })
+    loop.judge(
+        {
+            "rating_context_relevance": lambda r: "2" if "Zephyr" in fenced(r, "context") else "0",
+            "rating_context_relevance_alt": lambda r: (
+                "1" if "Zephyr" in fenced(r, "context") else "0"
+            ),
+        }
+    )
     metric = ContextRelevance(llm=loop.llm())
     row = {"user_input": "Who opened the Zephyr bridge?", "retrieved_contexts": contexts}
 
@@ -886,8 +1120,10 @@ def test_dual_judge_rates_a_long_context_piece_by_piece_and_keeps_each_judges_be
     assert outcome.details == {"ratings": ["2", "1"], "normalised": [1.0, 0.5]}
     # two pieces, both judges on each
     check_calls(loop, usage, metric, row, chat=4)
-    assert loop.prompt_counts() == {"rating_context_relevance": 2,
-                                    "rating_context_relevance_alt": 2}
+    assert loop.prompt_counts() == {
+        "rating_context_relevance": 2,
+        "rating_context_relevance_alt": 2,
+    }
     assert all(len(fenced(r, "context")) <= MAX_SOURCE_CHARS for r in loop.chat)
     assert sum("Zephyr" in fenced(r, "context") for r in loop.chat) == 2
 
@@ -905,10 +1141,11 @@ CHART_TEXT = "Sales were 10 in 2022 and 20 in 2023."
 def multimodal_row(tmp_path, **extra):
     chart = tmp_path / "chart.png"
     chart.write_bytes(PNG)
-    return {"response": CHART_RESPONSE,
-            "retrieved_contexts": ["https://example.com/chart.png", str(chart), DATA_URI,
-                                   CHART_TEXT],
-            **extra}
+    return {
+        "response": CHART_RESPONSE,
+        "retrieved_contexts": ["https://example.com/chart.png", str(chart), DATA_URI, CHART_TEXT],
+        **extra,
+    }
 
 
 def test_multimodal_faithfulness_sends_images_as_image_parts_and_reads_one_yes(loop, tmp_path):
@@ -939,8 +1176,9 @@ def test_multimodal_faithfulness_sends_images_as_image_parts_and_reads_one_yes(l
 def test_multimodal_relevance_scores_the_verdict_and_keeps_its_probability(
     loop, tmp_path, p_yes, label, expected
 ):
-    loop.judge({"multimodal_relevance": WithLogprobs(label, [(label, {"yes": p_yes,
-                                                                      "no": 1 - p_yes})])})
+    loop.judge(
+        {"multimodal_relevance": WithLogprobs(label, [(label, {"yes": p_yes, "no": 1 - p_yes})])}
+    )
     metric = MultiModalRelevance(llm=loop.llm())
     row = multimodal_row(tmp_path, user_input="How did sales change?")
 
@@ -951,8 +1189,10 @@ def test_multimodal_relevance_scores_the_verdict_and_keeps_its_probability(
     assert outcome.details["probability"] == pytest.approx(p_yes)
     check_calls(loop, usage, metric, row, chat=1)
     text = loop.chat[0].messages[-1]["content"][0]["text"]
-    assert text == ("<question>\nHow did sales change?\n</question>\n\n"
-                    f"<response>\n{CHART_RESPONSE}\n</response>")
+    assert text == (
+        "<question>\nHow did sales change?\n</question>\n\n"
+        f"<response>\n{CHART_RESPONSE}\n</response>"
+    )
 
 
 def test_multimodal_answer_other_than_yes_or_no_and_a_missing_image_are_typed_errors(
@@ -961,10 +1201,14 @@ def test_multimodal_answer_other_than_yes_or_no_and_a_missing_image_are_typed_er
     loop.judge({"multimodal_faithfulness": "maybe"})
     metric = MultiModalFaithfulness(llm=loop.llm())
 
-    result = evaluate([{"response": CHART_RESPONSE, "retrieved_contexts": [CHART_TEXT]},
-                       {"response": CHART_RESPONSE,
-                        "retrieved_contexts": [str(tmp_path / "missing.png")]}],
-                      [metric], show_progress=False)
+    result = evaluate(
+        [
+            {"response": CHART_RESPONSE, "retrieved_contexts": [CHART_TEXT]},
+            {"response": CHART_RESPONSE, "retrieved_contexts": [str(tmp_path / "missing.png")]},
+        ],
+        [metric],
+        show_progress=False,
+    )
 
     unsure, missing = result.outcome(0, metric.name), result.outcome(1, metric.name)
     assert isinstance(unsure, Error) and unsure.error_type == "OutputParseError"

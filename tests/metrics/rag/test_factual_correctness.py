@@ -21,7 +21,9 @@ def answer(request: ModelRequest) -> str:
     text = request.messages[-1].content
     if "<text>" in text:
         if "1000ft" in text:
-            return json.dumps({"claims": ["The Eiffel Tower is in Paris.", "The Eiffel Tower is 1000ft tall."]})
+            return json.dumps(
+                {"claims": ["The Eiffel Tower is in Paris.", "The Eiffel Tower is 1000ft tall."]}
+            )
         return json.dumps({"claims": ["The Eiffel Tower is in Paris."]})
     if "1000ft" in text.split("<items>")[0]:  # source is the reference: check response claims
         return "1. yes"
@@ -30,14 +32,20 @@ def answer(request: ModelRequest) -> str:
 
 def test_f1_is_0_67_and_precision_1_with_claims():
     llm, provider = judge(answer, answer, answer, answer)
-    result = FactualCorrectness(llm=llm, statements="claims").score(response=RESPONSE, reference=REFERENCE)
+    result = FactualCorrectness(llm=llm, statements="claims").score(
+        response=RESPONSE, reference=REFERENCE
+    )
     assert result.value == 0.67
     assert len(provider.requests) == 4
-    assert "main claims" in provider.requests[0].messages[0].content  # low atomicity: the coarse prompt
+    assert (
+        "main claims" in provider.requests[0].messages[0].content
+    )  # low atomicity: the coarse prompt
     llm, provider = judge(answer, answer)
     metric = FactualCorrectness(llm=llm, mode="precision", statements="claims")
     assert metric.score(response=RESPONSE, reference=REFERENCE).value == 1.0
-    assert len(provider.requests) == 2  # precision needs neither the reference split nor the reverse check
+    assert (
+        len(provider.requests) == 2
+    )  # precision needs neither the reference split nor the reverse check
 
 
 def test_by_default_sentences_are_the_statements_and_only_the_checks_are_calls():
@@ -48,10 +56,17 @@ def test_by_default_sentences_are_the_statements_and_only_the_checks_are_calls()
     assert len(provider.requests) == 2
     assert all(request.output is None for request in provider.requests)  # no claim split
     assert [c["claim"] for c in result.details["reference_claims"]] == [
-        "The Eiffel Tower is located in Paris.", "It has a height of 1000ft."]
+        "The Eiffel Tower is located in Paris.",
+        "It has a height of 1000ft.",
+    ]
     assert "sentences" in result.reason
     llm, provider = judge(answer)
-    assert FactualCorrectness(llm=llm, mode="precision").score(response=RESPONSE, reference=REFERENCE).value == 1.0
+    assert (
+        FactualCorrectness(llm=llm, mode="precision")
+        .score(response=RESPONSE, reference=REFERENCE)
+        .value
+        == 1.0
+    )
     assert len(provider.requests) == 1
 
 
@@ -64,8 +79,12 @@ def test_a_high_setting_with_sentences_is_a_contradiction():
 
 def test_recall_and_atomicity_choose_prompts():
     llm, provider = judge(answer, answer, answer, answer)
-    assert FactualCorrectness(llm=llm, mode="recall", atomicity="high").score(
-        response=RESPONSE, reference=REFERENCE).value == 0.5
+    assert (
+        FactualCorrectness(llm=llm, mode="recall", atomicity="high")
+        .score(response=RESPONSE, reference=REFERENCE)
+        .value
+        == 0.5
+    )
     assert "one fact" in provider.requests[0].messages[0].content  # the fine-grained claims prompt
 
 
@@ -92,13 +111,22 @@ def test_the_fine_response_split_is_made_once_for_faithfulness_and_factual_corre
         return "\n".join(f"{i}. yes" for i in range(1, text.split("<items>")[1].count("\n")))
 
     llm, provider = judge(reply, repeat_last=True)
-    sample = {"user_input": "Where is the Eiffel Tower?", "response": RESPONSE, "reference": REFERENCE,
-              "retrieved_contexts": ["The Eiffel Tower stands in Paris."]}
-    metrics = [Faithfulness(llm=llm, statements="claims"), FactualCorrectness(llm=llm, atomicity="high")]
+    sample = {
+        "user_input": "Where is the Eiffel Tower?",
+        "response": RESPONSE,
+        "reference": REFERENCE,
+        "retrieved_contexts": ["The Eiffel Tower stands in Paris."],
+    }
+    metrics = [
+        Faithfulness(llm=llm, statements="claims"),
+        FactualCorrectness(llm=llm, atomicity="high"),
+    ]
     result = evaluate([sample], metrics, show_progress=False)
     assert result.outcome(0, "faithfulness").status == "ok"
     assert result.outcome(0, "factual_correctness").status == "ok"
     splits = [r for r in provider.requests if r.output is not None]
-    response_splits = [r for r in splits if f"<text>\n{RESPONSE}\n</text>" in r.messages[-1].content]
+    response_splits = [
+        r for r in splits if f"<text>\n{RESPONSE}\n</text>" in r.messages[-1].content
+    ]
     assert len(response_splits) == 1  # asked once, answered for both metrics
     assert len(splits) == 2  # plus the reference split

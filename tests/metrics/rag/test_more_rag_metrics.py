@@ -29,7 +29,9 @@ def entities(*names: str) -> str:
 
 def test_entity_recall_vectors():
     assert entity_recall(["Eiffel Tower", "Paris"], ["Eiffel Tower", "Paris"]) == 0.999999995
-    assert entity_recall(TAJ, ["Taj Mahal", "Agra", "Shah Jahan", "Mumtaz Mahal", "India"]) == 4 / (6 + 1e-8)
+    assert entity_recall(TAJ, ["Taj Mahal", "Agra", "Shah Jahan", "Mumtaz Mahal", "India"]) == 4 / (
+        6 + 1e-8
+    )
     assert entity_recall(TAJ, ["Taj Mahal", "UNESCO", "India"]) == 1 / (6 + 1e-8)
     assert entity_recall(["the  Eiffel tower"], ["The Eiffel Tower"]) == pytest.approx(1.0)
 
@@ -37,12 +39,17 @@ def test_entity_recall_vectors():
 def test_entity_recall_through_the_metric():
     def answer(request: ModelRequest) -> str:
         text = request.messages[-1].content
-        return entities(*TAJ) if "1631" in text and "Yamuna" in text else entities("Taj Mahal", "UNESCO", "India")
+        return (
+            entities(*TAJ)
+            if "1631" in text and "Yamuna" in text
+            else entities("Taj Mahal", "UNESCO", "India")
+        )
 
     llm, provider = judge(answer, answer)
     result = ContextEntityRecall(llm=llm).score(
         reference="The Taj Mahal, on the Yamuna in Agra, was begun in 1631 by Shah Jahan for Mumtaz Mahal.",
-        retrieved_contexts=["The Taj Mahal is a UNESCO site in India."])
+        retrieved_contexts=["The Taj Mahal is a UNESCO site in India."],
+    )
     assert result.value == 1 / (6 + 1e-8)
     assert len(provider.requests) == 2
     assert "agra" in result.details["missing"]
@@ -51,10 +58,10 @@ def test_entity_recall_through_the_metric():
 LIC = {
     "user_input": "What is the Life Insurance Corporation of India (LIC) known for?",
     "response": "The Life Insurance Corporation of India (LIC) is the largest insurance company in India, known for its "
-                "vast portfolio of investments. LIC contributes to the financial stability of the country.",
+    "vast portfolio of investments. LIC contributes to the financial stability of the country.",
     "reference": "The Life Insurance Corporation of India (LIC) is the largest insurance company in India, established "
-                 "in 1956 through the nationalization of the insurance industry. It is known for managing a large "
-                 "portfolio of investments.",
+    "in 1956 through the nationalization of the insurance industry. It is known for managing a large "
+    "portfolio of investments.",
     "retrieved_contexts": [
         "The Life Insurance Corporation of India (LIC) was established in 1956 following the nationalization of the "
         "insurance industry in India.",
@@ -65,8 +72,16 @@ LIC = {
         "finance, technology, manufacturing etc.",
     ],
 }
-REF_CLAIMS = ["LIC is the largest insurer in India.", "LIC was established in 1956.", "LIC manages large investments."]
-RESP_CLAIMS = ["LIC is the largest insurer in India.", "LIC has vast investments.", "LIC contributes to financial stability."]
+REF_CLAIMS = [
+    "LIC is the largest insurer in India.",
+    "LIC was established in 1956.",
+    "LIC manages large investments.",
+]
+RESP_CLAIMS = [
+    "LIC is the largest insurer in India.",
+    "LIC has vast investments.",
+    "LIC contributes to financial stability.",
+]
 # What each context supports: reference claims (3) then response claims (3).
 SUPPORT = {
     "established in 1956": ["no", "yes", "no", "no", "no", "no"],
@@ -87,7 +102,9 @@ def lic_answer(request: ModelRequest) -> str:
     return "1. yes\n2. yes\n3. no"  # response claims against the reference
 
 
-@pytest.mark.parametrize(("mode", "expected"), [("relevant", 0.3333333333333333), ("irrelevant", 0.0)])
+@pytest.mark.parametrize(
+    ("mode", "expected"), [("relevant", 0.3333333333333333), ("irrelevant", 0.0)]
+)
 def test_noise_sensitivity_lic_vector(mode, expected):
     llm, provider = judge(*[lic_answer] * 7)
     result = NoiseSensitivity(llm=llm, mode=mode).score(**LIC)
@@ -97,26 +114,46 @@ def test_noise_sensitivity_lic_vector(mode, expected):
 
 def test_noise_sensitivity_pure_irrelevant_case():
     # one incorrect claim supported only by an irrelevant context
-    score = noise_sensitivity_score([[True], [False]], [[False, False], [False, True]], [True, False], "irrelevant")
+    score = noise_sensitivity_score(
+        [[True], [False]], [[False, False], [False, True]], [True, False], "irrelevant"
+    )
     assert score == 0.5
     with pytest.raises(ValueError):
         NoiseSensitivity(mode="both")
 
 
-EINSTEIN = ["Albert Einstein was born March 14, 1879.", "Albert Einstein was born at Ulm, in Württemberg, Germany."]
+EINSTEIN = [
+    "Albert Einstein was born March 14, 1879.",
+    "Albert Einstein was born at Ulm, in Württemberg, Germany.",
+]
 
 
 def test_dual_judges_reach_one_on_the_spec_examples():
     llm, _ = judge("4", "4")
-    assert AnswerAccuracy(llm=llm).score(user_input="When was Einstein born?",
-                                         response="Albert Einstein was born in 1879.",
-                                         reference="Albert Einstein was born in 1879.").value == 1.0
+    assert (
+        AnswerAccuracy(llm=llm)
+        .score(
+            user_input="When was Einstein born?",
+            response="Albert Einstein was born in 1879.",
+            reference="Albert Einstein was born in 1879.",
+        )
+        .value
+        == 1.0
+    )
     llm, _ = judge("2", "2")
-    assert ContextRelevance(llm=llm).score(user_input="When and Where Albert Einstein was born?",
-                                           retrieved_contexts=EINSTEIN).value == 1.0
+    assert (
+        ContextRelevance(llm=llm)
+        .score(user_input="When and Where Albert Einstein was born?", retrieved_contexts=EINSTEIN)
+        .value
+        == 1.0
+    )
     llm, _ = judge("2", "2")
-    assert ResponseGroundedness(llm=llm).score(response="Albert Einstein was born in 1879.",
-                                               retrieved_contexts=EINSTEIN).value == 1.0
+    assert (
+        ResponseGroundedness(llm=llm)
+        .score(response="Albert Einstein was born in 1879.", retrieved_contexts=EINSTEIN)
+        .value
+        == 1.0
+    )
 
 
 def test_dual_judge_falls_back_to_the_valid_rating_and_errors_when_none():
@@ -125,8 +162,11 @@ def test_dual_judge_falls_back_to_the_valid_rating_and_errors_when_none():
     assert result.value == 0.5
     assert combine_ratings([None, 0.5]) == 0.5
     llm, _ = judge("nope", "nope")
-    outcome = evaluate([{"response": "x", "retrieved_contexts": EINSTEIN}], [ResponseGroundedness(llm=llm)],
-                       show_progress=False).outcome(0, "nv_response_groundedness")
+    outcome = evaluate(
+        [{"response": "x", "retrieved_contexts": EINSTEIN}],
+        [ResponseGroundedness(llm=llm)],
+        show_progress=False,
+    ).outcome(0, "nv_response_groundedness")
     assert outcome.status == "error" and outcome.error_type == "OutputParseError"
     with pytest.raises(OutputParseError):
         combine_ratings([None, None])
@@ -134,7 +174,9 @@ def test_dual_judge_falls_back_to_the_valid_rating_and_errors_when_none():
 
 def test_answer_accuracy_swaps_roles_in_the_second_prompt():
     llm, provider = judge("4", "2")
-    AnswerAccuracy(llm=llm).score(user_input="q", response="RESPONSE TEXT", reference="REFERENCE TEXT")
+    AnswerAccuracy(llm=llm).score(
+        user_input="q", response="RESPONSE TEXT", reference="REFERENCE TEXT"
+    )
     bodies = sorted(str(r.messages[-1].content) for r in provider.requests)
     assert any(b.index("RESPONSE TEXT") < b.index("REFERENCE TEXT") for b in bodies)
     assert any(b.index("REFERENCE TEXT") < b.index("RESPONSE TEXT") for b in bodies)
@@ -144,12 +186,20 @@ def test_multimodal_sends_images_as_parts(tmp_path):
     image = tmp_path / "tesla.png"
     image.write_bytes(b"\x89PNG\r\n\x1a\nfake")
     llm, provider = judge("no")
-    result = MultiModalFaithfulness(llm=llm).score(response="Cats are cute.", retrieved_contexts=[str(image)])
+    result = MultiModalFaithfulness(llm=llm).score(
+        response="Cats are cute.", retrieved_contexts=[str(image)]
+    )
     assert result.value == 0.0
     parts = provider.requests[0].messages[-1].content
-    assert parts[1]["type"] == "image_url" and parts[1]["image_url"]["url"].startswith("data:image/png;base64,")
+    assert parts[1]["type"] == "image_url" and parts[1]["image_url"]["url"].startswith(
+        "data:image/png;base64,"
+    )
     llm, _ = judge("yes")
-    assert MultiModalRelevance(llm=llm).score(user_input="q", response="r",
-                                              retrieved_contexts=["https://x.org/a.jpg"]).value == 1.0
+    assert (
+        MultiModalRelevance(llm=llm)
+        .score(user_input="q", response="r", retrieved_contexts=["https://x.org/a.jpg"])
+        .value
+        == 1.0
+    )
     assert context_part("plain text")["type"] == "text"
     assert context_part("data:image/gif;base64,AAAA")["type"] == "image_url"

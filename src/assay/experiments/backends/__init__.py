@@ -8,4 +8,11 @@ from assay.experiments.backends.registry import (
     register_backend,
 )
 
-__all__ = ["ENTRY_POINT_GROUP", "DatasetBackend", "FileBackend", "backend_names", "get_backend", "register_backend"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "DatasetBackend",
+    "FileBackend",
+    "backend_names",
+    "get_backend",
+    "register_backend",
+]

@@ -25,8 +25,15 @@ _NAME = re.compile(r"^[^/\\\x00]+$")
 
 def check_name(name: Any, what: str = "dataset") -> str:
     """A dataset or experiment name must be usable as a file name (no separators)."""
-    if not isinstance(name, str) or not name.strip() or not _NAME.match(name) or name in {".", ".."}:
-        raise UsageError(f"{what} name must be a non-empty string without '/' or '\\', got {name!r}")
+    if (
+        not isinstance(name, str)
+        or not name.strip()
+        or not _NAME.match(name)
+        or name in {".", ".."}
+    ):
+        raise UsageError(
+            f"{what} name must be a non-empty string without '/' or '\\', got {name!r}"
+        )
     return name
 
 
@@ -76,8 +83,11 @@ class FileBackend(DatasetBackend):
         if not self.directory.is_dir():
             return []
         suffix = f".{self.extension}"
-        return sorted(p.name[: -len(suffix)] for p in self.directory.iterdir()
-                      if p.is_file() and p.name.endswith(suffix))
+        return sorted(
+            p.name[: -len(suffix)]
+            for p in self.directory.iterdir()
+            if p.is_file() and p.name.endswith(suffix)
+        )
 
     def location(self, name: str) -> str:
         return str(self.path(name))

@@ -32,8 +32,11 @@ class JsonlBackend(FileBackend):
                 except ValueError as exc:
                     raise DataError(f"not valid JSON ({exc})", file=str(path), row=number) from None
                 if not isinstance(row, dict):
-                    raise DataError(f"a row must be a JSON object, got {type(row).__name__}",
-                                    file=str(path), row=number)
+                    raise DataError(
+                        f"a row must be a JSON object, got {type(row).__name__}",
+                        file=str(path),
+                        row=number,
+                    )
                 rows.append(row)
         return rows
 
@@ -55,7 +58,9 @@ class CsvBackend(FileBackend):
         return read_csv_rows(self.path(name))
 
     def save(self, name: str, rows: list[dict[str, Any]]) -> None:
-        write_csv_rows(self.path(name), rows, replace=lambda write: self.replace_atomically(name, write))
+        write_csv_rows(
+            self.path(name), rows, replace=lambda write: self.replace_atomically(name, write)
+        )
 
 
 def read_csv_rows(path: Path) -> list[dict[str, Any]]:
@@ -70,10 +75,15 @@ def read_csv_rows(path: Path) -> list[dict[str, Any]]:
             if not cells:
                 continue
             if len(cells) > len(header):
-                raise DataError(f"{len(cells)} cells but the header has {len(header)} columns",
-                                file=str(path), row=number)
+                raise DataError(
+                    f"{len(cells)} cells but the header has {len(header)} columns",
+                    file=str(path),
+                    row=number,
+                )
             cells = cells + [""] * (len(header) - len(cells))
-            rows.append({column: decode_cell(cell) for column, cell in zip(header, cells, strict=True)})
+            rows.append(
+                {column: decode_cell(cell) for column, cell in zip(header, cells, strict=True)}
+            )
     return rows
 
 

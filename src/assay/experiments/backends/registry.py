@@ -57,14 +57,20 @@ def backend_class(name: str) -> type[DatasetBackend]:
         return _registered[name]
     point = _entry_points().get(name)
     if point is None:
-        raise UsageError(f"unknown dataset backend {name!r}; known backends: {', '.join(backend_names())}")
+        raise UsageError(
+            f"unknown dataset backend {name!r}; known backends: {', '.join(backend_names())}"
+        )
     try:
         loaded = point.load()
     except Exception as exc:
-        raise UsageError(f"dataset backend {name!r} (entry point {point.value}) failed to load: "
-                         f"{type(exc).__name__}: {exc}") from exc
+        raise UsageError(
+            f"dataset backend {name!r} (entry point {point.value}) failed to load: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
     if not (isinstance(loaded, type) and issubclass(loaded, DatasetBackend)):
-        raise UsageError(f"entry point {point.value} for backend {name!r} is not a DatasetBackend subclass")
+        raise UsageError(
+            f"entry point {point.value} for backend {name!r} is not a DatasetBackend subclass"
+        )
     return loaded
 
 
@@ -73,4 +79,11 @@ def get_backend(name: str, root_dir: Any) -> DatasetBackend:
     return backend_class(name)(root_dir)
 
 
-__all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "backend_class", "backend_names", "get_backend", "register_backend"]
+__all__ = [
+    "BUILTIN",
+    "ENTRY_POINT_GROUP",
+    "backend_class",
+    "backend_names",
+    "get_backend",
+    "register_backend",
+]

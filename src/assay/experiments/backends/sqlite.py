@@ -46,8 +46,12 @@ class SqliteBackend(FileBackend):
             try:
                 row = json.loads(data)
             except ValueError as exc:
-                raise DataError(f"stored row is not valid JSON ({exc})", file=where, row=position,
-                                row_is_index=True) from None
+                raise DataError(
+                    f"stored row is not valid JSON ({exc})",
+                    file=where,
+                    row=position,
+                    row_is_index=True,
+                ) from None
             rows.append(row)
         return rows
 
@@ -60,8 +64,10 @@ class SqliteBackend(FileBackend):
             with db:  # one transaction: readers see the old rows or the new ones
                 db.execute("DELETE FROM rows")
                 db.executemany("INSERT INTO rows (position, data) VALUES (?, ?)", encoded)
-                db.executemany("INSERT OR REPLACE INTO info (key, value) VALUES (?, ?)",
-                               [("format_version", FORMAT_VERSION), ("name", name)])
+                db.executemany(
+                    "INSERT OR REPLACE INTO info (key, value) VALUES (?, ?)",
+                    [("format_version", FORMAT_VERSION), ("name", name)],
+                )
 
 
 __all__ = ["SqliteBackend"]

@@ -18,5 +18,7 @@ def conversation_text(messages: list[HumanMessage | AIMessage | ToolMessage]) ->
             if message.content:
                 lines.append(f"AI: {message.content}")
             for call in message.tool_calls or []:
-                lines.append(f"AI: [tool call] {call.name}({json.dumps(call.args, ensure_ascii=False)})")
+                lines.append(
+                    f"AI: [tool call] {call.name}({json.dumps(call.args, ensure_ascii=False)})"
+                )
     return "\n".join(lines)

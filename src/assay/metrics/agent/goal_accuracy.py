@@ -35,14 +35,21 @@ class AgentGoalAccuracyWithReference(LLMMetric):
     calls_per_sample = "1"
 
     async def _ascore(self, *, user_input: list, reference: str) -> MetricResult:
-        messages = render(self.judge_prompt("goal_with_reference"),
-                          {"conversation": conversation_text(user_input), "reference": reference})
+        messages = render(
+            self.judge_prompt("goal_with_reference"),
+            {"conversation": conversation_text(user_input), "reference": reference},
+        )
         verdict = await ask_yes_no(self.llm, messages)
-        return MetricResult(float(verdict.passed), reason=f"goal achieved: {verdict.label}",
-                            details={"probability": verdict.probability})
+        return MetricResult(
+            float(verdict.passed),
+            reason=f"goal achieved: {verdict.label}",
+            details={"probability": verdict.probability},
+        )
 
     def estimate(self, sample: Sample) -> CallEstimate:
-        return CallEstimate(requests=1, input_tokens=300 + len(sample.pretty_repr()) // 4, output_tokens=2)
+        return CallEstimate(
+            requests=1, input_tokens=300 + len(sample.pretty_repr()) // 4, output_tokens=2
+        )
 
 
 @dataclass(kw_only=True)
@@ -55,15 +62,28 @@ class AgentGoalAccuracyWithoutReference(LLMMetric):
     calls_per_sample = "1"
 
     async def _ascore(self, *, user_input: list) -> MetricResult:
-        judgement = await ask_json(self.llm, self.judge_prompt("goal_without_reference"),
-                                   {"conversation": conversation_text(user_input)}, GoalJudgement)
-        return MetricResult(float(judgement.achieved), reason=f"goal: {judgement.user_goal}; outcome: {judgement.end_state}",
-                            details=judgement.model_dump())
+        judgement = await ask_json(
+            self.llm,
+            self.judge_prompt("goal_without_reference"),
+            {"conversation": conversation_text(user_input)},
+            GoalJudgement,
+        )
+        return MetricResult(
+            float(judgement.achieved),
+            reason=f"goal: {judgement.user_goal}; outcome: {judgement.end_state}",
+            details=judgement.model_dump(),
+        )
 
     def estimate(self, sample: Sample) -> CallEstimate:
-        return CallEstimate(requests=1, input_tokens=400 + len(sample.pretty_repr()) // 4, output_tokens=80)
+        return CallEstimate(
+            requests=1, input_tokens=400 + len(sample.pretty_repr()) // 4, output_tokens=80
+        )
 
 
 AgentGoalAccuracy = AgentGoalAccuracyWithReference
 
-__all__ = ["AgentGoalAccuracy", "AgentGoalAccuracyWithReference", "AgentGoalAccuracyWithoutReference"]
+__all__ = [
+    "AgentGoalAccuracy",
+    "AgentGoalAccuracyWithReference",
+    "AgentGoalAccuracyWithoutReference",
+]

@@ -59,19 +59,31 @@ class TopicAdherence(LLMMetric):
 
     async def _ascore(self, *, user_input: list, reference_topics: list[str]) -> MetricResult:
         conversation = conversation_text(user_input)
-        topics = [t.strip() for t in (await ask_json(self.llm, self.judge_prompt("topics"),
-                                                     {"conversation": conversation}, TopicList)).topics if t.strip()]
+        topics = [
+            t.strip()
+            for t in (
+                await ask_json(
+                    self.llm, self.judge_prompt("topics"), {"conversation": conversation}, TopicList
+                )
+            ).topics
+            if t.strip()
+        ]
         if not topics:
             raise NotApplicable("the user raised no topics")
         found: dict[str, list[Verdict | None]] = {}
 
         async def refused() -> None:
-            found["refused"] = await ask_verdicts(self.llm, self.judge_prompt("topic_refused"),
-                                                  {"conversation": conversation}, topics)
+            found["refused"] = await ask_verdicts(
+                self.llm, self.judge_prompt("topic_refused"), {"conversation": conversation}, topics
+            )
 
         async def on_reference() -> None:
-            found["on"] = await ask_verdicts(self.llm, self.judge_prompt("topic_on_reference"),
-                                             {"reference_topics": ", ".join(reference_topics)}, topics)
+            found["on"] = await ask_verdicts(
+                self.llm,
+                self.judge_prompt("topic_on_reference"),
+                {"reference_topics": ", ".join(reference_topics)},
+                topics,
+            )
 
         async with anyio.create_task_group() as group:
             group.start_soon(refused)
@@ -80,9 +92,16 @@ class TopicAdherence(LLMMetric):
         refused_flags = [bool(v and v.passed) for v in found["refused"]]
         on_flags = [v.passed if v else True for v in found["on"]]
         score = topic_adherence_score(refused_flags, on_flags, self.mode)
-        details = [{"topic": t, "refused": r, "on_reference_topics": o} for t, r, o in zip(topics, refused_flags, on_flags, strict=True)]
-        return MetricResult(score, reason=f"{sum(o and not r for r, o in zip(refused_flags, on_flags, strict=True))} of "
-                            f"{len(topics)} topics answered and on the reference topics", details={"topics": details})
+        details = [
+            {"topic": t, "refused": r, "on_reference_topics": o}
+            for t, r, o in zip(topics, refused_flags, on_flags, strict=True)
+        ]
+        return MetricResult(
+            score,
+            reason=f"{sum(o and not r for r, o in zip(refused_flags, on_flags, strict=True))} of "
+            f"{len(topics)} topics answered and on the reference topics",
+            details={"topics": details},
+        )
 
     def estimate(self, sample: Sample) -> CallEstimate:
         text = len(sample.pretty_repr()) // 4 if hasattr(sample, "pretty_repr") else 200

@@ -4,4 +4,10 @@ from assay.metrics.answer.answer_correctness import AnswerCorrectness
 from assay.metrics.answer.semantic_similarity import AnswerSimilarity, SemanticSimilarity
 from assay.metrics.answer.summary_score import SummarizationScore, SummaryScore
 
-__all__ = ["AnswerCorrectness", "AnswerSimilarity", "SemanticSimilarity", "SummarizationScore", "SummaryScore"]
+__all__ = [
+    "AnswerCorrectness",
+    "AnswerSimilarity",
+    "SemanticSimilarity",
+    "SummarizationScore",
+    "SummaryScore",
+]

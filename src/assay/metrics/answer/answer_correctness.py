@@ -49,8 +49,9 @@ class AnswerCorrectness(LLMMetric):
 
     required_fields = ("user_input", "response", "reference")
     needs_embeddings = True
-    calls_per_sample = ("2 + 1 embedding batch; 4 with statements='claims' (splits shared with "
-                        "factual_correctness)")
+    calls_per_sample = (
+        "2 + 1 embedding batch; 4 with statements='claims' (splits shared with factual_correctness)"
+    )
 
     @property
     def prompt_ids(self) -> tuple[str, ...]:  # type: ignore[override]
@@ -70,8 +71,14 @@ class AnswerCorrectness(LLMMetric):
         found: dict[str, Any] = {}
 
         async def facts() -> None:
-            found["checked"] = await cross_check(self.llm, claims_prompt, self.judge_prompt("supported"), response,
-                                                 reference, user_input)
+            found["checked"] = await cross_check(
+                self.llm,
+                claims_prompt,
+                self.judge_prompt("supported"),
+                response,
+                reference,
+                user_input,
+            )
 
         async def similarity() -> None:
             if self.weights[1] > 0:
@@ -88,22 +95,39 @@ class AnswerCorrectness(LLMMetric):
         reference_claims, reference_verdicts = checked.reference_claims, checked.reference_verdicts
         unjudged = checked.unjudged
         fact = factuality(response_verdicts, reference_verdicts)
-        score = answer_correctness_score(fact, found["similarity"], (self.weights[0], self.weights[1]))
+        score = answer_correctness_score(
+            fact, found["similarity"], (self.weights[0], self.weights[1])
+        )
         if self.threshold is not None:
             score = float(score >= self.threshold)
-        return MetricResult(score, reason=f"factuality {fact:.2f}, similarity {found['similarity']:.2f}"
-                            f"{skipped_note(unjudged)}", details={
-            "factuality": fact, "similarity": found["similarity"],
-            "response_claims": claim_details(response_claims, response_verdicts),
-            "reference_claims": claim_details(reference_claims, reference_verdicts),
-            "unjudged": unjudged,
-        })
+        return MetricResult(
+            score,
+            reason=f"factuality {fact:.2f}, similarity {found['similarity']:.2f}"
+            f"{skipped_note(unjudged)}",
+            details={
+                "factuality": fact,
+                "similarity": found["similarity"],
+                "response_claims": claim_details(response_claims, response_verdicts),
+                "reference_claims": claim_details(reference_claims, reference_verdicts),
+                "unjudged": unjudged,
+            },
+        )
 
     def estimate(self, sample: Sample) -> CallEstimate:
         text = (len(sample.response or "") + len(sample.reference or "")) // 4
         if self.statements == "sentences":
-            return CallEstimate(requests=2, input_tokens=700 + text, output_tokens=text // 4 + 10, embedding_tokens=text)
-        return CallEstimate(requests=4, input_tokens=1600 + 3 * text, output_tokens=2 * text + 20, embedding_tokens=text)
+            return CallEstimate(
+                requests=2,
+                input_tokens=700 + text,
+                output_tokens=text // 4 + 10,
+                embedding_tokens=text,
+            )
+        return CallEstimate(
+            requests=4,
+            input_tokens=1600 + 3 * text,
+            output_tokens=2 * text + 20,
+            embedding_tokens=text,
+        )
 
 
 __all__ = ["AnswerCorrectness", "answer_correctness_score", "factuality"]

@@ -30,11 +30,16 @@ class SemanticSimilarity(Metric):
         first, second = await self.embeddings.aembed_texts([response, reference])
         similarity = cosine(first, second)
         if self.threshold is not None:
-            return MetricResult(float(similarity >= self.threshold), reason=f"cosine {similarity:.4f} vs threshold {self.threshold}")
+            return MetricResult(
+                float(similarity >= self.threshold),
+                reason=f"cosine {similarity:.4f} vs threshold {self.threshold}",
+            )
         return MetricResult(similarity, reason=f"cosine similarity {similarity:.4f}")
 
     def estimate(self, sample: Sample) -> CallEstimate:
-        return CallEstimate(embedding_tokens=(len(sample.response or "") + len(sample.reference or "")) // 4)
+        return CallEstimate(
+            embedding_tokens=(len(sample.response or "") + len(sample.reference or "")) // 4
+        )
 
 
 AnswerSimilarity = SemanticSimilarity

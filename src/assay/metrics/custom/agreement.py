@@ -25,7 +25,9 @@ def _paired(gold: Any, predicted: Any) -> tuple[list[Any], list[Any]]:
         if not isinstance(values, Sequence) or isinstance(values, (str, bytes)):
             raise UsageError(f"{name} must be a list, got {type(values).__name__}")
     if len(gold) != len(predicted):
-        raise UsageError(f"gold_labels has {len(gold)} items and predictions {len(predicted)}; they must pair up")
+        raise UsageError(
+            f"gold_labels has {len(gold)} items and predictions {len(predicted)}; they must pair up"
+        )
     return list(gold), list(predicted)
 
 
@@ -75,7 +77,9 @@ def pearson(gold: Sequence[Any], predicted: Sequence[Any]) -> float:
 def ranking_agreement(gold: Sequence[Any], predicted: Sequence[Any]) -> float:
     """Mean quadratic-weighted kappa between each gold ranking and its predicted ranking."""
     gold, predicted = _paired(gold, predicted)
-    scores = [cohen_kappa(list(g), list(p), quadratic=True) for g, p in zip(gold, predicted, strict=True)]
+    scores = [
+        cohen_kappa(list(g), list(p), quadratic=True) for g, p in zip(gold, predicted, strict=True)
+    ]
     return math.fsum(scores) / len(scores) if scores else 0.0
 
 

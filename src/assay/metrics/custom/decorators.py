@@ -35,10 +35,14 @@ class FunctionMetric(Metric):
         super().__post_init__()
         parameters = inspect.signature(self.func).parameters.values()
         self.required_fields = tuple(  # type: ignore[misc]
-            p.name for p in parameters if p.default is inspect.Parameter.empty
-            and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD))
+            p.name
+            for p in parameters
+            if p.default is inspect.Parameter.empty
+            and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        )
         self.optional_fields = tuple(  # type: ignore[misc]
-            p.name for p in parameters if p.default is not inspect.Parameter.empty)
+            p.name for p in parameters if p.default is not inspect.Parameter.empty
+        )
 
     async def _ascore(self, **fields: Any) -> MetricResult:
         if inspect.iscoroutinefunction(self.func):
@@ -54,15 +58,27 @@ class FunctionMetric(Metric):
             raise MetricError(f"{self.name} returned {value!r}, not one of {self.allowed_values}")
         if self.kind == "numeric":
             low, high = self.allowed_values
-            if not isinstance(value, (int, float)) or isinstance(value, bool) or not low <= value <= high:
+            if (
+                not isinstance(value, (int, float))
+                or isinstance(value, bool)
+                or not low <= value <= high
+            ):
                 raise MetricError(f"{self.name} returned {value!r}, outside {self.allowed_values}")
-        if self.kind == "ranking" and (not isinstance(value, list) or len(value) != self.allowed_values):
-            raise MetricError(f"{self.name} returned {value!r}, not a ranking of {self.allowed_values} items")
+        if self.kind == "ranking" and (
+            not isinstance(value, list) or len(value) != self.allowed_values
+        ):
+            raise MetricError(
+                f"{self.name} returned {value!r}, not a ranking of {self.allowed_values} items"
+            )
 
     def params(self) -> dict[str, Any]:
-        return {"kind": self.kind, "allowed_values": list(self.allowed_values)
-                if isinstance(self.allowed_values, tuple) else self.allowed_values,
-                "function": getattr(self.func, "__qualname__", repr(self.func))}
+        return {
+            "kind": self.kind,
+            "allowed_values": list(self.allowed_values)
+            if isinstance(self.allowed_values, tuple)
+            else self.allowed_values,
+            "function": getattr(self.func, "__qualname__", repr(self.func)),
+        }
 
     def get_correlation(self, gold_labels: list[Any], predictions: list[Any]) -> float:
         """Agreement of this metric's values with gold values (see `assay.metrics.custom.agreement`)."""
@@ -73,15 +89,21 @@ class FunctionMetric(Metric):
         return self.func(*args, **kwargs)
 
 
-def _decorator(kind: str, default_allowed: Any) -> Callable[..., Callable[[Callable[..., Any]], FunctionMetric]]:
-    def make(*, name: str | None = None, allowed_values: Any = None, **_: Any) -> Callable[[Callable[..., Any]], FunctionMetric]:
+def _decorator(
+    kind: str, default_allowed: Any
+) -> Callable[..., Callable[[Callable[..., Any]], FunctionMetric]]:
+    def make(
+        *, name: str | None = None, allowed_values: Any = None, **_: Any
+    ) -> Callable[[Callable[..., Any]], FunctionMetric]:
         def wrap(func: Callable[..., Any]) -> FunctionMetric:
             allowed = default_allowed if allowed_values is None else allowed_values
             if kind == "numeric" and isinstance(allowed, range):
                 allowed = (allowed.start, allowed.stop - 1)
             if kind == "numeric" and (len(allowed) != 2 or allowed[0] >= allowed[1]):
                 raise UsageError(f"numeric allowed_values must be (low, high), got {allowed}")
-            return FunctionMetric(name=name or func.__name__, func=func, kind=kind, allowed_values=allowed)
+            return FunctionMetric(
+                name=name or func.__name__, func=func, kind=kind, allowed_values=allowed
+            )
 
         return wrap
 

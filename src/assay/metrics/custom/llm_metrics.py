@@ -45,7 +45,9 @@ class _TemplateMetric(Metric):
     def __post_init__(self) -> None:
         super().__post_init__()
         if not self.prompt or not placeholders(self.prompt):
-            raise UsageError(f"{type(self).__name__} {self.name!r} needs a prompt with {{placeholders}} for its inputs")
+            raise UsageError(
+                f"{type(self).__name__} {self.name!r} needs a prompt with {{placeholders}} for its inputs"
+            )
         self._validate_allowed()
         # Instance-level: which fields this judge reads is decided by its template.
         self.required_fields = tuple(placeholders(self.prompt))  # type: ignore[misc]
@@ -64,11 +66,15 @@ class _TemplateMetric(Metric):
     async def ascore(self, llm: Any = None, **fields: Any) -> MetricResult:  # type: ignore[override]
         missing = [name for name in self.required_fields if fields.get(name) is None]
         if missing:
-            raise UsageError(f"metric {self.name!r} needs {', '.join(missing)} (its prompt uses them)")
+            raise UsageError(
+                f"metric {self.name!r} needs {', '.join(missing)} (its prompt uses them)"
+            )
         # Without a model here or on the metric: the configured default, as evaluate() does.
         judge = llm or self.llm or default_model("llm")
-        response = await judge.agenerate(render_template(self.prompt, fields, self.examples),
-                                         schema=self.answer_model_for(fields))
+        response = await judge.agenerate(
+            render_template(self.prompt, fields, self.examples),
+            schema=self.answer_model_for(fields),
+        )
         answer = response.parsed
         return MetricResult(self._value(answer.value), reason=answer.reason)
 
@@ -77,7 +83,9 @@ class _TemplateMetric(Metric):
 
         return run_sync(self.ascore(llm=llm, **fields))
 
-    async def _ascore(self, **fields: Any) -> MetricResult:  # pragma: no cover - ascore is overridden
+    async def _ascore(
+        self, **fields: Any
+    ) -> MetricResult:  # pragma: no cover - ascore is overridden
         return await self.ascore(**fields)
 
     def _value(self, value: Any) -> Any:
@@ -92,14 +100,22 @@ class _TemplateMetric(Metric):
         return correlation(self.kind, gold_labels, predictions)
 
     def estimate(self, sample: Sample) -> CallEstimate:
-        text = sum(len(str(sample.get(name) or "")) for name in self.required_fields) + len(self.prompt)
+        text = sum(len(str(sample.get(name) or "")) for name in self.required_fields) + len(
+            self.prompt
+        )
         return CallEstimate(requests=1, input_tokens=150 + text // 4, output_tokens=60)
 
     # -- persistence -----------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
-        return {"format_version": FORMAT_VERSION, "metric_type": self.metric_type, "name": self.name,
-                "prompt": self.prompt, "allowed_values": self._allowed_json(), "examples": self.examples,
-                "version": self.version}
+        return {
+            "format_version": FORMAT_VERSION,
+            "metric_type": self.metric_type,
+            "name": self.name,
+            "prompt": self.prompt,
+            "allowed_values": self._allowed_json(),
+            "examples": self.examples,
+            "version": self.version,
+        }
 
     def _allowed_json(self) -> Any:
         return self.allowed_values  # type: ignore[attr-defined]
@@ -124,7 +140,11 @@ class _TemplateMetric(Metric):
     def load(cls, path: str | Path, llm: Any = None) -> _TemplateMetric:
         source = Path(path)
         try:
-            raw = gzip.decompress(source.read_bytes()).decode("utf-8") if source.suffix == ".gz" else source.read_text("utf-8")
+            raw = (
+                gzip.decompress(source.read_bytes()).decode("utf-8")
+                if source.suffix == ".gz"
+                else source.read_text("utf-8")
+            )
             data = json.loads(raw)
         except (OSError, ValueError) as exc:
             raise UsageError(f"cannot load metric from {source}: {exc}") from exc
@@ -133,8 +153,13 @@ class _TemplateMetric(Metric):
         allowed = data["allowed_values"]
         if cls is NumericMetric:
             allowed = tuple(allowed)
-        return cls(name=data["name"], prompt=data["prompt"], allowed_values=allowed, llm=llm,  # type: ignore[call-arg]
-                   examples=data.get("examples", []))
+        return cls(
+            name=data["name"],
+            prompt=data["prompt"],
+            allowed_values=allowed,
+            llm=llm,  # type: ignore[call-arg]
+            examples=data.get("examples", []),
+        )
 
 
 @dataclass(kw_only=True)
@@ -146,12 +171,16 @@ class DiscreteMetric(_TemplateMetric):
     kind: ClassVar[str] = "discrete"
 
     def _validate_allowed(self) -> None:
-        if not self.allowed_values or len(set(map(str, self.allowed_values))) != len(self.allowed_values):
+        if not self.allowed_values or len(set(map(str, self.allowed_values))) != len(
+            self.allowed_values
+        ):
             raise UsageError("allowed_values must be a non-empty list of distinct labels")
 
     def answer_model(self) -> type[BaseModel]:
         # Accept each label as given and as text: a judge may write 7 or "7" for an integer scale.
-        labels = tuple(dict.fromkeys([*self.allowed_values, *(str(value) for value in self.allowed_values)]))
+        labels = tuple(
+            dict.fromkeys([*self.allowed_values, *(str(value) for value in self.allowed_values)])
+        )
         return create_model("DiscreteAnswer", reason=(str, ...), value=(Literal[labels], ...))  # type: ignore[valid-type]
 
     def _value(self, value: Any) -> Any:
@@ -175,11 +204,15 @@ class NumericMetric(_TemplateMetric):
             self.allowed_values = (self.allowed_values.start, self.allowed_values.stop - 1)
         low, high = self.allowed_values
         if low >= high:
-            raise UsageError(f"allowed_values must be (low, high) with low < high, got {self.allowed_values}")
+            raise UsageError(
+                f"allowed_values must be (low, high) with low < high, got {self.allowed_values}"
+            )
 
     def answer_model(self) -> type[BaseModel]:
         low, high = self.allowed_values
-        return create_model("NumericAnswer", reason=(str, ...), value=(float, Field(..., ge=low, le=high)))
+        return create_model(
+            "NumericAnswer", reason=(str, ...), value=(float, Field(..., ge=low, le=high))
+        )
 
     def _allowed_json(self) -> Any:
         return list(self.allowed_values)
@@ -200,30 +233,45 @@ class RankingMetric(_TemplateMetric):
 
     def _validate_allowed(self) -> None:
         if not isinstance(self.allowed_values, int) or self.allowed_values < 1:
-            raise UsageError("allowed_values of a RankingMetric is the length of the ranking, a positive integer")
+            raise UsageError(
+                "allowed_values of a RankingMetric is the length of the ranking, a positive integer"
+            )
 
     def answer_model(self) -> type[BaseModel]:
         n = self.allowed_values
-        return create_model("RankingAnswer", reason=(str, ...), value=(list[str], Field(..., min_length=n, max_length=n)))
+        return create_model(
+            "RankingAnswer",
+            reason=(str, ...),
+            value=(list[str], Field(..., min_length=n, max_length=n)),
+        )
 
     def answer_model_for(self, fields: dict[str, Any]) -> type[BaseModel]:
         n = self.allowed_values
         given = [value for value in fields.values() if value is not None]
-        listed = list(dict.fromkeys(str(item) for value in given if isinstance(value, (list, tuple)) for item in value))
+        listed = list(
+            dict.fromkeys(
+                str(item) for value in given if isinstance(value, (list, tuple)) for item in value
+            )
+        )
         texts = [str(value) for value in given if not isinstance(value, (list, tuple))]
         item_type: Any = Literal[tuple(listed)] if listed and not texts else str  # type: ignore[valid-type]
 
         def among_inputs(cls: Any, ranking: list[str]) -> list[str]:
             for item in ranking:
-                if str(item) not in listed and not any(str(item).strip() and str(item).strip() in text for text in texts):
+                if str(item) not in listed and not any(
+                    str(item).strip() and str(item).strip() in text for text in texts
+                ):
                     raise ValueError(f"{item!r} is not one of the items given to rank")
             if len(set(map(str, ranking))) != len(ranking):
                 raise ValueError("an item is ranked more than once")
             return ranking
 
-        return create_model("RankingAnswer", reason=(str, ...),
-                            value=(list[item_type], Field(..., min_length=n, max_length=n)),
-                            __validators__={"among_inputs": field_validator("value")(among_inputs)})
+        return create_model(
+            "RankingAnswer",
+            reason=(str, ...),
+            value=(list[item_type], Field(..., min_length=n, max_length=n)),
+            __validators__={"among_inputs": field_validator("value")(among_inputs)},
+        )
 
 
 NumericalMetric = NumericMetric  # the name Ragas' quickstart templates use

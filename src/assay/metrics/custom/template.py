@@ -29,11 +29,15 @@ def placeholders(template: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
-def render_template(template: str, values: dict[str, Any], examples: list[dict[str, Any]] | None = None) -> list[ChatMessage]:
+def render_template(
+    template: str, values: dict[str, Any], examples: list[dict[str, Any]] | None = None
+) -> list[ChatMessage]:
     """System rule, optional worked examples as earlier turns, then the filled-in task."""
     messages = [ChatMessage(role="system", content=_SYSTEM)]
     for example in examples or []:
-        filled = {name: fence(name, example["inputs"].get(name, "")) for name in placeholders(template)}
+        filled = {
+            name: fence(name, example["inputs"].get(name, "")) for name in placeholders(template)
+        }
         messages.append(ChatMessage(role="user", content=template.format(**filled)))
         messages.append(ChatMessage(role="assistant", content=_answer_text(example["output"])))
     filled = {name: fence(name, values[name]) for name in placeholders(template)}
@@ -44,7 +48,9 @@ def render_template(template: str, values: dict[str, Any], examples: list[dict[s
 def _answer_text(output: dict[str, Any]) -> str:
     import json
 
-    return json.dumps({"reason": output.get("reason", ""), "value": output["value"]}, ensure_ascii=False)
+    return json.dumps(
+        {"reason": output.get("reason", ""), "value": output["value"]}, ensure_ascii=False
+    )
 
 
 __all__ = ["placeholders", "render_template"]

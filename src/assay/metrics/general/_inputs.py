@@ -14,8 +14,12 @@ from assay.metrics.agent._conversation import conversation_text
 NOT_PROVIDED = "(not provided)"
 
 
-def judge_inputs(user_input: Any = None, response: Any = None, retrieved_contexts: Any = None,
-                 reference: Any = None) -> dict[str, Any]:
+def judge_inputs(
+    user_input: Any = None,
+    response: Any = None,
+    retrieved_contexts: Any = None,
+    reference: Any = None,
+) -> dict[str, Any]:
     if isinstance(user_input, list):  # a conversation: the whole exchange is what is judged
         return {
             "question": NOT_PROVIDED,
@@ -36,7 +40,10 @@ class JudgesConversations:
     and, where given, `reference`."""
 
     sample_kinds: ClassVar[tuple[str, ...]] = ("single_turn", "multi_turn")
-    conversation_fields: ClassVar[tuple[tuple[str, ...], tuple[str, ...]]] = (("user_input",), ("reference",))
+    conversation_fields: ClassVar[tuple[tuple[str, ...], tuple[str, ...]]] = (
+        ("user_input",),
+        ("reference",),
+    )
 
     def fields_for(self, kind: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         if kind == "multi_turn":

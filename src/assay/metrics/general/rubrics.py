@@ -47,7 +47,9 @@ def rubric_scores(rubric: dict[str, str]) -> list[int]:
     for key in rubric:
         match = _KEY.search(key)
         if not match:
-            raise UsageError(f"rubric key {key!r} does not name a score (use e.g. 'score1_description')")
+            raise UsageError(
+                f"rubric key {key!r} does not name a score (use e.g. 'score1_description')"
+            )
         scores.append(int(match.group(1)))
     return sorted(set(scores))
 
@@ -61,13 +63,17 @@ class RubricAnswer(BaseModel):
     score: int
 
 
-async def score_with_rubric(metric: LLMMetric, rubric: dict[str, str], fields: dict[str, Any]) -> MetricResult:
+async def score_with_rubric(
+    metric: LLMMetric, rubric: dict[str, str], fields: dict[str, Any]
+) -> MetricResult:
     allowed = rubric_scores(rubric)
     values = {"rubric": rubric_text(rubric), **judge_inputs(**fields)}
     answer = await ask_json(metric.llm, metric.judge_prompt("rubric_score"), values, RubricAnswer)
     if answer.score not in allowed:
-        raise OutputParseError(f"the judge gave score {answer.score}, not one of the rubric's {allowed}",
-                               raw=answer.model_dump_json())
+        raise OutputParseError(
+            f"the judge gave score {answer.score}, not one of the rubric's {allowed}",
+            raw=answer.model_dump_json(),
+        )
     return MetricResult(answer.score, reason=answer.feedback)
 
 
@@ -85,7 +91,11 @@ class RubricsScore(JudgesConversations, LLMMetric):
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.rubrics is None:
-            self.rubrics = dict(DEFAULT_RUBRIC_WITH_REFERENCE if self.with_reference else DEFAULT_RUBRIC_WITHOUT_REFERENCE)
+            self.rubrics = dict(
+                DEFAULT_RUBRIC_WITH_REFERENCE
+                if self.with_reference
+                else DEFAULT_RUBRIC_WITHOUT_REFERENCE
+            )
         rubric_scores(self.rubrics)  # validates keys now, not at the first sample
         if self.with_reference:
             self.required_fields = ("response", "reference")  # type: ignore[misc]
@@ -95,7 +105,9 @@ class RubricsScore(JudgesConversations, LLMMetric):
         return await score_with_rubric(self, self.rubrics or {}, fields)
 
     def estimate(self, sample: Sample) -> CallEstimate:
-        text = sum(len(str(sample.get(f) or "")) for f in ("user_input", "response", "reference")) // 4
+        text = (
+            sum(len(str(sample.get(f) or "")) for f in ("user_input", "response", "reference")) // 4
+        )
         return CallEstimate(requests=1, input_tokens=450 + text, output_tokens=60)
 
 
@@ -132,7 +144,9 @@ class RubricsScoreWithoutReference(RubricsScore):
 
     def __post_init__(self) -> None:
         if self.with_reference:
-            raise UsageError("RubricsScoreWithoutReference cannot take with_reference=True; use RubricsScoreWithReference")
+            raise UsageError(
+                "RubricsScoreWithoutReference cannot take with_reference=True; use RubricsScoreWithReference"
+            )
         super().__post_init__()
 
 
@@ -163,18 +177,34 @@ class SimpleCriteriaScore(JudgesConversations, LLMMetric):
         if not self.definition.strip():
             raise UsageError(f"SimpleCriteriaScore {self.name!r} needs a definition")
         bounds = tuple(self.score_range) if isinstance(self.score_range, (tuple, list)) else ()
-        if (len(bounds) != 2 or any(isinstance(b, bool) or not isinstance(b, (int, float)) or not math.isfinite(b)
-                                    for b in bounds) or not bounds[0] < bounds[1]):
-            raise UsageError(f"score_range must be (low, high) with finite numbers, low < high; got {self.score_range!r}")
+        if (
+            len(bounds) != 2
+            or any(
+                isinstance(b, bool) or not isinstance(b, (int, float)) or not math.isfinite(b)
+                for b in bounds
+            )
+            or not bounds[0] < bounds[1]
+        ):
+            raise UsageError(
+                f"score_range must be (low, high) with finite numbers, low < high; got {self.score_range!r}"
+            )
         self.score_range = (bounds[0], bounds[1])
 
     async def _ascore(self, **fields: Any) -> MetricResult:
         low, high = self.score_range
-        shape = create_model("CriteriaAnswer", __base__=_CriteriaAnswer, score=(float, Field(..., ge=low, le=high)))
-        answer = await ask_json(self.llm, self.judge_prompt("simple_criteria"),
-                                {"criterion": self.definition, **judge_inputs(**fields)}, shape)
+        shape = create_model(
+            "CriteriaAnswer", __base__=_CriteriaAnswer, score=(float, Field(..., ge=low, le=high))
+        )
+        answer = await ask_json(
+            self.llm,
+            self.judge_prompt("simple_criteria"),
+            {"criterion": self.definition, **judge_inputs(**fields)},
+            shape,
+        )
         score = answer.score  # type: ignore[attr-defined]
-        return MetricResult(int(score) if float(score).is_integer() else score, reason=answer.reason)  # type: ignore[attr-defined]
+        return MetricResult(
+            int(score) if float(score).is_integer() else score, reason=answer.reason
+        )  # type: ignore[attr-defined]
 
 
 class _CriteriaAnswer(BaseModel):

@@ -50,8 +50,9 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return dot / norm if norm else 0.0
 
 
-def answer_relevancy_score(question_vector: Sequence[float], generated_vectors: list[Sequence[float]],
-                           noncommittal: bool) -> tuple[float, float]:
+def answer_relevancy_score(
+    question_vector: Sequence[float], generated_vectors: list[Sequence[float]], noncommittal: bool
+) -> tuple[float, float]:
     """Pure scoring: (score, mean cosine). The score is the mean cosine, in [-1, 1] as in Ragas,
     or 0 for a noncommittal response."""
     raw = sum(cosine(question_vector, v) for v in generated_vectors) / len(generated_vectors)
@@ -92,33 +93,59 @@ class AnswerRelevancy(LLMMetric):
             raise NotApplicable("the response is empty")
         if self.method == "verdict":
             return await self._verdict(user_input, response)
-        generated = await ask_json(self.llm, self.judge_prompt("answer_relevancy"),
-                                   {"count": self.strictness, "answer": response}, GeneratedQuestions,
-                                   max_tokens=64 * self.strictness + 48)
+        generated = await ask_json(
+            self.llm,
+            self.judge_prompt("answer_relevancy"),
+            {"count": self.strictness, "answer": response},
+            GeneratedQuestions,
+            max_tokens=64 * self.strictness + 48,
+        )
         questions = [q.strip() for q in generated.questions if q and q.strip()][: self.strictness]
         if not questions:
             raise NotApplicable("the judge could not name any question this response answers")
         vectors = await self.embeddings.aembed_texts([user_input, *questions])
         score, raw = answer_relevancy_score(vectors[0], vectors[1:], bool(generated.noncommittal))
-        reason = ("the response is noncommittal" if generated.noncommittal
-                  else f"the response answers questions like {questions[0]!r}")
-        return MetricResult(score, reason=reason, details={
-            "generated_questions": questions, "noncommittal": bool(generated.noncommittal), "mean_cosine": raw})
+        reason = (
+            "the response is noncommittal"
+            if generated.noncommittal
+            else f"the response answers questions like {questions[0]!r}"
+        )
+        return MetricResult(
+            score,
+            reason=reason,
+            details={
+                "generated_questions": questions,
+                "noncommittal": bool(generated.noncommittal),
+                "mean_cosine": raw,
+            },
+        )
 
     async def _verdict(self, question: str, response: str) -> MetricResult:
-        messages = render(self.judge_prompt("answers_question"), {"question": question, "response": response})
+        messages = render(
+            self.judge_prompt("answers_question"), {"question": question, "response": response}
+        )
         verdict = await ask_yes_no(self.llm, messages)
-        reason = ("the response answers the question" if verdict.passed
-                  else "the response does not fully answer the question")
+        reason = (
+            "the response answers the question"
+            if verdict.passed
+            else "the response does not fully answer the question"
+        )
         return MetricResult(verdict.probability, reason=reason, details={"label": verdict.label})
 
     def estimate(self, sample: Sample) -> CallEstimate:
         response = len(sample.response or "") // 4
         if self.method == "verdict":
-            return CallEstimate(requests=1, input_tokens=350 + response + len(sample.user_input or "") // 4,
-                                output_tokens=2)
-        return CallEstimate(requests=1, input_tokens=450 + response, output_tokens=25 * self.strictness,
-                            embedding_tokens=(len(sample.user_input or "") // 4) + 20 * self.strictness)
+            return CallEstimate(
+                requests=1,
+                input_tokens=350 + response + len(sample.user_input or "") // 4,
+                output_tokens=2,
+            )
+        return CallEstimate(
+            requests=1,
+            input_tokens=450 + response,
+            output_tokens=25 * self.strictness,
+            embedding_tokens=(len(sample.user_input or "") // 4) + 20 * self.strictness,
+        )
 
 
 ResponseRelevancy = AnswerRelevancy

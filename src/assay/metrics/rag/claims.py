@@ -29,12 +29,15 @@ async def extract_claims(llm: Any, prompt: Prompt, text: str, question: str = ""
     # A budget in proportion to the text: a small judge that starts looping is cut off early (and
     # retried with a larger budget by the model layer) instead of filling its whole context window.
     budget = min(2048, 128 + len(text) // 2)
-    answer = await ask_json(llm, prompt, {"question": question or "(none)", "text": text}, ClaimList,
-                            max_tokens=budget)
+    answer = await ask_json(
+        llm, prompt, {"question": question or "(none)", "text": text}, ClaimList, max_tokens=budget
+    )
     return [claim.strip() for claim in answer.claims if claim and claim.strip()]
 
 
-async def statements_of(llm: Any, prompt: Prompt | None, text: str, question: str = "") -> list[str]:
+async def statements_of(
+    llm: Any, prompt: Prompt | None, text: str, question: str = ""
+) -> list[str]:
     """What a text states, one item per check: its sentences when `prompt` is None (no call), else
     the claims the judge splits it into. Same prompt, text and question -> same request, answered
     once per run for every metric that asks."""
@@ -55,8 +58,17 @@ class CrossCheck:
     unjudged: list[str]
 
 
-async def cross_check(llm: Any, claims_prompt: Prompt | None, supported: Prompt, response: str, reference: str,
-                      question: str = "", *, both_ways: bool = True, empty_response: str | None = None) -> CrossCheck:
+async def cross_check(
+    llm: Any,
+    claims_prompt: Prompt | None,
+    supported: Prompt,
+    response: str,
+    reference: str,
+    question: str = "",
+    *,
+    both_ways: bool = True,
+    empty_response: str | None = None,
+) -> CrossCheck:
     """Split both texts (concurrently), then check each side against the other (concurrently).
     `both_ways=False` checks only the response against the reference (the reference is not split);
     with `empty_response`, a response without statements is NotApplicable before any check."""
@@ -69,7 +81,9 @@ async def cross_check(llm: Any, claims_prompt: Prompt | None, supported: Prompt,
         found[key] = await statements_of(llm, claims_prompt, texts[key], question)
 
     async def check(key: str) -> None:
-        checks[key] = await check_support(llm, supported, sources[key], found[key]) if found[key] else []
+        checks[key] = (
+            await check_support(llm, supported, sources[key], found[key]) if found[key] else []
+        )
 
     async with anyio.create_task_group() as group:
         for key in texts:
@@ -80,10 +94,16 @@ async def cross_check(llm: Any, claims_prompt: Prompt | None, supported: Prompt,
         for key in texts:
             group.start_soon(check, key)
     response_claims, response_verdicts, skipped = judged(found["response"], checks["response"])
-    reference_claims, reference_verdicts, skipped_reference = judged(found.get("reference", []),
-                                                                     checks.get("reference", []))
-    return CrossCheck(response_claims, response_verdicts, reference_claims, reference_verdicts,
-                      skipped + skipped_reference)
+    reference_claims, reference_verdicts, skipped_reference = judged(
+        found.get("reference", []), checks.get("reference", [])
+    )
+    return CrossCheck(
+        response_claims,
+        response_verdicts,
+        reference_claims,
+        reference_verdicts,
+        skipped + skipped_reference,
+    )
 
 
 # Sources longer than this are judged in pieces. Small local judges have 4k-token windows; a long
@@ -115,12 +135,16 @@ def chunk_text(text: str, max_chars: int = MAX_SOURCE_CHARS) -> list[str]:
     return pieces
 
 
-async def over_pieces(text: str, judge: Callable[[str], Awaitable[T]], *,
-                      max_chars: int = MAX_SOURCE_CHARS) -> list[T]:
+async def over_pieces(
+    text: str, judge: Callable[[str], Awaitable[T]], *, max_chars: int = MAX_SOURCE_CHARS
+) -> list[T]:
     """`judge` applied to each piece of `text` (just `text` when it fits), concurrently, in order.
     How a metric merges the pieces' answers is its own business."""
-    pieces = (chunk_text(text, max_chars) if len(text) <= OFF_LOOP_CHARS  # else split off the event loop
-              else await anyio.to_thread.run_sync(chunk_text, text, max_chars, abandon_on_cancel=True))
+    pieces = (
+        chunk_text(text, max_chars)
+        if len(text) <= OFF_LOOP_CHARS  # else split off the event loop
+        else await anyio.to_thread.run_sync(chunk_text, text, max_chars, abandon_on_cancel=True)
+    )
     if len(pieces) == 1:
         return [await judge(text)]
     results: list[Any] = [None] * len(pieces)
@@ -134,10 +158,17 @@ async def over_pieces(text: str, judge: Callable[[str], Awaitable[T]], *,
     return results
 
 
-async def check_support(llm: Any, prompt: Prompt, source: str, statements: Sequence[str], *,
-                        max_source_chars: int = MAX_SOURCE_CHARS) -> list[Verdict | None]:
+async def check_support(
+    llm: Any,
+    prompt: Prompt,
+    source: str,
+    statements: Sequence[str],
+    *,
+    max_source_chars: int = MAX_SOURCE_CHARS,
+) -> list[Verdict | None]:
     """Does `source` support each statement? One call per source piece (usually one); None for a
     statement no piece judged."""
+
     async def judge(piece: str) -> list[Verdict | None]:
         return await ask_verdicts(llm, prompt, {"source": piece}, list(statements))
 
@@ -153,15 +184,25 @@ def merge_verdicts(verdicts: Sequence[Verdict | None]) -> Verdict | None:
     return max(present, key=lambda v: v.probability) if present else None
 
 
-def judged(items: Sequence[str], verdicts: Sequence[Verdict | None]) -> tuple[list[str], list[Verdict], list[str]]:
+def judged(
+    items: Sequence[str], verdicts: Sequence[Verdict | None]
+) -> tuple[list[str], list[Verdict], list[str]]:
     """Split into (items with a verdict, their verdicts, items the judge skipped)."""
-    kept = [(item, verdict) for item, verdict in zip(items, verdicts, strict=True) if verdict is not None]
+    kept = [
+        (item, verdict)
+        for item, verdict in zip(items, verdicts, strict=True)
+        if verdict is not None
+    ]
     skipped = [item for item, verdict in zip(items, verdicts, strict=True) if verdict is None]
     return [item for item, _ in kept], [verdict for _, verdict in kept], skipped
 
 
 def skipped_note(skipped: Sequence[str]) -> str:
-    return f"; the judge gave no verdict on {len(skipped)} item(s), left out of the score" if skipped else ""
+    return (
+        f"; the judge gave no verdict on {len(skipped)} item(s), left out of the score"
+        if skipped
+        else ""
+    )
 
 
 def join_contexts(contexts: Sequence[str]) -> str:

@@ -43,7 +43,9 @@ class ContextEntityRecall(LLMMetric):
 
     required_fields = ("reference", "retrieved_contexts")
     prompt_ids = ("entities",)
-    calls_per_sample = f"2 (concurrent); +1 per extra {MAX_SOURCE_CHARS:,} characters of reference or contexts"
+    calls_per_sample = (
+        f"2 (concurrent); +1 per extra {MAX_SOURCE_CHARS:,} characters of reference or contexts"
+    )
 
     async def _ascore(self, *, reference: str, retrieved_contexts: list[str]) -> MetricResult:
         source = join_contexts(retrieved_contexts)
@@ -71,14 +73,26 @@ class ContextEntityRecall(LLMMetric):
         score = entity_recall(found["reference"], found["contexts"])
         expected = {_fold(e) for e in found["reference"]}
         missing = sorted(expected - {_fold(e) for e in found["contexts"]})
-        return MetricResult(score, reason=f"{len(expected) - len(missing)} of {len(expected)} reference entities appear in the contexts",
-                            details={"reference_entities": found["reference"], "context_entities": found["contexts"],
-                                     "missing": missing})
+        return MetricResult(
+            score,
+            reason=f"{len(expected) - len(missing)} of {len(expected)} reference entities appear in the contexts",
+            details={
+                "reference_entities": found["reference"],
+                "context_entities": found["contexts"],
+                "missing": missing,
+            },
+        )
 
     def estimate(self, sample: Sample) -> CallEstimate:
-        text = (len(sample.reference or "") + sum(len(c) for c in sample.retrieved_contexts or [])) // 4
-        requests = len(chunk_text(sample.reference or "")) + len(chunk_text(join_contexts(sample.retrieved_contexts or [])))
-        return CallEstimate(requests=requests, input_tokens=250 * requests + text, output_tokens=text // 3 + 20)
+        text = (
+            len(sample.reference or "") + sum(len(c) for c in sample.retrieved_contexts or [])
+        ) // 4
+        requests = len(chunk_text(sample.reference or "")) + len(
+            chunk_text(join_contexts(sample.retrieved_contexts or []))
+        )
+        return CallEstimate(
+            requests=requests, input_tokens=250 * requests + text, output_tokens=text // 3 + 20
+        )
 
 
 __all__ = ["ContextEntityRecall", "entity_recall"]

@@ -55,21 +55,29 @@ class ContextPrecision(LLMMetric):
         raw, split = await self._judge_in_batches(contexts, fields)
         # A passage left unjudged counts as not useful, and the reason says so.
         verdicts = [v if v is not None else Verdict("no", 0.0) for v in raw]
-        relevance = [v.probability if self.scoring == "probability" else float(v.passed) for v in verdicts]
+        relevance = [
+            v.probability if self.scoring == "probability" else float(v.passed) for v in verdicts
+        ]
         score = average_precision(relevance)
         useful = [i + 1 for i, v in enumerate(verdicts) if v.passed]
         unjudged = [i + 1 for i, v in enumerate(raw) if v is None]
         reason = f"useful passages at ranks {useful or 'none'} of {len(contexts)}"
         if unjudged:
             reason += f"; no verdict for ranks {unjudged} (counted as not useful)"
-        details = {"passages": [{"rank": i + 1, "verdict": v.label, "probability": round(v.probability, 4)}
-                                for i, v in enumerate(verdicts)]}
+        details = {
+            "passages": [
+                {"rank": i + 1, "verdict": v.label, "probability": round(v.probability, 4)}
+                for i, v in enumerate(verdicts)
+            ]
+        }
         if split:
             reason += f"; passages at ranks {split} were longer than {MAX_SOURCE_CHARS:,} characters and judged in pieces"
             details["split_ranks"] = split
         return MetricResult(score, reason=reason, details=details)
 
-    async def _judge_in_batches(self, contexts: list[str], fields: dict) -> tuple[list[Verdict | None], list[int]]:
+    async def _judge_in_batches(
+        self, contexts: list[str], fields: dict
+    ) -> tuple[list[Verdict | None], list[int]]:
         """All passages in one call when they fit the judge's window; otherwise consecutive batches
         (concurrently). A passage longer than the window is judged piece by piece and is useful
         when any piece is. Returns the verdicts and the ranks of the passages that were split."""
@@ -78,8 +86,12 @@ class ContextPrecision(LLMMetric):
         values = {"question": fields["user_input"], "answer": fields[self.answer_field]}
 
         async def judge_batch(batch: list[int]) -> None:
-            verdicts = await ask_verdicts(self.llm, self.judge_prompt("context_usefulness"), values,
-                                          [pieces[i][1] for i in batch])
+            verdicts = await ask_verdicts(
+                self.llm,
+                self.judge_prompt("context_usefulness"),
+                values,
+                [pieces[i][1] for i in batch],
+            )
             for index, verdict in zip(batch, verdicts, strict=True):
                 found[pieces[index][0]].append(verdict)
 
@@ -92,15 +104,22 @@ class ContextPrecision(LLMMetric):
     def estimate(self, sample: Sample) -> CallEstimate:
         contexts = [c for c in sample.retrieved_contexts or [] if c and c.strip()]
         _, batches = passage_batches(contexts)
-        text = sum(len(c) for c in contexts) + len(getattr(sample, self.answer_field) or "") * len(batches)
-        return CallEstimate(requests=max(1, len(batches)), input_tokens=350 * len(batches) + text // 4,
-                            output_tokens=4 * len(contexts))
+        text = sum(len(c) for c in contexts) + len(getattr(sample, self.answer_field) or "") * len(
+            batches
+        )
+        return CallEstimate(
+            requests=max(1, len(batches)),
+            input_tokens=350 * len(batches) + text // 4,
+            output_tokens=4 * len(contexts),
+        )
 
 
 def passage_batches(contexts: list[str]) -> tuple[list[tuple[int, str]], list[list[int]]]:
     """(passage index, text) pieces of the passages, and the batches of piece indices judged per
     call: consecutive, each within the window."""
-    pieces = [(index, piece) for index, context in enumerate(contexts) for piece in chunk_text(context)]
+    pieces = [
+        (index, piece) for index, context in enumerate(contexts) for piece in chunk_text(context)
+    ]
     batches: list[list[int]] = []
     size = 0
     for position, (_, piece) in enumerate(pieces):

@@ -36,7 +36,9 @@ class LLMContextRecall(LLMMetric):
     optional_fields = ("user_input",)
     prompt_ids = ("supported",)
 
-    async def _ascore(self, *, reference: str, retrieved_contexts: list[str], user_input: str | None = None) -> MetricResult:
+    async def _ascore(
+        self, *, reference: str, retrieved_contexts: list[str], user_input: str | None = None
+    ) -> MetricResult:
         sentences = await asplit_sentences(reference)
         if not sentences:
             raise NotApplicable("the reference has no sentences to look for")
@@ -45,7 +47,9 @@ class LLMContextRecall(LLMMetric):
             raise NotApplicable("there are no retrieved contexts")
         raw = await check_support(self.llm, self.judge_prompt("supported"), source, sentences)
         sentences, verdicts, unjudged = judged(sentences, raw)
-        values = [v.probability if self.scoring == "probability" else float(v.passed) for v in verdicts]
+        values = [
+            v.probability if self.scoring == "probability" else float(v.passed) for v in verdicts
+        ]
         score = sum(values) / len(values)
         found = sum(v.passed for v in verdicts)
         return MetricResult(
@@ -57,8 +61,11 @@ class LLMContextRecall(LLMMetric):
     def estimate(self, sample: Sample) -> CallEstimate:
         text = len(sample.reference or "") + sum(len(c) for c in sample.retrieved_contexts or [])
         pieces = len(chunk_text(join_contexts(sample.retrieved_contexts or [])))
-        return CallEstimate(requests=pieces, input_tokens=350 * pieces + text // 4,
-                            output_tokens=4 * pieces * max(1, len(sample.reference or "") // 80))
+        return CallEstimate(
+            requests=pieces,
+            input_tokens=350 * pieces + text // 4,
+            output_tokens=4 * pieces * max(1, len(sample.reference or "") // 80),
+        )
 
 
 ContextRecall = LLMContextRecall

@@ -39,14 +39,20 @@ def combine_ratings(ratings: list[float | None]) -> float:
 class _DualJudge(LLMMetric):
     scoring: str = "probability"
     scale: ClassVar[Mapping[str, float]] = {}
-    calls_per_sample = f"2 (concurrent); x pieces of {MAX_SOURCE_CHARS:,} characters for long contexts"
+    calls_per_sample = (
+        f"2 (concurrent); x pieces of {MAX_SOURCE_CHARS:,} characters for long contexts"
+    )
 
     @abc.abstractmethod
     def _inputs(self, fields: dict[str, Any]) -> dict[str, Any]:
         """Map the sample's fields to the prompts' inputs (raise NotApplicable if unusable)."""
 
     def _normalised(self, rating: Rating) -> float:
-        value = rating.expected(self.scale) if self.scoring == "probability" else self.scale[rating.label]
+        value = (
+            rating.expected(self.scale)
+            if self.scoring == "probability"
+            else self.scale[rating.label]
+        )
         return value / max(self.scale.values())
 
     async def _rate_piece(self, prompt_id: str, values: dict[str, Any]) -> Rating | None:
@@ -59,8 +65,10 @@ class _DualJudge(LLMMetric):
         """One judge's rating. A context longer than one window is rated piece by piece and the
         best piece counts, as relevant or supporting text anywhere is what the judge looks for."""
         if "context" in values:
-            ratings = await over_pieces(values["context"],
-                                        lambda piece: self._rate_piece(prompt_id, {**values, "context": piece}))
+            ratings = await over_pieces(
+                values["context"],
+                lambda piece: self._rate_piece(prompt_id, {**values, "context": piece}),
+            )
         else:
             ratings = [await self._rate_piece(prompt_id, values)]
         valid = [rating for rating in ratings if rating is not None]
@@ -80,13 +88,22 @@ class _DualJudge(LLMMetric):
         score = combine_ratings(scores)
         labels = [r.label if r else "invalid" for r in ratings]
         top = int(max(self.scale.values()))
-        return MetricResult(score, reason=f"ratings {labels[0]} and {labels[1]} on a 0–{top} scale",
-                            details={"ratings": labels, "normalised": scores})
+        return MetricResult(
+            score,
+            reason=f"ratings {labels[0]} and {labels[1]} on a 0–{top} scale",
+            details={"ratings": labels, "normalised": scores},
+        )
 
     def estimate(self, sample: Sample) -> CallEstimate:
         text = sum(len(str(getattr(sample, f, "") or "")) for f in self.required_fields) // 4
-        pieces = len(chunk_text(join_contexts(sample.retrieved_contexts or []))) if "retrieved_contexts" in self.required_fields else 1
-        return CallEstimate(requests=2 * pieces, input_tokens=2 * (250 * pieces + text), output_tokens=4 * pieces)
+        pieces = (
+            len(chunk_text(join_contexts(sample.retrieved_contexts or [])))
+            if "retrieved_contexts" in self.required_fields
+            else 1
+        )
+        return CallEstimate(
+            requests=2 * pieces, input_tokens=2 * (250 * pieces + text), output_tokens=4 * pieces
+        )
 
 
 @dataclass(kw_only=True)
@@ -100,7 +117,11 @@ class AnswerAccuracy(_DualJudge):
     def _inputs(self, fields: dict[str, Any]) -> dict[str, Any]:
         if not fields["response"].strip():
             raise NotApplicable("the response is empty")
-        return {"question": fields["user_input"], "answer": fields["response"], "reference": fields["reference"]}
+        return {
+            "question": fields["user_input"],
+            "answer": fields["response"],
+            "reference": fields["reference"],
+        }
 
 
 @dataclass(kw_only=True)

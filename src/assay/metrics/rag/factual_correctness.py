@@ -36,11 +36,16 @@ def fbeta(tp: float, fp: float, fn: float, beta: float = 1.0) -> float:
 
 
 def factual_correctness_score(
-    response_verdicts: list[Verdict], reference_verdicts: list[Verdict], *, mode: str = "f1", beta: float = 1.0,
+    response_verdicts: list[Verdict],
+    reference_verdicts: list[Verdict],
+    *,
+    mode: str = "f1",
+    beta: float = 1.0,
     scoring: str = "binary",
 ) -> float:
     """Pure scoring. `response_verdicts`: each response claim supported by the reference?
     `reference_verdicts`: each reference claim supported by the response? (unused for precision)."""
+
     def value(v: Verdict) -> float:
         return v.probability if scoring == "probability" else float(v.passed)
 
@@ -64,23 +69,33 @@ class FactualCorrectness(LLMMetric):
     atomicity: Literal["low", "high"] = "low"
     coverage: Literal["low", "high"] = "low"
     scoring: Literal["probability", "binary"] = "binary"
-    statements: Literal["claims", "sentences"] | None = None  # None: claims if any "high", else sentences
+    statements: Literal["claims", "sentences"] | None = (
+        None  # None: claims if any "high", else sentences
+    )
 
-    calls_per_sample = ("2 with sentences (1 with mode=precision); 4 with claims (2 with mode=precision), "
-                        "the fine response split shared with faithfulness")
+    calls_per_sample = (
+        "2 with sentences (1 with mode=precision); 4 with claims (2 with mode=precision), "
+        "the fine response split shared with faithfulness"
+    )
     required_fields = ("response", "reference")
     optional_fields = ("user_input",)
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for field, allowed in (("mode", ("f1", "precision", "recall")), ("atomicity", ("low", "high")),
-                               ("coverage", ("low", "high")), ("scoring", ("probability", "binary")),
-                               ("statements", ("claims", "sentences", None))):
+        for field, allowed in (
+            ("mode", ("f1", "precision", "recall")),
+            ("atomicity", ("low", "high")),
+            ("coverage", ("low", "high")),
+            ("scoring", ("probability", "binary")),
+            ("statements", ("claims", "sentences", None)),
+        ):
             if getattr(self, field) not in allowed:
                 raise ValueError(f"{field} must be one of {allowed}, got {getattr(self, field)!r}")
         if self.statements == "sentences" and "high" in (self.atomicity, self.coverage):
-            raise ValueError("atomicity/coverage 'high' shape how the judge splits claims; "
-                             "they need statements='claims', not 'sentences'")
+            raise ValueError(
+                "atomicity/coverage 'high' shape how the judge splits claims; "
+                "they need statements='claims', not 'sentences'"
+            )
 
     @property
     def prompt_ids(self) -> tuple[str, ...]:  # type: ignore[override]
@@ -88,44 +103,68 @@ class FactualCorrectness(LLMMetric):
 
     @property
     def uses_claims(self) -> bool:
-        return self.statements == "claims" or (self.statements is None and "high" in (self.atomicity, self.coverage))
+        return self.statements == "claims" or (
+            self.statements is None and "high" in (self.atomicity, self.coverage)
+        )
 
     @property
     def _claims_prompt_id(self) -> str:
         return "claims" if "high" in (self.atomicity, self.coverage) else "claims.coarse"
 
-    async def _ascore(self, *, response: str, reference: str, user_input: str | None = None) -> MetricResult:
+    async def _ascore(
+        self, *, response: str, reference: str, user_input: str | None = None
+    ) -> MetricResult:
         if not response.strip():
             raise NotApplicable("the response is empty")
         claims_prompt = self.judge_prompt(self._claims_prompt_id) if self.uses_claims else None
         need_reference = self.mode != "precision"
         # Statements the judge skipped are left out of TP/FP/FN and named in the reason.
-        checked = await cross_check(self.llm, claims_prompt, self.judge_prompt("supported"), response, reference,
-                                    user_input or "", both_ways=need_reference,
-                                    empty_response="the response makes no factual statements to check")
+        checked = await cross_check(
+            self.llm,
+            claims_prompt,
+            self.judge_prompt("supported"),
+            response,
+            reference,
+            user_input or "",
+            both_ways=need_reference,
+            empty_response="the response makes no factual statements to check",
+        )
         response_claims, response_verdicts = checked.response_claims, checked.response_verdicts
         reference_claims, reference_verdicts = checked.reference_claims, checked.reference_verdicts
-        score = factual_correctness_score(response_verdicts, reference_verdicts, mode=self.mode, beta=self.beta,
-                                          scoring=self.scoring)
+        score = factual_correctness_score(
+            response_verdicts,
+            reference_verdicts,
+            mode=self.mode,
+            beta=self.beta,
+            scoring=self.scoring,
+        )
         tp = sum(v.passed for v in response_verdicts)
         unit = "claims" if self.uses_claims else "sentences"
         reason = f"{tp} of {len(response_claims)} response {unit} are backed by the reference"
         if need_reference:
             missed = sum(not v.passed for v in reference_verdicts)
             reason += f"; {missed} of {len(reference_claims)} reference {unit} are missing from the response"
-        return MetricResult(score, reason=reason + skipped_note(checked.unjudged), details={
-            "response_claims": claim_details(response_claims, response_verdicts),
-            "reference_claims": claim_details(reference_claims, reference_verdicts),
-            "unjudged": checked.unjudged,
-        })
+        return MetricResult(
+            score,
+            reason=reason + skipped_note(checked.unjudged),
+            details={
+                "response_claims": claim_details(response_claims, response_verdicts),
+                "reference_claims": claim_details(reference_claims, reference_verdicts),
+                "unjudged": checked.unjudged,
+            },
+        )
 
     def estimate(self, sample: Sample) -> CallEstimate:
         text = (len(sample.response or "") + len(sample.reference or "")) // 4
         checks = 1 if self.mode == "precision" else 2
         if not self.uses_claims:
-            return CallEstimate(requests=checks, input_tokens=checks * 350 + text, output_tokens=text // 4 + 10)
+            return CallEstimate(
+                requests=checks, input_tokens=checks * 350 + text, output_tokens=text // 4 + 10
+            )
         calls = 2 * checks
-        return CallEstimate(requests=calls, input_tokens=calls * 400 + 3 * text, output_tokens=2 * text + 20)
+        return CallEstimate(
+            requests=calls, input_tokens=calls * 400 + 3 * text, output_tokens=2 * text + 20
+        )
 
 
 __all__ = ["FactualCorrectness", "factual_correctness_score", "fbeta"]

@@ -66,7 +66,9 @@ class Faithfulness(LLMMetric):
         if self.statements not in ("claims", "sentences"):
             raise ValueError(f"statements must be 'claims' or 'sentences', got {self.statements!r}")
 
-    async def _ascore(self, *, response: str, retrieved_contexts: list[str], user_input: str | None = None) -> MetricResult:
+    async def _ascore(
+        self, *, response: str, retrieved_contexts: list[str], user_input: str | None = None
+    ) -> MetricResult:
         if not response.strip():
             raise NotApplicable("the response is empty")
         source = join_contexts(retrieved_contexts)
@@ -75,7 +77,9 @@ class Faithfulness(LLMMetric):
         if self.statements == "sentences":
             claims = await asplit_sentences(response)
         else:
-            claims = await extract_claims(self.llm, self.judge_prompt("claims"), response, user_input or "")
+            claims = await extract_claims(
+                self.llm, self.judge_prompt("claims"), response, user_input or ""
+            )
         if not claims:
             raise NotApplicable("the response makes no factual claims to check")
         raw = await check_support(self.llm, self.judge_prompt("supported"), source, claims)
@@ -91,13 +95,21 @@ class Faithfulness(LLMMetric):
     def estimate(self, sample: Sample) -> CallEstimate:
         response = len(sample.response or "") // 4
         contexts = sum(len(c) for c in sample.retrieved_contexts or []) // 4
-        pieces = len(chunk_text(join_contexts(sample.retrieved_contexts or [])))  # one verdict call each
-        checks = CallEstimate(requests=pieces, input_tokens=300 * pieces + contexts + pieces * response,
-                              output_tokens=20 * pieces)
+        pieces = len(
+            chunk_text(join_contexts(sample.retrieved_contexts or []))
+        )  # one verdict call each
+        checks = CallEstimate(
+            requests=pieces,
+            input_tokens=300 * pieces + contexts + pieces * response,
+            output_tokens=20 * pieces,
+        )
         if self.statements == "sentences":
             return checks
-        return CallEstimate(requests=1 + pieces, input_tokens=600 + response + checks.input_tokens,
-                            output_tokens=response + checks.output_tokens)
+        return CallEstimate(
+            requests=1 + pieces,
+            input_tokens=600 + response + checks.input_tokens,
+            output_tokens=response + checks.output_tokens,
+        )
 
 
 __all__ = ["Faithfulness", "faithfulness_score"]

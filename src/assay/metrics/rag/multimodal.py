@@ -27,8 +27,10 @@ _IMAGE_SUFFIXES = {".jpg", ".jpeg", ".png", ".gif", ".webp", ".bmp"}
 def context_part(context: str) -> dict[str, Any]:
     """One context as a chat content part: text, or an image by URL / data URI / local file."""
     text = context.strip()
-    if text.startswith("data:image/") or (text.startswith(("http://", "https://"))
-                                          and Path(text.split("?")[0]).suffix.lower() in _IMAGE_SUFFIXES):
+    if text.startswith("data:image/") or (
+        text.startswith(("http://", "https://"))
+        and Path(text.split("?")[0]).suffix.lower() in _IMAGE_SUFFIXES
+    ):
         return {"type": "image_url", "image_url": {"url": text}}
     if "\n" not in text and len(text) < 1024 and Path(text).suffix.lower() in _IMAGE_SUFFIXES:
         path = Path(text).expanduser()
@@ -60,8 +62,11 @@ class MultiModalFaithfulness(LLMMetric):
         values = {"response": fields["response"], "question": fields.get("user_input", "")}
         messages = _with_contexts(render(self.judge_prompt(self.prompt_ids[0]), values), contexts)
         verdict = await ask_yes_no(self.llm, messages)
-        return MetricResult(float(verdict.passed), reason=f"the judge answered {verdict.label}",
-                            details={"probability": verdict.probability})
+        return MetricResult(
+            float(verdict.passed),
+            reason=f"the judge answered {verdict.label}",
+            details={"probability": verdict.probability},
+        )
 
     def estimate(self, sample: Sample) -> CallEstimate:
         return CallEstimate(requests=1, input_tokens=1000, output_tokens=2)

@@ -37,13 +37,20 @@ def noise_sensitivity_score(
         raise NotApplicable("the response makes no claims")
     relevant = [any(row) for row in reference_in_context]
     incorrect = [not supported for supported in response_in_reference]
-    from_relevant = [any(response_in_context[j][i] for j in range(len(relevant)) if relevant[j]) for i in range(n_claims)]
-    from_irrelevant = [any(response_in_context[j][i] for j in range(len(relevant)) if not relevant[j])
-                       for i in range(n_claims)]
+    from_relevant = [
+        any(response_in_context[j][i] for j in range(len(relevant)) if relevant[j])
+        for i in range(n_claims)
+    ]
+    from_irrelevant = [
+        any(response_in_context[j][i] for j in range(len(relevant)) if not relevant[j])
+        for i in range(n_claims)
+    ]
     if mode == "relevant":
         flagged = [incorrect[i] and from_relevant[i] for i in range(n_claims)]
     else:
-        flagged = [incorrect[i] and from_irrelevant[i] and not from_relevant[i] for i in range(n_claims)]
+        flagged = [
+            incorrect[i] and from_irrelevant[i] and not from_relevant[i] for i in range(n_claims)
+        ]
     return sum(flagged) / n_claims
 
 
@@ -62,7 +69,9 @@ class NoiseSensitivity(LLMMetric):
         if self.mode not in ("relevant", "irrelevant"):
             raise ValueError(f"mode must be 'relevant' or 'irrelevant', got {self.mode!r}")
 
-    async def _ascore(self, *, user_input: str, response: str, reference: str, retrieved_contexts: list[str]) -> MetricResult:
+    async def _ascore(
+        self, *, user_input: str, response: str, reference: str, retrieved_contexts: list[str]
+    ) -> MetricResult:
         contexts = [c for c in retrieved_contexts if c and c.strip()]
         if not contexts:
             raise NotApplicable("there are no retrieved contexts")
@@ -82,10 +91,14 @@ class NoiseSensitivity(LLMMetric):
         against_reference: list[Verdict | None] = []
 
         async def judge_context(j: int) -> None:
-            per_context[j] = await check_support(self.llm, supported, contexts[j], [*ref_claims, *resp_claims])
+            per_context[j] = await check_support(
+                self.llm, supported, contexts[j], [*ref_claims, *resp_claims]
+            )
 
         async def judge_reference() -> None:
-            against_reference.extend(await check_support(self.llm, supported, reference, resp_claims))
+            against_reference.extend(
+                await check_support(self.llm, supported, reference, resp_claims)
+            )
 
         async with anyio.create_task_group() as group:
             for j in range(len(contexts)):
@@ -96,30 +109,48 @@ class NoiseSensitivity(LLMMetric):
         # "this context does not say it" (it can only lower the flagged share) and is reported too.
         k = len(ref_claims)
         kept = [i for i, verdict in enumerate(against_reference) if verdict is not None]
-        unjudged = [resp_claims[i] for i, verdict in enumerate(against_reference) if verdict is None]
+        unjudged = [
+            resp_claims[i] for i, verdict in enumerate(against_reference) if verdict is None
+        ]
         if not kept:
-            raise OutputParseError("the judge gave no verdict on any response claim against the reference")
+            raise OutputParseError(
+                "the judge gave no verdict on any response claim against the reference"
+            )
         missing_context_verdicts = sum(verdict is None for row in per_context for verdict in row)
         reference_in_context = [[bool(v and v.passed) for v in row[:k]] for row in per_context]
-        response_in_context = [[bool(row[k + i] and row[k + i].passed) for i in kept] for row in per_context]
+        response_in_context = [
+            [bool(row[k + i] and row[k + i].passed) for i in kept] for row in per_context
+        ]
         correct = [bool(against_reference[i] and against_reference[i].passed) for i in kept]
-        score = noise_sensitivity_score(reference_in_context, response_in_context, correct, self.mode)
+        score = noise_sensitivity_score(
+            reference_in_context, response_in_context, correct, self.mode
+        )
         claims = [resp_claims[i] for i in kept]
         note = skipped_note(unjudged)
         if missing_context_verdicts:
             note += f"; {missing_context_verdicts} claim-in-context verdict(s) missing, read as not supported"
-        return MetricResult(score, reason=f"{round(score * len(claims))} of {len(claims)} response claims are "
-                            f"unsupported by the reference but taken from {self.mode} contexts{note}", details={
-                                "response_claims": claims, "reference_claims": ref_claims,
-                                "relevant_contexts": [any(row) for row in reference_in_context],
-                                "incorrect": [not c for c in correct], "unjudged": unjudged})
+        return MetricResult(
+            score,
+            reason=f"{round(score * len(claims))} of {len(claims)} response claims are "
+            f"unsupported by the reference but taken from {self.mode} contexts{note}",
+            details={
+                "response_claims": claims,
+                "reference_claims": ref_claims,
+                "relevant_contexts": [any(row) for row in reference_in_context],
+                "incorrect": [not c for c in correct],
+                "unjudged": unjudged,
+            },
+        )
 
     def estimate(self, sample: Sample) -> CallEstimate:
         contexts = [c for c in sample.retrieved_contexts or [] if c and c.strip()]
         n = sum(len(chunk_text(c)) for c in contexts)
         text = sum(len(c) for c in contexts) // 4
-        return CallEstimate(requests=2 + len(chunk_text(sample.reference or "")) + n,
-                            input_tokens=1500 + 400 * n + text, output_tokens=150 + 20 * n)
+        return CallEstimate(
+            requests=2 + len(chunk_text(sample.reference or "")) + n,
+            input_tokens=1500 + 400 * n + text,
+            output_tokens=150 + 20 * n,
+        )
 
 
 __all__ = ["NoiseSensitivity", "noise_sensitivity_score"]

@@ -29,17 +29,30 @@ class SQLSemanticEquivalence(LLMMetric):
     prompt_ids = ("sql_equivalence",)
     calls_per_sample = "1"
 
-    async def _ascore(self, *, response: str, reference: str, reference_contexts: list[str] | None = None) -> MetricResult:
+    async def _ascore(
+        self, *, response: str, reference: str, reference_contexts: list[str] | None = None
+    ) -> MetricResult:
         schema = "\n".join(reference_contexts or []) or "(no schema given)"
-        judgement = await ask_json(self.llm, self.judge_prompt("sql_equivalence"),
-                                   {"schema": schema, "reference_query": reference, "candidate_query": response},
-                                   EquivalenceJudgement)
-        reason = (f"Reference: {judgement.reference_explanation} Candidate: {judgement.candidate_explanation} "
-                  f"{'Equivalent.' if judgement.equivalent else 'Not equivalent.'}")
-        return MetricResult(float(judgement.equivalent), reason=reason, details=judgement.model_dump())
+        judgement = await ask_json(
+            self.llm,
+            self.judge_prompt("sql_equivalence"),
+            {"schema": schema, "reference_query": reference, "candidate_query": response},
+            EquivalenceJudgement,
+        )
+        reason = (
+            f"Reference: {judgement.reference_explanation} Candidate: {judgement.candidate_explanation} "
+            f"{'Equivalent.' if judgement.equivalent else 'Not equivalent.'}"
+        )
+        return MetricResult(
+            float(judgement.equivalent), reason=reason, details=judgement.model_dump()
+        )
 
     def estimate(self, sample: Sample) -> CallEstimate:
-        text = (len(sample.response or "") + len(sample.reference or "") + sum(map(len, sample.reference_contexts or []))) // 4
+        text = (
+            len(sample.response or "")
+            + len(sample.reference or "")
+            + sum(map(len, sample.reference_contexts or []))
+        ) // 4
         return CallEstimate(requests=1, input_tokens=450 + text, output_tokens=120)
 
 

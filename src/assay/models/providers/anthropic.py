@@ -27,8 +27,12 @@ def translate_anthropic_error(exc: Exception) -> Exception:
     if isinstance(exc, anthropic.APIStatusError):
         status, body = exc.status_code, getattr(exc.response, "text", str(exc))
         if status in (429, 529):
-            return RateLimited(f"rate limited (HTTP {status}): {body[:300]}",
-                               retry_after=retry_after_seconds(exc.response.headers), status=status, body=body)
+            return RateLimited(
+                f"rate limited (HTTP {status}): {body[:300]}",
+                retry_after=retry_after_seconds(exc.response.headers),
+                status=status,
+                body=body,
+            )
         return ProviderError(f"HTTP {status}: {body[:500]}", status=status, body=body)
     return exc
 
@@ -36,16 +40,27 @@ def translate_anthropic_error(exc: Exception) -> Exception:
 class AnthropicProvider(Provider):
     name = "anthropic"
 
-    def __init__(self, model: str, *, client: Any = None, api_key: str | None = None,
-                 base_url: str | None = None, timeout: float = 120.0) -> None:
-        super().__init__(model, profile=Profile(output_modes=("tool", "prompt"), multiple_completions=False))
+    def __init__(
+        self,
+        model: str,
+        *,
+        client: Any = None,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 120.0,
+    ) -> None:
+        super().__init__(
+            model, profile=Profile(output_modes=("tool", "prompt"), multiple_completions=False)
+        )
         if client is not None:
             self._given, self._clients = client, None
         else:
             anthropic = require("anthropic", extra="anthropic", feature="the Anthropic provider")
             self._given = None
             self._clients = LoopLocal(
-                lambda: anthropic.AsyncAnthropic(api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0)
+                lambda: anthropic.AsyncAnthropic(
+                    api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0
+                )
             )
 
     @property
@@ -66,7 +81,13 @@ class AnthropicProvider(Provider):
                 arguments["stop_sequences" if key == "stop" else key] = request.params[key]
         output = request.output
         if output is not None and output.mode == "tool":
-            arguments["tools"] = [{"name": output.name, "description": "Record the answer.", "input_schema": output.schema}]
+            arguments["tools"] = [
+                {
+                    "name": output.name,
+                    "description": "Record the answer.",
+                    "input_schema": output.schema,
+                }
+            ]
             arguments["tool_choice"] = {"type": "tool", "name": output.name}
         generations, usage = [], Usage()
         # The Messages API has no `n`: several completions are several requests.
@@ -78,9 +99,17 @@ class AnthropicProvider(Provider):
                 if translated is exc:
                     raise
                 raise translated from exc
-            generations.append(Generation(text=_text(raw, output is not None and output.mode == "tool"),
-                                          finish_reason=_FINISH.get(raw.stop_reason, raw.stop_reason)))
-            usage = usage + Usage(input_tokens=raw.usage.input_tokens, output_tokens=raw.usage.output_tokens, requests=1)
+            generations.append(
+                Generation(
+                    text=_text(raw, output is not None and output.mode == "tool"),
+                    finish_reason=_FINISH.get(raw.stop_reason, raw.stop_reason),
+                )
+            )
+            usage = usage + Usage(
+                input_tokens=raw.usage.input_tokens,
+                output_tokens=raw.usage.output_tokens,
+                requests=1,
+            )
         return ModelResponse(generations=generations, usage=usage, model=self.model)
 
 

@@ -52,7 +52,10 @@ class Provider(abc.ABC):
         credentials are used (as a fingerprint; separate keys have separate quotas)."""
         from assay.models.endpoint import credential_fingerprint
 
-        return {**self.identity(), "credentials": credential_fingerprint(getattr(self, "api_key", None))}
+        return {
+            **self.identity(),
+            "credentials": credential_fingerprint(getattr(self, "api_key", None)),
+        }
 
     @abc.abstractmethod
     async def complete(self, request: ModelRequest) -> ModelResponse:

@@ -17,15 +17,29 @@ from assay.models.types import ModelRequest, ModelResponse
 class LiteLLMProvider(OpenAICompatible):
     name = "litellm"
 
-    def __init__(self, model: str, *, api_key: str | None = None, base_url: str | None = None, timeout: float = 120.0,
-                 **litellm_kwargs: Any) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        timeout: float = 120.0,
+        **litellm_kwargs: Any,
+    ) -> None:
         self._litellm = require("litellm", extra="litellm", feature="the LiteLLM provider")
         self.model = model
         self.profile = Profile(logprobs=False)
         self.base_url = base_url or litellm_kwargs.get("api_base") or ""
-        self.api_key = api_key  # for the endpoint's credential fingerprint (separate keys, separate quotas)
+        self.api_key = (
+            api_key  # for the endpoint's credential fingerprint (separate keys, separate quotas)
+        )
         self.timeout = timeout
-        self._extra = {"api_key": api_key, "api_base": base_url, "timeout": timeout, **litellm_kwargs}
+        self._extra = {
+            "api_key": api_key,
+            "api_base": base_url,
+            "timeout": timeout,
+            **litellm_kwargs,
+        }
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         arguments = self._arguments(request)
@@ -36,8 +50,9 @@ class LiteLLMProvider(OpenAICompatible):
         return self._response(raw, request)
 
     async def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
-        raw = await self._litellm.aembedding(model=self.model, input=texts,
-                                             **{k: v for k, v in self._extra.items() if v is not None})
+        raw = await self._litellm.aembedding(
+            model=self.model, input=texts, **{k: v for k, v in self._extra.items() if v is not None}
+        )
         vectors = [item["embedding"] for item in sorted(raw.data, key=lambda item: item["index"])]
         return vectors, getattr(raw.usage, "prompt_tokens", 0) or 0
 

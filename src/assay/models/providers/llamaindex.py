@@ -21,15 +21,31 @@ class LlamaIndexProvider(Provider):
     name = "llamaindex"
 
     def __init__(self, llm: Any = None, *, embeddings: Any = None) -> None:
-        require("llama_index.core", extra="llamaindex", package="llama-index-core", feature="LlamaIndex models")
+        require(
+            "llama_index.core",
+            extra="llamaindex",
+            package="llama-index-core",
+            feature="LlamaIndex models",
+        )
         wrapped = llm if llm is not None else embeddings
-        model = getattr(wrapped, "model", None) or getattr(wrapped, "model_name", None) or type(wrapped).__name__
-        super().__init__(str(model), profile=Profile(output_modes=("prompt",), logprobs=False, multiple_completions=False))
+        model = (
+            getattr(wrapped, "model", None)
+            or getattr(wrapped, "model_name", None)
+            or type(wrapped).__name__
+        )
+        super().__init__(
+            str(model),
+            profile=Profile(output_modes=("prompt",), logprobs=False, multiple_completions=False),
+        )
         self.llm = llm
         self.embeddings = embeddings
 
     def identity(self) -> dict[str, Any]:
-        return {"provider": "llamaindex", "class": type(self.llm or self.embeddings).__name__, "model": self.model}
+        return {
+            "provider": "llamaindex",
+            "class": type(self.llm or self.embeddings).__name__,
+            "model": self.model,
+        }
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         if self.llm is None:
@@ -42,9 +58,14 @@ class LlamaIndexProvider(Provider):
             reply = await call_translated(lambda: self.llm.achat(messages))
             raw = reply.raw if isinstance(reply.raw, dict) else {}
             counts = raw.get("usage") or {}
-            generations.append(Generation(text=str(reply.message.content or ""), finish_reason="stop"))
-            usage = usage + Usage(input_tokens=counts.get("prompt_tokens", 0), output_tokens=counts.get("completion_tokens", 0),
-                                  requests=1)
+            generations.append(
+                Generation(text=str(reply.message.content or ""), finish_reason="stop")
+            )
+            usage = usage + Usage(
+                input_tokens=counts.get("prompt_tokens", 0),
+                output_tokens=counts.get("completion_tokens", 0),
+                requests=1,
+            )
         return ModelResponse(generations=generations, usage=usage, model=self.model)
 
     async def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
@@ -54,7 +75,9 @@ class LlamaIndexProvider(Provider):
         return [list(v) for v in vectors], 0
 
 
-def LlamaIndexLLMWrapper(llm: Any, run_config: Any = None, cache: Any = None, **options: Any) -> Any:
+def LlamaIndexLLMWrapper(
+    llm: Any, run_config: Any = None, cache: Any = None, **options: Any
+) -> Any:
     """An assay LLM over a LlamaIndex LLM (`run_config` sets the retry policy; `cache` as in llm_factory)."""
     from assay.models.llm import LLM
     from assay.models.providers.langchain import _wrapper_options
@@ -62,12 +85,16 @@ def LlamaIndexLLMWrapper(llm: Any, run_config: Any = None, cache: Any = None, **
     return LLM(LlamaIndexProvider(llm), **_wrapper_options(run_config, cache, options))
 
 
-def LlamaIndexEmbeddingsWrapper(embeddings: Any, run_config: Any = None, cache: Any = None, **options: Any) -> Any:
+def LlamaIndexEmbeddingsWrapper(
+    embeddings: Any, run_config: Any = None, cache: Any = None, **options: Any
+) -> Any:
     """assay Embeddings over a LlamaIndex embedding model (`run_config`, `cache` as for the LLM wrapper)."""
     from assay.models.embeddings import Embeddings
     from assay.models.providers.langchain import _wrapper_options
 
-    return Embeddings(LlamaIndexProvider(embeddings=embeddings), **_wrapper_options(run_config, cache, options))
+    return Embeddings(
+        LlamaIndexProvider(embeddings=embeddings), **_wrapper_options(run_config, cache, options)
+    )
 
 
 __all__ = ["LlamaIndexEmbeddingsWrapper", "LlamaIndexLLMWrapper", "LlamaIndexProvider"]

@@ -33,8 +33,18 @@ from assay.models.providers.base import Profile, Provider
 from assay.models.types import Generation, ModelRequest, ModelResponse, TokenLogprob, Usage
 
 # Our parameter names -> the chat.completions argument carrying them.
-_SAMPLING = ("temperature", "top_p", "max_tokens", "max_completion_tokens", "seed", "stop", "logprobs",
-             "top_logprobs", "presence_penalty", "frequency_penalty")
+_SAMPLING = (
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "max_completion_tokens",
+    "seed",
+    "stop",
+    "logprobs",
+    "top_logprobs",
+    "presence_penalty",
+    "frequency_penalty",
+)
 
 
 def retry_after_seconds(headers: Any) -> float | None:
@@ -63,9 +73,13 @@ def translate_openai_error(exc: Exception) -> Exception:
     import pydantic
 
     if isinstance(exc, _UNREADABLE):
-        return MalformedResponse(f"the provider's answer could not be read ({type(exc).__name__}: {exc})")
+        return MalformedResponse(
+            f"the provider's answer could not be read ({type(exc).__name__}: {exc})"
+        )
     if isinstance(exc, (openai.APIResponseValidationError, pydantic.ValidationError)):
-        return MalformedResponse(f"the provider's answer does not have the shape of a completion: {exc}")
+        return MalformedResponse(
+            f"the provider's answer does not have the shape of a completion: {exc}"
+        )
     if _from_http_stack(exc):
         if "timeout" in type(exc).__name__.lower():
             return ModelTimeout(f"the request timed out: {type(exc).__name__}: {exc}")
@@ -88,8 +102,12 @@ def status_error(status: int, headers: Any, body: str) -> ProviderError:
             status=status,
             body=body,
         )
-    return ProviderError(f"HTTP {status}: {body[:500]}", status=status, body=body,
-                         retry_after=retry_after_seconds(headers))
+    return ProviderError(
+        f"HTTP {status}: {body[:500]}",
+        status=status,
+        body=body,
+        retry_after=retry_after_seconds(headers),
+    )
 
 
 def _from_http_stack(exc: Exception) -> bool:
@@ -149,7 +167,11 @@ class OpenAICompatible(Provider):
             # Retries are assay's job (one policy for every provider), so the SDK's are off.
             http = lean_http_client()
             client = openai.AsyncOpenAI(
-                api_key=api_key, base_url=base_url, timeout=timeout, max_retries=0, default_headers=default_headers,
+                api_key=api_key,
+                base_url=base_url,
+                timeout=timeout,
+                max_retries=0,
+                default_headers=default_headers,
                 http_client=http,
             )
             if http is not None:
@@ -158,12 +180,16 @@ class OpenAICompatible(Provider):
 
         self._clients = LoopLocal(new_client)
         # How to send on this loop's client without the SDK's per-request machinery (False: no way).
-        self._routes = LoopLocal(lambda: _DirectRoute.of(self.client, http_clients.get(self.client)))
+        self._routes = LoopLocal(
+            lambda: _DirectRoute.of(self.client, http_clients.get(self.client))
+        )
         self._given = None
         self._copies = None
         self._is_async = True
         # As the SDK resolves it, without building a client just to ask.
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1").rstrip("/") + "/"
+        self.base_url = (
+            base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        ).rstrip("/") + "/"
 
     @property
     def client(self) -> Any:
@@ -178,7 +204,10 @@ class OpenAICompatible(Provider):
         from assay.models.endpoint import credential_fingerprint
 
         key = self.api_key if self.api_key is not None else os.environ.get("OPENAI_API_KEY")
-        return {**self.identity(), "credentials": credential_fingerprint(key if isinstance(key, str) else None)}
+        return {
+            **self.identity(),
+            "credentials": credential_fingerprint(key if isinstance(key, str) else None),
+        }
 
     def identity(self) -> dict[str, Any]:
         return {**super().identity(), "base_url": self.base_url}
@@ -221,7 +250,10 @@ class OpenAICompatible(Provider):
                 }
             elif output.mode == "tool":
                 arguments["tools"] = [
-                    {"type": "function", "function": {"name": output.name, "parameters": output.schema}}
+                    {
+                        "type": "function",
+                        "function": {"name": output.name, "parameters": output.schema},
+                    }
                 ]
                 arguments["tool_choice"] = {"type": "function", "function": {"name": output.name}}
             elif output.mode == "json_object":
@@ -235,7 +267,9 @@ class OpenAICompatible(Provider):
             if self._is_async:
                 return await call()
             raw = await anyio.to_thread.run_sync(call)
-            return await raw if inspect.isawaitable(raw) else raw  # an async client we did not recognise
+            return (
+                await raw if inspect.isawaitable(raw) else raw
+            )  # an async client we did not recognise
         except Exception as exc:
             translated = translate_openai_error(exc)
             if translated is exc:
@@ -266,8 +300,14 @@ class OpenAICompatible(Provider):
     def _response(self, raw: Any, request: ModelRequest) -> ModelResponse:
         try:
             return self._read_response(raw, request)
-        except (AttributeError, TypeError, ValueError) as exc:  # a body that parsed but is no completion
-            raise MalformedResponse(f"the provider's answer does not have the shape of a completion: {exc}") from exc
+        except (
+            AttributeError,
+            TypeError,
+            ValueError,
+        ) as exc:  # a body that parsed but is no completion
+            raise MalformedResponse(
+                f"the provider's answer does not have the shape of a completion: {exc}"
+            ) from exc
 
     def _read_response(self, raw: Any, request: ModelRequest) -> ModelResponse:
         generations = []
@@ -277,10 +317,14 @@ class OpenAICompatible(Provider):
             if request.output is not None and request.output.mode == "tool" and message.tool_calls:
                 text = message.tool_calls[0].function.arguments or ""
             generations.append(
-                Generation(text=text, finish_reason=choice.finish_reason, logprobs=_logprobs(choice))
+                Generation(
+                    text=text, finish_reason=choice.finish_reason, logprobs=_logprobs(choice)
+                )
             )
         if not generations:
-            raise MalformedResponse(f"the provider returned no choices: {json.dumps(raw.model_dump())[:300]}")
+            raise MalformedResponse(
+                f"the provider returned no choices: {json.dumps(raw.model_dump())[:300]}"
+            )
         usage = raw.usage
         return ModelResponse(
             generations=generations,
@@ -296,8 +340,16 @@ class OpenAICompatible(Provider):
         """Read a completion from its decoded JSON."""
         try:
             return self._read_json(raw, request)
-        except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:  # JSON, but no completion
-            raise MalformedResponse(f"the provider's answer does not have the shape of a completion: {exc}") from exc
+        except (
+            AttributeError,
+            TypeError,
+            ValueError,
+            KeyError,
+            IndexError,
+        ) as exc:  # JSON, but no completion
+            raise MalformedResponse(
+                f"the provider's answer does not have the shape of a completion: {exc}"
+            ) from exc
 
     def _read_json(self, raw: Any, request: ModelRequest) -> ModelResponse:
         tool = request.output is not None and request.output.mode == "tool"
@@ -309,7 +361,11 @@ class OpenAICompatible(Provider):
             if tool and calls:
                 text = calls[0]["function"].get("arguments") or ""
             generations.append(
-                Generation(text=text, finish_reason=choice.get("finish_reason"), logprobs=_json_logprobs(choice))
+                Generation(
+                    text=text,
+                    finish_reason=choice.get("finish_reason"),
+                    logprobs=_json_logprobs(choice),
+                )
             )
         if not generations:
             raise MalformedResponse(f"the provider returned no choices: {json.dumps(raw)[:300]}")
@@ -333,14 +389,20 @@ class OpenAICompatible(Provider):
             try:
                 return _embeddings_from_json(raw)
             except (AttributeError, TypeError, ValueError, KeyError, binascii.Error) as exc:
-                raise MalformedResponse(f"the provider's answer does not have the shape of embeddings: {exc}") from exc
-        raw = await self._sdk_call(lambda: self.client.embeddings.create(model=self.model, input=texts))
+                raise MalformedResponse(
+                    f"the provider's answer does not have the shape of embeddings: {exc}"
+                ) from exc
+        raw = await self._sdk_call(
+            lambda: self.client.embeddings.create(model=self.model, input=texts)
+        )
         try:
             ordered = sorted(raw.data, key=lambda item: item.index)
             tokens = getattr(raw.usage, "prompt_tokens", 0) or 0 if raw.usage else 0
             return [list(item.embedding) for item in ordered], tokens
         except (AttributeError, TypeError, ValueError) as exc:
-            raise MalformedResponse(f"the provider's answer does not have the shape of embeddings: {exc}") from exc
+            raise MalformedResponse(
+                f"the provider's answer does not have the shape of embeddings: {exc}"
+            ) from exc
 
     async def aclose(self) -> None:
         if self._clients is not None:
@@ -368,7 +430,10 @@ def _is_async_client(client: Any) -> bool:
             return False
     except ImportError:  # pragma: no cover - openai is a core dependency
         pass
-    return inspect.iscoroutinefunction(client.chat.completions.create) or "async" in type(client).__name__.lower()
+    return (
+        inspect.iscoroutinefunction(client.chat.completions.create)
+        or "async" in type(client).__name__.lower()
+    )
 
 
 def _json_logprobs(choice: dict[str, Any]) -> list[TokenLogprob] | None:
@@ -457,8 +522,12 @@ class _DirectRoute:
         return cls(httpx, http, base, headers, timeout)
 
     async def post(self, url: Any, body: dict[str, Any]) -> Any:
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
-        request = self.httpx.Request("POST", url, headers=self.headers, content=content, extensions=self.extensions)
+        content = json.dumps(
+            body, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+        ).encode()
+        request = self.httpx.Request(
+            "POST", url, headers=self.headers, content=content, extensions=self.extensions
+        )
         response = await self.http.send(request)
         if not 200 <= response.status_code < 300:
             raise status_error(response.status_code, response.headers, response.text)
@@ -484,7 +553,11 @@ def _sdk_http_module() -> Any:
 
     for base in openai.DefaultAsyncHttpxClient.__mro__:
         module = sys.modules.get(base.__module__.split(".", 1)[0])
-        if base.__name__ == "AsyncClient" and module is not None and hasattr(module, "AsyncBaseTransport"):
+        if (
+            base.__name__ == "AsyncClient"
+            and module is not None
+            and hasattr(module, "AsyncBaseTransport")
+        ):
             return module
     return None
 

@@ -20,9 +20,16 @@ Answer = str | Generation | BaseException | Callable[[ModelRequest], Any]
 class ScriptedProvider(Provider):
     name = "scripted"
 
-    def __init__(self, answers: Iterable[Answer] = (), *, model: str = "scripted", repeat_last: bool = False,
-                 profile: Profile | None = None, finish_reason: str = "stop",
-                 vectors: dict[str, list[float]] | None = None) -> None:
+    def __init__(
+        self,
+        answers: Iterable[Answer] = (),
+        *,
+        model: str = "scripted",
+        repeat_last: bool = False,
+        profile: Profile | None = None,
+        finish_reason: str = "stop",
+        vectors: dict[str, list[float]] | None = None,
+    ) -> None:
         super().__init__(model, profile=profile or Profile(output_modes=("json_schema",)))
         self.answers = list(answers)
         self.vectors = vectors or {}
@@ -35,11 +42,17 @@ class ScriptedProvider(Provider):
         generations = []
         for _ in range(request.n):
             answer = self._next(request)
-            generations.append(answer if isinstance(answer, Generation)
-                               else Generation(text=answer, finish_reason=self.finish_reason))
+            generations.append(
+                answer
+                if isinstance(answer, Generation)
+                else Generation(text=answer, finish_reason=self.finish_reason)
+            )
         prompt_chars = sum(len(str(message.content)) for message in request.messages)
-        usage = Usage(input_tokens=prompt_chars // 4, output_tokens=sum(len(g.text) for g in generations) // 4,
-                      requests=1)
+        usage = Usage(
+            input_tokens=prompt_chars // 4,
+            output_tokens=sum(len(g.text) for g in generations) // 4,
+            requests=1,
+        )
         return ModelResponse(generations=generations, usage=usage, model=self.model)
 
     async def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
@@ -51,7 +64,11 @@ class ScriptedProvider(Provider):
     def _next(self, request: ModelRequest) -> str | Generation:
         if not self.answers:
             raise AssertionError("the scripted model has no answers left")
-        answer = self.answers[0] if (self.repeat_last and len(self.answers) == 1) else self.answers.pop(0)
+        answer = (
+            self.answers[0]
+            if (self.repeat_last and len(self.answers) == 1)
+            else self.answers.pop(0)
+        )
         if callable(answer) and not isinstance(answer, BaseException):
             answer = answer(request)
         if isinstance(answer, BaseException):

@@ -24,30 +24,47 @@ API_PREFIX = "/api/v1"
 class Client:
     """One authenticated connection to an assay server (thread-safe: httpx.Client is)."""
 
-    def __init__(self, key: str | None, base_url: str, *, off: bool = False, timeout: float = 30.0) -> None:
+    def __init__(
+        self, key: str | None, base_url: str, *, off: bool = False, timeout: float = 30.0
+    ) -> None:
         self.key = key
         self.base_url = base_url.rstrip("/")
         self.off = off
-        self._http = httpx.Client(base_url=self.base_url, timeout=timeout,
-                                  headers={"Authorization": f"Bearer {key}"} if key else {})
+        self._http = httpx.Client(
+            base_url=self.base_url,
+            timeout=timeout,
+            headers={"Authorization": f"Bearer {key}"} if key else {},
+        )
 
     def close(self) -> None:
         self._http.close()
 
-    def request(self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None) -> Any:
+    def request(
+        self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None
+    ) -> Any:
         if self.off:
             raise PlatformError("the platform client is off (login(off=True)): nothing is sent")
         if not self.key:
-            raise AuthError("no API key: pass one to assay.platform.login(key) or set ASSAY_API_KEY "
-                            "(create one with `assay keys create`)")
+            raise AuthError(
+                "no API key: pass one to assay.platform.login(key) or set ASSAY_API_KEY "
+                "(create one with `assay keys create`)"
+            )
         try:
-            response = self._http.request(method, API_PREFIX + path, json=json,
-                                          params={k: v for k, v in (params or {}).items() if v is not None})
+            response = self._http.request(
+                method,
+                API_PREFIX + path,
+                json=json,
+                params={k: v for k, v in (params or {}).items() if v is not None},
+            )
         except httpx.TimeoutException as exc:
-            raise ServerUnavailable(f"the assay server at {self.base_url} did not answer in time ({type(exc).__name__})") from None
+            raise ServerUnavailable(
+                f"the assay server at {self.base_url} did not answer in time ({type(exc).__name__})"
+            ) from None
         except httpx.TransportError as exc:
-            raise ServerUnavailable(f"cannot reach the assay server at {self.base_url} ({exc or type(exc).__name__}); "
-                                    "is `assay serve` running?") from None
+            raise ServerUnavailable(
+                f"cannot reach the assay server at {self.base_url} ({exc or type(exc).__name__}); "
+                "is `assay serve` running?"
+            ) from None
         return _decode(response)
 
 
@@ -72,9 +89,13 @@ def _decode(response: httpx.Response) -> Any:
         raise NotFound(message, status=status)
     if status in (409, 412):
         existing = error.get("existing_id") if isinstance(error, dict) else None
-        raise Conflict(message, status=status, existing_id=existing if isinstance(existing, int) else None)
+        raise Conflict(
+            message, status=status, existing_id=existing if isinstance(existing, int) else None
+        )
     if status in (400, 413, 422):
-        raise ValidationFailed(message, status=status, field=field if isinstance(field, str) else None)
+        raise ValidationFailed(
+            message, status=status, field=field if isinstance(field, str) else None
+        )
     if status >= 500:
         raise ServerUnavailable(f"the assay server failed: {message}", status=status)
     raise PlatformError(message, status=status)

@@ -32,13 +32,17 @@ class NotFound(PlatformError, LookupError):
 
 
 class Conflict(PlatformError):
-    def __init__(self, message: str, *, status: int | None = 409, existing_id: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, status: int | None = 409, existing_id: int | None = None
+    ) -> None:
         self.existing_id = existing_id
         super().__init__(message, status=status)
 
 
 class ValidationFailed(PlatformError, ValueError):
-    def __init__(self, message: str, *, status: int | None = None, field: str | None = None) -> None:
+    def __init__(
+        self, message: str, *, status: int | None = None, field: str | None = None
+    ) -> None:
         self.field = field
         super().__init__(message, status=status)
 
@@ -47,4 +51,11 @@ class ServerUnavailable(PlatformError, ConnectionError):
     pass
 
 
-__all__ = ["AuthError", "Conflict", "NotFound", "PlatformError", "ServerUnavailable", "ValidationFailed"]
+__all__ = [
+    "AuthError",
+    "Conflict",
+    "NotFound",
+    "PlatformError",
+    "ServerUnavailable",
+    "ValidationFailed",
+]

@@ -45,11 +45,15 @@ def _pool() -> ThreadPoolExecutor:
 
 
 class Experiment:
-    def __init__(self, name: str, dataset: Any, task: Any, cohorts: Any, criteria: Any, judge_model: str) -> None:
+    def __init__(
+        self, name: str, dataset: Any, task: Any, cohorts: Any, criteria: Any, judge_model: str
+    ) -> None:
         if not isinstance(name, str) or not name.strip():
             raise ValidationFailed("Experiment: name must be a non-empty string", field="name")
         if judge_model is not None and not isinstance(judge_model, str):
-            raise ValidationFailed("Experiment: judge_model must be a model string", field="judge_model")
+            raise ValidationFailed(
+                "Experiment: judge_model must be a model string", field="judge_model"
+            )
         self.name, self.dataset, self.task = name, dataset, task
         self.cohorts, self.criteria, self.judge_model = cohorts, criteria, judge_model or ""
         self._process_cohorts()  # a malformed cohort list is an error before anything is sent
@@ -68,18 +72,24 @@ class Experiment:
             try:
                 cohorts = json.loads(cohorts)
             except ValueError:
-                raise ValidationFailed("Experiment: cohorts is a string but not a JSON list", field="cohorts") from None
+                raise ValidationFailed(
+                    "Experiment: cohorts is a string but not a JSON list", field="cohorts"
+                ) from None
         if isinstance(cohorts, (Cohort, dict)):
             cohorts = [cohorts]
         if not isinstance(cohorts, (list, tuple)) or not cohorts:
-            raise ValidationFailed("Experiment: cohorts must be a non-empty list of Cohort", field="cohorts")
+            raise ValidationFailed(
+                "Experiment: cohorts must be a non-empty list of Cohort", field="cohorts"
+            )
         out = []
         for index, cohort in enumerate(cohorts):
             if isinstance(cohort, dict):
                 cohort = Cohort.from_dict(cohort)
             if not isinstance(cohort, Cohort):
-                raise ValidationFailed(f"Experiment: cohorts[{index}] must be a Cohort, got {type(cohort).__name__}",
-                                       field="cohorts")
+                raise ValidationFailed(
+                    f"Experiment: cohorts[{index}] must be a Cohort, got {type(cohort).__name__}",
+                    field="cohorts",
+                )
             out.append(cohort.to_dict())
         return out
 
@@ -93,15 +103,21 @@ class Experiment:
         if isinstance(criteria, (Criteria, dict, int)):
             criteria = [criteria]
         if not isinstance(criteria, (list, tuple)) or not criteria:
-            raise ValidationFailed("Experiment: criteria must be a non-empty list of Criteria, names or ids",
-                                   field="criteria")
+            raise ValidationFailed(
+                "Experiment: criteria must be a non-empty list of Criteria, names or ids",
+                field="criteria",
+            )
         return [Criteria._resolve(c) for c in criteria]
 
     def _build_payload(self) -> dict[str, Any]:
         payload: dict[str, Any] = {
-            "name": self.name, "dataset_id": self._process_dataset(self.dataset), "task_id": self._process_task(self.task),
-            "cohorts": self._process_cohorts(), "criteria_ids": self._process_criteria(self.criteria),
-            "judge_model": self.judge_model}
+            "name": self.name,
+            "dataset_id": self._process_dataset(self.dataset),
+            "task_id": self._process_task(self.task),
+            "cohorts": self._process_cohorts(),
+            "criteria_ids": self._process_criteria(self.criteria),
+            "judge_model": self.judge_model,
+        }
         if isinstance(self.dataset, Dataset) and self.dataset.version is not None:
             payload["dataset_version"] = self.dataset.version
         return payload
@@ -119,11 +135,15 @@ class Experiment:
     def run(self, poll_interval: float = 2) -> dict[str, Any]:
         """Submit, show the server's progress live, and return the results (see the module doc)."""
         if not isinstance(poll_interval, (int, float)) or poll_interval <= 0:
-            raise ValidationFailed("poll_interval must be a positive number of seconds", field="poll_interval")
+            raise ValidationFailed(
+                "poll_interval must be a positive number of seconds", field="poll_interval"
+            )
         self._call_api(self._build_payload())
         progress = self._watch(poll_interval)
         if progress["status"] == "failed":
-            raise PlatformError(f"experiment {self.name!r} (id {self.id}) failed: {progress.get('error') or 'unknown error'}")
+            raise PlatformError(
+                f"experiment {self.name!r} (id {self.id}) failed: {progress.get('error') or 'unknown error'}"
+            )
         return self.results()
 
     def _watch(self, poll_interval: float) -> dict[str, Any]:
@@ -137,15 +157,26 @@ class Experiment:
         )
 
         client = current()
-        columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TaskProgressColumn(),
-                   TextColumn("{task.fields[failed]} failed"), TextColumn("ETA {task.fields[eta]}"))
+        columns = (
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TaskProgressColumn(),
+            TextColumn("{task.fields[failed]} failed"),
+            TextColumn("ETA {task.fields[eta]}"),
+        )
         with Progress(*columns, console=Console(stderr=True)) as bar:
             task = bar.add_task(self.name, total=None, failed=0, eta="…")
             while True:
                 state = client.request("GET", f"/experiments/{self.id}/progress")
                 eta = state.get("eta_s")
-                bar.update(task, total=state["total"] or None, completed=state["completed"] + state["failed"],
-                           failed=state["failed"], eta="…" if eta is None else f"{eta:.0f}s")
+                bar.update(
+                    task,
+                    total=state["total"] or None,
+                    completed=state["completed"] + state["failed"],
+                    failed=state["failed"],
+                    eta="…" if eta is None else f"{eta:.0f}s",
+                )
                 if state["status"] in FINISHED:
                     return state
                 time.sleep(poll_interval)
@@ -153,24 +184,42 @@ class Experiment:
     def results(self, *, wait: bool = False, poll_interval: float = 2) -> dict[str, Any]:
         """The results as they stand (with `wait=True`, once the experiment has finished)."""
         if self.id is None:
-            raise PlatformError(f"experiment {self.name!r} has not been submitted: call run() or run_async()")
+            raise PlatformError(
+                f"experiment {self.name!r} has not been submitted: call run() or run_async()"
+            )
         client = current()
         if wait:
-            while client.request("GET", f"/experiments/{self.id}/progress")["status"] not in FINISHED:
+            while (
+                client.request("GET", f"/experiments/{self.id}/progress")["status"] not in FINISHED
+            ):
                 time.sleep(poll_interval)
         body = client.request("GET", f"/experiments/{self.id}/results")
-        rows = sorted(_pages(f"/experiments/{self.id}/rows", {}),
-                      key=lambda r: (r.get("cohort_position") or 0, r.get("position") or 0))
+        rows = sorted(
+            _pages(f"/experiments/{self.id}/rows", {}),
+            key=lambda r: (r.get("cohort_position") or 0, r.get("position") or 0),
+        )
         scores: dict[str, dict[str, Any]] = {}
         for line in body["summary"]:
             scores.setdefault(line["cohort"], {})[line["criterion"]] = {
-                k: line[k] for k in ("mean", "n", "n_scored", "coverage", "ci95")}
-        return {"id": body["id"], "name": body["name"], "status": body["status"], "error": body.get("error"),
-                "dataset": body["dataset"], "judge_model": body["judge_model"],
-                "cohorts": [c["name"] for c in body["cohorts"]], "criteria": body["criteria"],
-                "summary": body["summary"], "scores": scores,
-                "rows": [{k: v for k, v in r.items() if k not in ("trace_id", "cohort_position", "position")} for r in rows],
-                "progress": body["progress"]}
+                k: line[k] for k in ("mean", "n", "n_scored", "coverage", "ci95")
+            }
+        return {
+            "id": body["id"],
+            "name": body["name"],
+            "status": body["status"],
+            "error": body.get("error"),
+            "dataset": body["dataset"],
+            "judge_model": body["judge_model"],
+            "cohorts": [c["name"] for c in body["cohorts"]],
+            "criteria": body["criteria"],
+            "summary": body["summary"],
+            "scores": scores,
+            "rows": [
+                {k: v for k, v in r.items() if k not in ("trace_id", "cohort_position", "position")}
+                for r in rows
+            ],
+            "progress": body["progress"],
+        }
 
     def __repr__(self) -> str:
         return f"Experiment(name={self.name!r}, id={self.id!r})"

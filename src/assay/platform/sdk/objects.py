@@ -17,11 +17,15 @@ from assay.platform.sdk.errors import Conflict, NotFound, ValidationFailed
 PAGE = 500
 
 
-def _text(value: Any, field: str, *, owner: str, required: bool = False, optional: bool = False) -> Any:
+def _text(
+    value: Any, field: str, *, owner: str, required: bool = False, optional: bool = False
+) -> Any:
     if value is None and optional:
         return None
     if not isinstance(value, str):
-        raise ValidationFailed(f"{owner}: {field} must be a string, got {type(value).__name__}", field=field)
+        raise ValidationFailed(
+            f"{owner}: {field} must be a string, got {type(value).__name__}", field=field
+        )
     if required and not value.strip():
         raise ValidationFailed(f"{owner}: {field} must not be empty", field=field)
     return value
@@ -75,7 +79,9 @@ class RagMetricsObject:
             raise ValidationFailed(f"{cls.__name__}.download needs exactly one of name= or id=")
         if id is not None:
             if isinstance(id, bool) or not isinstance(id, int):
-                raise ValidationFailed(f"{cls.__name__}.download: id must be an integer, got {id!r}", field="id")
+                raise ValidationFailed(
+                    f"{cls.__name__}.download: id must be an integer, got {id!r}", field="id"
+                )
             return current().request("GET", f"{cls._path}/{id}")
         _text(name, "name", owner=cls.__name__, required=True)
         items = current().request("GET", cls._path, params={"name": name, "limit": 1})["items"]
@@ -107,7 +113,9 @@ class RagMetricsObject:
             return int(cls._find(value, None)["id"])
         if isinstance(value, dict):
             return cls._resolve(cls.from_dict(value))
-        raise ValidationFailed(f"expected a {cls.__name__}, its name or its id, got {type(value).__name__}")
+        raise ValidationFailed(
+            f"expected a {cls.__name__}, its name or its id, got {type(value).__name__}"
+        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r}, id={self.id!r})"
@@ -116,19 +124,29 @@ class RagMetricsObject:
 class Example:
     """One test case: a question, the context that holds the answer (str or list), the answer."""
 
-    def __init__(self, question: str, ground_truth_context: str | list[str], ground_truth_answer: str) -> None:
+    def __init__(
+        self, question: str, ground_truth_context: str | list[str], ground_truth_answer: str
+    ) -> None:
         self.question = _text(question, "question", owner="Example", required=True)
         if isinstance(ground_truth_context, (list, tuple)):
             for index, item in enumerate(ground_truth_context):
                 if not isinstance(item, str):
-                    raise ValidationFailed(f"Example: ground_truth_context[{index}] must be a string, got "
-                                           f"{type(item).__name__}", field="ground_truth_context")
+                    raise ValidationFailed(
+                        f"Example: ground_truth_context[{index}] must be a string, got "
+                        f"{type(item).__name__}",
+                        field="ground_truth_context",
+                    )
             ground_truth_context = list(ground_truth_context)
         elif not isinstance(ground_truth_context, str):
-            raise ValidationFailed("Example: ground_truth_context must be a string or a list of strings, got "
-                                   f"{type(ground_truth_context).__name__}", field="ground_truth_context")
+            raise ValidationFailed(
+                "Example: ground_truth_context must be a string or a list of strings, got "
+                f"{type(ground_truth_context).__name__}",
+                field="ground_truth_context",
+            )
         self.ground_truth_context = ground_truth_context
-        self.ground_truth_answer = _text(ground_truth_answer, "ground_truth_answer", owner="Example")
+        self.ground_truth_answer = _text(
+            ground_truth_answer, "ground_truth_answer", owner="Example"
+        )
 
     @property
     def contexts(self) -> list[str]:
@@ -137,12 +155,19 @@ class Example:
         return [context] if isinstance(context, str) else list(context)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"question": self.question, "ground_truth_context": self.ground_truth_context,
-                "ground_truth_answer": self.ground_truth_answer}
+        return {
+            "question": self.question,
+            "ground_truth_context": self.ground_truth_context,
+            "ground_truth_answer": self.ground_truth_answer,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Example:
-        return cls(data.get("question"), data.get("ground_truth_context", ""), data.get("ground_truth_answer", ""))  # type: ignore[arg-type]
+        return cls(
+            data.get("question"),
+            data.get("ground_truth_context", ""),
+            data.get("ground_truth_answer", ""),
+        )  # type: ignore[arg-type]
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Example) and self.to_dict() == other.to_dict()
@@ -157,8 +182,14 @@ class Dataset(RagMetricsObject):
     object_type = "dataset"
     _path = "/datasets"
 
-    def __init__(self, name: str, examples: Iterable[Example | dict[str, Any]] = (), source_type: str = "",
-                 source_file: str = "", questions_qty: int = 0) -> None:
+    def __init__(
+        self,
+        name: str,
+        examples: Iterable[Example | dict[str, Any]] = (),
+        source_type: str = "",
+        source_file: str = "",
+        questions_qty: int = 0,
+    ) -> None:
         self.name = _text(name, "name", owner="Dataset", required=True)
         if isinstance(examples, (str, bytes, dict)) or not isinstance(examples, Iterable):
             raise ValidationFailed("Dataset: examples must be a list of Example", field="examples")
@@ -167,14 +198,22 @@ class Dataset(RagMetricsObject):
             if isinstance(example, dict):
                 example = Example.from_dict(example)
             if not isinstance(example, Example):
-                raise ValidationFailed(f"Dataset: examples[{index}] must be an Example, got {type(example).__name__}",
-                                       field="examples")
+                raise ValidationFailed(
+                    f"Dataset: examples[{index}] must be an Example, got {type(example).__name__}",
+                    field="examples",
+                )
             self.examples.append(example)
         self.source_type = _text(source_type, "source_type", owner="Dataset")
         self.source_file = _text(source_file, "source_file", owner="Dataset")
-        if isinstance(questions_qty, bool) or not isinstance(questions_qty, int) or questions_qty < 0:
-            raise ValidationFailed(f"Dataset: questions_qty must be a non-negative integer, got {questions_qty!r}",
-                                   field="questions_qty")
+        if (
+            isinstance(questions_qty, bool)
+            or not isinstance(questions_qty, int)
+            or questions_qty < 0
+        ):
+            raise ValidationFailed(
+                f"Dataset: questions_qty must be a non-negative integer, got {questions_qty!r}",
+                field="questions_qty",
+            )
         self.questions_qty = questions_qty or len(self.examples)
         self.id: int | None = None
         self.version: int | None = None
@@ -186,9 +225,13 @@ class Dataset(RagMetricsObject):
         return len(self.examples)
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"name": self.name, "source_type": self.source_type, "source_file": self.source_file,
-                                "examples": [e.to_dict() for e in self.examples],
-                                "questions_qty": len(self.examples) or self.questions_qty}
+        data: dict[str, Any] = {
+            "name": self.name,
+            "source_type": self.source_type,
+            "source_file": self.source_file,
+            "examples": [e.to_dict() for e in self.examples],
+            "questions_qty": len(self.examples) or self.questions_qty,
+        }
         if self.id is not None:
             data["id"], data["version"] = self.id, self.version
         return data
@@ -205,17 +248,26 @@ class Dataset(RagMetricsObject):
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Dataset:
-        dataset = cls(data.get("name", ""), data.get("examples") or [], data.get("source_type") or "",
-                      data.get("source_file") or "", data.get("questions_qty") or 0)
+        dataset = cls(
+            data.get("name", ""),
+            data.get("examples") or [],
+            data.get("source_type") or "",
+            data.get("source_file") or "",
+            data.get("questions_qty") or 0,
+        )
         dataset.id, dataset.version = data.get("id"), data.get("version")
         return dataset
 
     @classmethod
-    def download(cls, name: str | None = None, id: int | None = None, version: int | None = None) -> Dataset:
+    def download(
+        cls, name: str | None = None, id: int | None = None, version: int | None = None
+    ) -> Dataset:
         """The stored dataset (its latest version, or `version`), examples included."""
         data = cls._find(name, id)
         if version is not None:
-            data = current().request("GET", f"{cls._path}/{data['id']}", params={"version": version})
+            data = current().request(
+                "GET", f"{cls._path}/{data['id']}", params={"version": version}
+            )
         examples = list(_pages(f"{cls._path}/{data['id']}/examples", {"version": data["version"]}))
         return cls.from_dict({**data, "examples": examples})
 
@@ -233,11 +285,17 @@ class Task(RagMetricsObject):
         self.id: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "generator_model": self.generator_model, "system_prompt": self.system_prompt}
+        return {
+            "name": self.name,
+            "generator_model": self.generator_model,
+            "system_prompt": self.system_prompt,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Task:
-        task = cls(data.get("name", ""), data.get("generator_model") or "", data.get("system_prompt") or "")
+        task = cls(
+            data.get("name", ""), data.get("generator_model") or "", data.get("system_prompt") or ""
+        )
         task.id = data.get("id")
         return task
 
@@ -252,22 +310,43 @@ class Criteria(RagMetricsObject):
     object_type = "criteria"
     _path = "/criteria"
 
-    def __init__(self, name: str, phase: str = "", description: str = "", prompt: str = "", bool_true: str = "",
-                 bool_false: str = "", output_type: str = "", header: str = "", likert_score_1: str = "",
-                 likert_score_2: str = "", likert_score_3: str = "", likert_score_4: str = "",
-                 likert_score_5: str = "", criteria_type: str = "llm_judge", function_name: str = "",
-                 match_type: str = "", match_pattern: str = "", test_string: str = "",
-                 validation_status: str = "", case_sensitive: bool = False) -> None:
+    def __init__(
+        self,
+        name: str,
+        phase: str = "",
+        description: str = "",
+        prompt: str = "",
+        bool_true: str = "",
+        bool_false: str = "",
+        output_type: str = "",
+        header: str = "",
+        likert_score_1: str = "",
+        likert_score_2: str = "",
+        likert_score_3: str = "",
+        likert_score_4: str = "",
+        likert_score_5: str = "",
+        criteria_type: str = "llm_judge",
+        function_name: str = "",
+        match_type: str = "",
+        match_pattern: str = "",
+        test_string: str = "",
+        validation_status: str = "",
+        case_sensitive: bool = False,
+    ) -> None:
         values = dict(locals())
         values.pop("self")
         if not isinstance(case_sensitive, bool):
-            raise ValidationFailed(f"Criteria: case_sensitive must be True or False, got {case_sensitive!r}",
-                                   field="case_sensitive")
+            raise ValidationFailed(
+                f"Criteria: case_sensitive must be True or False, got {case_sensitive!r}",
+                field="case_sensitive",
+            )
         try:
             checked = criteria_rules.check(values)
         except criteria_rules.CriteriaProblem as exc:
             label = name if isinstance(name, str) else "?"
-            raise ValidationFailed(f"Criteria {label!r}: {exc.field}: {exc.detail}", field=exc.field) from None
+            raise ValidationFailed(
+                f"Criteria {label!r}: {exc.field}: {exc.detail}", field=exc.field
+            ) from None
         for field, value in checked.items():
             setattr(self, field, value)
         self.id: int | None = None
@@ -289,23 +368,43 @@ class Criteria(RagMetricsObject):
 class Cohort:
     """One configuration to compare: a generator model or a registered RAG pipeline, not both."""
 
-    def __init__(self, name: str, generator_model: str | None = None, rag_pipeline: str | None = None,
-                 system_prompt: str | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        generator_model: str | None = None,
+        rag_pipeline: str | None = None,
+        system_prompt: str | None = None,
+    ) -> None:
         self.name = _text(name, "name", owner="Cohort", required=True)
-        self.generator_model = _text(generator_model, "generator_model", owner="Cohort", optional=True) or None
-        self.rag_pipeline = _text(rag_pipeline, "rag_pipeline", owner="Cohort", optional=True) or None
+        self.generator_model = (
+            _text(generator_model, "generator_model", owner="Cohort", optional=True) or None
+        )
+        self.rag_pipeline = (
+            _text(rag_pipeline, "rag_pipeline", owner="Cohort", optional=True) or None
+        )
         self.system_prompt = _text(system_prompt, "system_prompt", owner="Cohort", optional=True)
         if (self.generator_model is None) == (self.rag_pipeline is None):
-            raise ValidationFailed(f"Cohort {name!r}: give exactly one of generator_model or rag_pipeline",
-                                   field="generator_model")
+            raise ValidationFailed(
+                f"Cohort {name!r}: give exactly one of generator_model or rag_pipeline",
+                field="generator_model",
+            )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "generator_model": self.generator_model, "rag_pipeline": self.rag_pipeline,
-                "system_prompt": self.system_prompt}
+        return {
+            "name": self.name,
+            "generator_model": self.generator_model,
+            "rag_pipeline": self.rag_pipeline,
+            "system_prompt": self.system_prompt,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Cohort:
-        return cls(data.get("name", ""), data.get("generator_model"), data.get("rag_pipeline"), data.get("system_prompt"))
+        return cls(
+            data.get("name", ""),
+            data.get("generator_model"),
+            data.get("rag_pipeline"),
+            data.get("system_prompt"),
+        )
 
     def __repr__(self) -> str:
         return f"Cohort(name={self.name!r}, generator_model={self.generator_model!r}, rag_pipeline={self.rag_pipeline!r})"

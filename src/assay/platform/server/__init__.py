@@ -6,6 +6,11 @@ with that line. The SDK (`assay.platform.sdk`) never imports it.
 
 from assay._util.deps import require
 
-for _module, _package in (("fastapi", "fastapi"), ("uvicorn", "uvicorn"), ("sqlalchemy", "sqlalchemy"),
-                          ("alembic", "alembic"), ("re2", "google-re2")):
+for _module, _package in (
+    ("fastapi", "fastapi"),
+    ("uvicorn", "uvicorn"),
+    ("sqlalchemy", "sqlalchemy"),
+    ("alembic", "alembic"),
+    ("re2", "google-re2"),
+):
     require(_module, extra="platform", package=_package, feature="the assay server")

@@ -17,13 +17,25 @@ def _open(db: str | None) -> tuple[Any, str]:
     return engine, url
 
 
-def create_key(db: str | None = None, *, project: str = "default", scopes: list[str] | tuple[str, ...] = auth.DEFAULT_SCOPES,
-               expires_in_days: float | None = None, name: str = "") -> str:
+def create_key(
+    db: str | None = None,
+    *,
+    project: str = "default",
+    scopes: list[str] | tuple[str, ...] = auth.DEFAULT_SCOPES,
+    expires_in_days: float | None = None,
+    name: str = "",
+) -> str:
     engine, url = _open(db)
     try:
         with session_factory(engine).begin() as session:
-            key, _row = auth.create_key(session, pepper(url), project_name=project, scopes=scopes,
-                                        expires_in_days=expires_in_days, name=name)
+            key, _row = auth.create_key(
+                session,
+                pepper(url),
+                project_name=project,
+                scopes=scopes,
+                expires_in_days=expires_in_days,
+                name=name,
+            )
         return key
     finally:
         engine.dispose()
@@ -33,10 +45,18 @@ def list_keys(db: str | None = None, *, project: str | None = None) -> list[dict
     engine, _url = _open(db)
     try:
         with session_factory(engine).begin() as session:
-            return [{"key_id": key.key_id, "project": project_name, "name": key.name, "scopes": list(key.scopes),
-                     "created_at": iso(key.created_at), "expires_at": iso(key.expires_at),
-                     "revoked_at": iso(key.revoked_at)}
-                    for key, project_name in auth.list_keys(session, project)]
+            return [
+                {
+                    "key_id": key.key_id,
+                    "project": project_name,
+                    "name": key.name,
+                    "scopes": list(key.scopes),
+                    "created_at": iso(key.created_at),
+                    "expires_at": iso(key.expires_at),
+                    "revoked_at": iso(key.revoked_at),
+                }
+                for key, project_name in auth.list_keys(session, project)
+            ]
     finally:
         engine.dispose()
 

@@ -68,25 +68,51 @@ def page(items: list[Any], cursor: str | None) -> dict[str, Any]:
 
 # -- serialisation -------------------------------------------------------------------------------
 def dataset_json(dataset: models.Dataset, version: models.DatasetVersion) -> dict[str, Any]:
-    return {"object_type": "dataset", "id": dataset.id, "name": dataset.name, "source_type": dataset.source_type,
-            "source_file": dataset.source_file, "version": version.version, "latest_version": dataset.latest_version,
-            "questions_qty": version.questions_qty, "example_count": version.example_count,
-            "created_at": iso(dataset.created_at), "updated_at": iso(dataset.updated_at)}
+    return {
+        "object_type": "dataset",
+        "id": dataset.id,
+        "name": dataset.name,
+        "source_type": dataset.source_type,
+        "source_file": dataset.source_file,
+        "version": version.version,
+        "latest_version": dataset.latest_version,
+        "questions_qty": version.questions_qty,
+        "example_count": version.example_count,
+        "created_at": iso(dataset.created_at),
+        "updated_at": iso(dataset.updated_at),
+    }
 
 
 def version_json(version: models.DatasetVersion) -> dict[str, Any]:
-    return {"version": version.version, "questions_qty": version.questions_qty, "example_count": version.example_count,
-            "content_hash": version.content_hash, "created_at": iso(version.created_at)}
+    return {
+        "version": version.version,
+        "questions_qty": version.questions_qty,
+        "example_count": version.example_count,
+        "content_hash": version.content_hash,
+        "created_at": iso(version.created_at),
+    }
 
 
 def example_json(example: models.Example) -> dict[str, Any]:
-    return {"id": example.id, "position": example.position, "question": example.question,
-            "ground_truth_context": example.ground_truth_context, "ground_truth_answer": example.ground_truth_answer}
+    return {
+        "id": example.id,
+        "position": example.position,
+        "question": example.question,
+        "ground_truth_context": example.ground_truth_context,
+        "ground_truth_answer": example.ground_truth_answer,
+    }
 
 
 def task_json(task: models.Task) -> dict[str, Any]:
-    return {"object_type": "task", "id": task.id, "name": task.name, "generator_model": task.generator_model,
-            "system_prompt": task.system_prompt, "created_at": iso(task.created_at), "updated_at": iso(task.updated_at)}
+    return {
+        "object_type": "task",
+        "id": task.id,
+        "name": task.name,
+        "generator_model": task.generator_model,
+        "system_prompt": task.system_prompt,
+        "created_at": iso(task.created_at),
+        "updated_at": iso(task.updated_at),
+    }
 
 
 def criteria_json(row: models.Criteria) -> dict[str, Any]:
@@ -112,8 +138,12 @@ def _any_scope(request: Request) -> Principal:
 @router.get("/auth/whoami")
 def whoami(principal: Annotated[Principal, Depends(_any_scope)]) -> dict[str, Any]:
     """Any valid key, whatever its scopes: its project, id, scopes and expiry."""
-    return {"project": {"id": principal.project_id, "name": principal.project_name}, "key_id": principal.key_id,
-            "scopes": sorted(principal.scopes), "expires_at": iso(principal.expires_at)}
+    return {
+        "project": {"id": principal.project_id, "name": principal.project_name},
+        "key_id": principal.key_id,
+        "scopes": sorted(principal.scopes),
+        "expires_at": iso(principal.expires_at),
+    }
 
 
 # -- datasets ----------------------------------------------------------------------------------------
@@ -129,8 +159,13 @@ def create_dataset(body: DatasetIn, request: Request, principal: Writer) -> dict
 
 
 @router.get("/datasets")
-def list_datasets(request: Request, principal: Reader, name: NameFilter = None, limit: Limit = 100,
-                  cursor: Cursor = None) -> dict[str, Any]:
+def list_datasets(
+    request: Request,
+    principal: Reader,
+    name: NameFilter = None,
+    limit: Limit = 100,
+    cursor: Cursor = None,
+) -> dict[str, Any]:
     with state_of(request).transaction() as session:
         repo = DatasetRepo(session, principal.project_id)
         rows, next_cursor = repo.list(name=clean_name(name), limit=limit, cursor=cursor)
@@ -138,7 +173,9 @@ def list_datasets(request: Request, principal: Reader, name: NameFilter = None, 
 
 
 @router.get("/datasets/{dataset_id}")
-def get_dataset(dataset_id: Id, request: Request, principal: Reader, version: Version = None) -> dict[str, Any]:
+def get_dataset(
+    dataset_id: Id, request: Request, principal: Reader, version: Version = None
+) -> dict[str, Any]:
     with state_of(request).transaction() as session:
         repo = DatasetRepo(session, principal.project_id)
         dataset = repo.get(dataset_id)
@@ -146,9 +183,13 @@ def get_dataset(dataset_id: Id, request: Request, principal: Reader, version: Ve
 
 
 @router.put("/datasets/{dataset_id}")
-def replace_dataset(dataset_id: Id, body: DatasetIn, request: Request, principal: Writer) -> dict[str, Any]:
+def replace_dataset(
+    dataset_id: Id, body: DatasetIn, request: Request, principal: Writer
+) -> dict[str, Any]:
     with state_of(request).transaction() as session:
-        dataset, version, changed = DatasetRepo(session, principal.project_id).replace(dataset_id, _dataset_values(body))
+        dataset, version, changed = DatasetRepo(session, principal.project_id).replace(
+            dataset_id, _dataset_values(body)
+        )
         return {**dataset_json(dataset, version), "new_version": changed}
 
 
@@ -160,8 +201,9 @@ def delete_dataset(dataset_id: Id, request: Request, principal: Writer) -> Respo
 
 
 @router.get("/datasets/{dataset_id}/versions")
-def list_versions(dataset_id: Id, request: Request, principal: Reader, limit: Limit = 100,
-                  cursor: Cursor = None) -> dict[str, Any]:
+def list_versions(
+    dataset_id: Id, request: Request, principal: Reader, limit: Limit = 100, cursor: Cursor = None
+) -> dict[str, Any]:
     with state_of(request).transaction() as session:
         repo = DatasetRepo(session, principal.project_id)
         rows, next_cursor = repo.versions(repo.get(dataset_id), limit=limit, cursor=cursor)
@@ -169,16 +211,26 @@ def list_versions(dataset_id: Id, request: Request, principal: Reader, limit: Li
 
 
 @router.get("/datasets/{dataset_id}/examples")
-def list_examples(dataset_id: Id, request: Request, principal: Reader, version: Version = None, limit: Limit = 100,
-                  cursor: Cursor = None) -> dict[str, Any]:
+def list_examples(
+    dataset_id: Id,
+    request: Request,
+    principal: Reader,
+    version: Version = None,
+    limit: Limit = 100,
+    cursor: Cursor = None,
+) -> dict[str, Any]:
     with state_of(request).transaction() as session:
         repo = DatasetRepo(session, principal.project_id)
-        rows, next_cursor = repo.examples(repo.version(repo.get(dataset_id), version), limit=limit, cursor=cursor)
+        rows, next_cursor = repo.examples(
+            repo.version(repo.get(dataset_id), version), limit=limit, cursor=cursor
+        )
         return page([example_json(e) for e in rows], next_cursor)
 
 
 @router.get("/datasets/{dataset_id}/examples/{example_id}")
-def get_example(dataset_id: Id, example_id: Id, request: Request, principal: Reader) -> dict[str, Any]:
+def get_example(
+    dataset_id: Id, example_id: Id, request: Request, principal: Reader
+) -> dict[str, Any]:
     with state_of(request).transaction() as session:
         repo = DatasetRepo(session, principal.project_id)
         return example_json(repo.example(repo.get(dataset_id), example_id))
@@ -192,10 +244,17 @@ def create_task(body: TaskIn, request: Request, principal: Writer) -> dict[str, 
 
 
 @router.get("/tasks")
-def list_tasks(request: Request, principal: Reader, name: NameFilter = None, limit: Limit = 100,
-               cursor: Cursor = None) -> dict[str, Any]:
+def list_tasks(
+    request: Request,
+    principal: Reader,
+    name: NameFilter = None,
+    limit: Limit = 100,
+    cursor: Cursor = None,
+) -> dict[str, Any]:
     with state_of(request).transaction() as session:
-        rows, next_cursor = TaskRepo(session, principal.project_id).list(name=clean_name(name), limit=limit, cursor=cursor)
+        rows, next_cursor = TaskRepo(session, principal.project_id).list(
+            name=clean_name(name), limit=limit, cursor=cursor
+        )
         return page([task_json(t) for t in rows], next_cursor)
 
 
@@ -208,7 +267,9 @@ def get_task(task_id: Id, request: Request, principal: Reader) -> dict[str, Any]
 @router.put("/tasks/{task_id}")
 def replace_task(task_id: Id, body: TaskIn, request: Request, principal: Writer) -> dict[str, Any]:
     with state_of(request).transaction() as session:
-        return task_json(TaskRepo(session, principal.project_id).replace(task_id, body.model_dump()))
+        return task_json(
+            TaskRepo(session, principal.project_id).replace(task_id, body.model_dump())
+        )
 
 
 @router.delete("/tasks/{task_id}", status_code=204)
@@ -234,11 +295,17 @@ def create_criteria(body: CriteriaIn, request: Request, principal: Writer) -> di
 
 
 @router.get("/criteria")
-def list_criteria(request: Request, principal: Reader, name: NameFilter = None, limit: Limit = 100,
-                  cursor: Cursor = None) -> dict[str, Any]:
+def list_criteria(
+    request: Request,
+    principal: Reader,
+    name: NameFilter = None,
+    limit: Limit = 100,
+    cursor: Cursor = None,
+) -> dict[str, Any]:
     with state_of(request).transaction() as session:
-        rows, next_cursor = CriteriaRepo(session, principal.project_id).list(name=clean_name(name), limit=limit,
-                                                                              cursor=cursor)
+        rows, next_cursor = CriteriaRepo(session, principal.project_id).list(
+            name=clean_name(name), limit=limit, cursor=cursor
+        )
         return page([criteria_json(c) for c in rows], next_cursor)
 
 
@@ -249,10 +316,14 @@ def get_criteria(criteria_id: Id, request: Request, principal: Reader) -> dict[s
 
 
 @router.put("/criteria/{criteria_id}")
-def replace_criteria(criteria_id: Id, body: CriteriaIn, request: Request, principal: Writer) -> dict[str, Any]:
+def replace_criteria(
+    criteria_id: Id, body: CriteriaIn, request: Request, principal: Writer
+) -> dict[str, Any]:
     values = _criteria_values(body)
     with state_of(request).transaction() as session:
-        return criteria_json(CriteriaRepo(session, principal.project_id).replace(criteria_id, values))
+        return criteria_json(
+            CriteriaRepo(session, principal.project_id).replace(criteria_id, values)
+        )
 
 
 @router.delete("/criteria/{criteria_id}", status_code=204)
@@ -273,8 +344,13 @@ def submit_experiment(body: ExperimentIn, request: Request, principal: Writer) -
 
 
 @router.get("/experiments")
-def list_experiments(request: Request, principal: Reader, name: NameFilter = None, limit: Limit = 100,
-                     cursor: Cursor = None) -> dict[str, Any]:
+def list_experiments(
+    request: Request,
+    principal: Reader,
+    name: NameFilter = None,
+    limit: Limit = 100,
+    cursor: Cursor = None,
+) -> dict[str, Any]:
     with state_of(request).transaction() as session:
         repo = ExperimentRepo(session, principal.project_id)
         rows, next_cursor = repo.list(name=clean_name(name), limit=limit, cursor=cursor)
@@ -306,8 +382,13 @@ def experiment_results(experiment_id: Id, request: Request, principal: Reader) -
 
 
 @router.get("/experiments/{experiment_id}/rows")
-def experiment_rows(experiment_id: Id, request: Request, principal: Reader, limit: Limit = 100,
-                    cursor: Cursor = None) -> dict[str, Any]:
+def experiment_rows(
+    experiment_id: Id,
+    request: Request,
+    principal: Reader,
+    limit: Limit = 100,
+    cursor: Cursor = None,
+) -> dict[str, Any]:
     """Per cohort × example: question, answer, contexts, and each criterion's value or typed error."""
     with state_of(request).transaction() as session:
         repo = ExperimentRepo(session, principal.project_id)

@@ -53,11 +53,15 @@ class ServerState:
             session.commit()
         except IntegrityError:
             session.rollback()
-            raise ApiError(409, "conflict", "the object changed meanwhile (a concurrent write); try again") from None
+            raise ApiError(
+                409, "conflict", "the object changed meanwhile (a concurrent write); try again"
+            ) from None
         except OperationalError as exc:
             session.rollback()
             log.warning("database unavailable: %s", exc)
-            raise ApiError(503, "unavailable", "the database is busy or unavailable; try again") from None
+            raise ApiError(
+                503, "unavailable", "the database is busy or unavailable; try again"
+            ) from None
         except BaseException:
             session.rollback()
             raise
@@ -78,10 +82,21 @@ def error_body(status: int, code: str, message: str, **extra: Any) -> bytes:
     return json.dumps({"error": {"code": code, "message": message, **extra}}).encode()
 
 
-async def send_error(send: Any, status: int, code: str, message: str, headers: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
+async def send_error(
+    send: Any, status: int, code: str, message: str, headers: list[tuple[bytes, bytes]] = ()
+) -> None:  # type: ignore[assignment]
     body = error_body(status, code, message)
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()), *headers]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 
@@ -92,16 +107,30 @@ class AuthMiddleware:
         self.app, self.state = app, state
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http" or not scope["path"].startswith("/api/") or scope["path"] in PUBLIC_PATHS:
+        if (
+            scope["type"] != "http"
+            or not scope["path"].startswith("/api/")
+            or scope["path"] in PUBLIC_PATHS
+        ):
             await self.app(scope, receive, send)
             return
         headers = Headers(scope=scope)
         value = headers.get("authorization", "")
-        token = value[7:].strip() if value[:7].lower() == "bearer " else headers.get("x-api-key", "").strip()
+        token = (
+            value[7:].strip()
+            if value[:7].lower() == "bearer "
+            else headers.get("x-api-key", "").strip()
+        )
         challenge = [(b"www-authenticate", b'Bearer realm="assay"')]
         if not token:
-            await send_error(send, 401, "unauthorized", "missing API key: send `Authorization: Bearer assay_…` "
-                             "(create one with `assay keys create`)", challenge)
+            await send_error(
+                send,
+                401,
+                "unauthorized",
+                "missing API key: send `Authorization: Bearer assay_…` "
+                "(create one with `assay keys create`)",
+                challenge,
+            )
             return
         result = await run_in_threadpool(self.state.authenticate, token)
         if isinstance(result, ApiError):
@@ -130,7 +159,12 @@ class BodyLimit:
                 await send_error(send, 400, "bad_request", "Content-Length is not a number")
                 return
             if int(length) > self.limit:
-                await send_error(send, 413, "too_large", f"the request body is {int(length)} bytes; the limit is {self.limit}")
+                await send_error(
+                    send,
+                    413,
+                    "too_large",
+                    f"the request body is {int(length)} bytes; the limit is {self.limit}",
+                )
                 return
         received = 0
 
@@ -140,7 +174,9 @@ class BodyLimit:
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > self.limit:
-                    raise StarletteHTTPException(413, f"the request body is over the limit of {self.limit} bytes")
+                    raise StarletteHTTPException(
+                        413, f"the request body is over the limit of {self.limit} bytes"
+                    )
             return message
 
         await self.app(scope, limited, send)
@@ -156,8 +192,16 @@ def _field(loc: tuple[Any, ...] | list[Any]) -> str:
     return text or "body"
 
 
-_CODES = {400: "bad_request", 401: "unauthorized", 403: "forbidden", 404: "not_found", 405: "method_not_allowed",
-          409: "conflict", 413: "too_large", 422: "validation_error"}
+_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "too_large",
+    422: "validation_error",
+}
 
 
 def _install_handlers(app: FastAPI) -> None:
@@ -167,16 +211,31 @@ def _install_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = [{"field": _field(e.get("loc", ())), "message": str(e.get("msg", "invalid")).removeprefix("Value error, "), "type": str(e.get("type", ""))}
-                    for e in exc.errors()]
+        problems = [
+            {
+                "field": _field(e.get("loc", ())),
+                "message": str(e.get("msg", "invalid")).removeprefix("Value error, "),
+                "type": str(e.get("type", "")),
+            }
+            for e in exc.errors()
+        ]
         first = problems[0] if problems else {"field": "body", "message": "invalid request"}
         if first.get("type") == "json_invalid":
             first = {"field": "body", "message": "the body is not valid JSON"}
         message = f"{first['field']}: {first['message']}"
         if len(problems) > 1:
             message += f" (and {len(problems) - 1} more)"
-        return JSONResponse({"error": {"code": "validation_error", "message": message, "field": first["field"],
-                                       "problems": problems[:20]}}, status_code=422)
+        return JSONResponse(
+            {
+                "error": {
+                    "code": "validation_error",
+                    "message": message,
+                    "field": first["field"],
+                    "problems": problems[:20],
+                }
+            },
+            status_code=422,
+        )
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -184,18 +243,34 @@ def _install_handlers(app: FastAPI) -> None:
         detail = exc.detail if isinstance(exc.detail, str) else code
         if exc.status_code == 404 and detail == "Not Found":
             detail = "no such route"
-        return JSONResponse({"error": {"code": code, "message": detail}}, status_code=exc.status_code,
-                            headers=getattr(exc, "headers", None))
+        return JSONResponse(
+            {"error": {"code": code, "message": detail}},
+            status_code=exc.status_code,
+            headers=getattr(exc, "headers", None),
+        )
 
     @app.exception_handler(Exception)
     async def _crash(_request: Request, exc: Exception) -> JSONResponse:
         log.exception("unhandled error")
-        return JSONResponse({"error": {"code": "internal", "message": f"internal server error ({type(exc).__name__})"}},
-                            status_code=500)
+        return JSONResponse(
+            {
+                "error": {
+                    "code": "internal",
+                    "message": f"internal server error ({type(exc).__name__})",
+                }
+            },
+            status_code=500,
+        )
 
 
-def create_app(db_url: str | None = None, *, max_body_bytes: int = DEFAULT_MAX_BODY, run_migrations: bool = True,
-               worker: bool = False, worker_options: dict[str, Any] | None = None) -> FastAPI:
+def create_app(
+    db_url: str | None = None,
+    *,
+    max_body_bytes: int = DEFAULT_MAX_BODY,
+    run_migrations: bool = True,
+    worker: bool = False,
+    worker_options: dict[str, Any] | None = None,
+) -> FastAPI:
     """The assay server for the database at `db_url` (default: the embedded SQLite file).
 
     `worker=True` runs one job worker in a thread while the app is served (started and stopped
@@ -221,8 +296,14 @@ def create_app(db_url: str | None = None, *, max_body_bytes: int = DEFAULT_MAX_B
             if running is not None:
                 await run_in_threadpool(running.stop)
 
-    app = FastAPI(title="assay", version=__version__, docs_url=None, redoc_url=None, openapi_url=f"{API}/openapi.json",
-                  lifespan=lifespan)
+    app = FastAPI(
+        title="assay",
+        version=__version__,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=f"{API}/openapi.json",
+        lifespan=lifespan,
+    )
     app.state.assay = state
     app.state.worker = None
     _install_handlers(app)

@@ -62,7 +62,9 @@ def aware(moment: datetime | None) -> datetime | None:
 def check_scopes(scopes: list[str] | tuple[str, ...]) -> list[str]:
     unknown = [s for s in scopes if s not in SCOPES]
     if unknown or not scopes:
-        raise UsageError(f"scopes must be among {', '.join(SCOPES)}, got {', '.join(scopes) or 'none'}")
+        raise UsageError(
+            f"scopes must be among {', '.join(SCOPES)}, got {', '.join(scopes) or 'none'}"
+        )
     return sorted(set(scopes), key=SCOPES.index)
 
 
@@ -79,17 +81,32 @@ def project(session: Session, name: str, *, create: bool = True) -> models.Proje
     return found
 
 
-def create_key(session: Session, pepper: bytes, *, project_name: str = "default", scopes: tuple[str, ...] | list[str] = DEFAULT_SCOPES,
-               expires_in_days: float | None = None, name: str = "") -> tuple[str, models.ApiKey]:
+def create_key(
+    session: Session,
+    pepper: bytes,
+    *,
+    project_name: str = "default",
+    scopes: tuple[str, ...] | list[str] = DEFAULT_SCOPES,
+    expires_in_days: float | None = None,
+    name: str = "",
+) -> tuple[str, models.ApiKey]:
     """A new key for `project_name` (created if new); returns the full key, shown only this once."""
     scope_list = check_scopes(list(scopes))
     if expires_in_days is not None and not 0 < expires_in_days <= 36_500:
         raise UsageError("--expires-in is a number of days between 0 and 36500")
     owner = project(session, project_name)
     key_id, secret = secrets.token_hex(8), secrets.token_urlsafe(32)
-    expires = datetime.now(timezone.utc) + timedelta(days=expires_in_days) if expires_in_days else None
-    row = models.ApiKey(key_id=key_id, project_id=owner.id, name=name, secret_hmac=digest(pepper, secret),
-                        scopes=scope_list, expires_at=expires)
+    expires = (
+        datetime.now(timezone.utc) + timedelta(days=expires_in_days) if expires_in_days else None
+    )
+    row = models.ApiKey(
+        key_id=key_id,
+        project_id=owner.id,
+        name=name,
+        secret_hmac=digest(pepper, secret),
+        scopes=scope_list,
+        expires_at=expires,
+    )
     session.add(row)
     session.flush()
     return f"{PREFIX}{key_id}_{secret}", row
@@ -115,7 +132,9 @@ def authenticate(session: Session, pepper: bytes, token: str) -> Principal:
 
 
 def list_keys(session: Session, project_name: str | None = None) -> list[tuple[models.ApiKey, str]]:
-    query = select(models.ApiKey, models.Project.name).join(models.Project, models.Project.id == models.ApiKey.project_id)
+    query = select(models.ApiKey, models.Project.name).join(
+        models.Project, models.Project.id == models.ApiKey.project_id
+    )
     if project_name:
         query = query.where(models.Project.name == project_name)
     return [(key, name) for key, name in session.execute(query.order_by(models.ApiKey.id))]
@@ -134,5 +153,14 @@ def revoke(session: Session, key_id: str) -> models.ApiKey:
     return row
 
 
-__all__ = ["DEFAULT_SCOPES", "PREFIX", "SCOPES", "AuthFailed", "Principal", "authenticate", "create_key", "list_keys",
-           "revoke"]
+__all__ = [
+    "DEFAULT_SCOPES",
+    "PREFIX",
+    "SCOPES",
+    "AuthFailed",
+    "Principal",
+    "authenticate",
+    "create_key",
+    "list_keys",
+    "revoke",
+]

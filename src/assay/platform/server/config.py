@@ -29,7 +29,9 @@ def resolve_db_url(url: str | None) -> str:
     if scheme.startswith("postgresql") and "+" not in scheme:
         url = "postgresql+psycopg://" + url.split("://", 1)[1]
     elif not (scheme.startswith("sqlite") or scheme.startswith("postgresql")):
-        raise UsageError(f"database URL must be sqlite:///PATH or postgresql+psycopg://…, got {scheme}://…")
+        raise UsageError(
+            f"database URL must be sqlite:///PATH or postgresql+psycopg://…, got {scheme}://…"
+        )
     return url
 
 
@@ -65,7 +67,9 @@ def pepper(url: str) -> bytes:
             temporary.unlink(missing_ok=True)
     value = path.read_text().strip()
     if not value:
-        raise UsageError(f"{path} is empty: delete it (existing API keys stop working) or set ASSAY_SECRET_KEY")
+        raise UsageError(
+            f"{path} is empty: delete it (existing API keys stop working) or set ASSAY_SECRET_KEY"
+        )
     return value.encode()
 
 

@@ -23,7 +23,9 @@ def make_engine(url: str | None = None) -> Engine:
     if url.startswith("sqlite"):
         path = sqlite_path(url)
         if path is None:
-            raise UsageError("the server needs a SQLite file (sqlite:///PATH), not an in-memory database")
+            raise UsageError(
+                "the server needs a SQLite file (sqlite:///PATH), not an in-memory database"
+            )
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
 
@@ -31,7 +33,12 @@ def make_engine(url: str | None = None) -> Engine:
         def _connect(dbapi_connection: Any, _record: Any) -> None:
             dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN itself (below)
             cursor = dbapi_connection.cursor()
-            for pragma in ("journal_mode=WAL", "foreign_keys=ON", "busy_timeout=30000", "synchronous=NORMAL"):
+            for pragma in (
+                "journal_mode=WAL",
+                "foreign_keys=ON",
+                "busy_timeout=30000",
+                "synchronous=NORMAL",
+            ):
                 cursor.execute(f"PRAGMA {pragma}")
             cursor.close()
 

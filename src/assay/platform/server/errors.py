@@ -5,8 +5,15 @@ from __future__ import annotations
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, code: str, message: str, *, field: str | None = None,
-                 existing_id: int | None = None) -> None:
+    def __init__(
+        self,
+        status: int,
+        code: str,
+        message: str,
+        *,
+        field: str | None = None,
+        existing_id: int | None = None,
+    ) -> None:
         super().__init__(message)
         self.status, self.code, self.message = status, code, message
         self.field, self.existing_id = field, existing_id

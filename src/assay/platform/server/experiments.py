@@ -23,47 +23,78 @@ MAX_UNITS = 50_000  # cohorts × examples of one experiment
 
 class ExperimentRepo(ProjectScoped):
     def get(self, ident: int) -> models.Experiment:
-        row = self.session.scalar(self._select(models.Experiment).where(models.Experiment.id == ident))
+        row = self.session.scalar(
+            self._select(models.Experiment).where(models.Experiment.id == ident)
+        )
         if row is None:
             raise not_found("experiment", ident)
         return row
 
-    def list(self, *, name: str | None, limit: int, cursor: str | None) -> tuple[list[models.Experiment], str | None]:
+    def list(
+        self, *, name: str | None, limit: int, cursor: str | None
+    ) -> tuple[list[models.Experiment], str | None]:
         query = self._select(models.Experiment)
         if name is not None:
             query = query.where(models.Experiment.name == name)
         return self._page(query, models.Experiment, limit, cursor)
 
     def cohorts(self, experiment: models.Experiment) -> list[models.ExperimentCohort]:
-        return list(self.session.scalars(self._select(models.ExperimentCohort).where(
-            models.ExperimentCohort.experiment_id == experiment.id).order_by(models.ExperimentCohort.position)))
+        return list(
+            self.session.scalars(
+                self._select(models.ExperimentCohort)
+                .where(models.ExperimentCohort.experiment_id == experiment.id)
+                .order_by(models.ExperimentCohort.position)
+            )
+        )
 
     def examples(self, experiment: models.Experiment) -> list[models.Example]:
-        return list(self.session.scalars(self._select(models.Example).where(
-            models.Example.dataset_version_id == experiment.dataset_version_id).order_by(models.Example.position)))
+        return list(
+            self.session.scalars(
+                self._select(models.Example)
+                .where(models.Example.dataset_version_id == experiment.dataset_version_id)
+                .order_by(models.Example.position)
+            )
+        )
 
     def traces(self, experiment: models.Experiment) -> list[models.Trace]:
-        return list(self.session.scalars(self._select(models.Trace).where(models.Trace.experiment_id == experiment.id)
-                                         .order_by(models.Trace.id)))
+        return list(
+            self.session.scalars(
+                self._select(models.Trace)
+                .where(models.Trace.experiment_id == experiment.id)
+                .order_by(models.Trace.id)
+            )
+        )
 
     def scores(self, experiment: models.Experiment) -> list[models.Score]:
-        return list(self.session.scalars(self._select(models.Score).where(models.Score.experiment_id == experiment.id)))
+        return list(
+            self.session.scalars(
+                self._select(models.Score).where(models.Score.experiment_id == experiment.id)
+            )
+        )
 
     # -- submission --------------------------------------------------------------------------------
     def submit(self, body: dict[str, Any]) -> models.Experiment:
-        datasets, tasks, criteria = (DatasetRepo(self.session, self.project_id), TaskRepo(self.session, self.project_id),
-                                     CriteriaRepo(self.session, self.project_id))
+        datasets, tasks, criteria = (
+            DatasetRepo(self.session, self.project_id),
+            TaskRepo(self.session, self.project_id),
+            CriteriaRepo(self.session, self.project_id),
+        )
         dataset = datasets.get(body["dataset_id"])
         version = datasets.version(dataset, body.get("dataset_version"))
         task = tasks.get(body["task_id"])
         names: set[str] = set()
         for index, cohort in enumerate(body["cohorts"]):
             if (cohort.get("generator_model") is None) == (cohort.get("rag_pipeline") is None):
-                raise invalid(f"cohorts[{index}].generator_model", "give exactly one of generator_model or rag_pipeline")
+                raise invalid(
+                    f"cohorts[{index}].generator_model",
+                    "give exactly one of generator_model or rag_pipeline",
+                )
             if cohort.get("rag_pipeline") is not None:
-                raise invalid(f"cohorts[{index}].rag_pipeline",
-                              "RAG pipeline cohorts need a registered pipeline, which this server does not offer yet; "
-                              "use generator_model")
+                raise invalid(
+                    f"cohorts[{index}].rag_pipeline",
+                    "RAG pipeline cohorts need a registered pipeline, which this server does not offer yet; "
+                    "use generator_model",
+                )
             if cohort["name"] in names:
                 raise invalid(f"cohorts[{index}].name", f"two cohorts are named {cohort['name']!r}")
             names.add(cohort["name"])
@@ -72,41 +103,89 @@ class ExperimentRepo(ProjectScoped):
         snapshots = []
         for key, ident in enumerate(body["criteria_ids"]):
             row = criteria.get(ident)
-            snapshots.append({"key": key, "id": row.id, **{f: getattr(row, f) for f in criteria_rules.FIELDS}})
+            snapshots.append(
+                {"key": key, "id": row.id, **{f: getattr(row, f) for f in criteria_rules.FIELDS}}
+            )
         if version.example_count == 0:
-            raise invalid("dataset_id", f"dataset {dataset.name!r} version {version.version} has no examples")
+            raise invalid(
+                "dataset_id", f"dataset {dataset.name!r} version {version.version} has no examples"
+            )
         if version.example_count * len(body["cohorts"]) > MAX_UNITS:
             raise invalid("cohorts", f"examples × cohorts is over the limit of {MAX_UNITS}")
         experiment = models.Experiment(
-            project_id=self.project_id, name=body["name"], dataset_id=dataset.id, dataset_version_id=version.id,
-            dataset_version=version.version, judge_model=body.get("judge_model") or "",
-            task={"id": task.id, "name": task.name, "generator_model": task.generator_model,
-                  "system_prompt": task.system_prompt},
-            criteria=snapshots, status="queued")
+            project_id=self.project_id,
+            name=body["name"],
+            dataset_id=dataset.id,
+            dataset_version_id=version.id,
+            dataset_version=version.version,
+            judge_model=body.get("judge_model") or "",
+            task={
+                "id": task.id,
+                "name": task.name,
+                "generator_model": task.generator_model,
+                "system_prompt": task.system_prompt,
+            },
+            criteria=snapshots,
+            status="queued",
+        )
         self.session.add(experiment)
         self.session.flush()
-        self.session.add_all(models.ExperimentCohort(
-            project_id=self.project_id, experiment_id=experiment.id, position=position, name=c["name"],
-            generator_model=c.get("generator_model"), rag_pipeline=c.get("rag_pipeline"),
-            system_prompt=c.get("system_prompt")) for position, c in enumerate(body["cohorts"]))
-        self.session.add(models.Job(project_id=self.project_id, kind="experiment", experiment_id=experiment.id,
-                                    status="queued"))
+        self.session.add_all(
+            models.ExperimentCohort(
+                project_id=self.project_id,
+                experiment_id=experiment.id,
+                position=position,
+                name=c["name"],
+                generator_model=c.get("generator_model"),
+                rag_pipeline=c.get("rag_pipeline"),
+                system_prompt=c.get("system_prompt"),
+            )
+            for position, c in enumerate(body["cohorts"])
+        )
+        self.session.add(
+            models.Job(
+                project_id=self.project_id,
+                kind="experiment",
+                experiment_id=experiment.id,
+                status="queued",
+            )
+        )
         self.session.flush()
         return experiment
 
     # -- reading -------------------------------------------------------------------------------------
     def progress(self, experiment: models.Experiment) -> dict[str, Any]:
-        cohorts = int(self.session.scalar(select(func.count()).select_from(models.ExperimentCohort).where(
-            models.ExperimentCohort.project_id == self.project_id,
-            models.ExperimentCohort.experiment_id == experiment.id)) or 0)
-        examples = int(self.session.scalar(select(models.DatasetVersion.example_count).where(
-            models.DatasetVersion.project_id == self.project_id,
-            models.DatasetVersion.id == experiment.dataset_version_id)) or 0)
+        cohorts = int(
+            self.session.scalar(
+                select(func.count())
+                .select_from(models.ExperimentCohort)
+                .where(
+                    models.ExperimentCohort.project_id == self.project_id,
+                    models.ExperimentCohort.experiment_id == experiment.id,
+                )
+            )
+            or 0
+        )
+        examples = int(
+            self.session.scalar(
+                select(models.DatasetVersion.example_count).where(
+                    models.DatasetVersion.project_id == self.project_id,
+                    models.DatasetVersion.id == experiment.dataset_version_id,
+                )
+            )
+            or 0
+        )
         total = cohorts * examples * len(experiment.criteria)
-        counts = dict(self.session.execute(
-            select(models.Score.status, func.count()).where(models.Score.project_id == self.project_id,
-                                                            models.Score.experiment_id == experiment.id)
-            .group_by(models.Score.status)).all())
+        counts = dict(
+            self.session.execute(
+                select(models.Score.status, func.count())
+                .where(
+                    models.Score.project_id == self.project_id,
+                    models.Score.experiment_id == experiment.id,
+                )
+                .group_by(models.Score.status)
+            ).all()
+        )
         completed = int(counts.get("ok", 0)) + int(counts.get("skipped", 0))
         failed = int(counts.get("error", 0))
         done = completed + failed
@@ -117,9 +196,16 @@ class ExperimentRepo(ProjectScoped):
         elif started is not None and done > 0:
             elapsed = (datetime.now(timezone.utc) - started).total_seconds()
             eta = round(max(0.0, elapsed / done * (total - done)), 1)
-        return {"id": experiment.id, "status": experiment.status, "total": total, "completed": completed,
-                "failed": failed, "percent": round(100.0 * done / total, 1) if total else 100.0, "eta_s": eta,
-                "error": experiment.error}
+        return {
+            "id": experiment.id,
+            "status": experiment.status,
+            "total": total,
+            "completed": completed,
+            "failed": failed,
+            "percent": round(100.0 * done / total, 1) if total else 100.0,
+            "eta_s": eta,
+            "error": experiment.error,
+        }
 
     def summary(self, experiment: models.Experiment) -> dict[str, Any]:
         """Per cohort × criterion: mean, n, n_scored, coverage and a 95% bootstrap interval."""
@@ -130,11 +216,16 @@ class ExperimentRepo(ProjectScoped):
         traces = {(t.cohort_id, t.example_id): t.id for t in self.traces(experiment)}
         values: dict[tuple[int, int], float | None] = {}
         for score in self.scores(experiment):
-            values[(score.trace_id, score.criteria_key)] = score.value if score.status == "ok" else None
+            values[(score.trace_id, score.criteria_key)] = (
+                score.value if score.status == "ok" else None
+            )
         table = []
         for cohort in cohorts:
             for criterion in experiment.criteria:
-                cells = [values.get((traces.get((cohort.id, e.id), -1), criterion["key"])) for e in examples]
+                cells = [
+                    values.get((traces.get((cohort.id, e.id), -1), criterion["key"]))
+                    for e in examples
+                ]
                 stats = aggregate(cells)
                 scored = [v for v in cells if v is not None]
                 interval = None
@@ -143,22 +234,39 @@ class ExperimentRepo(ProjectScoped):
                     interval = [round(low, 6), round(high, 6)]
                 elif len(scored) == 1:
                     interval = [scored[0], scored[0]]
-                table.append({"cohort": cohort.name, "criterion": criterion["name"],
-                              "mean": None if stats.mean is None else round(stats.mean, 6), "n": stats.n_rows,
-                              "n_scored": stats.n_scored, "coverage": round(stats.coverage, 6), "ci95": interval})
+                table.append(
+                    {
+                        "cohort": cohort.name,
+                        "criterion": criterion["name"],
+                        "mean": None if stats.mean is None else round(stats.mean, 6),
+                        "n": stats.n_rows,
+                        "n_scored": stats.n_scored,
+                        "coverage": round(stats.coverage, 6),
+                        "ci95": interval,
+                    }
+                )
         return {**experiment_json(experiment, cohorts), "summary": table}
 
-    def rows(self, experiment: models.Experiment, *, limit: int, cursor: str | None) -> tuple[list[dict[str, Any]], str | None]:
+    def rows(
+        self, experiment: models.Experiment, *, limit: int, cursor: str | None
+    ) -> tuple[list[dict[str, Any]], str | None]:
         query = self._select(models.Trace).where(models.Trace.experiment_id == experiment.id)
         traces, next_cursor = self._page(query, models.Trace, limit, cursor)
         if not traces:
             return [], next_cursor
         cohorts = {c.id: c for c in self.cohorts(experiment)}
-        examples = {e.id: e for e in self.session.scalars(self._select(models.Example).where(
-            models.Example.id.in_([t.example_id for t in traces])))}
+        examples = {
+            e.id: e
+            for e in self.session.scalars(
+                self._select(models.Example).where(
+                    models.Example.id.in_([t.example_id for t in traces])
+                )
+            )
+        }
         scores: dict[int, list[models.Score]] = {}
-        for score in self.session.scalars(self._select(models.Score).where(
-                models.Score.trace_id.in_([t.id for t in traces]))):
+        for score in self.session.scalars(
+            self._select(models.Score).where(models.Score.trace_id.in_([t.id for t in traces]))
+        ):
             scores.setdefault(score.trace_id, []).append(score)
         names = {c["key"]: c["name"] for c in experiment.criteria}
         out = []
@@ -167,15 +275,24 @@ class ExperimentRepo(ProjectScoped):
             cells: dict[str, Any] = {}
             for score in sorted(scores.get(trace.id, []), key=lambda s: s.criteria_key):
                 cells[names.get(score.criteria_key, score.criteria_name)] = score_json(score)
-            out.append({
-                "trace_id": trace.id, "cohort": cohort.name if cohort else None,
-                "cohort_position": cohort.position if cohort else None, "example_id": trace.example_id,
-                "position": example.position if example else None, "question": example.question if example else trace.input,
-                "ground_truth_answer": example.ground_truth_answer if example else None,
-                "answer": trace.output, "contexts": trace.contexts, "model": trace.model,
-                "generation_error": None if trace.error_type is None else {"type": trace.error_type,
-                                                                           "message": trace.error_message},
-                "scores": cells})
+            out.append(
+                {
+                    "trace_id": trace.id,
+                    "cohort": cohort.name if cohort else None,
+                    "cohort_position": cohort.position if cohort else None,
+                    "example_id": trace.example_id,
+                    "position": example.position if example else None,
+                    "question": example.question if example else trace.input,
+                    "ground_truth_answer": example.ground_truth_answer if example else None,
+                    "answer": trace.output,
+                    "contexts": trace.contexts,
+                    "model": trace.model,
+                    "generation_error": None
+                    if trace.error_type is None
+                    else {"type": trace.error_type, "message": trace.error_message},
+                    "scores": cells,
+                }
+            )
         return out, next_cursor
 
 
@@ -193,14 +310,32 @@ def score_json(score: models.Score) -> dict[str, Any]:
     return {"status": "error", "error_type": score.error_type, "message": score.error_message}
 
 
-def experiment_json(experiment: models.Experiment, cohorts: list[models.ExperimentCohort]) -> dict[str, Any]:
-    return {"object_type": "experiment", "id": experiment.id, "name": experiment.name, "status": experiment.status,
-            "error": experiment.error, "dataset": {"id": experiment.dataset_id, "version": experiment.dataset_version},
-            "task": experiment.task, "judge_model": experiment.judge_model,
-            "cohorts": [{"name": c.name, "generator_model": c.generator_model, "rag_pipeline": c.rag_pipeline,
-                         "system_prompt": c.system_prompt} for c in cohorts],
-            "criteria": [c["name"] for c in experiment.criteria], "created_at": iso(experiment.created_at),
-            "started_at": iso(experiment.started_at), "finished_at": iso(experiment.finished_at)}
+def experiment_json(
+    experiment: models.Experiment, cohorts: list[models.ExperimentCohort]
+) -> dict[str, Any]:
+    return {
+        "object_type": "experiment",
+        "id": experiment.id,
+        "name": experiment.name,
+        "status": experiment.status,
+        "error": experiment.error,
+        "dataset": {"id": experiment.dataset_id, "version": experiment.dataset_version},
+        "task": experiment.task,
+        "judge_model": experiment.judge_model,
+        "cohorts": [
+            {
+                "name": c.name,
+                "generator_model": c.generator_model,
+                "rag_pipeline": c.rag_pipeline,
+                "system_prompt": c.system_prompt,
+            }
+            for c in cohorts
+        ],
+        "criteria": [c["name"] for c in experiment.criteria],
+        "created_at": iso(experiment.created_at),
+        "started_at": iso(experiment.started_at),
+        "finished_at": iso(experiment.finished_at),
+    }
 
 
 __all__ = ["MAX_UNITS", "ApiError", "ExperimentRepo", "experiment_json", "score_json"]

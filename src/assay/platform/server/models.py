@@ -55,7 +55,9 @@ class ApiKey(Base):
     __tablename__ = "api_keys"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     key_id: Mapped[str] = mapped_column(String(32), unique=True)
-    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), index=True)
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), index=True
+    )
     name: Mapped[str] = mapped_column(String(200), default="")
     secret_hmac: Mapped[str] = mapped_column(String(64))
     scopes: Mapped[list] = mapped_column(JSONType)
@@ -68,7 +70,9 @@ class Dataset(Base):
     __tablename__ = "datasets"
     __table_args__ = (UniqueConstraint("project_id", "name"), UniqueConstraint("project_id", "id"))
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), index=True)
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), index=True
+    )
     name: Mapped[str] = mapped_column(String(200))
     source_type: Mapped[str] = mapped_column(String(1000), default="")
     source_file: Mapped[str] = mapped_column(String(1000), default="")
@@ -82,7 +86,9 @@ class DatasetVersion(Base):
     __table_args__ = (
         UniqueConstraint("dataset_id", "version"),
         UniqueConstraint("project_id", "id"),
-        ForeignKeyConstraint(["project_id", "dataset_id"], ["datasets.project_id", "datasets.id"], ondelete="CASCADE"),
+        ForeignKeyConstraint(
+            ["project_id", "dataset_id"], ["datasets.project_id", "datasets.id"], ondelete="CASCADE"
+        ),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     project_id: Mapped[int] = mapped_column(Integer, index=True)
@@ -97,8 +103,11 @@ class DatasetVersion(Base):
 class Example(Base):
     __tablename__ = "examples"
     __table_args__ = (
-        ForeignKeyConstraint(["project_id", "dataset_version_id"], ["dataset_versions.project_id", "dataset_versions.id"],
-                             ondelete="CASCADE"),
+        ForeignKeyConstraint(
+            ["project_id", "dataset_version_id"],
+            ["dataset_versions.project_id", "dataset_versions.id"],
+            ondelete="CASCADE",
+        ),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     project_id: Mapped[int] = mapped_column(Integer, index=True)
@@ -113,7 +122,9 @@ class Task(Base):
     __tablename__ = "tasks"
     __table_args__ = (UniqueConstraint("project_id", "name"), UniqueConstraint("project_id", "id"))
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), index=True)
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), index=True
+    )
     name: Mapped[str] = mapped_column(String(200))
     generator_model: Mapped[str] = mapped_column(String(1000), default="")
     system_prompt: Mapped[str] = mapped_column(Text, default="")
@@ -125,7 +136,9 @@ class Criteria(Base):
     __tablename__ = "criteria"
     __table_args__ = (UniqueConstraint("project_id", "name"), UniqueConstraint("project_id", "id"))
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), index=True)
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), index=True
+    )
     name: Mapped[str] = mapped_column(String(200))
     phase: Mapped[str] = mapped_column(String(20), default="")
     description: Mapped[str] = mapped_column(Text, default="")
@@ -156,10 +169,15 @@ class Experiment(Base):
     __tablename__ = "experiments"
     __table_args__ = (
         UniqueConstraint("project_id", "id"),
-        ForeignKeyConstraint(["project_id", "dataset_version_id"], ["dataset_versions.project_id", "dataset_versions.id"]),
+        ForeignKeyConstraint(
+            ["project_id", "dataset_version_id"],
+            ["dataset_versions.project_id", "dataset_versions.id"],
+        ),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), index=True)
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), index=True
+    )
     name: Mapped[str] = mapped_column(String(200))
     dataset_id: Mapped[int] = mapped_column(Integer)
     dataset_version_id: Mapped[int] = mapped_column(Integer, index=True)
@@ -179,8 +197,14 @@ class ExperimentCohort(Base):
     __table_args__ = (
         UniqueConstraint("experiment_id", "position"),
         UniqueConstraint("project_id", "id"),
-        ForeignKeyConstraint(["project_id", "experiment_id"], ["experiments.project_id", "experiments.id"], ondelete="CASCADE"),
-        CheckConstraint("(generator_model IS NULL) <> (rag_pipeline IS NULL)", name="model_xor_pipeline"),
+        ForeignKeyConstraint(
+            ["project_id", "experiment_id"],
+            ["experiments.project_id", "experiments.id"],
+            ondelete="CASCADE",
+        ),
+        CheckConstraint(
+            "(generator_model IS NULL) <> (rag_pipeline IS NULL)", name="model_xor_pipeline"
+        ),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     project_id: Mapped[int] = mapped_column(Integer, index=True)
@@ -199,10 +223,16 @@ class Trace(Base):
     __table_args__ = (
         UniqueConstraint("experiment_id", "cohort_id", "example_id"),
         UniqueConstraint("project_id", "id"),
-        ForeignKeyConstraint(["project_id", "experiment_id"], ["experiments.project_id", "experiments.id"], ondelete="CASCADE"),
+        ForeignKeyConstraint(
+            ["project_id", "experiment_id"],
+            ["experiments.project_id", "experiments.id"],
+            ondelete="CASCADE",
+        ),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), index=True)
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), index=True
+    )
     experiment_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
     cohort_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     example_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
@@ -227,7 +257,9 @@ class Score(Base):
     __tablename__ = "scores"
     __table_args__ = (
         UniqueConstraint("trace_id", "criteria_key"),
-        ForeignKeyConstraint(["project_id", "trace_id"], ["traces.project_id", "traces.id"], ondelete="CASCADE"),
+        ForeignKeyConstraint(
+            ["project_id", "trace_id"], ["traces.project_id", "traces.id"], ondelete="CASCADE"
+        ),
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     project_id: Mapped[int] = mapped_column(Integer, index=True)
@@ -250,7 +282,9 @@ class Job(Base):
 
     __tablename__ = "jobs"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
-    project_id: Mapped[int] = mapped_column(ForeignKey("projects.id", ondelete="CASCADE"), index=True)
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), index=True
+    )
     kind: Mapped[str] = mapped_column(String(40))
     experiment_id: Mapped[int] = mapped_column(Integer, index=True)
     status: Mapped[str] = mapped_column(String(20), default="queued", index=True)
@@ -262,5 +296,19 @@ class Job(Base):
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
-__all__ = ["ApiKey", "Base", "Criteria", "Dataset", "DatasetVersion", "Example", "Experiment", "ExperimentCohort", "Job",
-           "Project", "Score", "Task", "Trace", "utcnow"]
+__all__ = [
+    "ApiKey",
+    "Base",
+    "Criteria",
+    "Dataset",
+    "DatasetVersion",
+    "Example",
+    "Experiment",
+    "ExperimentCohort",
+    "Job",
+    "Project",
+    "Score",
+    "Task",
+    "Trace",
+    "utcnow",
+]

@@ -48,7 +48,9 @@ class ProjectScoped:
     def _select(self, model: Any) -> Any:
         return select(model).where(model.project_id == self.project_id)
 
-    def _page(self, query: Any, model: Any, limit: int, cursor: str | None) -> tuple[list[Any], str | None]:
+    def _page(
+        self, query: Any, model: Any, limit: int, cursor: str | None
+    ) -> tuple[list[Any], str | None]:
         after = decode_cursor(cursor)
         if after is not None:
             query = query.where(model.id > after)
@@ -74,7 +76,9 @@ class NamedRepo(ProjectScoped, Generic[Row]):
     def by_name(self, name: str) -> Row | None:
         return self.session.scalar(self._select(self.model).where(self.model.name == name))
 
-    def list(self, *, name: str | None, limit: int, cursor: str | None) -> tuple[list[Row], str | None]:
+    def list(
+        self, *, name: str | None, limit: int, cursor: str | None
+    ) -> tuple[list[Row], str | None]:
         query = self._select(self.model)
         if name is not None:
             query = query.where(self.model.name == name)
@@ -83,7 +87,10 @@ class NamedRepo(ProjectScoped, Generic[Row]):
     def create(self, values: dict[str, Any]) -> Row:
         existing = self.by_name(values["name"])
         if existing is not None:
-            raise conflict(f"a {self.kind} named {values['name']!r} already exists (id {existing.id})", existing.id)
+            raise conflict(
+                f"a {self.kind} named {values['name']!r} already exists (id {existing.id})",
+                existing.id,
+            )
         row = self.model(project_id=self.project_id, **{f: values[f] for f in self.fields})
         self.session.add(row)
         self.session.flush()
@@ -94,7 +101,10 @@ class NamedRepo(ProjectScoped, Generic[Row]):
         if values["name"] != row.name:
             other = self.by_name(values["name"])
             if other is not None:
-                raise conflict(f"a {self.kind} named {values['name']!r} already exists (id {other.id})", other.id)
+                raise conflict(
+                    f"a {self.kind} named {values['name']!r} already exists (id {other.id})",
+                    other.id,
+                )
         for field in self.fields:
             setattr(row, field, values[field])
         row.updated_at = models.utcnow()
@@ -129,23 +139,45 @@ class DatasetRepo(NamedRepo[models.Dataset]):
 
     def version(self, dataset: models.Dataset, version: int | None = None) -> models.DatasetVersion:
         number = dataset.latest_version if version is None else version
-        row = self.session.scalar(self._select(models.DatasetVersion).where(
-            models.DatasetVersion.dataset_id == dataset.id, models.DatasetVersion.version == number))
+        row = self.session.scalar(
+            self._select(models.DatasetVersion).where(
+                models.DatasetVersion.dataset_id == dataset.id,
+                models.DatasetVersion.version == number,
+            )
+        )
         if row is None:
-            raise not_found(f"version {number} of dataset", dataset.id) if version is not None else not_found("dataset", dataset.id)
+            raise (
+                not_found(f"version {number} of dataset", dataset.id)
+                if version is not None
+                else not_found("dataset", dataset.id)
+            )
         return row
 
-    def _add_version(self, dataset: models.Dataset, number: int, values: dict[str, Any], digest: str) -> models.DatasetVersion:
+    def _add_version(
+        self, dataset: models.Dataset, number: int, values: dict[str, Any], digest: str
+    ) -> models.DatasetVersion:
         examples = values["examples"]
-        row = models.DatasetVersion(project_id=self.project_id, dataset_id=dataset.id, version=number,
-                                    questions_qty=len(examples) or values.get("questions_qty", 0),
-                                    example_count=len(examples), content_hash=digest)
+        row = models.DatasetVersion(
+            project_id=self.project_id,
+            dataset_id=dataset.id,
+            version=number,
+            questions_qty=len(examples) or values.get("questions_qty", 0),
+            example_count=len(examples),
+            content_hash=digest,
+        )
         self.session.add(row)
         self.session.flush()
-        self.session.add_all(models.Example(project_id=self.project_id, dataset_version_id=row.id, position=position,
-                                            question=e["question"], ground_truth_context=e["ground_truth_context"],
-                                            ground_truth_answer=e["ground_truth_answer"])
-                             for position, e in enumerate(examples))
+        self.session.add_all(
+            models.Example(
+                project_id=self.project_id,
+                dataset_version_id=row.id,
+                position=position,
+                question=e["question"],
+                ground_truth_context=e["ground_truth_context"],
+                ground_truth_answer=e["ground_truth_answer"],
+            )
+            for position, e in enumerate(examples)
+        )
         dataset.latest_version = number
         self.session.flush()
         return row
@@ -154,7 +186,9 @@ class DatasetRepo(NamedRepo[models.Dataset]):
         dataset = super().create(values)
         return dataset, self._add_version(dataset, 1, values, content_hash(values["examples"]))
 
-    def replace(self, ident: int, values: dict[str, Any]) -> tuple[models.Dataset, models.DatasetVersion, bool]:  # type: ignore[override]
+    def replace(
+        self, ident: int, values: dict[str, Any]
+    ) -> tuple[models.Dataset, models.DatasetVersion, bool]:  # type: ignore[override]
         dataset = super().replace(ident, values)
         latest = self.version(dataset)
         digest = content_hash(values["examples"])
@@ -165,11 +199,17 @@ class DatasetRepo(NamedRepo[models.Dataset]):
             return dataset, latest, False
         return dataset, self._add_version(dataset, latest.version + 1, values, digest), True
 
-    def versions(self, dataset: models.Dataset, *, limit: int, cursor: str | None) -> tuple[list[models.DatasetVersion], str | None]:
-        query = self._select(models.DatasetVersion).where(models.DatasetVersion.dataset_id == dataset.id)
+    def versions(
+        self, dataset: models.Dataset, *, limit: int, cursor: str | None
+    ) -> tuple[list[models.DatasetVersion], str | None]:
+        query = self._select(models.DatasetVersion).where(
+            models.DatasetVersion.dataset_id == dataset.id
+        )
         return self._page(query, models.DatasetVersion, limit, cursor)
 
-    def examples(self, version: models.DatasetVersion, *, limit: int, cursor: str | None) -> tuple[list[models.Example], str | None]:
+    def examples(
+        self, version: models.DatasetVersion, *, limit: int, cursor: str | None
+    ) -> tuple[list[models.Example], str | None]:
         query = self._select(models.Example).where(models.Example.dataset_version_id == version.id)
         return self._page(query, models.Example, limit, cursor)
 
@@ -178,10 +218,17 @@ class DatasetRepo(NamedRepo[models.Dataset]):
         return list(self.session.scalars(query.order_by(models.Example.position)))
 
     def example(self, dataset: models.Dataset, example_id: int) -> models.Example:
-        query = (self._select(models.Example)
-                 .join(models.DatasetVersion, models.DatasetVersion.id == models.Example.dataset_version_id)
-                 .where(models.Example.id == example_id, models.DatasetVersion.dataset_id == dataset.id,
-                        models.DatasetVersion.project_id == self.project_id))
+        query = (
+            self._select(models.Example)
+            .join(
+                models.DatasetVersion, models.DatasetVersion.id == models.Example.dataset_version_id
+            )
+            .where(
+                models.Example.id == example_id,
+                models.DatasetVersion.dataset_id == dataset.id,
+                models.DatasetVersion.project_id == self.project_id,
+            )
+        )
         row = self.session.scalar(query)
         if row is None:
             raise not_found("example", example_id)
@@ -189,23 +236,62 @@ class DatasetRepo(NamedRepo[models.Dataset]):
 
     def delete(self, ident: int) -> None:
         dataset = self.get(ident)
-        used = int(self.session.scalar(select(func.count()).select_from(models.Experiment).where(
-            models.Experiment.project_id == self.project_id, models.Experiment.dataset_id == dataset.id)) or 0)
+        used = int(
+            self.session.scalar(
+                select(func.count())
+                .select_from(models.Experiment)
+                .where(
+                    models.Experiment.project_id == self.project_id,
+                    models.Experiment.dataset_id == dataset.id,
+                )
+            )
+            or 0
+        )
         if used:
-            raise conflict(f"dataset {dataset.name!r} is pinned by {used} experiment(s); it cannot be deleted")
-        version_ids = select(models.DatasetVersion.id).where(models.DatasetVersion.project_id == self.project_id,
-                                                             models.DatasetVersion.dataset_id == dataset.id)
-        self.session.execute(delete(models.Example).where(models.Example.project_id == self.project_id,
-                                                          models.Example.dataset_version_id.in_(version_ids)))
-        self.session.execute(delete(models.DatasetVersion).where(models.DatasetVersion.project_id == self.project_id,
-                                                                 models.DatasetVersion.dataset_id == dataset.id))
+            raise conflict(
+                f"dataset {dataset.name!r} is pinned by {used} experiment(s); it cannot be deleted"
+            )
+        version_ids = select(models.DatasetVersion.id).where(
+            models.DatasetVersion.project_id == self.project_id,
+            models.DatasetVersion.dataset_id == dataset.id,
+        )
+        self.session.execute(
+            delete(models.Example).where(
+                models.Example.project_id == self.project_id,
+                models.Example.dataset_version_id.in_(version_ids),
+            )
+        )
+        self.session.execute(
+            delete(models.DatasetVersion).where(
+                models.DatasetVersion.project_id == self.project_id,
+                models.DatasetVersion.dataset_id == dataset.id,
+            )
+        )
         self.session.delete(dataset)
         self.session.flush()
 
     def count_versions(self, dataset: models.Dataset) -> int:
-        return int(self.session.scalar(select(func.count()).select_from(models.DatasetVersion).where(
-            models.DatasetVersion.project_id == self.project_id, models.DatasetVersion.dataset_id == dataset.id)) or 0)
+        return int(
+            self.session.scalar(
+                select(func.count())
+                .select_from(models.DatasetVersion)
+                .where(
+                    models.DatasetVersion.project_id == self.project_id,
+                    models.DatasetVersion.dataset_id == dataset.id,
+                )
+            )
+            or 0
+        )
 
 
-__all__ = ["MAX_PAGE", "CriteriaRepo", "DatasetRepo", "NamedRepo", "ProjectScoped", "TaskRepo", "content_hash",
-           "decode_cursor", "iso"]
+__all__ = [
+    "MAX_PAGE",
+    "CriteriaRepo",
+    "DatasetRepo",
+    "NamedRepo",
+    "ProjectScoped",
+    "TaskRepo",
+    "content_hash",
+    "decode_cursor",
+    "iso",
+]

@@ -41,10 +41,20 @@ def _not_blank(value: str) -> str:
     return value
 
 
-Name = Annotated[str, StringConstraints(max_length=NAME_MAX), AfterValidator(_storable), AfterValidator(_not_blank)]
+Name = Annotated[
+    str,
+    StringConstraints(max_length=NAME_MAX),
+    AfterValidator(_storable),
+    AfterValidator(_not_blank),
+]
 Short = Annotated[str, StringConstraints(max_length=SHORT_MAX), AfterValidator(_storable)]
 LongText = Annotated[str, StringConstraints(max_length=TEXT_MAX), AfterValidator(_storable)]
-Question = Annotated[str, StringConstraints(max_length=TEXT_MAX), AfterValidator(_storable), AfterValidator(_not_blank)]
+Question = Annotated[
+    str,
+    StringConstraints(max_length=TEXT_MAX),
+    AfterValidator(_storable),
+    AfterValidator(_not_blank),
+]
 
 
 def _context(value: object) -> str | list[str]:
@@ -108,7 +118,9 @@ class CriteriaIn(Body):
     criteria_type: Short = "llm_judge"
     function_name: Short = ""
     match_type: Short = ""
-    match_pattern: Annotated[str, StringConstraints(max_length=2_000), AfterValidator(_storable)] = ""
+    match_pattern: Annotated[
+        str, StringConstraints(max_length=2_000), AfterValidator(_storable)
+    ] = ""
     test_string: LongText = ""
     validation_status: Short = ""  # ignored: computed by the server
     case_sensitive: StrictBool = False

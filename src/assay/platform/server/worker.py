@@ -55,9 +55,16 @@ class LostClaim(Exception):
 
 
 class Worker:
-    def __init__(self, state: Any, *, poll_interval: float = 0.5, heartbeat_interval: float | None = None,
-                 stale_after: float | None = None, name: str | None = None,
-                 kinds: tuple[str, ...] = ("experiment",)) -> None:
+    def __init__(
+        self,
+        state: Any,
+        *,
+        poll_interval: float = 0.5,
+        heartbeat_interval: float | None = None,
+        stale_after: float | None = None,
+        name: str | None = None,
+        kinds: tuple[str, ...] = ("experiment",),
+    ) -> None:
         self.state, self.kinds = state, kinds
         self.poll_interval = poll_interval
         self.heartbeat_interval = heartbeat_interval or _env_float("ASSAY_WORKER_HEARTBEAT", 10.0)
@@ -98,36 +105,71 @@ class Worker:
         now = datetime.now(timezone.utc)
         stale = now - timedelta(seconds=self.stale_after)
         job = models.Job
-        candidate = (select(job.id).where(job.kind.in_(self.kinds),
-                                          or_(job.status == "queued", (job.status == "running") & (job.heartbeat_at < stale)))
-                     .order_by(job.id).limit(1))
+        candidate = (
+            select(job.id)
+            .where(
+                job.kind.in_(self.kinds),
+                or_(job.status == "queued", (job.status == "running") & (job.heartbeat_at < stale)),
+            )
+            .order_by(job.id)
+            .limit(1)
+        )
         if self.state.engine.dialect.name == "postgresql":
             candidate = candidate.with_for_update(skip_locked=True)
-        statement = (update(job).where(job.id == candidate.scalar_subquery())
-                     .values(status="running", claimed_by=self.name, heartbeat_at=now, attempts=job.attempts + 1)
-                     .returning(job.id, job.experiment_id, job.project_id))
+        statement = (
+            update(job)
+            .where(job.id == candidate.scalar_subquery())
+            .values(
+                status="running", claimed_by=self.name, heartbeat_at=now, attempts=job.attempts + 1
+            )
+            .returning(job.id, job.experiment_id, job.project_id)
+        )
         with self.state.transaction() as session:
             row = session.execute(statement).first()
         return Claim(*row) if row else None
 
     def heartbeat(self, claim: Claim) -> None:
         with self.state.transaction() as session:
-            done = session.execute(update(models.Job).where(models.Job.id == claim.job_id, models.Job.claimed_by == self.name,
-                                                            models.Job.status == "running")
-                                   .values(heartbeat_at=datetime.now(timezone.utc)))
+            done = session.execute(
+                update(models.Job)
+                .where(
+                    models.Job.id == claim.job_id,
+                    models.Job.claimed_by == self.name,
+                    models.Job.status == "running",
+                )
+                .values(heartbeat_at=datetime.now(timezone.utc))
+            )
         if done.rowcount == 0:
             raise LostClaim(f"job {claim.job_id} was taken over")
 
-    def _finish(self, claim: Claim, status: str, error: str | None = None, experiment_status: str | None = None) -> None:
+    def _finish(
+        self,
+        claim: Claim,
+        status: str,
+        error: str | None = None,
+        experiment_status: str | None = None,
+    ) -> None:
         now = datetime.now(timezone.utc)
         with self.state.transaction() as session:
-            session.execute(update(models.Job).where(models.Job.id == claim.job_id, models.Job.claimed_by == self.name)
-                            .values(status=status, error=error, finished_at=now if status in ("done", "failed") else None,
-                                    claimed_by=None if status == "queued" else self.name))
+            session.execute(
+                update(models.Job)
+                .where(models.Job.id == claim.job_id, models.Job.claimed_by == self.name)
+                .values(
+                    status=status,
+                    error=error,
+                    finished_at=now if status in ("done", "failed") else None,
+                    claimed_by=None if status == "queued" else self.name,
+                )
+            )
             if experiment_status is not None:
-                session.execute(update(models.Experiment).where(models.Experiment.id == claim.experiment_id,
-                                                                models.Experiment.project_id == claim.project_id)
-                                .values(status=experiment_status, error=error, finished_at=now))
+                session.execute(
+                    update(models.Experiment)
+                    .where(
+                        models.Experiment.id == claim.experiment_id,
+                        models.Experiment.project_id == claim.project_id,
+                    )
+                    .values(status=experiment_status, error=error, finished_at=now)
+                )
 
     def process(self, claim: Claim) -> None:
         lost = threading.Event()
@@ -146,7 +188,9 @@ class Worker:
         pulse = threading.Thread(target=beat, name=f"{self.name}-heartbeat", daemon=True)
         pulse.start()
         try:
-            run = ExperimentRun(self.state, claim, lambda: self._stop.is_set() or lost.is_set(), owner=self.name)
+            run = ExperimentRun(
+                self.state, claim, lambda: self._stop.is_set() or lost.is_set(), owner=self.name
+            )
             finished = asyncio.run(run.run())
         except LostClaim:
             return
@@ -193,7 +237,9 @@ class ExperimentRun:
         self._models: dict[str, Any] = {}
 
     def _insert(self, table: Any) -> Any:
-        return (pg_insert if self.state.engine.dialect.name == "postgresql" else sqlite_insert)(table)
+        return (pg_insert if self.state.engine.dialect.name == "postgresql" else sqlite_insert)(
+            table
+        )
 
     def _llm(self, model: str) -> Any:
         if model not in self._models:
@@ -214,7 +260,11 @@ class ExperimentRun:
                 experiment.started_at = datetime.now(timezone.utc)
             experiment.status = "running"
             cohorts, examples = repo.cohorts(experiment), repo.examples(experiment)
-            task, criteria, judge_model = dict(experiment.task), list(experiment.criteria), experiment.judge_model
+            task, criteria, judge_model = (
+                dict(experiment.task),
+                list(experiment.criteria),
+                experiment.judge_model,
+            )
             traces = {(t.cohort_id, t.example_id): t for t in repo.traces(experiment)}
             scored = {(s.trace_id, s.criteria_key) for s in repo.scores(experiment)}
         units = [Unit(c, e) for c in cohorts for e in examples]
@@ -224,14 +274,18 @@ class ExperimentRun:
         for start in range(0, len(units), CHUNK):
             if self.should_stop():
                 return False
-            chunk = units[start:start + CHUNK]
+            chunk = units[start : start + CHUNK]
             missing = [u for u in chunk if (u.cohort.id, u.example.id) not in traces]
             if missing:
                 generated = await asyncio.gather(*(self._generate(task, u) for u in missing))
                 traces.update(self._store_traces(generated))
             chunk_traces = [traces[(u.cohort.id, u.example.id)] for u in chunk]
             for criterion in criteria:
-                todo = [(u, t) for u, t in zip(chunk, chunk_traces, strict=True) if (t.id, criterion["key"]) not in scored]
+                todo = [
+                    (u, t)
+                    for u, t in zip(chunk, chunk_traces, strict=True)
+                    if (t.id, criterion["key"]) not in scored
+                ]
                 if todo:
                     outcomes = await self._judge(criterion, todo, judge)
                     self._store_scores(criterion, outcomes)
@@ -242,27 +296,52 @@ class ExperimentRun:
         from assay.errors import AssayError
 
         model = unit.cohort.generator_model or task.get("generator_model") or ""
-        system = unit.cohort.system_prompt if unit.cohort.system_prompt is not None else task.get("system_prompt") or ""
+        system = (
+            unit.cohort.system_prompt
+            if unit.cohort.system_prompt is not None
+            else task.get("system_prompt") or ""
+        )
         messages = ([{"role": "system", "content": system}] if system else []) + [
-            {"role": "user", "content": _user_message(unit.example)}]
+            {"role": "user", "content": _user_message(unit.example)}
+        ]
         row: dict[str, Any] = {
-            "project_id": self.claim.project_id, "experiment_id": self.claim.experiment_id,
-            "cohort_id": unit.cohort.id, "example_id": unit.example.id, "input": unit.example.question,
-            "contexts": _contexts(unit.example.ground_truth_context), "raw_input": {"model": model, "messages": messages},
-            "meta": {"cohort": unit.cohort.name, "source": "experiment"}, "model": model or "default",
-            "output": None, "raw_output": None, "input_tokens": 0, "output_tokens": 0, "latency_ms": 0.0,
-            "error_type": None, "error_message": None}
+            "project_id": self.claim.project_id,
+            "experiment_id": self.claim.experiment_id,
+            "cohort_id": unit.cohort.id,
+            "example_id": unit.example.id,
+            "input": unit.example.question,
+            "contexts": _contexts(unit.example.ground_truth_context),
+            "raw_input": {"model": model, "messages": messages},
+            "meta": {"cohort": unit.cohort.name, "source": "experiment"},
+            "model": model or "default",
+            "output": None,
+            "raw_output": None,
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "latency_ms": 0.0,
+            "error_type": None,
+            "error_message": None,
+        }
         started = time.monotonic()
         try:
             response = await self._llm(model).agenerate(messages)
         except AssayError as exc:
             row.update(error_type=type(exc).__name__, error_message=str(exc)[:4000])
         except Exception as exc:  # a provider SDK's own failure: still a typed, stored outcome
-            row.update(error_type=type(exc).__name__, error_message=str(exc)[:4000] or type(exc).__name__)
+            row.update(
+                error_type=type(exc).__name__, error_message=str(exc)[:4000] or type(exc).__name__
+            )
         else:
-            row.update(output=response.text, raw_output={"text": response.text, "model": response.model,
-                                                          "cached": response.cached},
-                       input_tokens=response.usage.input_tokens, output_tokens=response.usage.output_tokens)
+            row.update(
+                output=response.text,
+                raw_output={
+                    "text": response.text,
+                    "model": response.model,
+                    "cached": response.cached,
+                },
+                input_tokens=response.usage.input_tokens,
+                output_tokens=response.usage.output_tokens,
+            )
         row["latency_ms"] = round((time.monotonic() - started) * 1000, 1)
         return row
 
@@ -270,30 +349,47 @@ class ExperimentRun:
         from assay.platform.server.experiments import ExperimentRepo
 
         table = models.Trace.__table__
-        values = [{("metadata" if k == "meta" else k): v for k, v in row.items()} | {"created_at": datetime.now(timezone.utc)}
-                  for row in rows]
+        values = [
+            {("metadata" if k == "meta" else k): v for k, v in row.items()}
+            | {"created_at": datetime.now(timezone.utc)}
+            for row in rows
+        ]
         with self.state.transaction() as session:
             self._check_claim(session)
-            session.execute(self._insert(table).values(values).on_conflict_do_nothing(
-                index_elements=["experiment_id", "cohort_id", "example_id"]))
-            experiment = ExperimentRepo(session, self.claim.project_id).get(self.claim.experiment_id)
+            session.execute(
+                self._insert(table)
+                .values(values)
+                .on_conflict_do_nothing(index_elements=["experiment_id", "cohort_id", "example_id"])
+            )
+            experiment = ExperimentRepo(session, self.claim.project_id).get(
+                self.claim.experiment_id
+            )
             stored = ExperimentRepo(session, self.claim.project_id).traces(experiment)
         wanted = {(r["cohort_id"], r["example_id"]) for r in rows}
-        return {(t.cohort_id, t.example_id): t for t in stored if (t.cohort_id, t.example_id) in wanted}
+        return {
+            (t.cohort_id, t.example_id): t for t in stored if (t.cohort_id, t.example_id) in wanted
+        }
 
     def _check_claim(self, session: Any) -> None:
         """Write only while this worker still holds the job (a stale one may have been taken over)."""
-        owner = session.scalar(select(models.Job.claimed_by).where(models.Job.id == self.claim.job_id))
+        owner = session.scalar(
+            select(models.Job.claimed_by).where(models.Job.id == self.claim.job_id)
+        )
         if owner != self.owner:
             raise LostClaim(f"job {self.claim.job_id} was taken over")
 
-    async def _judge(self, criterion: dict[str, Any], todo: list[tuple[Unit, models.Trace]], judge: Any) -> list[dict[str, Any]]:
+    async def _judge(
+        self, criterion: dict[str, Any], todo: list[tuple[Unit, models.Trace]], judge: Any
+    ) -> list[dict[str, Any]]:
         outcomes: list[dict[str, Any] | None] = [None] * len(todo)
         ask: list[int] = []
         for index, (_unit, trace) in enumerate(todo):
             if trace.error_type is not None:
-                outcomes[index] = {"status": "error", "error_type": trace.error_type,
-                                   "error_message": f"the answer could not be generated: {trace.error_message}"}
+                outcomes[index] = {
+                    "status": "error",
+                    "error_type": trace.error_type,
+                    "error_message": f"the answer could not be generated: {trace.error_message}",
+                }
             elif criterion["criteria_type"] == "function":
                 outcomes[index] = self._function(criterion, trace)
             else:
@@ -307,36 +403,67 @@ class ExperimentRun:
             samples = []
             for index in ask:
                 unit, trace = todo[index]
-                samples.append(SingleTurnSample(user_input=unit.example.question, response=trace.output or "",
-                                                retrieved_contexts=list(trace.contexts or []),
-                                                reference=unit.example.ground_truth_answer or None))
+                samples.append(
+                    SingleTurnSample(
+                        user_input=unit.example.question,
+                        response=trace.output or "",
+                        retrieved_contexts=list(trace.contexts or []),
+                        reference=unit.example.ground_truth_answer or None,
+                    )
+                )
             result = await aevaluate(samples, [metric], llm=judge, show_progress=False)
             for position, index in enumerate(ask):
                 outcomes[index] = _outcome_row(result.outcome(position, metric.name))
         return [{"trace": t, **o} for (_u, t), o in zip(todo, outcomes, strict=True)]  # type: ignore[dict-item]
 
     def _function(self, criterion: dict[str, Any], trace: models.Trace) -> dict[str, Any]:
-        subject = "\n\n".join(trace.contexts or []) if criterion["phase"] == "retrieval" else (trace.output or "")
+        subject = (
+            "\n\n".join(trace.contexts or [])
+            if criterion["phase"] == "retrieval"
+            else (trace.output or "")
+        )
         try:
-            matched = criteria_rules.string_match(subject, criterion["match_type"], criterion["match_pattern"],
-                                                  criterion["case_sensitive"], require_re2=True)
+            matched = criteria_rules.string_match(
+                subject,
+                criterion["match_type"],
+                criterion["match_pattern"],
+                criterion["case_sensitive"],
+                require_re2=True,
+            )
         except Exception as exc:
             return {"status": "error", "error_type": type(exc).__name__, "error_message": str(exc)}
-        return {"status": "ok", "value": float(matched),
-                "reason": f"{criterion['match_type']} {criterion['match_pattern']!r}: {'matched' if matched else 'no match'}"}
+        return {
+            "status": "ok",
+            "value": float(matched),
+            "reason": f"{criterion['match_type']} {criterion['match_pattern']!r}: {'matched' if matched else 'no match'}",
+        }
 
     def _store_scores(self, criterion: dict[str, Any], outcomes: list[dict[str, Any]]) -> None:
         now = datetime.now(timezone.utc)
-        values = [{"project_id": self.claim.project_id, "experiment_id": self.claim.experiment_id,
-                   "trace_id": o["trace"].id, "criteria_key": criterion["key"], "criteria_name": criterion["name"],
-                   "source": "function" if criterion["criteria_type"] == "function" else "judge",
-                   "status": o["status"], "value": o.get("value"), "reason": o.get("reason"),
-                   "error_type": o.get("error_type"), "error_message": o.get("error_message"), "created_at": now}
-                  for o in outcomes]
+        values = [
+            {
+                "project_id": self.claim.project_id,
+                "experiment_id": self.claim.experiment_id,
+                "trace_id": o["trace"].id,
+                "criteria_key": criterion["key"],
+                "criteria_name": criterion["name"],
+                "source": "function" if criterion["criteria_type"] == "function" else "judge",
+                "status": o["status"],
+                "value": o.get("value"),
+                "reason": o.get("reason"),
+                "error_type": o.get("error_type"),
+                "error_message": o.get("error_message"),
+                "created_at": now,
+            }
+            for o in outcomes
+        ]
         with self.state.transaction() as session:
             self._check_claim(session)
-            session.execute(self._insert(models.Score.__table__).values(values).on_conflict_do_nothing(
-                index_elements=["trace_id", "criteria_key"]))
+            session.execute(
+                self._insert(models.Score.__table__)
+                .values(values)
+                .on_conflict_do_nothing(index_elements=["trace_id", "criteria_key"])
+            )
 
 
 def _outcome_row(outcome: Any) -> dict[str, Any]:
@@ -347,12 +474,19 @@ def _outcome_row(outcome: Any) -> dict[str, Any]:
         value = outcome.value
         number = float(value) if isinstance(value, (int, float)) else None
         if number is None or not math.isfinite(number):
-            return {"status": "error", "error_type": "InvalidValue", "error_message": f"the judge gave {value!r}"}
+            return {
+                "status": "error",
+                "error_type": "InvalidValue",
+                "error_message": f"the judge gave {value!r}",
+            }
         return {"status": "ok", "value": number, "reason": outcome.reason}
     if status == "skipped":
         return {"status": "skipped", "reason": outcome.reason}
-    return {"status": "error", "error_type": getattr(outcome, "error_type", "Error"),
-            "error_message": getattr(outcome, "message", str(outcome))}
+    return {
+        "status": "error",
+        "error_type": getattr(outcome, "error_type", "Error"),
+        "error_message": getattr(outcome, "message", str(outcome)),
+    }
 
 
 __all__ = ["CHUNK", "Claim", "ExperimentRun", "LostClaim", "Worker"]

@@ -7,6 +7,8 @@ from assay.platform.server.models import Base
 connection = context.config.attributes.get("connection")
 if connection is None:
     raise RuntimeError("run migrations through assay.platform.server.db.migrate(engine)")
-context.configure(connection=connection, target_metadata=Base.metadata, render_as_batch=True, compare_type=True)
+context.configure(
+    connection=connection, target_metadata=Base.metadata, render_as_batch=True, compare_type=True
+)
 with context.begin_transaction():
     context.run_migrations()

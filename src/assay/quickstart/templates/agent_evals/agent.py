@@ -60,7 +60,10 @@ class CalculatorAgent:
 
     async def solve(self, expression: str) -> dict:
         """{"answer": number, "trace": [HumanMessage, AIMessage(tool_calls), ToolMessage, ..., AIMessage]}."""
-        chat = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": f"Expression: {expression}"}]
+        chat = [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": f"Expression: {expression}"},
+        ]
         trace: list = [HumanMessage(content=expression)]
         for _ in range(self.max_steps):
             step: Step = (await self.llm.agenerate(chat, schema=Step)).parsed
@@ -68,16 +71,29 @@ class CalculatorAgent:
             if step.tool_call is not None:
                 call = step.tool_call
                 args = {"a": _plain(call.a), "b": _plain(call.b)}
-                trace.append(AIMessage(content=step.thought, tool_calls=[ToolCall(name=call.name, args=args)]))
+                trace.append(
+                    AIMessage(
+                        content=step.thought, tool_calls=[ToolCall(name=call.name, args=args)]
+                    )
+                )
                 try:
                     result = str(_plain(TOOLS[call.name](call.a, call.b)))
                 except ZeroDivisionError:
                     result = "error: division by zero"
                 trace.append(ToolMessage(content=result))
-                chat.append({"role": "user", "content": f"Tool result: {call.name}({args['a']}, {args['b']}) = {result}"})
+                chat.append(
+                    {
+                        "role": "user",
+                        "content": f"Tool result: {call.name}({args['a']}, {args['b']}) = {result}",
+                    }
+                )
             elif step.final_answer is not None:
                 trace.append(AIMessage(content=str(_plain(step.final_answer))))
                 return {"answer": _plain(step.final_answer), "trace": trace}
             else:
-                chat.append({"role": "user", "content": "Call a tool or give the final answer, as JSON."})
-        raise AgentError(f"no final answer after {self.max_steps} steps; last turn: {json.dumps(chat[-1])}")
+                chat.append(
+                    {"role": "user", "content": "Call a tool or give the final answer, as JSON."}
+                )
+        raise AgentError(
+            f"no final answer after {self.max_steps} steps; last turn: {json.dumps(chat[-1])}"
+        )

@@ -41,9 +41,12 @@ async def agent_experiment(row: dict) -> dict:
         **row,
         "response": str(solved["answer"]),
         "trace": solved["trace"],
-        "correctness": await correctness.ascore(prediction=solved["answer"], expected=row["expected"]),
-        "tool_call_f1": await tool_calls.ascore(user_input=solved["trace"],
-                                                reference_tool_calls=row["reference_tool_calls"]),
+        "correctness": await correctness.ascore(
+            prediction=solved["answer"], expected=row["expected"]
+        ),
+        "tool_call_f1": await tool_calls.ascore(
+            user_input=solved["trace"], reference_tool_calls=row["reference_tool_calls"]
+        ),
     }
 
 

@@ -37,12 +37,18 @@ def accuracy(prediction: str, label: str) -> MetricResult:
 @experiment(max_concurrency=4)
 async def prompt_experiment(row: dict, version: str) -> dict:
     prediction = await run_prompt(llm, row["text"], version)
-    return {**row, "prediction": prediction, "accuracy": await accuracy.ascore(prediction=prediction, label=row["label"])}
+    return {
+        **row,
+        "prediction": prediction,
+        "accuracy": await accuracy.ascore(prediction=prediction, label=row["label"]),
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--prompt", choices=sorted(PROMPTS), default="v1", help="which prompt version to evaluate")
+    parser.add_argument(
+        "--prompt", choices=sorted(PROMPTS), default="v1", help="which prompt version to evaluate"
+    )
     version = parser.parse_args().prompt
 
     dataset = Dataset.load("reviews", backend="local/jsonl", root_dir=ROOT)

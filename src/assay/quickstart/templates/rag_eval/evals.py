@@ -23,7 +23,9 @@ ROOT = Path(__file__).resolve().parent / "evals"
 MODEL = os.environ.get("ASSAY_LLM") or "local"  # "local": the embedded offline model
 
 # Every answer here is short: max_tokens stops a runaway generation early (a small local model can loop).
-llm = llm_factory(MODEL, max_tokens=1024)  # the app's model and the judge; give them different models if you like
+llm = llm_factory(
+    MODEL, max_tokens=1024
+)  # the app's model and the judge; give them different models if you like
 app = RagApp(llm)
 
 correctness = DiscreteMetric(
@@ -42,14 +44,24 @@ faithfulness = Faithfulness(llm=llm, statements="sentences" if MODEL == "local" 
 @experiment(name_prefix="rag", max_concurrency=4)
 async def rag_experiment(row: dict) -> dict:
     result = await app.aquery(row["question"])
-    graded = await correctness.ascore(llm=llm, response=result["answer"], grading_notes=row["grading_notes"])
+    graded = await correctness.ascore(
+        llm=llm, response=result["answer"], grading_notes=row["grading_notes"]
+    )
     try:
-        grounded = await faithfulness.ascore(user_input=row["question"], response=result["answer"],
-                                             retrieved_contexts=result["contexts"])
+        grounded = await faithfulness.ascore(
+            user_input=row["question"],
+            response=result["answer"],
+            retrieved_contexts=result["contexts"],
+        )
     except NotApplicable as why:  # e.g. nothing was retrieved: recorded as skipped, not as a score
         grounded = {"value": None, "reason": str(why)}
-    return {**row, "response": result["answer"], "retrieved_contexts": result["contexts"],
-            "correctness": graded, "faithfulness": grounded}
+    return {
+        **row,
+        "response": result["answer"],
+        "retrieved_contexts": result["contexts"],
+        "correctness": graded,
+        "faithfulness": grounded,
+    }
 
 
 def main() -> None:
@@ -57,11 +69,15 @@ def main() -> None:
     results = rag_experiment.run(dataset)
     finished = [row for row in results if "error" not in row]
     passed = sum(row["correctness"]["value"] == "pass" for row in finished)
-    grounded = [row["faithfulness"]["value"] for row in finished if row["faithfulness"]["value"] is not None]
+    grounded = [
+        row["faithfulness"]["value"] for row in finished if row["faithfulness"]["value"] is not None
+    ]
     print(f"model: {MODEL}")
     print(f"correctness: {passed}/{len(results)} rows pass")
     if grounded:
-        print(f"faithfulness: mean {sum(grounded) / len(grounded):.3f} over {len(grounded)}/{len(results)} rows")
+        print(
+            f"faithfulness: mean {sum(grounded) / len(grounded):.3f} over {len(grounded)}/{len(results)} rows"
+        )
     for error in results.errors:
         print(f"row {error['index']} failed: {error['type']}: {error['message']}")
     report = write_report([results.path], ROOT / "reports" / f"{results.name}.html")

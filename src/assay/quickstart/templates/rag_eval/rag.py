@@ -36,8 +36,35 @@ SYSTEM = (
 )
 
 _WORD = re.compile(r"[a-z0-9]+")
-_STOP = {"the", "a", "an", "is", "are", "of", "to", "and", "or", "in", "on", "for", "my", "i", "can",
-         "what", "how", "which", "when", "do", "does", "it", "be", "should", "has", "have", "that"}
+_STOP = {
+    "the",
+    "a",
+    "an",
+    "is",
+    "are",
+    "of",
+    "to",
+    "and",
+    "or",
+    "in",
+    "on",
+    "for",
+    "my",
+    "i",
+    "can",
+    "what",
+    "how",
+    "which",
+    "when",
+    "do",
+    "does",
+    "it",
+    "be",
+    "should",
+    "has",
+    "have",
+    "that",
+}
 
 
 def _terms(text: str) -> list[str]:
@@ -53,7 +80,9 @@ class RagApp:
         self.top_k = top_k
         self._doc_terms = [Counter(_terms(doc)) for doc in self.documents]
         frequency = Counter(term for terms in self._doc_terms for term in terms)
-        self._idf = {term: math.log(1 + len(self.documents) / count) for term, count in frequency.items()}
+        self._idf = {
+            term: math.log(1 + len(self.documents) / count) for term, count in frequency.items()
+        }
 
     def retrieve(self, question: str) -> list[str]:
         """The `top_k` documents sharing the most (rare) words with the question."""
@@ -64,7 +93,10 @@ class RagApp:
 
     async def aquery(self, question: str) -> dict:
         contexts = self.retrieve(question)
-        passages = "\n\n".join(f"[{i}] {text}" for i, text in enumerate(contexts, start=1)) or "(none found)"
+        passages = (
+            "\n\n".join(f"[{i}] {text}" for i, text in enumerate(contexts, start=1))
+            or "(none found)"
+        )
         messages = [
             {"role": "system", "content": SYSTEM},
             {"role": "user", "content": f"Passages:\n{passages}\n\nQuestion: {question}"},

@@ -24,7 +24,9 @@ ROOT = Path(__file__).resolve().parent / "evals"
 MODEL = os.environ.get("ASSAY_LLM") or "local"  # "local": the embedded offline model
 
 # Every answer here is short: max_tokens stops a runaway generation early (a small local model can loop).
-llm = llm_factory(MODEL, max_tokens=1024)  # runs the workflow and judges it; give them different models if you like
+llm = llm_factory(
+    MODEL, max_tokens=1024
+)  # runs the workflow and judges it; give them different models if you like
 
 response_quality = DiscreteMetric(
     name="response_quality",
@@ -40,8 +42,9 @@ response_quality = DiscreteMetric(
 @experiment(name_prefix="workflow", max_concurrency=4)
 async def workflow_experiment(row: dict) -> dict:
     output = await process_email(llm, row["email"])
-    verdict = await response_quality.ascore(llm=llm, output=json.dumps(output, ensure_ascii=False),
-                                            pass_criteria=row["pass_criteria"])
+    verdict = await response_quality.ascore(
+        llm=llm, output=json.dumps(output, ensure_ascii=False), pass_criteria=row["pass_criteria"]
+    )
     return {**row, **output, "response_quality": verdict}
 
 

@@ -31,23 +31,44 @@ class Fields(BaseModel):
 
 async def process_email(llm, email: str) -> dict:
     """{"category": ..., "fields": {...}, "reply": ...} for one customer email."""
-    classified = await llm.agenerate([
-        {"role": "system", "content": "Sort customer emails for a software company into Bug Report, Billing or Feature Request."},
-        {"role": "user", "content": email},
-    ], schema=Classification)
+    classified = await llm.agenerate(
+        [
+            {
+                "role": "system",
+                "content": "Sort customer emails for a software company into Bug Report, Billing or Feature Request.",
+            },
+            {"role": "user", "content": email},
+        ],
+        schema=Classification,
+    )
     category = classified.parsed.category
 
-    extracted = await llm.agenerate([
-        {"role": "system", "content": f"This email is a {category}. Extract {FIELDS[category]}, copied "
-                                      "exactly as written. Leave the other fields null."},
-        {"role": "user", "content": email},
-    ], schema=Fields)
+    extracted = await llm.agenerate(
+        [
+            {
+                "role": "system",
+                "content": f"This email is a {category}. Extract {FIELDS[category]}, copied "
+                "exactly as written. Leave the other fields null.",
+            },
+            {"role": "user", "content": email},
+        ],
+        schema=Fields,
+    )
     fields = {name: value for name, value in extracted.parsed.model_dump().items() if value}
 
-    drafted = await llm.agenerate([
-        {"role": "system", "content": "Write a short, friendly reply (at most four sentences) from the support "
-                                      "team. Acknowledge the problem or request, repeat the key details "
-                                      "and say what happens next. Sign as 'The Support Team'."},
-        {"role": "user", "content": f"Category: {category}\nDetails: {fields}\n\nEmail:\n{email}"},
-    ], max_tokens=250)
+    drafted = await llm.agenerate(
+        [
+            {
+                "role": "system",
+                "content": "Write a short, friendly reply (at most four sentences) from the support "
+                "team. Acknowledge the problem or request, repeat the key details "
+                "and say what happens next. Sign as 'The Support Team'.",
+            },
+            {
+                "role": "user",
+                "content": f"Category: {category}\nDetails: {fields}\n\nEmail:\n{email}",
+            },
+        ],
+        max_tokens=250,
+    )
     return {"category": category, "fields": fields, "reply": drafted.text.strip()}
