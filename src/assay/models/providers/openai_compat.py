@@ -3,9 +3,8 @@ vLLM, Ollama, llama.cpp server, LM Studio, OpenRouter, and assay's embedded loca
 
 A caller's own client is used as given (`chat.completions.create`). On the clients assay builds
 itself, the client's CPU per call is kept small: the JSON body is sent as it is on the SDK
-client's HTTP client with the URL, headers and timeout the SDK would use (`_DirectRoute`), the
-answer is read from its JSON, and plain-http servers are spoken to by a lean keep-alive HTTP/1.1
-transport (`_LeanTransport`); https and proxied requests keep the SDK's usual transport."""
+client's own HTTP client with the URL, headers and timeout the SDK would use (`_DirectRoute`),
+and the answer is read from its JSON. The HTTP stack is httpx's, unchanged."""
 
 from __future__ import annotations
 
@@ -525,9 +524,14 @@ class _DirectRoute:
         content = json.dumps(
             body, ensure_ascii=False, separators=(",", ":"), allow_nan=False
         ).encode()
-        request = self.httpx.Request(
-            "POST", url, headers=self.headers, content=content, extensions=self.extensions
-        )
+        if self.http.cookies:  # a server that set cookies gets them back, as through the SDK
+            request = self.http.build_request(
+                "POST", url, headers=self.headers, content=content, extensions=self.extensions
+            )
+        else:
+            request = self.httpx.Request(
+                "POST", url, headers=self.headers, content=content, extensions=self.extensions
+            )
         response = await self.http.send(request)
         if not 200 <= response.status_code < 300:
             raise status_error(response.status_code, response.headers, response.text)
@@ -540,9 +544,28 @@ def lean_http_client() -> Any:
     is not one we recognise (the SDK then builds its own)."""
     import openai
 
-    if _sdk_http_module() is None:
+    httpx = _sdk_http_module()
+    if httpx is None:
         return None
-    return openai.DefaultAsyncHttpxClient()
+    context = _shared_ssl_context(httpx)
+    return openai.DefaultAsyncHttpxClient(**({"verify": context} if context is not None else {}))
+
+
+def _shared_ssl_context(httpx: Any) -> Any:
+    """httpx's default SSL context (verify=True, trust_env=True), made once per set of SSL_CERT_*
+    variables instead of once per client: loading the CA bundle takes tens of milliseconds, and
+    every event loop (every `evaluate()`) gets clients of its own."""
+    create = getattr(httpx, "create_ssl_context", None)
+    if create is None:
+        return None
+    key = (httpx.__name__, os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    context = _SSL_CONTEXTS.get(key)
+    if context is None:
+        context = _SSL_CONTEXTS[key] = create()
+    return context
+
+
+_SSL_CONTEXTS: dict[tuple[str, str | None, str | None], Any] = {}
 
 
 def _sdk_http_module() -> Any:
