@@ -163,4 +163,8 @@ def test_kill_9_mid_experiment_then_restart_resumes_exactly(backend, tmp_path, f
         json.dumps(resumed, allow_nan=False)
     finally:
         server.terminate()
-        server.wait(30)
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:  # a slow graceful stop is not what this test checks
+            server.kill()
+            server.wait(10)
