@@ -139,7 +139,6 @@ class LocalProvider(OpenAICompatible):
         self._is_async = True
         self._given = None
         self._copies = None
-        self._routes = None  # requests go through the SDK client made per loop in _ensure_started
         self._clients: LoopLocal[Any] | None = None
         self.api_key = None
 
