@@ -286,7 +286,8 @@ class Job(Base):
         ForeignKey("projects.id", ondelete="CASCADE"), index=True
     )
     kind: Mapped[str] = mapped_column(String(40))
-    experiment_id: Mapped[int] = mapped_column(Integer, index=True)
+    experiment_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
+    queue_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
     status: Mapped[str] = mapped_column(String(20), default="queued", index=True)
     claimed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
     heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
@@ -294,6 +295,148 @@ class Job(Base):
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+# -- logged application traces and review queues (issue #17) ------------------------------------------
+class LoggedTrace(Base):
+    """One call of an application, sent by the SDK's `monitor` or over OTLP. The id is the client's
+    (a UUID string), so a re-sent trace is recognised; `seq` is the order of arrival (paging)."""
+
+    __tablename__ = "logged_traces"
+    __table_args__ = (UniqueConstraint("project_id", "id"),)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), index=True
+    )
+    id: Mapped[str] = mapped_column(String(36))
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), default=utcnow, index=True
+    )
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    input: Mapped[object | None] = mapped_column(JSONType, nullable=True)
+    output: Mapped[object | None] = mapped_column(JSONType, nullable=True)
+    raw_input: Mapped[object | None] = mapped_column(JSONType, nullable=True)
+    raw_output: Mapped[object | None] = mapped_column(JSONType, nullable=True)
+    input_text: Mapped[str] = mapped_column(Text, default="")
+    output_text: Mapped[str] = mapped_column(Text, default="")
+    contexts: Mapped[list] = mapped_column(JSONType)
+    meta: Mapped[dict] = mapped_column(JSONType)
+    model: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    input_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    output_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    latency_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    tags: Mapped[list] = mapped_column(JSONType)
+    spans: Mapped[list] = mapped_column(JSONType)
+    edited: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class TraceRevision(Base):
+    """The state of a trace before one edit (edits keep the original)."""
+
+    __tablename__ = "trace_revisions"
+    __table_args__ = (
+        UniqueConstraint("project_id", "trace_id", "version"),
+        ForeignKeyConstraint(
+            ["project_id", "trace_id"],
+            ["logged_traces.project_id", "logged_traces.id"],
+            ondelete="CASCADE",
+        ),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(Integer, index=True)
+    trace_id: Mapped[str] = mapped_column(String(36))
+    version: Mapped[int] = mapped_column(Integer)
+    snapshot: Mapped[dict] = mapped_column(JSONType)
+    edited_by: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class TraceScore(Base):
+    """A judge's (or an OTLP evaluation event's) score of a trace on one criterion; append-only."""
+
+    __tablename__ = "trace_scores"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["project_id", "trace_id"],
+            ["logged_traces.project_id", "logged_traces.id"],
+            ondelete="CASCADE",
+        ),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(Integer, index=True)
+    trace_id: Mapped[str] = mapped_column(String(36), index=True)
+    criterion: Mapped[str] = mapped_column(String(200))
+    value: Mapped[float | None] = mapped_column(Float, nullable=True)
+    outcome: Mapped[dict] = mapped_column(JSONType)
+    source: Mapped[str] = mapped_column(String(1000))
+    queue_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class TraceLabel(Base):
+    """A person's label of a trace on one criterion; append-only, with its author (the API key)."""
+
+    __tablename__ = "trace_labels"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["project_id", "trace_id"],
+            ["logged_traces.project_id", "logged_traces.id"],
+            ondelete="CASCADE",
+        ),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(Integer, index=True)
+    trace_id: Mapped[str] = mapped_column(String(36), index=True)
+    criterion: Mapped[str] = mapped_column(String(200))
+    value: Mapped[object] = mapped_column(JSONType)
+    author: Mapped[str] = mapped_column(String(200))
+    queue_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
+    comment: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ReviewQueue(Base):
+    __tablename__ = "review_queues"
+    __table_args__ = (UniqueConstraint("project_id", "name"), UniqueConstraint("project_id", "id"))
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(200))
+    condition: Mapped[str] = mapped_column(Text, default="")
+    criteria: Mapped[list] = mapped_column(JSONType)
+    judge_model: Mapped[str | None] = mapped_column(String(1000), nullable=True)
+    dataset: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class ReviewQueueItem(Base):
+    """A trace in a queue: it entered when it matched the queue's condition."""
+
+    __tablename__ = "review_queue_items"
+    __table_args__ = (
+        UniqueConstraint("project_id", "queue_id", "trace_id"),
+        ForeignKeyConstraint(
+            ["project_id", "queue_id"],
+            ["review_queues.project_id", "review_queues.id"],
+            ondelete="CASCADE",
+        ),
+        ForeignKeyConstraint(
+            ["project_id", "trace_id"],
+            ["logged_traces.project_id", "logged_traces.id"],
+            ondelete="CASCADE",
+        ),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(Integer, index=True)
+    queue_id: Mapped[int] = mapped_column(Integer, index=True)
+    trace_id: Mapped[str] = mapped_column(String(36))
+    entered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    status: Mapped[str] = mapped_column(String(20), default="pending")
 
 
 __all__ = [
@@ -306,9 +449,15 @@ __all__ = [
     "Experiment",
     "ExperimentCohort",
     "Job",
+    "LoggedTrace",
     "Project",
+    "ReviewQueue",
+    "ReviewQueueItem",
     "Score",
     "Task",
     "Trace",
+    "TraceLabel",
+    "TraceRevision",
+    "TraceScore",
     "utcnow",
 ]
