@@ -308,6 +308,10 @@ def create_app(
     app.state.worker = None
     _install_handlers(app)
     app.router.routes.extend(api.router.routes)  # flat, so `app.routes` lists every route
+    from assay.platform.server import api_review, api_traces, otlp
+
+    for module in (api_traces, api_review, otlp):
+        app.router.routes.extend(module.router.routes)
     app.add_middleware(BodyLimit, limit=max_body_bytes)
     app.add_middleware(AuthMiddleware, state=state)
     return app

@@ -46,8 +46,10 @@ def _env_float(name: str, default: float) -> float:
 @dataclass(frozen=True)
 class Claim:
     job_id: int
-    experiment_id: int
+    experiment_id: int | None
     project_id: int
+    kind: str = "experiment"
+    queue_id: int | None = None  # a review_judge job's queue (review_judge.py)
 
 
 class LostClaim(Exception):
@@ -63,7 +65,7 @@ class Worker:
         heartbeat_interval: float | None = None,
         stale_after: float | None = None,
         name: str | None = None,
-        kinds: tuple[str, ...] = ("experiment",),
+        kinds: tuple[str, ...] = ("experiment", "review_judge"),
     ) -> None:
         self.state, self.kinds = state, kinds
         self.poll_interval = poll_interval
@@ -122,7 +124,7 @@ class Worker:
             .values(
                 status="running", claimed_by=self.name, heartbeat_at=now, attempts=job.attempts + 1
             )
-            .returning(job.id, job.experiment_id, job.project_id)
+            .returning(job.id, job.experiment_id, job.project_id, job.kind, job.queue_id)
         )
         with self.state.transaction() as session:
             row = session.execute(statement).first()
@@ -188,16 +190,20 @@ class Worker:
         pulse = threading.Thread(target=beat, name=f"{self.name}-heartbeat", daemon=True)
         pulse.start()
         try:
-            run = ExperimentRun(
+            runner: Any = ExperimentRun
+            if claim.kind == "review_judge":
+                from assay.platform.server.review_judge import QueueJudgeRun as runner
+            run = runner(
                 self.state, claim, lambda: self._stop.is_set() or lost.is_set(), owner=self.name
             )
             finished = asyncio.run(run.run())
         except LostClaim:
             return
         except Exception as exc:
-            log.exception("experiment %s failed", claim.experiment_id)
+            log.exception("job %s (%s) failed", claim.job_id, claim.kind)
             message = f"{type(exc).__name__}: {exc}".strip()
-            self._finish(claim, "failed", message[:2000], "failed")
+            experiment = "failed" if claim.kind == "experiment" else None
+            self._finish(claim, "failed", message[:2000], experiment)
             return
         finally:
             beating.set()
@@ -205,7 +211,7 @@ class Worker:
         if lost.is_set():
             return
         if finished:
-            self._finish(claim, "done", None, "completed")
+            self._finish(claim, "done", None, "completed" if claim.kind == "experiment" else None)
         else:  # stopping: hand the job back so the next worker resumes it at once
             self._finish(claim, "queued")
 

@@ -1,0 +1,5 @@
+"""OTLP/HTTP trace ingest (placeholder until written)."""
+
+from fastapi import APIRouter
+
+router = APIRouter()
