@@ -128,8 +128,12 @@ class Metric(abc.ABC):
                 f"{type(self).__name__}.score() got unexpected field(s) {', '.join(unknown)}; "
                 f"it takes {', '.join(sorted(known))}"
             )
+        scorer = self._with_default_models()
+        aligned = getattr(scorer, "_aligned", None)  # fitted by align(): see metrics/aligned.py
         try:
-            result = await self._with_default_models()._ascore(**fields)
+            if aligned is not None:
+                scorer = await aligned.prepare(scorer, fields)
+            result = await scorer._ascore(**fields)
         except Exception as exc:
             # Concurrent judge calls fail as an exception group; report the underlying error.
             leaf = first_leaf(exc)
@@ -138,7 +142,7 @@ class Metric(abc.ABC):
             raise leaf from exc
         if not isinstance(result, MetricResult):
             result = MetricResult(result)
-        return result
+        return aligned.annotate(result) if aligned is not None else result
 
     def score(self, **fields: Any) -> MetricResult:
         """Synchronous twin of `ascore`; safe inside a running event loop."""

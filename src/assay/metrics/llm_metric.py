@@ -5,12 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from assay.metrics.aligned import Alignable
 from assay.metrics.base import Metric
 from assay.prompts.prompt import Prompt, load_prompt
 
 
 @dataclass(kw_only=True)
-class LLMMetric(Metric):
+class LLMMetric(Alignable, Metric):
     """A metric with a judge. `language` picks the prompts' language (English by default)."""
 
     llm: Any = None

@@ -22,6 +22,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, Field, create_model, field_validator
 
 from assay.errors import UsageError
+from assay.metrics.aligned import Alignable, AlignedState
 from assay.metrics.base import CallEstimate, Metric, default_model
 from assay.metrics.custom.agreement import correlation
 from assay.metrics.custom.template import placeholders, render_template
@@ -32,7 +33,7 @@ FORMAT_VERSION = "1.0"
 
 
 @dataclass(kw_only=True)
-class _TemplateMetric(Metric):
+class _TemplateMetric(Alignable, Metric):
     prompt: str = ""
     llm: Any = None
     examples: list[dict[str, Any]] = field(default_factory=list)
@@ -71,12 +72,15 @@ class _TemplateMetric(Metric):
             )
         # Without a model here or on the metric: the configured default, as evaluate() does.
         judge = llm or self.llm or default_model("llm")
+        aligned = self.alignment  # fitted by align(): see metrics/aligned.py
+        scorer = await aligned.prepare(self, fields) if aligned is not None else self
         response = await judge.agenerate(
-            render_template(self.prompt, fields, self.examples),
+            render_template(scorer.prompt, fields, scorer.examples),
             schema=self.answer_model_for(fields),
         )
         answer = response.parsed
-        return MetricResult(self._value(answer.value), reason=answer.reason)
+        result = MetricResult(self._value(answer.value), reason=answer.reason)
+        return aligned.annotate(result) if aligned is not None else result
 
     def score(self, llm: Any = None, **fields: Any) -> MetricResult:  # type: ignore[override]
         from assay._util.sync import run_sync
@@ -115,6 +119,7 @@ class _TemplateMetric(Metric):
             "allowed_values": self._allowed_json(),
             "examples": self.examples,
             "version": self.version,
+            **({"alignment": self.alignment.to_json()} if self.alignment else {}),
         }
 
     def _allowed_json(self) -> Any:
@@ -137,7 +142,9 @@ class _TemplateMetric(Metric):
         return target
 
     @classmethod
-    def load(cls, path: str | Path, llm: Any = None) -> _TemplateMetric:
+    def load(
+        cls, path: str | Path, llm: Any = None, embedding_model: Any = None
+    ) -> _TemplateMetric:
         source = Path(path)
         try:
             raw = (
@@ -153,13 +160,18 @@ class _TemplateMetric(Metric):
         allowed = data["allowed_values"]
         if cls is NumericMetric:
             allowed = tuple(allowed)
-        return cls(
+        metric = cls(
             name=data["name"],
             prompt=data["prompt"],
             allowed_values=allowed,
             llm=llm,  # type: ignore[call-arg]
             examples=data.get("examples", []),
         )
+        if data.get("alignment"):
+            state = AlignedState.from_json(data["alignment"], str(source))
+            state.embeddings = embedding_model
+            metric.set_alignment(state, source=str(source))
+        return metric
 
 
 @dataclass(kw_only=True)

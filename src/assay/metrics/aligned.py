@@ -1,0 +1,509 @@
+"""The aligned state of a judge: what scoring needs after `metric.align(...)`.
+
+Alignment fits three things on human labels, all of them data the metric carries:
+
+- a pool of worked examples, each already in the shape of one of the metric's prompts (the
+  inputs that prompt reads and the answer the reviewer's label implies), with an embedding of the
+  row it came from. At scoring time the `k` examples nearest to the row being scored are put into
+  the prompt as earlier turns, taken in turn from each label so every label is shown (`balance`);
+  `selection="fixed"` picks the examples once, so every row gets the same prompt (cheaper on a
+  local judge, whose server reuses a shared prompt prefix);
+- optionally a rewritten instruction per prompt (from an optimizer);
+- for judges whose value is a score, a decision threshold; the value is left as it is (so
+  ranking and calibration statistics stay meaningful) and `details["alignment"]` says which side
+  of the threshold it fell on.
+
+This module holds only the mechanics scoring needs. How examples are chosen from labels, how the
+threshold is calibrated, the optimizers and the report are `assay.alignment`, a surface above the
+metrics layer; `Alignable` reaches it through an `aligner` argument (see `_aligner`).
+The state is saved with the prompt ids, versions and content hashes it was fitted on; loading it
+into a metric whose prompt has changed is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import copy
+import hashlib
+import importlib
+import json
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from assay._version import __version__
+from assay.errors import UsageError
+from assay.prompts.prompt import Example
+from assay.schema.outcome import MetricResult
+
+STATE_FORMAT = "assay.aligned/1"
+TEMPLATE = "template"  # the prompt id of a DiscreteMetric/NumericMetric/RankingMetric template
+
+_POSITIVE = {"1", "true", "yes", "pass", "passed", "accept", "accepted", "good", "faithful"}
+_NEGATIVE = {"0", "false", "no", "fail", "failed", "reject", "rejected", "bad", "unfaithful"}
+
+
+def as_binary(label: Any) -> int | None:
+    """1/0 for a yes/no kind of label (bool, 0/1, "pass"/"fail", "yes"/"no", ...), else None."""
+    if isinstance(label, bool):
+        return int(label)
+    if isinstance(label, (int, float)) and label in (0, 1):
+        return int(label)
+    if isinstance(label, str):
+        word = label.strip().lower()
+        if word in _POSITIVE:
+            return 1
+        if word in _NEGATIVE:
+            return 0
+    return None
+
+
+@dataclass
+class AlignedExample:
+    """One labelled row turned into a worked example for one prompt."""
+
+    id: str
+    label: Any
+    prompt_id: str
+    input: dict[str, Any]
+    output: Any
+    group: str | None = None
+    vector: list[float] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "label": self.label,
+            "prompt_id": self.prompt_id,
+            "input": self.input,
+            "output": self.output,
+            "group": self.group,
+            "vector": self.vector,
+        }
+
+
+# Rows scored while the threshold is calibrated must not see their own label: the aligner puts
+# the row's group here for the duration of that one score (a context variable, so concurrent
+# scores each exclude their own).
+_excluded_groups: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
+    "assay_aligned_excluded_groups", default=frozenset()
+)
+
+
+@contextlib.contextmanager
+def excluding(groups: Sequence[str]) -> Iterator[None]:
+    """Within this block, examples from these groups are never shown to the judge."""
+    token = _excluded_groups.set(_excluded_groups.get() | frozenset(groups))
+    try:
+        yield
+    finally:
+        _excluded_groups.reset(token)
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
+
+
+def nearest_examples(
+    pool: Sequence[AlignedExample],
+    query: Sequence[float] | None,
+    k: int,
+    *,
+    balance: bool = True,
+    similarity_threshold: float | None = None,
+    fallback: Literal["balanced", "recent"] = "balanced",
+) -> list[AlignedExample]:
+    """The `k` examples to show for a query vector, least similar first (so the closest sits
+    next to the row being judged). With `balance`, labels take turns (the label whose best example
+    is closest goes first), so no label is missing while another has examples to spare. Examples
+    below `similarity_threshold` are left out; when none is left, `fallback` decides: "balanced"
+    ignores the threshold, "recent" takes the last k of the pool (what Ragas does)."""
+    if k <= 0 or not pool:
+        return []
+    if query is None:
+        scored = [(0.0, index, example) for index, example in enumerate(pool)]
+    else:
+        scored = [
+            (cosine(query, example.vector) if example.vector else 0.0, index, example)
+            for index, example in enumerate(pool)
+        ]
+    ranked = sorted(scored, key=lambda item: (-item[0], item[1]))
+    if similarity_threshold is not None:
+        kept = [item for item in ranked if item[0] >= similarity_threshold]
+        if not kept:
+            if fallback == "recent":
+                return list(pool[-k:])
+            kept = ranked
+        ranked = kept
+    if not balance:
+        chosen = ranked[:k]
+    else:
+        by_label: dict[str, list[tuple[float, int, AlignedExample]]] = {}
+        for item in ranked:
+            by_label.setdefault(json.dumps(item[2].label, sort_keys=True), []).append(item)
+        queues = list(by_label.values())  # in order of each label's closest example
+        chosen = []
+        while len(chosen) < k and any(queues):
+            for queue in queues:
+                if queue and len(chosen) < k:
+                    chosen.append(queue.pop(0))
+    chosen.sort(key=lambda item: (item[0], -item[1]))
+    return [example for _, _, example in chosen]
+
+
+def query_text(fields: dict[str, Any]) -> str:
+    """The text embedded for a row, for comparing rows: its fields in a fixed order."""
+    parts = []
+    for name in sorted(fields):
+        value = fields[name]
+        if value is None:
+            continue
+        if isinstance(value, (list, tuple)):
+            value = "\n".join(str(item) for item in value)
+        parts.append(f"{name}: {value}")
+    return "\n".join(parts)
+
+
+async def embed(embeddings: Any, texts: list[str]) -> list[list[float]]:
+    """Vectors from an assay `Embeddings` or any object with LangChain/Ragas embedding methods."""
+    if not texts:
+        return []
+    for method in ("aembed_texts", "aembed_documents"):
+        if callable(getattr(embeddings, method, None)):
+            return [list(map(float, v)) for v in await getattr(embeddings, method)(texts)]
+    if callable(getattr(embeddings, "embed_documents", None)):
+        return [list(map(float, v)) for v in embeddings.embed_documents(texts)]
+    raise UsageError(
+        f"{type(embeddings).__name__} cannot embed texts (no aembed_texts/embed_documents)"
+    )
+
+
+def template_hash(template: str) -> str:
+    return hashlib.sha256(template.encode("utf-8")).hexdigest()[:12]
+
+
+def prompt_fingerprints(metric: Any) -> dict[str, dict[str, Any]]:
+    """Prompt id -> version and content hash of the prompts the metric sends now."""
+    if hasattr(metric, "prompt_ids") and hasattr(metric, "judge_prompt"):
+        return {
+            prompt_id: {
+                "version": metric.judge_prompt(prompt_id).version,
+                "hash": metric.judge_prompt(prompt_id).hash,
+            }
+            for prompt_id in metric.prompt_ids
+        }
+    return {TEMPLATE: {"version": metric.version, "hash": template_hash(metric.prompt)}}
+
+
+@dataclass
+class AlignedState:
+    """Everything `align` fitted, attached to a metric as `metric.alignment`."""
+
+    metric_class: str
+    metric_name: str
+    prompts: dict[str, dict[str, Any]]
+    examples: list[AlignedExample] = field(default_factory=list)
+    k: int = 3
+    balance: bool = True
+    selection: Literal["similar", "fixed"] = "similar"
+    similarity_threshold: float | None = None
+    fallback: Literal["balanced", "recent"] = "balanced"
+    fixed_ids: list[str] = field(default_factory=list)
+    instructions: dict[str, str] = field(default_factory=dict)
+    threshold: float | None = None
+    provenance: dict[str, Any] = field(default_factory=dict)
+    embeddings: Any = None  # used at scoring time for selection="similar"; never saved
+
+    # -- scoring ---------------------------------------------------------------------------
+    async def choose(self, fields: dict[str, Any]) -> list[AlignedExample]:
+        """The examples to show when scoring a row with these fields."""
+        excluded = _excluded_groups.get()
+        pool = [e for e in self.examples if e.group is None or e.group not in excluded]
+        if self.k <= 0 or not pool:
+            return []
+        if self.selection == "fixed":
+            wanted = set(self.fixed_ids)
+            return [e for e in pool if e.id in wanted]
+        if self.embeddings is None:
+            raise UsageError(
+                f"the aligned {self.metric_name!r} picks examples by similarity and needs an "
+                "embedding model: give embedding_model= to align/load_alignment"
+            )
+        (vector,) = await embed(self.embeddings, [query_text(fields)])
+        return nearest_examples(
+            pool,
+            vector,
+            self.k,
+            balance=self.balance,
+            similarity_threshold=self.similarity_threshold,
+            fallback=self.fallback,
+        )
+
+    async def prepare(self, metric: Any, fields: dict[str, Any]) -> Any:
+        """A copy of `metric` whose prompts carry the chosen examples and instructions."""
+        chosen = await self.choose(fields)
+        scorer = copy.copy(metric)
+        if hasattr(metric, "judge_prompt"):
+            overrides = dict(getattr(metric, "_prompt_overrides", {}))
+            for prompt_id in metric.prompt_ids:
+                mine = [e for e in chosen if e.prompt_id == prompt_id]
+                if not mine and prompt_id not in self.instructions:
+                    continue
+                base = metric.judge_prompt(prompt_id)
+                overrides[prompt_id] = base.model_copy(
+                    update={
+                        "instruction": self.instructions.get(prompt_id, base.instruction),
+                        "examples": (
+                            *base.examples,
+                            *(Example(input=e.input, output=e.output) for e in mine),
+                        ),
+                    }
+                )
+            object.__setattr__(scorer, "_prompt_overrides", overrides)
+        else:  # a template metric: the template is its instruction
+            scorer.prompt = self.instructions.get(TEMPLATE, metric.prompt)
+            scorer.examples = [
+                *metric.examples,
+                *({"inputs": e.input, "output": e.output} for e in chosen),
+            ]
+        object.__setattr__(scorer, "_aligned", None)  # the copy scores plainly
+        return scorer
+
+    def decide(self, value: Any) -> bool | None:
+        """Which side of the calibrated threshold a value falls on (None without a threshold)."""
+        if self.threshold is None or isinstance(value, bool):
+            return None if self.threshold is None else bool(value)
+        try:
+            return float(value) >= self.threshold
+        except (TypeError, ValueError):
+            return None
+
+    def annotate(self, result: MetricResult) -> MetricResult:
+        passed = self.decide(result.value)
+        note = {"threshold": self.threshold, "passed": passed}
+        result.details = {**(result.details or {}), "alignment": note}
+        return result
+
+    # -- persistence -----------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": STATE_FORMAT,
+            "assay_version": __version__,
+            "metric_class": self.metric_class,
+            "metric_name": self.metric_name,
+            "prompts": self.prompts,
+            "k": self.k,
+            "balance": self.balance,
+            "selection": self.selection,
+            "similarity_threshold": self.similarity_threshold,
+            "fallback": self.fallback,
+            "fixed_ids": self.fixed_ids,
+            "instructions": self.instructions,
+            "threshold": self.threshold,
+            "provenance": self.provenance,
+            "examples": [example.to_json() for example in self.examples],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], source: str = "the alignment") -> AlignedState:
+        if not isinstance(data, dict) or data.get("format") != STATE_FORMAT:
+            raise UsageError(
+                f"{source} is not an aligned-metric state (expected format {STATE_FORMAT!r}, "
+                f"got {data.get('format') if isinstance(data, dict) else type(data).__name__!r})"
+            )
+        try:
+            examples = [AlignedExample(**item) for item in data.get("examples", [])]
+            return cls(
+                metric_class=data["metric_class"],
+                metric_name=data["metric_name"],
+                prompts=data["prompts"],
+                examples=examples,
+                k=int(data.get("k", 3)),
+                balance=bool(data.get("balance", True)),
+                selection=data.get("selection", "similar"),
+                similarity_threshold=data.get("similarity_threshold"),
+                fallback=data.get("fallback", "balanced"),
+                fixed_ids=list(data.get("fixed_ids", [])),
+                instructions=dict(data.get("instructions", {})),
+                threshold=data.get("threshold"),
+                provenance=dict(data.get("provenance", {})),
+            )
+        except (KeyError, TypeError) as exc:
+            raise UsageError(f"{source}: malformed aligned state ({exc})") from exc
+
+    def check_fits(self, metric: Any, source: str = "the alignment") -> None:
+        """Refuse a state fitted on another metric class or on other prompt wording."""
+        if self.metric_class != type(metric).__name__:
+            raise UsageError(
+                f"{source} was fitted for a {self.metric_class}, not a {type(metric).__name__}"
+            )
+        current = prompt_fingerprints(metric)
+        for prompt_id, fitted in self.prompts.items():
+            now = current.get(prompt_id)
+            if now is None:
+                raise UsageError(
+                    f"{source} was fitted on prompt {prompt_id!r}, which this "
+                    f"{type(metric).__name__} no longer sends (it sends {sorted(current)})"
+                )
+            if now["hash"] != fitted["hash"] or now["version"] != fitted["version"]:
+                raise UsageError(
+                    f"{source} was fitted on prompt {prompt_id!r} version {fitted['version']} "
+                    f"(hash {fitted['hash']}); this metric's prompt is version {now['version']} "
+                    f"(hash {now['hash']}). Align again on the current prompt."
+                )
+
+
+def _aligner(aligner: Any) -> Any:
+    """The alignment algorithms: the caller's `aligner`, else the default one in
+    `assay.alignment`. That package is a surface above metrics and imports them, so metrics never
+    import it at module level; resolving the default by name at call time keeps every import
+    pointing down the layers, and a caller (or a test) can hand in its own algorithms."""
+    if aligner is not None:
+        return aligner
+    return importlib.import_module("assay.alignment").default_aligner()
+
+
+class Alignable:
+    """Mixin of the LLM judges: `align`, `align_and_validate`, `validate_alignment`,
+    `optimize_prompts`, `train`, and the aligned state's save/load."""
+
+    @property
+    def alignment(self) -> AlignedState | None:
+        return getattr(self, "_aligned", None)
+
+    def set_alignment(self, state: AlignedState | None, *, source: str = "the alignment") -> Any:
+        if state is not None:
+            state.check_fits(self, source)
+        object.__setattr__(self, "_aligned", state)
+        return self
+
+    def clear_alignment(self) -> Any:
+        return self.set_alignment(None)
+
+    def align(
+        self,
+        train: Any,
+        embedding_model: Any = None,
+        max_similar_examples: int = 3,
+        similarity_threshold: float | None = None,
+        *,
+        aligner: Any = None,
+        **options: Any,
+    ) -> Any:
+        """Fit examples (and a threshold for score judges) on labelled rows; returns the metric.
+        Options: llm, balance, calibrate, selection, objective, max_calls, show_progress, ..."""
+        state = _aligner(aligner).fit(
+            self,
+            train,
+            embeddings=embedding_model,
+            k=max_similar_examples,
+            similarity_threshold=similarity_threshold,
+            **options,
+        )
+        return self.set_alignment(state)
+
+    def align_and_validate(
+        self,
+        train: Any,
+        test: Any = None,
+        embedding_model: Any = None,
+        llm: Any = None,
+        test_size: float = 0.2,
+        random_state: int = 42,
+        *,
+        aligner: Any = None,
+        **options: Any,
+    ) -> Any:
+        """Align on `train` (split off a test part first when `test` is None) and return the
+        AlignmentReport on the held-out rows, before and after."""
+        return _aligner(aligner).align_and_validate(
+            self,
+            train,
+            test,
+            embeddings=embedding_model,
+            llm=llm,
+            test_size=test_size,
+            seed=random_state,
+            **options,
+        )
+
+    def validate_alignment(
+        self, llm: Any = None, test: Any = None, mapping: Any = None, *, aligner: Any = None
+    ) -> Any:
+        """The AlignmentReport of this metric, as it is now, on labelled rows."""
+        return _aligner(aligner).validate(self, test, llm=llm, mapping=mapping or {})
+
+    def optimize_prompts(self, dataset: Any, config: Any, *, aligner: Any = None) -> Any:
+        """Rewrite the instruction with `config.optimizer` under `config.loss`; returns
+        {prompt id: instruction} and keeps them in the aligned state."""
+        return _aligner(aligner).optimize_prompts(self, dataset, config)
+
+    def train(
+        self,
+        path: str | Path,
+        demonstration_config: Any = None,
+        instruction_config: Any = None,
+        callbacks: Any = None,
+        run_config: Any = None,
+        batch_size: int | None = None,
+        with_debugging_logs: bool = False,
+        raise_exceptions: bool = True,
+        *,
+        aligner: Any = None,
+    ) -> None:
+        """Ragas' legacy entry point: train on an annotation JSON file."""
+        _aligner(aligner).train(
+            self,
+            path,
+            demonstration_config=demonstration_config,
+            instruction_config=instruction_config,
+            raise_exceptions=raise_exceptions,
+        )
+
+    def save_alignment(self, path: str | Path) -> Path:
+        """Write the aligned state with the metric's description (`spec()`) to a JSON file."""
+        state = self.alignment
+        if state is None:
+            raise UsageError(f"{self.name!r} is not aligned; call align() first")  # type: ignore[attr-defined]
+        target = Path(path)
+        payload = {"metric": self.spec(), "alignment": state.to_json()}  # type: ignore[attr-defined]
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            partial = target.with_name(target.name + ".partial")
+            partial.write_text(json.dumps(payload, indent=2, ensure_ascii=False), "utf-8")
+            partial.replace(target)  # never a half-written file under the real name
+        except OSError as exc:
+            raise UsageError(f"cannot save the alignment to {target}: {exc}") from exc
+        return target
+
+    def load_alignment(self, path: str | Path, embedding_model: Any = None) -> Any:
+        """Attach the state saved by `save_alignment` (checked against this metric's prompts)."""
+        source = Path(path)
+        try:
+            payload = json.loads(source.read_text("utf-8"))
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"cannot read the alignment {source}: {exc}") from exc
+        data = payload.get("alignment", payload) if isinstance(payload, dict) else payload
+        state = AlignedState.from_json(data, str(source))
+        state.embeddings = embedding_model
+        return self.set_alignment(state, source=str(source))
+
+
+__all__ = [
+    "TEMPLATE",
+    "Alignable",
+    "AlignedExample",
+    "AlignedState",
+    "as_binary",
+    "cosine",
+    "embed",
+    "excluding",
+    "nearest_examples",
+    "prompt_fingerprints",
+    "query_text",
+]
