@@ -1,0 +1,378 @@
+"""Classical text processing for the LLM-free knowledge graph: sections, chunks, keyphrases,
+entities, extractive summaries and the corpus language.
+
+- Sections: Markdown ATX (`## Title`) and Setext headings, and reStructuredText titles (a line
+  underlined, optionally overlined, with one repeated punctuation character). Lines are scanned in
+  order, so a heading is always found after the previous one (never by searching the whole text
+  for its words, which gives out-of-order or empty chunks).
+- Chunks: sections merged while shorter than `min_tokens` and split at paragraph, then sentence
+  boundaries when longer than `max_tokens`. Every chunk is an exact slice of the document, so a
+  quote taken from it is a substring of the document too.
+- Keyphrases: YAKE (statistical, unsupervised, no model to download).
+- Entities: capitalised multi-word names, acronyms and code identifiers (`like.this()`), ranked by
+  frequency then first appearance.
+- Summaries: the sentences whose content words are most frequent in the text (Luhn's method),
+  kept in reading order.
+- Language: by script (CJK, Cyrillic, Arabic, ...), then for Latin script by counting each
+  candidate language's commonest function words.
+
+Token counts are approximate (words and punctuation marks; one per CJK character): they only
+size chunks and bins, they never price anything.
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+from dataclasses import dataclass
+
+from assay._util.deps import require
+from assay.metrics.text import split_sentences
+
+_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]|\w+|[^\w\s]")
+_ATX = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+_UNDERLINE = re.compile(r"^([=\-~^\"'`*+#:.])\1{2,}\s*$")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def count_tokens(text: str) -> int:
+    return len(_TOKEN.findall(text))
+
+
+@dataclass(frozen=True)
+class Section:
+    """A slice `[start, end)` of a document under a heading path (outermost first)."""
+
+    headings: tuple[str, ...]
+    start: int
+    end: int
+
+
+def split_sections(text: str) -> list[Section]:
+    """The document's sections in reading order; text before the first heading is a section too."""
+    lines = text.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+    marks: list[tuple[int, int, str]] = []  # (line index where the heading starts, level, title)
+    underline_levels: list[str] = []
+    in_fence = False
+    index = 0
+    while index < len(lines):
+        line = lines[index].rstrip("\r\n")
+        if _FENCE.match(line):
+            in_fence = not in_fence
+        if in_fence:
+            index += 1
+            continue
+        atx = _ATX.match(line)
+        nxt = lines[index + 1].rstrip("\r\n") if index + 1 < len(lines) else ""
+        if atx and not line.startswith("#!"):
+            marks.append((index, len(atx.group(1)), atx.group(2).strip()))
+        elif (
+            _UNDERLINE.match(line)
+            and index + 2 < len(lines)
+            and nxt.strip()
+            and lines[index + 2].rstrip("\r\n") == line
+        ):  # an overlined title: === / Title / ===
+            level = _level(underline_levels, "o" + line[0])
+            marks.append((index, level, nxt.strip()))
+            index += 3
+            continue
+        elif (
+            line.strip()
+            and not _UNDERLINE.match(line)
+            and _UNDERLINE.match(nxt)
+            and len(nxt.strip()) >= max(3, len(line.strip()) - 2)
+        ):
+            level = _level(underline_levels, nxt[0])
+            marks.append((index, level, line.strip()))
+            index += 2
+            continue
+        index += 1
+    sections: list[Section] = []
+    path: list[tuple[int, str]] = []
+    if not marks or marks[0][0] > 0:
+        first_end = offsets[marks[0][0]] if marks else len(text)
+        if text[:first_end].strip():
+            sections.append(Section((), 0, first_end))
+    for position, (line_index, level, title) in enumerate(marks):
+        path = [(lvl, t) for lvl, t in path if lvl < level] + [(level, title)]
+        end = offsets[marks[position + 1][0]] if position + 1 < len(marks) else len(text)
+        sections.append(Section(tuple(t for _, t in path), offsets[line_index], end))
+    return sections
+
+
+def _level(seen: list[str], style: str) -> int:
+    # reStructuredText ranks heading styles by the order in which they first appear.
+    if style not in seen:
+        seen.append(style)
+    return seen.index(style) + 1
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A chunk of a document: its exact text and where it sits."""
+
+    text: str
+    start: int
+    end: int
+    headings: tuple[str, ...]
+
+
+def sections_at(text: str, headlines: list[str]) -> list[Section]:
+    """Sections starting at the line of each headline, each searched after the previous one
+    (a headline not found after it is skipped)."""
+    starts, position = [], 0
+    for headline in headlines:
+        at = text.find(headline, position) if headline.strip() else -1
+        if at < 0:
+            continue
+        line_start = text.rfind("\n", 0, at) + 1
+        if not starts or line_start > starts[-1][0]:
+            starts.append((line_start, headline.strip()))
+        position = at + len(headline)
+    sections = [Section((), 0, starts[0][0])] if starts and text[: starts[0][0]].strip() else []
+    for index, (start, title) in enumerate(starts):
+        end = starts[index + 1][0] if index + 1 < len(starts) else len(text)
+        sections.append(Section((title,), start, end))
+    return sections
+
+
+def chunk_document(
+    text: str,
+    *,
+    min_tokens: int = 100,
+    max_tokens: int = 500,
+    sections: list[Section] | None = None,
+) -> list[Piece]:
+    """Heading-aware chunks: small sections merged, large ones split at paragraphs/sentences.
+    A document with no headings, or shorter than `min_tokens`, is cut by size alone.
+    `sections` replaces the headings found by `split_sections` (e.g. headlines an LLM found)."""
+    if min_tokens < 1 or max_tokens < min_tokens:
+        raise ValueError(
+            f"need 1 <= min_tokens <= max_tokens, got min_tokens={min_tokens}, max_tokens={max_tokens}"
+        )
+    spans: list[tuple[int, int, tuple[str, ...]]] = []
+    for section in sections if sections is not None else split_sections(text):
+        for start, end in _bounded(text, section.start, section.end, max_tokens):
+            spans.append((start, end, section.headings))
+    merged: list[list] = []
+    for start, end, headings in spans:
+        if (
+            merged
+            and count_tokens(text[merged[-1][0] : merged[-1][1]]) < min_tokens
+            and count_tokens(text[merged[-1][0] : end]) <= max_tokens
+        ):
+            merged[-1][1] = end
+            continue
+        merged.append([start, end, headings])
+    # A piece still below min_tokens joins a neighbour when the two fit (the next one first).
+    index = 0
+    while index < len(merged) and len(merged) > 1:
+        start, end, _ = merged[index]
+        if count_tokens(text[start:end]) >= min_tokens:
+            index += 1
+            continue
+        if (
+            index + 1 < len(merged)
+            and count_tokens(text[start : merged[index + 1][1]]) <= max_tokens
+        ):
+            merged[index + 1][0] = start
+            merged[index + 1][2] = merged[index][2] or merged[index + 1][2]
+            merged.pop(index)
+        elif index > 0 and count_tokens(text[merged[index - 1][0] : end]) <= max_tokens:
+            merged[index - 1][1] = end
+            merged.pop(index)
+        else:
+            index += 1
+    pieces = []
+    for start, end, headings in merged:
+        # trim surrounding whitespace but keep the slice exact
+        while start < end and text[start].isspace():
+            start += 1
+        while end > start and text[end - 1].isspace():
+            end -= 1
+        if start < end:
+            pieces.append(Piece(text[start:end], start, end, headings))
+    return pieces
+
+
+def _bounded(text: str, start: int, end: int, max_tokens: int) -> list[tuple[int, int]]:
+    """Cut `text[start:end]` into spans of at most `max_tokens`: at blank lines, then line
+    breaks, then sentence ends, then whitespace."""
+    if count_tokens(text[start:end]) <= max_tokens:
+        return [(start, end)]
+    for pattern in (r"\n\s*\n", r"\n", r"(?<=[.!?。！？])\s+", r"\s+"):
+        cuts = [m.end() for m in re.finditer(pattern, text[start:end])]
+        if not cuts:
+            continue
+        spans: list[tuple[int, int]] = []
+        piece_start = start
+        last_ok = None
+        for cut in (start + c for c in cuts):
+            if count_tokens(text[piece_start:cut]) > max_tokens and last_ok is not None:
+                spans.append((piece_start, last_ok))
+                piece_start = last_ok
+            last_ok = cut
+        spans.append((piece_start, end))
+        if len(spans) > 1:
+            return [span for s in spans for span in _bounded(text, s[0], s[1], max_tokens)]
+    # one unbreakable run of characters: cut by tokens
+    tokens = list(_TOKEN.finditer(text, start, end))
+    return [
+        (tokens[i].start(), tokens[min(i + max_tokens, len(tokens)) - 1].end())
+        for i in range(0, len(tokens), max_tokens)
+    ]
+
+
+# -- keyphrases, entities, summaries ------------------------------------------------------------
+_YAKE_CODES = {
+    "english": "en", "german": "de", "french": "fr", "spanish": "es", "italian": "it",
+    "portuguese": "pt", "dutch": "nl", "russian": "ru", "chinese": "zh", "japanese": "ja",
+}  # fmt: skip
+
+
+def keyphrases(text: str, *, max_num: int = 10, language: str = "english") -> list[str]:
+    """The `max_num` best YAKE keyphrases (1-3 words), best first."""
+    if not text.strip():
+        return []
+    yake = require("yake", extra="testset", feature="classical keyphrase extraction")
+    extractor = yake.KeywordExtractor(lan=_YAKE_CODES.get(language, "en"), n=3, top=max_num)
+    found = [phrase for phrase, _ in extractor.extract_keywords(text)]
+    return [phrase for phrase in found if count_tokens(phrase) <= 8][:max_num]
+
+
+_CODE = re.compile(r"``([^`\n]{2,60})``|`([^`\n]{2,60})`")
+_NAME = re.compile(
+    r"\b(?:[A-Z][\w'-]*[a-z0-9][\w'-]*|[A-Z]{2,}[0-9]*)(?:\s+(?:(?:of|de|the|van|von|der|da|di|du|la|le)\s+)?(?:[A-Z][\w'-]+|[A-Z]{2,}))*"
+)
+_SENTENCE_START = re.compile(r"(?:^|[.!?:]\s+|\n\s*[-*#>\d.]*\s*)$")
+
+
+def entities(text: str, *, max_num: int = 15) -> list[str]:
+    """Named things by their surface form: code identifiers, capitalised names and acronyms.
+    A single capitalised word at the start of a sentence counts only if it also appears elsewhere."""
+    counts: collections.Counter[str] = collections.Counter()
+    first: dict[str, int] = {}
+    for match in _CODE.finditer(text):
+        name = (match.group(1) or match.group(2)).strip()
+        if name:
+            counts[name] += 2  # marked up as code: surely a named thing
+            first.setdefault(name, match.start())
+    prose = _CODE.sub(" ", text)
+    starts: collections.Counter[str] = collections.Counter()
+    for match in _NAME.finditer(prose):
+        name = match.group(0).strip()
+        if len(name) < 2:
+            continue
+        at_start = bool(_SENTENCE_START.search(prose[: match.start()]))
+        if at_start and " " not in name:
+            starts[name] += 1
+            continue
+        counts[name] += 1
+        first.setdefault(name, match.start())
+    for name, n in starts.items():
+        if name in counts:
+            counts[name] += n
+    ranked = sorted(counts, key=lambda name: (-counts[name], first[name]))
+    return ranked[:max_num]
+
+
+_WORD = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]|[^\W\d_]{3,}")
+
+
+def extractive_summary(text: str, *, max_sentences: int = 3, max_chars: int = 600) -> str:
+    """Luhn-style extract: sentences scored by the mean document frequency of their content words,
+    the best ones kept in reading order."""
+    flat = re.sub(r"(?<!\n)\n(?!\n)", " ", text)  # paragraph lines joined: sentences, not lines
+    sentences = [s for s in split_sentences(flat) if _WORD.search(s) and not _UNDERLINE.match(s)]
+    if not sentences:
+        return text.strip()[:max_chars]
+    stop = _stopwords()
+    words = [w.lower() for w in _WORD.findall(flat) if w.lower() not in stop]
+    freq = collections.Counter(words)
+
+    def score(sentence: str) -> float:
+        content = [w.lower() for w in _WORD.findall(sentence) if w.lower() not in stop]
+        return sum(freq[w] for w in content) / (len(content) + 3) if content else 0.0
+
+    best = sorted(range(len(sentences)), key=lambda i: (-score(sentences[i]), i))[:max_sentences]
+    summary = " ".join(sentences[i] for i in sorted(best))
+    return summary[:max_chars]
+
+
+_FUNCTION_WORDS = {
+    "english": "the and of to is in that it for with as are this be on not or",
+    "german": "der die und das ist nicht mit den von zu ein eine auch sich dem",
+    "french": "le la les et des est une un pour dans que qui pas sur du avec",
+    "spanish": "el la los las y de que en un una es por para con no del se",
+    "italian": "il la di che e è un una per non con del della sono gli le",
+    "portuguese": "o a os as de que e do da em um uma para com não é se",
+    "dutch": "de het een en van is dat op te niet met voor zijn er die",
+}  # fmt: skip
+
+
+def _stopwords() -> set[str]:
+    return {w for words in _FUNCTION_WORDS.values() for w in words.split()}
+
+
+def detect_language(text: str) -> str:
+    """The language of a text, as a prompt language name ('english', 'chinese', 'german', ...)."""
+    sample = text[:20000]
+    letters = [ch for ch in sample if ch.isalpha()]
+    if not letters:
+        return "english"
+
+    def share(low: int, high: int) -> float:
+        return sum(low <= ord(ch) <= high for ch in letters) / len(letters)
+
+    if share(0x3040, 0x30FF) > 0.05:
+        return "japanese"
+    if share(0xAC00, 0xD7AF) > 0.2:
+        return "korean"
+    if share(0x3400, 0x9FFF) > 0.2:
+        return "chinese"
+    if share(0x0400, 0x04FF) > 0.3:
+        return "russian"
+    if share(0x0600, 0x06FF) > 0.3:
+        return "arabic"
+    words = collections.Counter(w.lower() for w in re.findall(r"[^\W\d_]+", sample))
+    scores = {
+        language: sum(words[w] for w in function_words.split())
+        for language, function_words in _FUNCTION_WORDS.items()
+    }
+    best = max(scores, key=lambda language: (scores[language], language == "english"))
+    return best if scores[best] > 0 else "english"
+
+
+def normalize_space(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def quote_in(quote: str, contexts: list[str]) -> int | None:
+    """The index of the first context holding `quote` verbatim (whitespace runs compared as one
+    space, surrounding quotation marks ignored); None when none does."""
+    wanted = normalize_space(quote).strip("\"'“”‘’「」")
+    if len(wanted) < 3:
+        return None
+    for index, context in enumerate(contexts):
+        if wanted in normalize_space(context):
+            return index
+    return None
+
+
+__all__ = [
+    "Piece",
+    "Section",
+    "chunk_document",
+    "count_tokens",
+    "detect_language",
+    "entities",
+    "extractive_summary",
+    "keyphrases",
+    "normalize_space",
+    "quote_in",
+    "sections_at",
+    "split_sections",
+]
