@@ -1,0 +1,263 @@
+"""Sending traces to the server without ever slowing down or breaking the application.
+
+The application's thread only appends a finished record to a bounded deque (a lock and an append);
+one daemon thread turns records into JSON, batches them and posts them to `POST /api/v1/traces`.
+
+- Bounded: at most `max_queue` records wait; beyond that the OLDEST is dropped and counted
+  (`stats()["dropped"]`), so a server that is down for hours costs a fixed amount of memory.
+- Never raising into the app: building a record, the callback and every HTTP failure are caught in
+  the export thread. A failure is logged as ONE warning per kind (server unreachable, key refused,
+  batch refused) until a batch gets through again.
+- Down or slow server (transport error, timeout, 5xx): the batch goes back to the head of the queue
+  and the thread waits (backoff doubling up to `max_backoff`). Key refused (401/403) or batch
+  refused (4xx): the batch is dropped and counted, as re-sending it cannot succeed.
+- `login(off=True)`: records are not even queued.
+- At exit, the queue gets `exit_timeout` seconds (default 2) to drain, then the process leaves.
+"""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from assay.platform.sdk import client as sdk_client
+
+log = logging.getLogger("assay.platform.tracing")
+
+BATCH_SIZE = 200  # the server takes at most 500 per request
+# One record is (build function, argument): the JSON body is made in the export thread.
+Record = tuple[Callable[[Any], dict[str, Any] | None], Any]
+
+
+class Exporter:
+    def __init__(
+        self,
+        *,
+        max_queue: int = 10_000,
+        batch_size: int = BATCH_SIZE,
+        interval: float = 0.5,
+        timeout: float = 5.0,
+        max_backoff: float = 30.0,
+        exit_timeout: float = 2.0,
+        session: Callable[[], sdk_client.Client] = sdk_client.current,
+    ) -> None:
+        self.max_queue, self.batch_size, self.interval = max_queue, batch_size, interval
+        self.timeout, self.max_backoff, self.exit_timeout = timeout, max_backoff, exit_timeout
+        self._session = session
+        self._queue: collections.deque[Record] = collections.deque()
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._idle = threading.Condition(self._lock)
+        self._in_flight = 0
+        self._stopping = False
+        self._urgent = 0  # flushes waiting: no lingering
+        self._thread: threading.Thread | None = None
+        self._http: httpx.Client | None = None
+        self._http_for: tuple[str, str | None] | None = None
+        self._warned: set[str] = set()
+        self._counts = collections.Counter(
+            {"queued": 0, "sent": 0, "duplicates": 0, "dropped": 0, "rejected": 0, "failed": 0}
+        )
+
+    # -- the application's side: cheap, never raises -------------------------------------------
+    def submit(self, build: Callable[[Any], dict[str, Any] | None], item: Any) -> None:
+        if self._session().off:
+            return
+        with self._lock:
+            if len(self._queue) >= self.max_queue:
+                self._queue.popleft()
+                self._counts["dropped"] += 1
+            self._queue.append((build, item))
+            self._counts["queued"] += 1
+            if self._thread is None:
+                self._start()
+            elif len(self._queue) >= self.batch_size:
+                self._wake.notify()
+
+    def stats(self) -> dict[str, int]:
+        """Counters: queued (ever), sent (accepted by the server), duplicates, dropped (queue
+        full), rejected (refused by the server or no key), failed (could not be built), waiting."""
+        with self._lock:
+            return {**self._counts, "waiting": len(self._queue) + self._in_flight}
+
+    def flush(self, timeout: float = 5.0) -> bool:
+        """Wait until every queued record was sent or given up; False if `timeout` passed first."""
+        deadline = time.monotonic() + timeout
+        with self._lock:
+            self._urgent += 1
+            try:
+                while self._queue or self._in_flight:
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0 or self._thread is None or not self._thread.is_alive():
+                        return False
+                    self._wake.notify()
+                    self._idle.wait(min(remaining, 0.05))
+                return True
+            finally:
+                self._urgent -= 1
+
+    def shutdown(self, timeout: float | None = None) -> None:
+        """Drain for at most `timeout` (default `exit_timeout`) seconds, then stop the thread."""
+        self.flush(self.exit_timeout if timeout is None else timeout)
+        with self._lock:
+            self._stopping = True
+            self._wake.notify_all()
+            thread = self._thread
+        if thread is not None:
+            thread.join(timeout=1.0)
+        if self._http is not None and (thread is None or not thread.is_alive()):
+            self._http.close()
+
+    # -- the export thread ------------------------------------------------------------------
+    def _start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="assay-trace-export", daemon=True)
+        self._thread.start()
+
+    def _take(self) -> list[Record] | None:
+        with self._lock:
+            while not self._queue and not self._stopping:
+                self._idle.notify_all()
+                self._wake.wait(self.interval)
+            if not self._queue:
+                return None
+            if len(self._queue) < self.batch_size and not self._stopping and not self._urgent:
+                self._wake.wait(self.interval)  # linger so that a busy app sends fewer requests
+            size = min(self.batch_size, len(self._queue))
+            batch = [self._queue.popleft() for _ in range(size)]
+            self._in_flight = size
+            return batch
+
+    def _requeue(self, batch: list[Record]) -> None:
+        with self._lock:
+            room = self.max_queue - len(self._queue)
+            keep = batch[-room:] if room > 0 else []  # the oldest of all go first
+            self._counts["dropped"] += len(batch) - len(keep)
+            self._queue.extendleft(reversed(keep))
+            self._in_flight = 0
+
+    def _done(self, counter: str, n: int) -> None:
+        with self._lock:
+            self._counts[counter] += n
+            self._in_flight = 0
+            self._idle.notify_all()
+
+    def _run(self) -> None:
+        backoff = 0.0
+        while True:
+            batch = self._take()
+            if batch is None:
+                return
+            bodies = []
+            for build, item in batch:
+                try:
+                    body = build(item)
+                except Exception as exc:  # a record that cannot be built must not stop the rest
+                    self._warn("build", f"a trace could not be built and was dropped: {exc!r}")
+                    with self._lock:
+                        self._counts["failed"] += 1
+                    body = None
+                if body is not None:
+                    bodies.append(body)
+            outcome = self._post(bodies) if bodies else "sent"
+            if outcome == "retry":
+                self._requeue(batch)
+                backoff = min(self.max_backoff, max(self.interval, backoff * 2))
+                with self._lock:
+                    self._idle.notify_all()
+                    if not self._stopping:
+                        self._wake.wait(backoff)
+                    if self._stopping:
+                        return  # shutdown's drain time is over: what is left is given up
+            else:
+                backoff = 0.0
+                self._done(outcome, len(batch) if outcome != "sent" else 0)
+
+    def _client(self, session: sdk_client.Client) -> httpx.Client:
+        wanted = (session.base_url, session.key)
+        if self._http is None or self._http_for != wanted:
+            if self._http is not None:
+                self._http.close()
+            headers = {"Authorization": f"Bearer {session.key}"} if session.key else {}
+            self._http = httpx.Client(
+                base_url=session.base_url, timeout=self.timeout, headers=headers
+            )
+            self._http_for = wanted
+        return self._http
+
+    def _post(self, bodies: list[dict[str, Any]]) -> str:
+        session = self._session()
+        if session.off:
+            return "rejected"
+        if not session.key:
+            self._warn("auth", "traces are not sent: no API key (assay.platform.login(key))")
+            return "rejected"
+        try:
+            response = self._client(session).post(
+                sdk_client.API_PREFIX + "/traces", json={"traces": bodies}
+            )
+        except httpx.HTTPError as exc:
+            self._warn(
+                "down",
+                f"cannot send traces to {session.base_url} ({type(exc).__name__}); "
+                "they wait in a bounded queue (oldest dropped when full)",
+            )
+            return "retry"
+        status = response.status_code
+        if status < 300:
+            self._warned.clear()  # a later failure is news again
+            try:
+                answer = response.json()
+            except ValueError:
+                answer = {}
+            with self._lock:
+                self._counts["sent"] += int(answer.get("accepted", len(bodies)))
+                self._counts["duplicates"] += int(answer.get("duplicates", 0))
+            return "sent"
+        if status >= 500 or status == 429:
+            self._warn("down", f"the server answered {status} to a trace batch; retrying later")
+            return "retry"
+        kind = "auth" if status in (401, 403) else "refused"
+        self._warn(
+            kind,
+            f"the server refused a batch of {len(bodies)} traces ({status}): {response.text[:200]}",
+        )
+        return "rejected"
+
+    def _warn(self, kind: str, message: str) -> None:
+        if kind not in self._warned:
+            self._warned.add(kind)
+            log.warning("assay tracing: %s", message)
+
+
+_exporter: Exporter | None = None
+_exporter_lock = threading.Lock()
+
+
+def exporter() -> Exporter:
+    """The process's exporter (made on first use; drained for a short time at exit)."""
+    global _exporter
+    if _exporter is None:
+        with _exporter_lock:
+            if _exporter is None:
+                _exporter = Exporter()
+                atexit.register(_exporter.shutdown)
+    return _exporter
+
+
+def flush(timeout: float = 5.0) -> bool:
+    """Send what is queued now; True when everything was sent or given up within `timeout`."""
+    return exporter().flush(timeout)
+
+
+def export_stats() -> dict[str, int]:
+    return exporter().stats()
+
+
+__all__ = ["Exporter", "export_stats", "exporter", "flush"]

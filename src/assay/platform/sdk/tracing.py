@@ -1,0 +1,379 @@
+"""Spans and traces: `@trace_function_call`, and the trace every monitored LLM call belongs to.
+
+How calls group into traces (context variables, so threads and asyncio tasks each have their own):
+
+- The outermost traced call opens a trace; traced functions and LLM calls made inside it are its
+  spans, nested as they were called (`parent_id`). It is sent when that outermost call returns
+  (and any stream it started has ended).
+- A monitored LLM call made outside any traced function is a trace of its own.
+- A traced function that finished without any LLM call inside it waits (at most `PENDING_MAX`
+  of them, for at most `PENDING_SECONDS`) and joins the next trace opened in the same context:
+  `docs = retrieve(q)` then `client.chat.completions.create(...)` make ONE trace.
+- Retrieval: the result of a traced function of kind "retrieval" (or, by default, one returning a
+  non-empty list of strings or documents) becomes the `contexts` of the next LLM call of the same
+  trace, and the trace's contexts are those of its last LLM call.
+
+Only references are kept on the application's side (plus a shallow copy of the request); turning
+them into JSON, the callback and everything else happens in the export thread.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextvars
+import dataclasses
+import functools
+import inspect
+import time
+import uuid
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any, TypeVar
+
+from assay.platform.sdk.export import exporter
+
+F = TypeVar("F", bound=Callable[..., Any])
+PENDING_MAX = 20
+PENDING_SECONDS = 60.0
+MAX_TEXT = 65_536  # characters kept of one string value
+MAX_ITEMS = 1_000  # items kept of one list or dict
+MAX_DEPTH = 12
+
+
+class Span:
+    __slots__ = (
+        "attributes",
+        "ended",
+        "error",
+        "id",
+        "input",
+        "kind",
+        "llm",
+        "name",
+        "output",
+        "parent_id",
+        "started",
+    )
+
+    def __init__(self, name: str, kind: str, parent_id: str | None, input: Any = None) -> None:
+        self.id = uuid.uuid4().hex
+        self.parent_id = parent_id
+        self.name, self.kind, self.input = name, kind, input
+        self.started, self.ended = time.time(), None
+        self.output = self.error = None
+        self.attributes: dict[str, Any] = {}
+        self.llm: Any = None  # an LLMCall for kind "llm"
+
+
+class TraceBuilder:
+    """One trace being recorded; sent once its opening call and its open streams are done."""
+
+    def __init__(self) -> None:
+        self.id = str(uuid.uuid4())
+        self.created = time.time()
+        self.spans: list[Span] = []
+        self.root: Span | None = None
+        self.fresh_contexts: list[str] = []
+        self.open_streams = 0
+        self.root_done = False
+        self.sent = False
+
+    def take_contexts(self) -> list[str]:
+        contexts, self.fresh_contexts = self.fresh_contexts, []
+        return contexts
+
+    def closed_one(self) -> None:
+        if self.root_done and self.open_streams <= 0 and not self.sent:
+            self.sent = True
+            exporter().submit(build_trace, self)
+
+    def has_llm(self) -> bool:
+        return any(span.llm is not None for span in self.spans)
+
+
+_trace: contextvars.ContextVar[TraceBuilder | None] = contextvars.ContextVar(
+    "assay_trace", default=None
+)
+_parent: contextvars.ContextVar[str | None] = contextvars.ContextVar("assay_span", default=None)
+_pending: contextvars.ContextVar[list[TraceBuilder] | None] = contextvars.ContextVar(
+    "assay_pending", default=None
+)
+
+
+def _pending_list() -> list[TraceBuilder]:
+    pending = _pending.get()
+    if pending is None:
+        pending = []
+        _pending.set(pending)
+    return pending
+
+
+def _send_pending(pending: list[TraceBuilder], *, older_than: float | None = None) -> None:
+    """Send waiting function-only traces as they are (all, or those older than a moment)."""
+    while pending and (older_than is None or pending[0].created < older_than):
+        waiting = pending.pop(0)
+        waiting.sent = True
+        exporter().submit(build_trace, waiting)
+
+
+def open_span(name: str, kind: str, input: Any = None) -> tuple[TraceBuilder, Span, bool, Any]:
+    """Start a span in the current trace (opening one if there is none)."""
+    trace = _trace.get()
+    opened = trace is None
+    if trace is None:
+        trace = TraceBuilder()
+        pending = _pending.get()
+        if pending:
+            _send_pending(pending, older_than=time.time() - PENDING_SECONDS)
+            for waiting in pending:  # what was traced just before joins this trace
+                trace.spans.extend(waiting.spans)
+                trace.fresh_contexts.extend(waiting.fresh_contexts)
+            pending.clear()
+    span = Span(name, kind, _parent.get(), input)
+    trace.spans.append(span)
+    if opened:
+        trace.root = span
+    tokens = (_trace.set(trace), _parent.set(span.id))
+    return trace, span, opened, tokens
+
+
+def close_span(
+    trace: TraceBuilder, span: Span, opened: bool, tokens: Any, *, finished: bool = True
+) -> None:
+    """Leave the span (the context is restored); `finished=False` for a stream still running."""
+    _trace.reset(tokens[0])
+    _parent.reset(tokens[1])
+    if finished and span.ended is None:
+        span.ended = time.time()
+    if not opened:
+        return
+    trace.root_done = True
+    if span.llm is None and not trace.has_llm():
+        pending = _pending_list()
+        pending.append(trace)
+        if len(pending) > PENDING_MAX:
+            _send_pending(pending[:1])
+            del pending[0]
+        return
+    trace.closed_one()
+
+
+@atexit.register
+def _send_pending_at_exit() -> None:
+    pending = _pending.get()
+    if pending:
+        _send_pending(pending)
+
+
+# -- @trace_function_call ----------------------------------------------------------------------
+def _documents(value: Any, *, force: bool) -> list[str] | None:
+    """A retrieval result as a list of strings (None when it does not look like one)."""
+    if isinstance(value, str):
+        return [value] if force else None
+    if not isinstance(value, (list, tuple)) or not value:
+        return [] if force and value is not None else None
+    texts = []
+    for item in value:
+        if isinstance(item, str):
+            texts.append(item)
+            continue
+        text = None
+        for attribute in ("page_content", "text", "content"):  # LangChain, LlamaIndex, plain docs
+            text = item.get(attribute) if isinstance(item, dict) else getattr(item, attribute, None)
+            if isinstance(text, str):
+                break
+        if not isinstance(text, str):
+            if not force:
+                return None
+            text = str(item)
+        texts.append(text)
+    return texts
+
+
+def _finish_function(trace: TraceBuilder, span: Span, result: Any, kind: str | None) -> None:
+    span.output = result
+    if kind != "function":
+        contexts = _documents(result, force=kind == "retrieval")
+        if contexts is not None:
+            span.kind = "retrieval"
+            trace.fresh_contexts.extend(contexts)
+
+
+def trace_function_call(
+    func: F | None = None, *, name: str | None = None, kind: str | None = None
+) -> Any:
+    """Record a function's arguments, result, duration and exception as a span (sync or async).
+
+    `kind="retrieval"` makes the result the contexts of the next LLM call; `kind="function"`
+    never does; by default a non-empty list of strings or documents counts as retrieved contexts.
+    The function's own behaviour is untouched: same result, same exception.
+    """
+    if kind not in (None, "retrieval", "function", "other"):
+        raise ValueError(
+            f"trace_function_call: kind must be 'retrieval', 'function' or 'other', got {kind!r}"
+        )
+    if func is None:
+        return functools.partial(trace_function_call, name=name, kind=kind)
+    span_name = name or getattr(func, "__qualname__", None) or repr(func)
+    try:
+        signature: inspect.Signature | None = inspect.signature(func)
+    except (TypeError, ValueError):
+        signature = None
+
+    def arguments(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if signature is None:
+            return {"args": list(args), "kwargs": kwargs}
+        try:
+            return dict(signature.bind_partial(*args, **kwargs).arguments)
+        except TypeError:
+            return {"args": list(args), "kwargs": kwargs}
+
+    span_kind = "retrieval" if kind == "retrieval" else "function"
+
+    if inspect.iscoroutinefunction(func):
+
+        @functools.wraps(func)
+        async def async_traced(*args: Any, **kwargs: Any) -> Any:
+            trace, span, opened, tokens = open_span(span_name, span_kind, arguments(args, kwargs))
+            try:
+                result = await func(*args, **kwargs)
+            except BaseException as exc:
+                span.error = exc
+                raise
+            else:
+                _finish_function(trace, span, result, kind)
+                return result
+            finally:
+                close_span(trace, span, opened, tokens)
+
+        return async_traced
+
+    @functools.wraps(func)
+    def traced(*args: Any, **kwargs: Any) -> Any:
+        trace, span, opened, tokens = open_span(span_name, span_kind, arguments(args, kwargs))
+        try:
+            result = func(*args, **kwargs)
+        except BaseException as exc:
+            span.error = exc
+            raise
+        else:
+            _finish_function(trace, span, result, kind)
+            return result
+        finally:
+            close_span(trace, span, opened, tokens)
+
+    return traced
+
+
+# -- JSON, in the export thread ------------------------------------------------------------------
+def jsonable(value: Any, depth: int = 0) -> Any:
+    """Any value as JSON (bounded: long strings and lists are cut, marked with '…')."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, str):
+        return value if len(value) <= MAX_TEXT else value[:MAX_TEXT] + "…"
+    if depth >= MAX_DEPTH:
+        return repr(value)[:200]
+    if isinstance(value, dict):
+        items = list(value.items())[:MAX_ITEMS]
+        return {str(k): jsonable(v, depth + 1) for k, v in items}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v, depth + 1) for v in list(value)[:MAX_ITEMS]]
+    if isinstance(value, (bytes, bytearray)):
+        return f"<{len(value)} bytes>"
+    if isinstance(value, BaseException):
+        return f"{type(value).__name__}: {value}"
+    dump = getattr(value, "model_dump", None)  # pydantic (the OpenAI and Anthropic types)
+    if callable(dump):
+        try:
+            return jsonable(dump(mode="json"), depth + 1)
+        except Exception:
+            pass
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return jsonable(dataclasses.asdict(value), depth + 1)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return repr(value)[:MAX_TEXT]
+
+
+def _iso(timestamp: float | None) -> str | None:
+    if timestamp is None:
+        return None
+    return datetime.fromtimestamp(timestamp, timezone.utc).isoformat()
+
+
+def _error_text(error: Any) -> str | None:
+    return None if error is None else f"{type(error).__name__}: {error}"
+
+
+def build_trace(trace: TraceBuilder) -> dict[str, Any]:
+    """The TraceIn body of the server's contract."""
+    spans, llm_calls = [], []
+    for span in trace.spans:
+        attributes = dict(span.attributes)
+        if span.llm is not None:
+            call = span.llm
+            call.process()
+            llm_calls.append(call)
+            attributes.update({"model": call.model, "usage": call.usage, "contexts": call.contexts})
+            span_input, span_output = call.input, call.output
+        else:
+            span_input, span_output = jsonable(span.input), jsonable(span.output)
+        spans.append(
+            {
+                "id": span.id,
+                "parent_id": span.parent_id,
+                "name": span.name,
+                "kind": span.kind,
+                "started_at": _iso(span.started),
+                "ended_at": _iso(span.ended),
+                "input": span_input,
+                "output": span_output,
+                "error": _error_text(span.error) if span.llm is None else span.llm.error,
+                "attributes": jsonable(attributes),
+            }
+        )
+    root = trace.root or trace.spans[-1]
+    last = llm_calls[-1] if llm_calls else None
+    metadata: dict[str, Any] = {}
+    for call in llm_calls:
+        metadata.update(call.metadata or {})
+    usage = {"input_tokens": None, "output_tokens": None}
+    for call in llm_calls:
+        for key in usage:
+            if call.usage.get(key) is not None:
+                usage[key] = (usage[key] or 0) + call.usage[key]
+    if root.llm is not None:
+        trace_input, trace_output, error = root.llm.input, root.llm.output, root.llm.error
+    else:
+        trace_input, trace_output = jsonable(root.input), jsonable(root.output)
+        error = _error_text(root.error)
+    ended = max((s.ended or s.started) for s in trace.spans)
+    started = min(s.started for s in trace.spans)
+    return {
+        "id": trace.id,
+        "created_at": _iso(started),
+        "input": trace_input,
+        "output": trace_output,
+        "raw_input": last.raw_input if last else None,
+        "raw_output": last.raw_output if last else None,
+        "contexts": last.contexts if last else list(trace.fresh_contexts),
+        "metadata": jsonable(metadata),
+        "model": last.model if last else None,
+        "usage": usage,
+        "latency_ms": round((ended - root.started) * 1000, 3),
+        "error": error,
+        "tags": [],
+        "spans": spans,
+    }
+
+
+__all__ = [
+    "Span",
+    "TraceBuilder",
+    "build_trace",
+    "close_span",
+    "jsonable",
+    "open_span",
+    "trace_function_call",
+]

@@ -1,0 +1,236 @@
+"""Trace export against a real loopback collector: batching, server down, slow, 401, overflow, off.
+
+`Collector` (below) is a standard-library stand-in for the server's `POST /api/v1/traces`; the
+other tracing tests import it. The application's calls must return normally whatever it does.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from assay.platform.sdk.client import Client
+from assay.platform.sdk.export import Exporter
+
+
+class Collector:
+    """Records every batch it accepts; `status`, `delay` and `stop()` make it misbehave."""
+
+    def __init__(self, port: int = 0) -> None:
+        self.status = 202
+        self.delay = 0.0
+        self.batches: list[list[dict[str, Any]]] = []
+        self.attempts = 0
+        self.auth_headers: list[str | None] = []
+        self._lock = threading.Lock()
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _CollectorHandler)
+        self._httpd.daemon_threads = True
+        self._httpd.block_on_close = False
+        self._httpd.collector = self  # type: ignore[attr-defined]
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+
+    @property
+    def traces(self) -> list[dict[str, Any]]:
+        with self._lock:
+            return [trace for batch in self.batches for trace in batch]
+
+    def start(self) -> Collector:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+    def wait_for(self, n: int, timeout: float = 10.0) -> list[dict[str, Any]]:
+        deadline = time.monotonic() + timeout
+        while len(self.traces) < n and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return self.traces
+
+
+class _CollectorHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _reply(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_GET(self) -> None:  # /api/v1/auth/whoami, for login()
+        self._reply(200, {"project": "test"})
+
+    def do_POST(self) -> None:
+        collector: Collector = self.server.collector  # type: ignore[attr-defined]
+        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        with collector._lock:
+            collector.attempts += 1
+            collector.auth_headers.append(self.headers.get("Authorization"))
+            status, delay = collector.status, collector.delay
+        if delay:
+            time.sleep(delay)
+        if status >= 300:
+            return self._reply(status, {"error": {"code": "refused", "message": "no"}})
+        with collector._lock:
+            collector.batches.append(body["traces"])
+        self._reply(202, {"accepted": len(body["traces"]), "duplicates": 0})
+
+
+@pytest.fixture
+def collector():
+    server = Collector().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def record(n: int) -> dict[str, Any]:
+    return {"id": f"t{n}", "input": f"q{n}", "output": f"a{n}"}
+
+
+def make_exporter(url: str, key: str | None = "k", **options: Any) -> Exporter:
+    session = Client(key, url)
+    options.setdefault("interval", 0.02)
+    return Exporter(session=lambda: session, **options)
+
+
+def test_records_are_batched_and_sent_with_the_key(collector):
+    exporter = make_exporter(collector.url, key="secret-key", batch_size=50)
+    for n in range(120):
+        exporter.submit(record, n)
+    assert exporter.flush(5)
+    assert [t["id"] for t in collector.traces] == [f"t{n}" for n in range(120)]
+    assert all(len(batch) <= 50 for batch in collector.batches)
+    assert len(collector.batches) < 120  # batched, not one request per trace
+    assert set(collector.auth_headers) == {"Bearer secret-key"}
+    assert exporter.stats()["sent"] == 120 and exporter.stats()["dropped"] == 0
+    exporter.shutdown()
+
+
+def test_server_down_then_up_keeps_the_traces_and_warns_once(collector, caplog):
+    collector.stop()
+    url = collector.url
+    exporter = make_exporter(url, max_backoff=0.05)
+    with caplog.at_level(logging.WARNING, logger="assay.platform.tracing"):
+        started = time.perf_counter()
+        for n in range(30):
+            exporter.submit(record, n)
+        assert time.perf_counter() - started < 0.5  # the caller never waits for the network
+        time.sleep(0.3)  # several failed attempts
+    warnings = [r for r in caplog.records if "cannot send traces" in r.getMessage()]
+    assert len(warnings) == 1
+    assert exporter.stats()["waiting"] == 30 and exporter.stats()["sent"] == 0
+    # the server comes back on the same port: the waiting traces go out
+    revived = Collector(port=int(url.rsplit(":", 1)[1])).start()
+    try:
+        assert exporter.flush(5)
+        assert sorted(t["id"] for t in revived.traces) == sorted(f"t{n}" for n in range(30))
+    finally:
+        exporter.shutdown()
+        revived.stop()
+
+
+def test_unauthorized_key_drops_the_batch_and_warns_once(collector, caplog):
+    collector.status = 401
+    exporter = make_exporter(collector.url)
+    with caplog.at_level(logging.WARNING, logger="assay.platform.tracing"):
+        for n in range(5):
+            exporter.submit(record, n)
+            assert exporter.flush(5)
+    refused = [r for r in caplog.records if "refused" in r.getMessage()]
+    assert len(refused) == 1 and "401" in refused[0].getMessage()
+    assert exporter.stats()["rejected"] == 5 and collector.attempts == 5
+    assert collector.traces == []
+    exporter.shutdown()
+
+
+def test_slow_server_does_not_slow_the_caller(collector):
+    collector.delay = 0.5
+    exporter = make_exporter(collector.url, timeout=5.0)
+    started = time.perf_counter()
+    for n in range(200):
+        exporter.submit(record, n)
+    assert time.perf_counter() - started < 0.2
+    assert exporter.flush(10)
+    assert len(collector.traces) == 200
+    exporter.shutdown()
+
+
+def test_timeout_of_a_hanging_server_retries_later(collector):
+    collector.delay = 1.0
+    exporter = make_exporter(collector.url, timeout=0.2, max_backoff=0.05)
+    exporter.submit(record, 1)
+    time.sleep(0.5)
+    assert exporter.stats()["sent"] == 0 and collector.attempts >= 1
+    collector.delay = 0.0
+    assert exporter.flush(5)
+    assert [t["id"] for t in collector.traces][-1] == "t1"
+    exporter.shutdown()
+
+
+def test_overflow_drops_the_oldest_and_counts_them(collector):
+    collector.stop()  # nothing gets through
+    exporter = make_exporter(collector.url, max_queue=100, max_backoff=0.05)
+    for n in range(1_000):
+        exporter.submit(record, n)
+    stats = exporter.stats()
+    assert stats["queued"] == 1_000
+    assert stats["waiting"] <= 100 + exporter.batch_size
+    assert stats["dropped"] >= 1_000 - 100 - exporter.batch_size
+    waiting = [item for _build, item in exporter._queue]
+    assert waiting == sorted(waiting) and waiting[-1] == 999  # the newest are kept
+    exporter.shutdown(0.1)
+
+
+def test_a_record_that_cannot_be_built_is_counted_and_the_rest_go(collector):
+    exporter = make_exporter(collector.url)
+
+    def broken(_item: Any) -> dict[str, Any]:
+        raise RuntimeError("boom")
+
+    exporter.submit(broken, None)
+    exporter.submit(record, 7)
+    assert exporter.flush(5)
+    assert [t["id"] for t in collector.traces] == ["t7"]
+    assert exporter.stats()["failed"] == 1
+    exporter.shutdown()
+
+
+def test_off_sends_nothing(collector):
+    session = Client("k", collector.url, off=True)
+    exporter = Exporter(session=lambda: session, interval=0.02)
+    for n in range(10):
+        exporter.submit(record, n)
+    assert exporter.stats()["queued"] == 0
+    time.sleep(0.1)
+    assert collector.attempts == 0
+    exporter.shutdown()
+
+
+def test_shutdown_is_bounded_when_the_server_hangs(collector):
+    collector.delay = 3.0
+    exporter = make_exporter(collector.url, timeout=10.0)
+    exporter.submit(record, 1)
+    started = time.perf_counter()
+    exporter.shutdown(0.3)
+    assert time.perf_counter() - started < 2.0
