@@ -197,7 +197,7 @@ def test_overflow_drops_the_oldest_and_counts_them(collector):
     assert stats["queued"] == 1_000
     assert stats["waiting"] <= 100 + exporter.batch_size
     assert stats["dropped"] >= 1_000 - 100 - exporter.batch_size
-    waiting = [item for _build, item in exporter._queue]
+    waiting = [item for _build, item, _not_before in exporter._queue]
     assert waiting == sorted(waiting) and waiting[-1] == 999  # the newest are kept
     exporter.shutdown(0.1)
 
@@ -224,6 +224,17 @@ def test_off_sends_nothing(collector):
     assert exporter.stats()["queued"] == 0
     time.sleep(0.1)
     assert collector.attempts == 0
+    exporter.shutdown()
+
+
+def test_a_held_record_waits_unless_flushed(collector):
+    exporter = make_exporter(collector.url)
+    exporter.submit(record, 1, hold=30.0)
+    exporter.submit(record, 2)
+    time.sleep(0.2)
+    assert collector.attempts == 0  # the held head keeps its place in the order
+    assert exporter.flush(5)
+    assert [t["id"] for t in collector.traces] == ["t1", "t2"]
     exporter.shutdown()
 
 

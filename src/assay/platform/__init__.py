@@ -22,7 +22,11 @@ from assay.platform.sdk import (
     ServerUnavailable,
     Task,
     ValidationFailed,
+    export_stats,
+    flush,
     login,
+    monitor,
+    trace_function_call,
     whoami,
 )
 
@@ -39,6 +43,10 @@ __all__ = [
     "ServerUnavailable",
     "Task",
     "ValidationFailed",
+    "export_stats",
+    "flush",
     "login",
+    "monitor",
+    "trace_function_call",
     "whoami",
 ]

@@ -10,7 +10,10 @@ from assay.platform.sdk.errors import (
     ValidationFailed,
 )
 from assay.platform.sdk.experiment import Experiment
+from assay.platform.sdk.export import export_stats, flush
+from assay.platform.sdk.monitor import monitor
 from assay.platform.sdk.objects import Cohort, Criteria, Dataset, Example, Task
+from assay.platform.sdk.tracing import trace_function_call
 
 __all__ = [
     "AuthError",
@@ -25,6 +28,10 @@ __all__ = [
     "ServerUnavailable",
     "Task",
     "ValidationFailed",
+    "export_stats",
+    "flush",
     "login",
+    "monitor",
+    "trace_function_call",
     "whoami",
 ]

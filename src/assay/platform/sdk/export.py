@@ -32,8 +32,10 @@ from assay.platform.sdk import client as sdk_client
 log = logging.getLogger("assay.platform.tracing")
 
 BATCH_SIZE = 200  # the server takes at most 500 per request
-# One record is (build function, argument): the JSON body is made in the export thread.
-Record = tuple[Callable[[Any], dict[str, Any] | None], Any]
+# One record is (build function, argument, not before): the JSON body is made in the export
+# thread; `build` may return None (nothing to send). `not before` (time.monotonic) holds a record
+# back for a moment (a function-only trace that a following LLM call may still take in).
+Record = tuple[Callable[[Any], dict[str, Any] | None], Any, float]
 
 
 class Exporter:
@@ -67,14 +69,17 @@ class Exporter:
         )
 
     # -- the application's side: cheap, never raises -------------------------------------------
-    def submit(self, build: Callable[[Any], dict[str, Any] | None], item: Any) -> None:
+    def submit(
+        self, build: Callable[[Any], dict[str, Any] | None], item: Any, hold: float = 0.0
+    ) -> None:
         if self._session().off:
             return
+        not_before = time.monotonic() + hold if hold else 0.0
         with self._lock:
             if len(self._queue) >= self.max_queue:
                 self._queue.popleft()
                 self._counts["dropped"] += 1
-            self._queue.append((build, item))
+            self._queue.append((build, item, not_before))
             self._counts["queued"] += 1
             if self._thread is None:
                 self._start()
@@ -122,16 +127,29 @@ class Exporter:
 
     def _take(self) -> list[Record] | None:
         with self._lock:
-            while not self._queue and not self._stopping:
-                self._idle.notify_all()
-                self._wake.wait(self.interval)
-            if not self._queue:
-                return None
-            if len(self._queue) < self.batch_size and not self._stopping and not self._urgent:
-                self._wake.wait(self.interval)  # linger so that a busy app sends fewer requests
-            size = min(self.batch_size, len(self._queue))
-            batch = [self._queue.popleft() for _ in range(size)]
-            self._in_flight = size
+            lingered = False
+            while True:
+                while not self._queue and not self._stopping:
+                    self._idle.notify_all()
+                    self._wake.wait(self.interval)
+                if not self._queue:
+                    return None
+                hurry = self._stopping or self._urgent > 0
+                wait = self._queue[0][2] - time.monotonic()
+                if not hurry and wait > 0:  # the oldest record is held back: so are the rest
+                    self._wake.wait(min(wait, self.interval))
+                    continue
+                if not hurry and not lingered and len(self._queue) < self.batch_size:
+                    lingered = True  # linger so that a busy app sends fewer requests
+                    self._wake.wait(self.interval)
+                    continue
+                break
+            now, batch = time.monotonic(), []
+            while self._queue and len(batch) < self.batch_size:
+                if not hurry and self._queue[0][2] > now:
+                    break
+                batch.append(self._queue.popleft())
+            self._in_flight = len(batch)
             return batch
 
     def _requeue(self, batch: list[Record]) -> None:
@@ -155,7 +173,7 @@ class Exporter:
             if batch is None:
                 return
             bodies = []
-            for build, item in batch:
+            for build, item, _not_before in batch:
                 try:
                     body = build(item)
                 except Exception as exc:  # a record that cannot be built must not stop the rest

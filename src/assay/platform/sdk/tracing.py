@@ -6,9 +6,10 @@ How calls group into traces (context variables, so threads and asyncio tasks eac
   spans, nested as they were called (`parent_id`). It is sent when that outermost call returns
   (and any stream it started has ended).
 - A monitored LLM call made outside any traced function is a trace of its own.
-- A traced function that finished without any LLM call inside it waits (at most `PENDING_MAX`
-  of them, for at most `PENDING_SECONDS`) and joins the next trace opened in the same context:
-  `docs = retrieve(q)` then `client.chat.completions.create(...)` make ONE trace.
+- A traced function that finished without any LLM call inside it is queued for export but held
+  back `JOIN_SECONDS`: a trace opened meanwhile by the same thread or asyncio task takes it in,
+  so `docs = retrieve(q)` then `client.chat.completions.create(...)` make ONE trace. Otherwise
+  (or on `flush()`) it is sent as a trace of its own; nothing waits in the application.
 - Retrieval: the result of a traced function of kind "retrieval" (or, by default, one returning a
   non-empty list of strings or documents) becomes the `contexts` of the next LLM call of the same
   trace, and the trace's contexts are those of its last LLM call.
@@ -19,11 +20,13 @@ them into JSON, the callback and everything else happens in the export thread.
 
 from __future__ import annotations
 
-import atexit
+import asyncio
+import collections
 import contextvars
 import dataclasses
 import functools
 import inspect
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -33,8 +36,7 @@ from typing import Any, TypeVar
 from assay.platform.sdk.export import exporter
 
 F = TypeVar("F", bound=Callable[..., Any])
-PENDING_MAX = 20
-PENDING_SECONDS = 60.0
+JOIN_SECONDS = 5.0
 MAX_TEXT = 65_536  # characters kept of one string value
 MAX_ITEMS = 1_000  # items kept of one list or dict
 MAX_DEPTH = 12
@@ -77,15 +79,24 @@ class TraceBuilder:
         self.open_streams = 0
         self.root_done = False
         self.sent = False
+        self.claimed: str | None = None  # "adopted" into another trace, or "sent" on its own
+
+    def claim(self, by: str) -> bool:
+        with _claim_lock:
+            if self.claimed is None:
+                self.claimed = by
+            return self.claimed == by
 
     def take_contexts(self) -> list[str]:
         contexts, self.fresh_contexts = self.fresh_contexts, []
         return contexts
 
     def closed_one(self) -> None:
-        if self.root_done and self.open_streams <= 0 and not self.sent:
+        with _claim_lock:
+            if not self.root_done or self.open_streams > 0 or self.sent:
+                return
             self.sent = True
-            exporter().submit(build_trace, self)
+        exporter().submit(build_trace, self)
 
     def has_llm(self) -> bool:
         return any(span.llm is not None for span in self.spans)
@@ -95,25 +106,37 @@ _trace: contextvars.ContextVar[TraceBuilder | None] = contextvars.ContextVar(
     "assay_trace", default=None
 )
 _parent: contextvars.ContextVar[str | None] = contextvars.ContextVar("assay_span", default=None)
-_pending: contextvars.ContextVar[list[TraceBuilder] | None] = contextvars.ContextVar(
-    "assay_pending", default=None
+_pending: contextvars.ContextVar[tuple[int, collections.deque[TraceBuilder]] | None] = (
+    contextvars.ContextVar("assay_pending", default=None)
 )
+_claim_lock = threading.Lock()
 
 
-def _pending_list() -> list[TraceBuilder]:
-    pending = _pending.get()
-    if pending is None:
-        pending = []
-        _pending.set(pending)
-    return pending
+def _owner() -> int:
+    """The running asyncio task, else the thread: tasks copy their parent's context variables,
+    and a function traced in one request must not join another request's trace."""
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:
+        task = None
+    return id(task) if task is not None else threading.get_ident()
 
 
-def _send_pending(pending: list[TraceBuilder], *, older_than: float | None = None) -> None:
-    """Send waiting function-only traces as they are (all, or those older than a moment)."""
-    while pending and (older_than is None or pending[0].created < older_than):
-        waiting = pending.pop(0)
-        waiting.sent = True
-        exporter().submit(build_trace, waiting)
+def _pending_here(create: bool) -> collections.deque[TraceBuilder] | None:
+    held = _pending.get()
+    owner = _owner()
+    if held is not None and held[0] == owner:
+        return held[1]
+    if not create:
+        return None
+    waiting: collections.deque[TraceBuilder] = collections.deque()
+    _pending.set((owner, waiting))
+    return waiting
+
+
+def _build_unclaimed(trace: TraceBuilder) -> dict[str, Any] | None:
+    """A held function-only trace, unless a later trace took it in."""
+    return build_trace(trace) if trace.claim("sent") else None
 
 
 def open_span(name: str, kind: str, input: Any = None) -> tuple[TraceBuilder, Span, bool, Any]:
@@ -122,12 +145,12 @@ def open_span(name: str, kind: str, input: Any = None) -> tuple[TraceBuilder, Sp
     opened = trace is None
     if trace is None:
         trace = TraceBuilder()
-        pending = _pending.get()
+        pending = _pending_here(create=False)
         if pending:
-            _send_pending(pending, older_than=time.time() - PENDING_SECONDS)
             for waiting in pending:  # what was traced just before joins this trace
-                trace.spans.extend(waiting.spans)
-                trace.fresh_contexts.extend(waiting.fresh_contexts)
+                if waiting.claim("adopted"):
+                    trace.spans.extend(waiting.spans)
+                    trace.fresh_contexts.extend(waiting.fresh_contexts)
             pending.clear()
     span = Span(name, kind, _parent.get(), input)
     trace.spans.append(span)
@@ -149,20 +172,13 @@ def close_span(
         return
     trace.root_done = True
     if span.llm is None and not trace.has_llm():
-        pending = _pending_list()
+        pending = _pending_here(create=True)
+        while pending and pending[0].claimed is not None:
+            pending.popleft()  # already sent on their own
         pending.append(trace)
-        if len(pending) > PENDING_MAX:
-            _send_pending(pending[:1])
-            del pending[0]
+        exporter().submit(_build_unclaimed, trace, hold=JOIN_SECONDS)
         return
     trace.closed_one()
-
-
-@atexit.register
-def _send_pending_at_exit() -> None:
-    pending = _pending.get()
-    if pending:
-        _send_pending(pending)
 
 
 # -- @trace_function_call ----------------------------------------------------------------------
