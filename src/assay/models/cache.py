@@ -10,6 +10,10 @@ then asks again.
 Where the file lives: `$ASSAY_CACHE_DIR/cache.sqlite` if set; else `./.assay/cache.sqlite`
 when the project has an `.assay/` directory; else the user cache directory
 (`$XDG_CACHE_HOME/assay` or `~/.cache/assay`).
+
+`ResponseCache(path, replay_only=True)` only reads: a chat or embedding request with no stored
+answer raises `CacheMiss` instead of reaching the provider (pytest `--assay-cache=replay`, so a
+recorded CI run is free and deterministic, and a changed prompt is an error, not a silent call).
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from assay.errors import ModelError
 from assay.models.types import ModelRequest, ModelResponse
 
 _IGNORED_PARAMS = frozenset({"timeout"})
@@ -66,11 +71,16 @@ def embedding_key(identity: dict[str, Any], text: str) -> str:
     return _digest({"kind": "embedding", "identity": identity, "text": text})
 
 
+class CacheMiss(ModelError):
+    """A replay-only cache has no stored answer for a request; no call was made."""
+
+
 class ResponseCache:
     """Thread-safe; several processes may share the file (SQLite WAL mode)."""
 
-    def __init__(self, path: str | Path | None = None) -> None:
+    def __init__(self, path: str | Path | None = None, *, replay_only: bool = False) -> None:
         self.path = Path(path) if path is not None else default_cache_path()
+        self.replay_only = replay_only
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
@@ -101,6 +111,8 @@ class ResponseCache:
 
     def get_response(self, key: str) -> ModelResponse | None:
         value = self._get(key)
+        if value is None and self.replay_only:
+            self._missed(key, "chat")
         return ModelResponse.model_validate_json(value) if value is not None else None
 
     def put_response(self, key: str, model: str, response: ModelResponse) -> None:
@@ -108,7 +120,15 @@ class ResponseCache:
 
     def get_vector(self, key: str) -> list[float] | None:
         value = self._get(key)
+        if value is None and self.replay_only:
+            self._missed(key, "embedding")
         return json.loads(value) if value is not None else None
+
+    def _missed(self, key: str, kind: str) -> None:
+        raise CacheMiss(
+            f"replay-only cache {self.path} has no recorded {kind} answer for this request "
+            f"(key {key[:16]}); no call was made. Record it first (pytest --assay-cache=record)."
+        )
 
     def put_vector(self, key: str, model: str, vector: list[float]) -> None:
         self._put(key, "embedding", model, json.dumps(vector))
@@ -148,4 +168,4 @@ class ResponseCache:
             self._db.close()
 
 
-__all__ = ["ResponseCache", "default_cache_path", "embedding_key", "request_key"]
+__all__ = ["CacheMiss", "ResponseCache", "default_cache_path", "embedding_key", "request_key"]
