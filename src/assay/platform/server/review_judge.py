@@ -83,6 +83,14 @@ class QueueJudgeRun:
 
     async def run(self) -> bool:
         """True when every item present at the start is scored; False when asked to stop first."""
+        from assay._util.loop_local import close_loop_locals
+
+        try:
+            return await self._run()
+        finally:  # the judge's HTTP clients belong to this job's loop
+            await close_loop_locals()
+
+    async def _run(self) -> bool:
         project = self.claim.project_id
         with self.state.transaction() as session:
             queue = session.scalar(

@@ -48,8 +48,7 @@ def queue_json(queue: models.ReviewQueue, counts: dict[str, int] | None = None) 
 
 class QueueRepo(ProjectScoped):
     def where(self, condition: str) -> Any:
-        dialect = self.session.get_bind().dialect.name
-        return compile_condition(condition, dialect=dialect, project_id=self.project_id)
+        return compile_condition(condition)
 
     # -- the queues --------------------------------------------------------------------------------
     def by_name(self, name: str) -> models.ReviewQueue | None:

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, Field, StrictBool, StrictFloat, StrictInt, field_validator
 
+from assay.platform.server.conditions import DEFAULT_LIMITS
 from assay.platform.server.schemas import (
     CONTEXT_MAX,
     CONTEXTS_MAX,
@@ -31,7 +32,7 @@ SPANS_MAX = 500
 TAGS_MAX = 50
 IDS_MAX = 500
 JSON_DEPTH = 32
-CONDITION_MAX = 2_000
+CONDITION_MAX = DEFAULT_LIMITS.max_length
 CRITERIA_MAX = 20
 
 
