@@ -70,6 +70,9 @@ def translate_openai_error(exc: Exception) -> Exception:
         return MalformedResponse(
             f"the provider's answer does not have the shape of a completion: {exc}"
         )
+    wire = _aiohttp_cause(exc)
+    if wire is not None:
+        return wire
     if _from_http_stack(exc):
         if "timeout" in type(exc).__name__.lower():
             return ModelTimeout(f"the request timed out: {type(exc).__name__}: {exc}")
@@ -95,6 +98,25 @@ def translate_openai_error(exc: Exception) -> Exception:
             retry_after=retry_after_seconds(exc.response.headers),
         )
     return exc
+
+
+def _aiohttp_cause(exc: BaseException) -> Exception | None:
+    """The assay error for a failure of the aiohttp transport, read from aiohttp's own exception.
+
+    The SDK's adapter maps every `aiohttp.ClientConnectionError` (a connection the server cut,
+    among them) to `httpx.ConnectTimeout`, which would report a dropped connection as a
+    timeout."""
+    import aiohttp
+
+    seen = 0
+    cause: BaseException | None = exc
+    while cause is not None and seen < 8:
+        if isinstance(cause, (aiohttp.ServerTimeoutError, aiohttp.SocketTimeoutError)):
+            return ModelTimeout(f"the request timed out: {type(cause).__name__}: {cause}")
+        if isinstance(cause, aiohttp.ClientError):
+            return ModelConnectionError(f"the connection failed: {type(cause).__name__}: {cause}")
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
+    return None
 
 
 def _from_http_stack(exc: Exception) -> bool:
@@ -149,12 +171,16 @@ class OpenAICompatible(Provider):
 
         def new_client() -> Any:
             # Retries are assay's job (one policy for every provider), so the SDK's are off.
+            # The SDK's aiohttp transport: httpx's pool walks all its connections on every
+            # request, which at a few hundred requests in flight was a third of the client's CPU
+            # (`benchmarks/orchestration.py`, 29 -> 20 ms per sample).
             return openai.AsyncOpenAI(
                 api_key=api_key,
                 base_url=base_url,
                 timeout=timeout,
                 max_retries=0,
                 default_headers=default_headers,
+                http_client=openai.DefaultAioHttpClient(timeout=timeout),
             )
 
         self._clients = LoopLocal(new_client)
@@ -190,7 +216,7 @@ class OpenAICompatible(Provider):
     def _arguments(self, request: ModelRequest) -> dict[str, Any]:
         arguments: dict[str, Any] = {
             "model": self.model,
-            "messages": [message.model_dump() for message in request.messages],
+            "messages": [message.wire() for message in request.messages],
         }
         if request.n != 1:
             arguments["n"] = request.n
@@ -239,7 +265,11 @@ class OpenAICompatible(Provider):
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         arguments = self._arguments(request)
-        raw = await self._sdk_call(lambda: self.client.chat.completions.create(**arguments))
+        client = self.client
+        if _is_sdk_client(client):
+            raw = await self._sdk_call(lambda: _post_completion(client, arguments))
+        else:
+            raw = await self._sdk_call(lambda: client.chat.completions.create(**arguments))
         return self._response(raw, request)
 
     def _response(self, raw: Any, request: ModelRequest) -> ModelResponse:
@@ -297,6 +327,30 @@ class OpenAICompatible(Provider):
     async def aclose(self) -> None:
         if self._clients is not None:
             await self._clients.get().close()
+
+
+def _is_sdk_client(client: Any) -> bool:
+    import openai
+
+    return isinstance(client, (openai.AsyncOpenAI, openai.OpenAI))
+
+
+def _post_completion(client: Any, arguments: dict[str, Any]) -> Any:
+    """`chat.completions.create` without its parameter transform.
+
+    `create` walks every message and the whole JSON schema against the SDK's TypedDict unions
+    (about a quarter of the client's CPU per request in `benchmarks/orchestration.py`) only to
+    produce the plain JSON body that `_arguments` already builds. The SDK's generic `post` (its
+    documented route for requests it has no method for) sends that body through the same
+    client: same headers, timeout, error classes and the same `ChatCompletion` parsing.
+    `tests/models/test_openai_request_body.py` pins the body equal to `create`'s."""
+    from openai.types.chat import ChatCompletion
+
+    body = dict(arguments)
+    extra = body.pop("extra_body", None)
+    if extra:
+        body.update(extra)  # as the SDK merges extra_body into the JSON it sends
+    return client.post("/chat/completions", body=body, cast_to=ChatCompletion)
 
 
 def _pool_of_its_own(client: Any) -> Any:
