@@ -27,6 +27,8 @@ class Collector:
         self.delay = 0.0
         self.batches: list[list[dict[str, Any]]] = []
         self.attempts = 0
+        self.refuse_id: str | None = None  # a trace with this id gets a 422 naming its index
+        self.request_sizes: list[int] = []
         self.auth_headers: list[str | None] = []
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _CollectorHandler)
@@ -81,15 +83,23 @@ class _CollectorHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         collector: Collector = self.server.collector  # type: ignore[attr-defined]
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body = json.loads(raw)
+        ids = [trace["id"] for trace in body["traces"]]
         with collector._lock:
             collector.attempts += 1
+            collector.request_sizes.append(len(raw))
             collector.auth_headers.append(self.headers.get("Authorization"))
             status, delay = collector.status, collector.delay
         if delay:
             time.sleep(delay)
         if status >= 300:
             return self._reply(status, {"error": {"code": "refused", "message": "no"}})
+        if collector.refuse_id in ids:
+            field = f"traces[{ids.index(collector.refuse_id)}].input"
+            return self._reply(
+                422, {"error": {"code": "invalid", "message": "bad", "field": field}}
+            )
         with collector._lock:
             collector.batches.append(body["traces"])
         self._reply(202, {"accepted": len(body["traces"]), "duplicates": 0})
@@ -213,6 +223,33 @@ def test_a_record_that_cannot_be_built_is_counted_and_the_rest_go(collector):
     assert exporter.flush(5)
     assert [t["id"] for t in collector.traces] == ["t7"]
     assert exporter.stats()["failed"] == 1
+    exporter.shutdown()
+
+
+def test_a_trace_the_server_refuses_is_dropped_alone(collector):
+    collector.refuse_id = "t3"
+    exporter = make_exporter(collector.url)
+    for n in range(6):
+        exporter.submit(record, n)
+    assert exporter.flush(5)
+    assert [t["id"] for t in collector.traces] == ["t0", "t1", "t2", "t4", "t5"]
+    assert exporter.stats()["rejected"] == 1
+    exporter.shutdown()
+
+
+def test_requests_stay_under_the_body_cap(collector):
+    exporter = make_exporter(collector.url)
+    big = "x" * 300_000
+    for n in range(5):
+        exporter.submit(lambda n: {"id": f"t{n}", "input": big}, n)
+    huge = {"id": "huge", "input": "small", "raw_input": "y" * 2_000_000, "spans": []}
+    exporter.submit(lambda _: huge, None)
+    assert exporter.flush(5)
+    assert all(size < 1_000_000 for size in collector.request_sizes)
+    assert len(collector.request_sizes) >= 2
+    traces = {t["id"]: t for t in collector.traces}
+    assert len(traces) == 6 and traces["huge"]["raw_input"] is None
+    assert traces["huge"]["metadata"] == {"assay_truncated": True}
     exporter.shutdown()
 
 

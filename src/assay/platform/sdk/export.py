@@ -8,9 +8,12 @@ one daemon thread turns records into JSON, batches them and posts them to `POST 
 - Never raising into the app: building a record, the callback and every HTTP failure are caught in
   the export thread. A failure is logged as ONE warning per kind (server unreachable, key refused,
   batch refused) until a batch gets through again.
-- Down or slow server (transport error, timeout, 5xx): the batch goes back to the head of the queue
-  and the thread waits (backoff doubling up to `max_backoff`). Key refused (401/403) or batch
-  refused (4xx): the batch is dropped and counted, as re-sending it cannot succeed.
+- Down or slow server (transport error, timeout, 5xx, 429): the unsent traces go back to the head
+  of the queue and the thread waits (backoff doubling up to `max_backoff`); the server ignores an
+  id it already stored, so a re-sent trace is never doubled. Key refused (401/403) or batch
+  refused (4xx): dropped and counted, as re-sending cannot succeed; a 422 naming one trace
+  (`traces[3].model`) drops only that one. Requests stay under the server's 1 MB body cap: a
+  trace too large for it is sent without its raw request/response and span payloads.
 - `login(off=True)`: records are not even queued.
 - At exit, the queue gets `exit_timeout` seconds (default 2) to drain, then the process leaves.
 """
@@ -19,7 +22,9 @@ from __future__ import annotations
 
 import atexit
 import collections
+import json
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -32,6 +37,7 @@ from assay.platform.sdk import client as sdk_client
 log = logging.getLogger("assay.platform.tracing")
 
 BATCH_SIZE = 200  # the server takes at most 500 per request
+MAX_BODY = 900_000  # bytes per request: the server's body cap is 1 MB
 # One record is (build function, argument, not before): the JSON body is made in the export
 # thread; `build` may return None (nothing to send). `not before` (time.monotonic) holds a record
 # back for a moment (a function-only trace that a following LLM call may still take in).
@@ -152,19 +158,18 @@ class Exporter:
             self._in_flight = len(batch)
             return batch
 
-    def _requeue(self, batch: list[Record]) -> None:
+    def _requeue(self, bodies: list[dict[str, Any]]) -> None:
+        """Put built bodies back at the head (the server ignores an id it already has)."""
         with self._lock:
             room = self.max_queue - len(self._queue)
-            keep = batch[-room:] if room > 0 else []  # the oldest of all go first
-            self._counts["dropped"] += len(batch) - len(keep)
-            self._queue.extendleft(reversed(keep))
+            keep = bodies[-room:] if room > 0 else []  # the oldest of all go first
+            self._counts["dropped"] += len(bodies) - len(keep)
+            self._queue.extendleft((_built, body, 0.0) for body in reversed(keep))
             self._in_flight = 0
 
-    def _done(self, counter: str, n: int) -> None:
+    def _count(self, counter: str, n: int) -> None:
         with self._lock:
             self._counts[counter] += n
-            self._in_flight = 0
-            self._idle.notify_all()
 
     def _run(self) -> None:
         backoff = 0.0
@@ -178,14 +183,13 @@ class Exporter:
                     body = build(item)
                 except Exception as exc:  # a record that cannot be built must not stop the rest
                     self._warn("build", f"a trace could not be built and was dropped: {exc!r}")
-                    with self._lock:
-                        self._counts["failed"] += 1
-                    body = None
+                    self._count("failed", 1)
+                    continue
                 if body is not None:
                     bodies.append(body)
-            outcome = self._post(bodies) if bodies else "sent"
-            if outcome == "retry":
-                self._requeue(batch)
+            unsent = self._deliver(bodies)
+            if unsent:
+                self._requeue(unsent)
                 backoff = min(self.max_backoff, max(self.interval, backoff * 2))
                 with self._lock:
                     self._idle.notify_all()
@@ -195,7 +199,36 @@ class Exporter:
                         return  # shutdown's drain time is over: what is left is given up
             else:
                 backoff = 0.0
-                self._done(outcome, len(batch) if outcome != "sent" else 0)
+                with self._lock:
+                    self._in_flight = 0
+                    self._idle.notify_all()
+
+    def _deliver(self, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Send in requests under the server's body cap; the bodies to try again later."""
+        encoded = []
+        for body in bodies:
+            data = _encode(body)
+            if len(data) > MAX_BODY:
+                data = _encode(_shrunk(body))
+            if len(data) > MAX_BODY:
+                self._warn("refused", f"a trace of {len(data)} bytes is too large to send")
+                self._count("rejected", 1)
+                continue
+            encoded.append((body, data))
+        start = 0
+        while start < len(encoded):
+            size, end = 0, start
+            while end < len(encoded) and (end == start or size + len(encoded[end][1]) < MAX_BODY):
+                size, end = size + len(encoded[end][1]) + 1, end + 1
+            chunk = encoded[start:end]
+            outcome = self._post(chunk)
+            if outcome == "retry":
+                return [body for body, _data in encoded[start:]]
+            if isinstance(outcome, int):  # the server named one bad trace: drop it, resend
+                del encoded[start + outcome]
+                continue
+            start = end
+        return []
 
     def _client(self, session: sdk_client.Client) -> httpx.Client:
         wanted = (session.base_url, session.key)
@@ -203,22 +236,25 @@ class Exporter:
             if self._http is not None:
                 self._http.close()
             headers = {"Authorization": f"Bearer {session.key}"} if session.key else {}
+            headers["Content-Type"] = "application/json"
             self._http = httpx.Client(
                 base_url=session.base_url, timeout=self.timeout, headers=headers
             )
             self._http_for = wanted
         return self._http
 
-    def _post(self, bodies: list[dict[str, Any]]) -> str:
+    def _post(self, chunk: list[tuple[dict[str, Any], bytes]]) -> str | int:
+        """ "sent", "rejected", "retry", or the index of the one trace the server refused."""
         session = self._session()
-        if session.off:
+        if session.off or not session.key:
+            if not session.off:
+                self._warn("auth", "traces are not sent: no API key (assay.platform.login(key))")
+            self._count("rejected", len(chunk))
             return "rejected"
-        if not session.key:
-            self._warn("auth", "traces are not sent: no API key (assay.platform.login(key))")
-            return "rejected"
+        content = b'{"traces":[' + b",".join(data for _body, data in chunk) + b"]}"
         try:
             response = self._client(session).post(
-                sdk_client.API_PREFIX + "/traces", json={"traces": bodies}
+                sdk_client.API_PREFIX + "/traces", content=content
             )
         except httpx.HTTPError as exc:
             self._warn(
@@ -234,24 +270,52 @@ class Exporter:
                 answer = response.json()
             except ValueError:
                 answer = {}
-            with self._lock:
-                self._counts["sent"] += int(answer.get("accepted", len(bodies)))
-                self._counts["duplicates"] += int(answer.get("duplicates", 0))
+            self._count("sent", int(answer.get("accepted", len(chunk))))
+            self._count("duplicates", int(answer.get("duplicates", 0)))
             return "sent"
         if status >= 500 or status == 429:
             self._warn("down", f"the server answered {status} to a trace batch; retrying later")
             return "retry"
+        detail = response.text[:300]
+        if status == 422:
+            bad = _refused_index(response)
+            if bad is not None and 0 <= bad < len(chunk):
+                self._warn("refused", f"the server refused a trace ({status}): {detail}")
+                self._count("rejected", 1)
+                return bad
         kind = "auth" if status in (401, 403) else "refused"
-        self._warn(
-            kind,
-            f"the server refused a batch of {len(bodies)} traces ({status}): {response.text[:200]}",
-        )
+        self._warn(kind, f"the server refused a batch of {len(chunk)} traces ({status}): {detail}")
+        self._count("rejected", len(chunk))
         return "rejected"
 
     def _warn(self, kind: str, message: str) -> None:
         if kind not in self._warned:
             self._warned.add(kind)
             log.warning("assay tracing: %s", message)
+
+
+def _built(body: dict[str, Any]) -> dict[str, Any]:
+    return body
+
+
+def _encode(body: dict[str, Any]) -> bytes:
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), default=str).encode()
+
+
+def _shrunk(body: dict[str, Any]) -> dict[str, Any]:
+    """A trace too large for one request, without its raw request/response and span payloads."""
+    spans = [{**span, "input": None, "output": None} for span in body.get("spans") or []]
+    metadata = {**(body.get("metadata") or {}), "assay_truncated": True}
+    return {**body, "raw_input": None, "raw_output": None, "spans": spans, "metadata": metadata}
+
+
+def _refused_index(response: httpx.Response) -> int | None:
+    try:
+        field = response.json()["error"]["field"]
+    except (ValueError, KeyError, TypeError):
+        return None
+    match = re.match(r"traces\[(\d+)\]", field or "")
+    return int(match.group(1)) if match else None
 
 
 _exporter: Exporter | None = None

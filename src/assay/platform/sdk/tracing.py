@@ -40,6 +40,9 @@ JOIN_SECONDS = 5.0
 MAX_TEXT = 65_536  # characters kept of one string value
 MAX_ITEMS = 1_000  # items kept of one list or dict
 MAX_DEPTH = 12
+# the server's limits (`assay.platform.server.trace_schemas`), so that no trace is refused for them
+NAME_MAX, SHORT_MAX, ERROR_MAX = 200, 1_000, 20_000
+CONTEXT_MAX, CONTEXTS_MAX, SPANS_MAX = 100_000, 100, 500
 
 
 class Span:
@@ -287,12 +290,12 @@ def jsonable(value: Any, depth: int = 0) -> Any:
     if value is None or isinstance(value, (bool, int, float)):
         return value
     if isinstance(value, str):
-        return value if len(value) <= MAX_TEXT else value[:MAX_TEXT] + "…"
+        return text(value)
     if depth >= MAX_DEPTH:
         return repr(value)[:200]
     if isinstance(value, dict):
         items = list(value.items())[:MAX_ITEMS]
-        return {str(k): jsonable(v, depth + 1) for k, v in items}
+        return {text(str(k), NAME_MAX): jsonable(v, depth + 1) for k, v in items}
     if isinstance(value, (list, tuple, set, frozenset)):
         return [jsonable(v, depth + 1) for v in list(value)[:MAX_ITEMS]]
     if isinstance(value, (bytes, bytearray)):
@@ -312,6 +315,19 @@ def jsonable(value: Any, depth: int = 0) -> Any:
     return repr(value)[:MAX_TEXT]
 
 
+def text(value: str, limit: int = MAX_TEXT) -> str:
+    """A string the server stores as it is: at most `limit` characters, no NUL, valid UTF-8."""
+    if len(value) > limit:
+        value = value[: limit - 1] + "…"
+    if "\x00" in value:
+        value = value.replace("\x00", "\ufffd")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates
+        value = value.encode("utf-8", "replace").decode("utf-8")
+    return value
+
+
 def _iso(timestamp: float | None) -> str | None:
     if timestamp is None:
         return None
@@ -319,13 +335,15 @@ def _iso(timestamp: float | None) -> str | None:
 
 
 def _error_text(error: Any) -> str | None:
-    return None if error is None else f"{type(error).__name__}: {error}"
+    if error is None or isinstance(error, str):
+        return error if error is None else text(error, ERROR_MAX)
+    return text(f"{type(error).__name__}: {error}", ERROR_MAX)
 
 
 def build_trace(trace: TraceBuilder) -> dict[str, Any]:
     """The TraceIn body of the server's contract."""
     spans, llm_calls = [], []
-    for span in trace.spans:
+    for span in trace.spans[-SPANS_MAX:]:
         attributes = dict(span.attributes)
         if span.llm is not None:
             call = span.llm
@@ -339,13 +357,13 @@ def build_trace(trace: TraceBuilder) -> dict[str, Any]:
             {
                 "id": span.id,
                 "parent_id": span.parent_id,
-                "name": span.name,
+                "name": text(span.name, SHORT_MAX),
                 "kind": span.kind,
                 "started_at": _iso(span.started),
                 "ended_at": _iso(span.ended),
                 "input": span_input,
                 "output": span_output,
-                "error": _error_text(span.error) if span.llm is None else span.llm.error,
+                "error": _error_text(span.error if span.llm is None else span.llm.error),
                 "attributes": jsonable(attributes),
             }
         )
@@ -360,10 +378,12 @@ def build_trace(trace: TraceBuilder) -> dict[str, Any]:
             if call.usage.get(key) is not None:
                 usage[key] = (usage[key] or 0) + call.usage[key]
     if root.llm is not None:
-        trace_input, trace_output, error = root.llm.input, root.llm.output, root.llm.error
+        trace_input, trace_output = root.llm.input, root.llm.output
+        error = _error_text(root.llm.error)
     else:
         trace_input, trace_output = jsonable(root.input), jsonable(root.output)
         error = _error_text(root.error)
+    contexts = last.contexts if last else list(trace.fresh_contexts)
     ended = max((s.ended or s.started) for s in trace.spans)
     started = min(s.started for s in trace.spans)
     return {
@@ -373,9 +393,9 @@ def build_trace(trace: TraceBuilder) -> dict[str, Any]:
         "output": trace_output,
         "raw_input": last.raw_input if last else None,
         "raw_output": last.raw_output if last else None,
-        "contexts": last.contexts if last else list(trace.fresh_contexts),
+        "contexts": [text(c, CONTEXT_MAX) for c in contexts[:CONTEXTS_MAX]],
         "metadata": jsonable(metadata),
-        "model": last.model if last else None,
+        "model": text(str(last.model), NAME_MAX) if last and last.model else None,
         "usage": usage,
         "latency_ms": round((ended - root.started) * 1000, 3),
         "error": error,
