@@ -240,7 +240,8 @@ def keyphrases(text: str, *, max_num: int = 10, language: str = "english") -> li
     yake = require("yake", extra="testset", feature="classical keyphrase extraction")
     extractor = yake.KeywordExtractor(lan=_YAKE_CODES.get(language, "en"), n=3, top=max_num)
     found = [phrase for phrase, _ in extractor.extract_keywords(text)]
-    return [phrase for phrase in found if count_tokens(phrase) <= 8][:max_num]
+    # YAKE can join words across a blank line (a heading and the next paragraph): not a phrase
+    return [p for p in found if "\n" not in p and count_tokens(p) <= 8][:max_num]
 
 
 _CODE = re.compile(r"``([^`\n]{2,60})``|`([^`\n]{2,60})`")

@@ -1,0 +1,154 @@
+"""The quality gate every candidate passes before it is kept.
+
+Checks, cheapest first (a refused candidate costs no judge call beyond the first check it fails):
+
+1. `empty`: a question and a reference answer are there.
+2. `standalone`: the question does not lean on text the user never saw ("the passage above",
+   "according to the context", "本文"...).
+3. `evidence`: the model gave at least one quote, and every quote is in a reference context
+   verbatim (whitespace runs compared as one space).
+4. `multi_hop`: a multi-hop sample has two or more distinct chunks, and its quotes come from at
+   least two of them.
+5. `duplicate`: the question is not a near-copy of a question already kept (rapidfuzz
+   token-sort ratio on case-folded words ≥ `duplicate_threshold`).
+6. `unsupported`: the library's faithfulness judge finds the reference supported by the
+   reference contexts (score ≥ `support_threshold`).
+7. `unanswered`: the judge finds that the reference answers the question (the library's
+   `answers_question` prompt). With 6, the question is answerable from the contexts.
+
+Judge prompts are asked in the candidate's language when the library has them. Scores land in
+the sample's provenance (`gate`); the reason of a refusal is `check: detail`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rapidfuzz import fuzz
+
+from assay.errors import NotApplicable
+from assay.metrics.judge import ask_yes_no
+from assay.metrics.rag.faithfulness import Faithfulness
+from assay.prompts.prompt import load_prompt
+from assay.prompts.render import render
+from assay.schema.samples import SingleTurnSample
+from assay.testset.text import normalize_space, quote_in
+
+_LEANING = re.compile(
+    r"\b(?:(?:the|this|that|these|those|given|provided|above|following|attached)\s+"
+    r"(?:context|contexts|text|texts|passage|passages|document|documents|excerpt|excerpts|"
+    r"section|snippet|article|paragraph|extract|source)s?\b|"
+    r"(?:according to|based on|in|from)\s+(?:the\s+)?(?:context|passage|excerpt|snippet)s?\b|"
+    r"\babove\b|\baforementioned\b)"
+    r"|上文|本文|这段|该段|文中|上述|以上内容|给定的",
+    re.IGNORECASE,
+)
+
+
+def leans_on_context(question: str) -> str | None:
+    match = _LEANING.search(question)
+    return match.group(0) if match else None
+
+
+def _normalized(question: str) -> str:
+    return " ".join(re.findall(r"\w+", question.lower()))
+
+
+@dataclass
+class GateResult:
+    passed: bool
+    reason: str = ""
+    scores: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class QualityGate:
+    llm: Any = None  # the judge; None skips checks 6-7 (and the report says so)
+    support_threshold: float = 0.8
+    answer_threshold: float = 0.5
+    duplicate_threshold: float = 90.0
+    min_question_chars: int = 8
+
+    def cheap_checks(
+        self,
+        sample: SingleTurnSample,
+        evidence: Sequence[str],
+        kept_questions: Sequence[str],
+        multi_hop: bool,
+    ) -> GateResult:
+        scores: dict[str, Any] = {}
+        question = (sample.user_input or "").strip()
+        contexts = list(sample.reference_contexts or [])
+        if len(question) < self.min_question_chars or not (sample.reference or "").strip():
+            return GateResult(False, "empty: no question or no reference answer", scores)
+        leaning = leans_on_context(question)
+        if leaning:
+            return GateResult(False, f"standalone: the question refers to {leaning!r}", scores)
+        if not evidence:
+            return GateResult(False, "evidence: the model gave no verbatim quote", scores)
+        sources = []
+        for quote in evidence:
+            where = quote_in(quote, contexts)
+            if where is None:
+                return GateResult(
+                    False,
+                    f"evidence: quote not found in the contexts: {normalize_space(quote)[:120]!r}",
+                    scores,
+                )
+            sources.append(where)
+        scores["evidence_contexts"] = sorted(set(sources))
+        if multi_hop:
+            ids = set(sample.reference_context_ids or [])
+            if len(ids) < 2 or len(contexts) < 2:
+                return GateResult(False, "multi_hop: fewer than two distinct chunks", scores)
+            if len(set(sources)) < 2:
+                return GateResult(
+                    False, "multi_hop: the evidence comes from one chunk only", scores
+                )
+        similarity = self.nearest(question, kept_questions)
+        scores["duplicate_similarity"] = round(similarity, 2)
+        if similarity >= self.duplicate_threshold:
+            return GateResult(
+                False, f"duplicate: {similarity:.0f}% like a question already kept", scores
+            )
+        return GateResult(True, "", scores)
+
+    def nearest(self, question: str, kept_questions: Sequence[str]) -> float:
+        mine = _normalized(question)
+        return max(
+            (fuzz.token_sort_ratio(mine, _normalized(q)) for q in kept_questions), default=0.0
+        )
+
+    async def judged_checks(self, sample: SingleTurnSample, language: str) -> GateResult:
+        scores: dict[str, Any] = {}
+        if self.llm is None:
+            return GateResult(True, "", {"judged": False})
+        judge_language = language if language in ("english", "chinese") else "english"
+        faithfulness = Faithfulness(llm=self.llm, language=judge_language)
+        try:
+            result = await faithfulness.ascore(
+                response=sample.reference,
+                retrieved_contexts=list(sample.reference_contexts or []),
+                user_input=sample.user_input,
+            )
+        except NotApplicable as exc:
+            return GateResult(False, f"unsupported: {exc}", scores)
+        scores["reference_supported"] = round(float(result.value), 4)
+        if result.value < self.support_threshold:
+            return GateResult(False, f"unsupported: {result.reason}", scores)
+        prompt = load_prompt("answers_question", judge_language)
+        verdict = await ask_yes_no(
+            self.llm, render(prompt, {"question": sample.user_input, "response": sample.reference})
+        )
+        scores["answerable"] = round(verdict.probability, 4)
+        if verdict.probability < self.answer_threshold:
+            return GateResult(
+                False, "unanswered: the reference does not answer the question", scores
+            )
+        return GateResult(True, "", scores)
+
+
+__all__ = ["GateResult", "QualityGate", "leans_on_context"]

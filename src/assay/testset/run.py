@@ -1,0 +1,297 @@
+"""The sample loop: quotas, waves of candidates, the gate, hand-overs, checkpoints.
+
+1. The size is split over the synthesizers by largest remainder. A synthesizer that finds no
+   clusters in the graph hands its share to the others (split by their weights), and the report
+   says so.
+2. Each synthesizer's scenario stream is tried in waves: as many candidates as it still needs,
+   generated and gated concurrently, then decided in stream order, so the result never depends
+   on which call returned first. Near-duplicates are checked against every question kept before.
+3. A refused candidate is kept in the report with its reason and replaced by the next scenario;
+   a candidate whose model call failed (after the model layer's retries) is recorded as failed
+   and replaced too. A synthesizer whose stream runs dry hands its unmet share to those that
+   still have candidates. Everything stops at the candidate budget.
+4. Every decision is appended to the checkpoint as it is made; on a rerun, decided candidates
+   are replayed by key without calling a model.
+"""
+
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from assay.testset.checkpoint import Checkpoint
+from assay.testset.gate import GateResult, QualityGate
+from assay.testset.graph import KnowledgeGraph
+from assay.testset.persona import Persona
+from assay.testset.synthesizers import split_sizes
+from assay.testset.synthesizers.base import BaseScenario, BaseSynthesizer
+from assay.testset.testset import (
+    GenerationReport,
+    Provenance,
+    Reassignment,
+    RejectedCandidate,
+    TestsetSample,
+)
+
+
+@dataclass
+class _Lane:
+    synthesizer: BaseSynthesizer
+    weight: float
+    quota: int
+    stream: list[BaseScenario] = field(default_factory=list)
+    cursor: int = 0
+    kept: list[TestsetSample] = field(default_factory=list)
+
+    @property
+    def need(self) -> int:
+        return self.quota - len(self.kept)
+
+    @property
+    def left(self) -> int:
+        return len(self.stream) - self.cursor
+
+
+@dataclass
+class _Outcome:
+    scenario: BaseScenario
+    sample: Any = None
+    evidence: list[str] = field(default_factory=list)
+    gate: GateResult | None = None
+    failure: str | None = None
+    replayed: dict[str, Any] | None = None
+
+
+def _share_out(lanes: list[_Lane], deficit: int) -> dict[str, int]:
+    counts = split_sizes([lane.weight or 1e-9 for lane in lanes], deficit)
+    given = {}
+    for lane, count in zip(lanes, counts, strict=True):
+        if count:
+            lane.quota += count
+            given[lane.synthesizer.name] = count
+    return given
+
+
+async def generate_samples(
+    kg: KnowledgeGraph,
+    distribution: list[tuple[BaseSynthesizer, float]],
+    personas: list[Persona],
+    size: int,
+    gate: QualityGate,
+    report: GenerationReport,
+    *,
+    seed: int,
+    budget: int,
+    max_workers: int,
+    checkpoint: Checkpoint | None,
+    on_progress: Any = None,
+    raise_exceptions: bool = False,
+) -> list[TestsetSample]:
+    lanes: list[_Lane] = []
+    requested = split_sizes([w for _, w in distribution], size)
+    report.requested_split = {s.name: n for (s, _), n in zip(distribution, requested, strict=True)}
+    empty: list[tuple[str, int, str]] = []
+    for (synthesizer, weight), quota in zip(distribution, requested, strict=True):
+        try:
+            stream = synthesizer.scenario_stream(kg, personas, budget, seed)
+        except Exception as exc:
+            stream, why = [], f"could not read the graph: {type(exc).__name__}: {exc}"
+        else:
+            why = "found no clusters in the knowledge graph"
+        lane = _Lane(synthesizer, weight, quota, list(stream))
+        if not lane.stream:
+            empty.append((synthesizer.name, quota, why))
+            lane.quota = 0
+        lanes.append(lane)
+    live = [lane for lane in lanes if lane.stream]
+    if not live:
+        raise ValueError(
+            "No compatible query synthesizers for the provided KnowledgeGraph: "
+            + "; ".join(f"{name} {why}" for name, _, why in empty)
+        )
+    for name, quota, why in empty:
+        given = _share_out(live, quota) if quota else {}
+        report.reassigned.append(
+            Reassignment(synthesizer=name, samples=quota, to=given, reason=why)
+        )
+    decisions = checkpoint.decisions() if checkpoint else {}
+    kept_questions: list[str] = []
+    tried = 0
+    limiter = anyio.CapacityLimiter(max_workers)
+
+    async def attempt(lane: _Lane, scenario: BaseScenario, snapshot: list[str]) -> _Outcome:
+        outcome = _Outcome(scenario)
+        if scenario.key in decisions:
+            outcome.replayed = decisions[scenario.key]
+            return outcome
+        async with limiter:
+            try:
+                sample, evidence = await lane.synthesizer.agenerate_candidate(scenario)
+                outcome.sample, outcome.evidence = sample, evidence
+                result = gate.cheap_checks(sample, evidence, snapshot, lane.synthesizer.multi_hop)
+                if result.passed:
+                    judged = await gate.judged_checks(sample, scenario.language)
+                    result = GateResult(
+                        judged.passed, judged.reason, {**result.scores, **judged.scores}
+                    )
+                outcome.gate = result
+            except Exception as exc:  # skipped and recorded; the next scenario replaces it
+                if raise_exceptions:
+                    raise
+                outcome.failure = f"{type(exc).__name__}: {exc}"
+        return outcome
+
+    while True:
+        for lane in lanes:  # shares a dry stream cannot fill go to lanes that can
+            if lane.need > 0 and lane.left == 0:
+                receivers = [other for other in lanes if other.left > 0 and other is not lane]
+                if not receivers:
+                    continue
+                deficit = lane.need
+                lane.quota -= deficit
+                report.reassigned.append(
+                    Reassignment(
+                        synthesizer=lane.synthesizer.name,
+                        samples=deficit,
+                        to=_share_out(receivers, deficit),
+                        reason=f"ran out of candidates after {lane.cursor} tried",
+                    )
+                )
+        wave: list[tuple[_Lane, BaseScenario]] = []
+        for lane in lanes:
+            take = min(max(lane.need, 0), lane.left, budget - tried - len(wave))
+            wave += [(lane, s) for s in lane.stream[lane.cursor : lane.cursor + take]]
+            lane.cursor += take
+        if not wave:
+            break
+        tried += len(wave)
+        snapshot = list(kept_questions)
+        outcomes: list[_Outcome | None] = [None] * len(wave)
+
+        async def run(
+            index: int, lane: _Lane, scenario: BaseScenario, seen: list[str], into: list
+        ) -> None:
+            into[index] = await attempt(lane, scenario, seen)
+
+        async with anyio.create_task_group() as group:
+            for index, (lane, scenario) in enumerate(wave):
+                group.start_soon(run, index, lane, scenario, snapshot, outcomes)
+        for (lane, _), outcome in zip(wave, outcomes, strict=True):
+            assert outcome is not None
+            _decide(kg, lane, outcome, gate, kept_questions, report, checkpoint)
+            if on_progress:
+                on_progress("samples", sum(len(x.kept) for x in lanes), size)
+    report.candidates_tried = tried
+    report.candidate_budget = budget
+    produced = [sample for lane in lanes for sample in lane.kept]
+    report.produced = len(produced)
+    report.produced_split = {lane.synthesizer.name: len(lane.kept) for lane in lanes}
+    report.shortfall = size - len(produced)
+    if report.shortfall:
+        if tried >= budget:
+            report.shortfall_reasons.append(f"the candidate budget of {budget} was spent")
+        for lane in lanes:
+            if lane.need > 0 and lane.left == 0:
+                report.shortfall_reasons.append(
+                    f"{lane.synthesizer.name} ran out of scenarios ({len(lane.stream)} tried)"
+                )
+        counts = collections.Counter(r.reason.split(":", 1)[0] for r in report.rejected)
+        if counts:
+            report.shortfall_reasons.append(
+                "candidates refused or failed: "
+                + ", ".join(f"{reason} {n}" for reason, n in sorted(counts.items()))
+            )
+    return produced
+
+
+def _decide(
+    kg: KnowledgeGraph,
+    lane: _Lane,
+    outcome: _Outcome,
+    gate: QualityGate,
+    kept_questions: list[str],
+    report: GenerationReport,
+    checkpoint: Checkpoint | None,
+) -> None:
+    scenario, name = outcome.scenario, lane.synthesizer.name
+    if outcome.replayed is not None:
+        record = outcome.replayed
+        if record["status"] == "kept":
+            sample = TestsetSample.model_validate(record["sample"])
+            lane.kept.append(sample)
+            kept_questions.append(sample.eval_sample.user_input or "")
+            report.resumed_samples += 1
+        else:
+            report.rejected.append(RejectedCandidate.model_validate(record["rejected"]))
+        return
+    if outcome.failure is not None:
+        report.rejected.append(
+            RejectedCandidate(
+                candidate=scenario.key,
+                synthesizer=name,
+                reason=f"failed: {outcome.failure}",
+                kind="failed",
+            )
+        )
+        return
+    sample, result = outcome.sample, outcome.gate
+    assert result is not None
+    if result.passed:  # a question kept earlier in this wave may make this one a duplicate
+        similarity = gate.nearest(sample.user_input or "", kept_questions)
+        if similarity >= gate.duplicate_threshold:
+            result = GateResult(
+                False, f"duplicate: {similarity:.0f}% like a question already kept", result.scores
+            )
+    if not result.passed:
+        rejected = RejectedCandidate(
+            candidate=scenario.key,
+            synthesizer=name,
+            reason=result.reason,
+            user_input=sample.user_input,
+            reference=sample.reference,
+            gate=result.scores,
+        )
+        report.rejected.append(rejected)
+        if checkpoint:
+            checkpoint.record(
+                {
+                    "candidate": scenario.key,
+                    "status": "rejected",
+                    "rejected": rejected.model_dump(mode="json"),
+                }
+            )
+        return
+    nodes = scenario.nodes
+    kept = TestsetSample(
+        eval_sample=sample,
+        synthesizer_name=name,
+        provenance=Provenance(
+            document_ids=list(dict.fromkeys(str(kg.document_of(n).id) for n in nodes)),
+            chunk_ids=[str(n.id) for n in nodes],
+            evidence=outcome.evidence,
+            synthesizer=name,
+            persona=scenario.persona.name,
+            style=scenario.style.value,
+            length=scenario.length.value,
+            language=scenario.language,
+            terms=[
+                t
+                for t in [getattr(scenario, "term", ""), *getattr(scenario, "combinations", [])]
+                if t
+            ],
+            gate=result.scores,
+            candidate=scenario.key,
+        ),
+    )
+    lane.kept.append(kept)
+    kept_questions.append(sample.user_input or "")
+    if checkpoint:
+        checkpoint.record(
+            {"candidate": scenario.key, "status": "kept", "sample": kept.model_dump(mode="json")}
+        )
+
+
+__all__ = ["generate_samples"]

@@ -1,0 +1,212 @@
+"""A deterministic writer-and-judge on the loopback fake OpenAI server, for generator tests.
+
+It answers every prompt the generator sends (personas, single- and multi-hop questions) and the
+two library judge prompts the quality gate sends (`supported`, `answers_question`), from the
+request's own fenced inputs, so the same request always gets the same answer. Knobs make it
+misbehave on purpose: quote something the context does not say, lean on "the passage", repeat a
+question, deny support, fail with HTTP 500. Embeddings are hashed bags of words (64 numbers).
+Anything it does not recognise gets an HTTP 418 and is recorded, so the test fails loudly.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import zlib
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from assay.prompts.prompt import load_prompt
+from assay.testset.asking import testset_prompt
+from tests.metrics.loopback import fenced, system_text
+from tests.models.fake_openai import Behaviour, RecordedRequest, Reply, ok, server_error
+
+WRITER_PROMPTS = (
+    "testset.persona",
+    "testset.single_hop",
+    "testset.multi_hop",
+    "testset.multi_hop_abstract",
+    "testset.headlines",
+    "testset.summary",
+    "testset.keyphrases",
+    "testset.title",
+    "testset.entities",
+    "testset.themes",
+    "testset.question_potential",
+)
+JUDGE_PROMPTS = ("supported", "answers_question")
+
+
+def prompt_of(request: RecordedRequest) -> str | None:
+    system = system_text(request)
+    for pid in WRITER_PROMPTS:
+        if system.startswith(testset_prompt(pid).instruction.strip()):
+            return pid
+    for pid in JUDGE_PROMPTS:
+        for language in ("english", "chinese"):
+            if system.startswith(load_prompt(pid, language).instruction.strip()):
+                return pid
+    return None
+
+
+def _flat(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def first_sentence(context: str, term: str = "") -> str:
+    """The first sentence (of at least four words) of a context's first prose paragraph,
+    preferring one naming `term`; headings and their underlines are skipped."""
+    paragraphs = [
+        _flat(p)
+        for p in re.split(r"\n\s*\n", context)
+        if p.strip()
+        and not p.lstrip().startswith("#")
+        and not re.search(r"^\s*[=\-~^*]{3,}\s*$", p, flags=re.MULTILINE)
+    ]
+    sentences = [
+        s.strip()
+        for paragraph in paragraphs
+        for s in re.split(r"(?<=[.!?。！？])\s*", paragraph)
+        if len(s.split()) >= 4 or re.search(r"[\u4e00-\u9fff]{6,}", s)
+    ]
+    if not sentences:
+        return _flat(context)
+    if term:
+        for sentence in sentences:
+            if term.lower() in sentence.lower():
+                return sentence
+    return sentences[0]
+
+
+def _numbered(block: str) -> list[str]:
+    parts = re.split(r"^\[(\d+)\] ", block, flags=re.MULTILINE)
+    return [part.strip() for part in parts[2::2]]
+
+
+@dataclass
+class Writer(Behaviour):
+    """Answers by prompt; `fail(request, prompt_id)` may return a Behaviour to answer instead."""
+
+    misquote_terms: set[str] = field(default_factory=set)
+    leaning_terms: set[str] = field(default_factory=set)
+    unsupported_words: set[str] = field(default_factory=set)
+    same_question: bool = False
+    fail: Callable[[RecordedRequest, str], Behaviour | None] | None = None
+    calls: Counter = field(default_factory=Counter)
+    unexpected: list[str] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def respond(self, request: RecordedRequest) -> Reply:
+        pid = prompt_of(request)
+        with self._lock:
+            self.calls[pid] += 1
+        if pid is None:
+            with self._lock:
+                self.unexpected.append(system_text(request)[:80])
+            return Reply(
+                418, {"error": {"message": "unscripted", "type": "x", "param": None, "code": None}}
+            )
+        if self.fail is not None:
+            behaviour = self.fail(request, pid)
+            if behaviour is not None:
+                return behaviour.respond(request)
+        return ok(self.answer(pid, request)).respond(request)
+
+    def answer(self, pid: str, request: RecordedRequest) -> str:
+        if pid == "testset.persona":
+            taken = fenced(request, "taken")
+            count = 0 if taken == "none" else len(_numbered(taken)) or 1
+            name = ["Evening student", "Retired engineer", "Busy parent", "Night nurse"][count % 4]
+            return json.dumps(
+                {"name": name, "role_description": f"A {name.lower()} who reads to learn facts."}
+            )
+        if pid == "testset.single_hop":
+            term, context = fenced(request, "term"), fenced(request, "context")
+            evidence = first_sentence(context, term)
+            words = " ".join(evidence.split()[:6])
+            question = f"What about {term or 'it'}, given that {words}?"
+            if self.same_question:
+                question = "What is the main fact here?"
+            if term in self.leaning_terms:
+                question = f"According to the passage, what is {term}?"
+            quote = f"{evidence} (invented)" if term in self.misquote_terms else evidence
+            return json.dumps({"question": question, "answer": evidence, "evidence": [quote]})
+        if pid in ("testset.multi_hop", "testset.multi_hop_abstract"):
+            contexts = _numbered(fenced(request, "contexts"))
+            quotes = [first_sentence(c) for c in contexts[:2]]
+            key = "themes" if pid.endswith("abstract") else "terms"
+            terms = _flat(fenced(request, key))[:40]
+            question = (
+                f"How do {terms} connect {' '.join(quotes[0].split()[:4])} "
+                f"with {' '.join(quotes[-1].split()[:4])}?"
+            )
+            return json.dumps(
+                {"question": question, "answer": " ".join(quotes), "evidence": quotes}
+            )
+        if pid == "supported":
+            source = fenced(request, "source")
+            items = re.findall(r"^\d+\.", fenced(request, "items"), flags=re.MULTILINE)
+            label = "no" if any(w in source for w in self.unsupported_words) else "yes"
+            return "\n".join(f"{i}. {label}" for i in range(1, len(items) + 1))
+        if pid == "answers_question":
+            return "yes"
+        if pid == "testset.summary":
+            return json.dumps({"summary": first_sentence(fenced(request, "text"))})
+        if pid == "testset.headlines":
+            text = fenced(request, "text")
+            return json.dumps({"headlines": re.findall(r"^#+\s+(.+)$", text, flags=re.MULTILINE)})
+        if pid in ("testset.entities", "testset.themes", "testset.keyphrases"):
+            key = {
+                "testset.entities": "entities",
+                "testset.themes": "themes",
+                "testset.keyphrases": "keyphrases",
+            }[pid]
+            words = re.findall(r"\b[A-Z][a-z]+\b", fenced(request, "text"))
+            return json.dumps({key: list(dict.fromkeys(words))[:5]})
+        if pid == "testset.title":
+            return json.dumps({"title": first_sentence(fenced(request, "text"))[:40]})
+        if pid == "testset.question_potential":
+            return json.dumps({"score": 4})
+        raise AssertionError(pid)
+
+
+def bag_of_words(text: str, dimensions: int = 64) -> list[float]:
+    vector = [0.0] * dimensions
+    for word in re.findall(r"\w+", text.lower()):
+        vector[zlib.crc32(word.encode()) % dimensions] += 1.0
+    vector[0] += 0.01  # never all zeros
+    return vector
+
+
+class BagOfWords(Behaviour):
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    def respond(self, request: RecordedRequest) -> Reply:
+        inputs = request.body.get("input")
+        texts = [inputs] if isinstance(inputs, str) else list(inputs or [])
+        self.texts += texts
+        data = [
+            {"object": "embedding", "index": i, "embedding": bag_of_words(t)}
+            for i, t in enumerate(texts)
+        ]
+        return Reply(
+            200,
+            {
+                "object": "list",
+                "data": data,
+                "model": "bow",
+                "usage": {"prompt_tokens": len(texts), "total_tokens": len(texts)},
+            },
+        )
+
+
+def fail_on(pid: str, when: Callable[[RecordedRequest], bool], status: int = 500):
+    """A `fail` hook answering HTTP `status` to requests of prompt `pid` that match `when`."""
+
+    def hook(request: RecordedRequest, prompt: str) -> Behaviour | None:
+        return server_error(status) if prompt == pid and when(request) else None
+
+    return hook
