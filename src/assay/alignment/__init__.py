@@ -1,0 +1,60 @@
+"""Aligning LLM judges with human labels (a surface above `assay.metrics`).
+
+    from assay.alignment import load_labels
+    train, test = load_labels("labels.jsonl").train_test_split(test_size=0.3, seed=7)
+    report = Faithfulness(llm=judge).align_and_validate(train, test, embedding_model=embedder)
+    print(report.table())
+
+Labels in (`labels.py`, `annotations.py`), the default algorithms behind `metric.align`
+(`align.py`: example pools, threshold calibration, validation), losses and optimizers
+(`losses.py`, `optimizers/`), and the report (`report.py`, `stats.py`, `html.py`).
+"""
+
+from assay.alignment.align import Aligner, calibrate_threshold, default_aligner, default_threshold
+from assay.alignment.annotations import (
+    MetricAnnotation,
+    PromptAnnotation,
+    SampleAnnotation,
+    SingleMetricAnnotation,
+)
+from assay.alignment.config import DemonstrationConfig, InstructionConfig
+from assay.alignment.labels import (
+    LabeledExample,
+    LabeledSet,
+    from_review_export,
+    from_rows,
+    load_labels,
+    train_test_split,
+)
+from assay.alignment.losses import BinaryMetricLoss, HuberLoss, Loss, MSELoss
+from assay.alignment.optimizers import DSPyOptimizer, GeneticOptimizer, Optimizer
+from assay.alignment.report import AlignmentReport
+from assay.alignment.saved import load_aligned_metric
+
+__all__ = [
+    "Aligner",
+    "AlignmentReport",
+    "BinaryMetricLoss",
+    "DSPyOptimizer",
+    "DemonstrationConfig",
+    "GeneticOptimizer",
+    "HuberLoss",
+    "InstructionConfig",
+    "LabeledExample",
+    "LabeledSet",
+    "Loss",
+    "MSELoss",
+    "MetricAnnotation",
+    "Optimizer",
+    "PromptAnnotation",
+    "SampleAnnotation",
+    "SingleMetricAnnotation",
+    "calibrate_threshold",
+    "default_aligner",
+    "default_threshold",
+    "from_review_export",
+    "from_rows",
+    "load_aligned_metric",
+    "load_labels",
+    "train_test_split",
+]

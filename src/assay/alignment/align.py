@@ -1,0 +1,491 @@
+"""The default alignment algorithms behind `metric.align(...)` and its siblings.
+
+`fit` builds the example pool from the training rows (each row made into an example for the
+prompt it teaches, embedded for similarity), then, for judges whose value is a score and labels
+that are yes/no, scores every training row with the examples (never its own group's) and picks
+the threshold with the best balanced accuracy. Only the rows it is given are read: a test split
+handed to `align_and_validate` is scored, never fitted on.
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as dt
+import itertools
+import random
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from assay._util.sync import run_sync
+from assay.alignment.config import DemonstrationConfig, InstructionConfig
+from assay.alignment.examples import builder_for
+from assay.alignment.labels import LabeledExample, LabeledSet, as_labeled, relabel
+from assay.alignment.losses import BinaryMetricLoss, MSELoss
+from assay.alignment.report import AlignmentReport
+from assay.alignment.scoring import (
+    CallBudget,
+    LabelKind,
+    RowScore,
+    ascore_rows,
+    check_rows,
+    label_kind,
+    metric_fields,
+    normalise_label,
+    numeric_value,
+)
+from assay.errors import UsageError
+from assay.metrics.aligned import (
+    AlignedExample,
+    AlignedState,
+    embed,
+    nearest_examples,
+    prompt_fingerprints,
+    query_text,
+)
+from assay.metrics.base import default_model
+
+Objective = Literal["balanced_accuracy", "accuracy", "f1"]
+
+
+def _rate(decisions: Sequence[bool], labels: Sequence[int], objective: Objective) -> float:
+    tp = sum(d and y == 1 for d, y in zip(decisions, labels, strict=True))
+    tn = sum((not d) and y == 0 for d, y in zip(decisions, labels, strict=True))
+    pos = sum(labels)
+    neg = len(labels) - pos
+    if objective == "accuracy":
+        return (tp + tn) / len(labels)
+    if objective == "f1":
+        fp, fn = neg - tn, pos - tp
+        return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+    return 0.5 * (tp / pos + tn / neg)
+
+
+def calibrate_threshold(
+    scores: Sequence[float],
+    labels: Sequence[int],
+    objective: Objective = "balanced_accuracy",
+    prior: float = 0.5,
+) -> tuple[float, float]:
+    """(threshold, objective value): the cut `score >= threshold` that best separates the labels.
+    Candidates are the midpoints between neighbouring distinct scores and the lowest score (all
+    yes); among equally good cuts, the one nearest `prior` (the uncalibrated default) wins."""
+    if len(scores) != len(labels) or not scores:
+        raise UsageError("calibration needs as many scores as labels, and at least one")
+    if len(set(labels)) < 2:
+        raise UsageError("calibration needs rows of both labels")
+    distinct = sorted(set(scores))
+    candidates = [distinct[0]] + [(a + b) / 2 for a, b in itertools.pairwise(distinct)]
+    candidates.append(distinct[-1] + 1e-9)  # all no
+    best: tuple[float, float] | None = None
+    for threshold in candidates:
+        value = _rate([s >= threshold for s in scores], labels, objective)
+        if (
+            best is None
+            or value > best[1] + 1e-12
+            or (abs(value - best[1]) <= 1e-12 and abs(threshold - prior) < abs(best[0] - prior))
+        ):
+            best = (threshold, value)
+    assert best is not None
+    return best
+
+
+def default_threshold(metric: Any) -> float:
+    """The cut a score judge is read at before calibration: the middle of its scale."""
+    for attr in ("score_range",):
+        if hasattr(metric, attr):
+            low, high = getattr(metric, attr)
+            return (low + high) / 2
+    rubric = getattr(metric, "rubrics", None)
+    if isinstance(rubric, dict) and rubric:
+        from assay.metrics.general.rubrics import rubric_scores
+
+        scores = rubric_scores(rubric)
+        return (scores[0] + scores[-1]) / 2
+    return 0.5
+
+
+def _pick_fixed(pool: list[AlignedExample], k: int, balance: bool, seed: int) -> list[str]:
+    """Examples shown to every row: those nearest the centre of the pool, labels taking turns."""
+    vectors = [e.vector for e in pool if e.vector]
+    if vectors and len(vectors) == len(pool):
+        centre = [sum(column) / len(vectors) for column in zip(*vectors, strict=True)]
+        chosen = nearest_examples(pool, centre, k, balance=balance)
+    else:
+        shuffled = list(pool)
+        random.Random(seed).shuffle(shuffled)
+        chosen = nearest_examples(shuffled, None, k, balance=balance)
+    return [e.id for e in chosen]
+
+
+class Aligner:
+    """Example selection, threshold calibration, validation and the optimizers' entry points."""
+
+    # -- fitting -----------------------------------------------------------------------------
+    def fit(self, metric: Any, train: Any, **options: Any) -> AlignedState:
+        return run_sync(self.afit(metric, train, **options))
+
+    async def afit(
+        self,
+        metric: Any,
+        train: Any,
+        *,
+        embeddings: Any = None,
+        k: int = 3,
+        similarity_threshold: float | None = None,
+        balance: bool = True,
+        calibrate: bool = True,
+        selection: Literal["similar", "fixed"] = "similar",
+        fallback: Literal["balanced", "recent"] = "balanced",
+        objective: Objective = "balanced_accuracy",
+        llm: Any = None,
+        mapping: dict[Any, Any] | None = None,
+        max_calls: int | None = None,
+        concurrency: int = 4,
+        seed: int = 42,
+        show_progress: bool = True,
+        instructions: dict[str, str] | None = None,
+    ) -> AlignedState:
+        rows = relabel(as_labeled(train, source="train"), mapping or {})
+        check_rows(metric, rows, rows.source)
+        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+            raise UsageError(f"max_similar_examples (k) must be a whole number >= 0, got {k!r}")
+        if selection not in ("similar", "fixed"):
+            raise UsageError(f"selection must be 'similar' or 'fixed', got {selection!r}")
+        kind = label_kind(metric, rows.labels)
+        notes: list[str] = list(rows.notes)
+        pool = self._pool(metric, rows, kind, notes) if k > 0 else []
+        if k > 0 and not pool:
+            notes.append(
+                f"no few-shot examples: {type(metric).__name__} cannot take any from these rows"
+            )
+        needs_vectors = bool(pool) and (selection == "similar" or embeddings is not None)
+        if needs_vectors:
+            embeddings = (
+                embeddings
+                or getattr(metric, "embeddings", None)
+                or default_model("embeddings", getattr(metric, "language", None))
+            )
+            by_id = {example.id: example for example in rows}
+            texts = [query_text(metric_fields(metric, by_id[e.id].fields)) for e in pool]
+            for example, vector in zip(pool, await embed(embeddings, texts), strict=True):
+                example.vector = vector
+        state = AlignedState(
+            metric_class=type(metric).__name__,
+            metric_name=metric.name,
+            prompts=prompt_fingerprints(metric),
+            examples=pool,
+            k=k,
+            balance=balance,
+            selection=selection,
+            similarity_threshold=similarity_threshold,
+            fallback=fallback,
+            instructions=dict(
+                instructions or (metric.alignment.instructions if metric.alignment else {})
+            ),
+            embeddings=embeddings if selection == "similar" else None,
+        )
+        if selection == "fixed":
+            state.fixed_ids = _pick_fixed(pool, k, balance, seed)
+        budget = CallBudget(max_calls)
+        provenance: dict[str, Any] = {
+            "fitted_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
+            "train_rows": len(rows),
+            "train_source": rows.source,
+            "label_kind": kind,
+            "label_counts": rows.label_counts(),
+            "examples_in_pool": len(pool),
+        }
+        if calibrate and kind == "binary":
+            trial = copy.copy(metric).set_alignment(state)
+            scores = await ascore_rows(
+                trial,
+                rows,
+                llm=llm,
+                budget=budget,
+                concurrency=concurrency,
+                exclude_own_group=True,
+                description=f"calibrating {metric.name}",
+                show_progress=show_progress,
+            )
+            labels = [normalise_label(kind, example.label) for example in rows]
+            pairs = [
+                (numeric_value(score.value), label)
+                for score, label in zip(scores, labels, strict=True)
+                if score.ok and numeric_value(score.value) is not None
+            ]
+            failed = [s for s in scores if not s.ok]
+            provenance["calibration_rows"] = len(pairs)
+            provenance["calibration_failures"] = len(failed)
+            if failed:
+                notes.append(
+                    f"{len(failed)} training row(s) failed to score ({failed[0].error_type}: {failed[0].error})"
+                )
+            if len({label for _, label in pairs}) == 2:
+                threshold, value = calibrate_threshold(
+                    [s for s, _ in pairs],
+                    [y for _, y in pairs],
+                    objective,
+                    default_threshold(metric),
+                )
+                state.threshold = threshold
+                provenance["calibration"] = {"objective": objective, "train_value": value}
+            else:
+                notes.append("no threshold: the scored training rows do not hold both labels")
+        provenance["judge_calls"] = budget.used
+        provenance["notes"] = notes
+        state.provenance = provenance
+        return state
+
+    def _pool(
+        self, metric: Any, rows: LabeledSet, kind: LabelKind, notes: list[str]
+    ) -> list[AlignedExample]:
+        build = builder_for(metric)
+        if build is None:
+            notes.append(f"{type(metric).__name__} takes no few-shot examples; threshold only")
+            return []
+        pool = []
+        refused: list[str] = []
+        for example in rows:
+            label = normalise_label(kind, example.label)
+            try:
+                built = build(metric, metric_fields(metric, example.fields), label, example.reason)
+            except UsageError as exc:
+                refused.append(f"{example.id}: {exc}")
+                continue
+            if built is None:
+                continue
+            prompt_id, inputs, output = built
+            pool.append(
+                AlignedExample(
+                    id=example.id,
+                    label=label,
+                    prompt_id=prompt_id,
+                    input=inputs,
+                    output=output,
+                    group=example.group_key,
+                )
+            )
+        if refused:
+            notes.append(f"{len(refused)} row(s) made no example (first: {refused[0]})")
+        skipped = len(rows) - len(pool) - len(refused)
+        if skipped:
+            notes.append(f"{skipped} row(s) too long or empty for an example")
+        return pool
+
+    # -- validating --------------------------------------------------------------------------
+    def validate(
+        self,
+        metric: Any,
+        test: Any,
+        *,
+        llm: Any = None,
+        mapping: dict[Any, Any] | None = None,
+        max_calls: int | None = None,
+        show_progress: bool = True,
+        baseline: Any = None,
+        **report_options: Any,
+    ) -> AlignmentReport:
+        return run_sync(
+            self.avalidate(
+                metric,
+                test,
+                llm=llm,
+                mapping=mapping,
+                max_calls=max_calls,
+                show_progress=show_progress,
+                baseline=baseline,
+                **report_options,
+            )
+        )
+
+    async def avalidate(
+        self,
+        metric: Any,
+        test: Any,
+        *,
+        llm: Any = None,
+        mapping: dict[Any, Any] | None = None,
+        max_calls: int | None = None,
+        show_progress: bool = True,
+        baseline: Any = None,
+        concurrency: int = 4,
+        **report_options: Any,
+    ) -> AlignmentReport:
+        """The report of `metric` on `test`; with `baseline` (another metric, e.g. the unaligned
+        one), both are scored on the same rows and compared pair by pair."""
+        if test is None:
+            raise UsageError("validate_alignment needs labelled test rows")
+        rows = relabel(as_labeled(test, source="test"), mapping or {})
+        check_rows(metric, rows, rows.source)
+        kind = label_kind(metric, rows.labels)
+        budget = CallBudget(max_calls)
+        before = None
+        if baseline is not None:
+            before = await ascore_rows(
+                baseline,
+                rows,
+                llm=llm,
+                budget=budget,
+                concurrency=concurrency,
+                description=f"{metric.name} before",
+                show_progress=show_progress,
+            )
+        after = await ascore_rows(
+            metric,
+            rows,
+            llm=llm,
+            budget=budget,
+            concurrency=concurrency,
+            description=f"{metric.name}" + (" after" if baseline is not None else ""),
+            show_progress=show_progress,
+        )
+        threshold = self._threshold_of(metric, kind)
+        return AlignmentReport.build(
+            metric=metric.name,
+            kind=kind,
+            rows=rows,
+            scores=after,
+            threshold=threshold,
+            before=before,
+            before_threshold=self._threshold_of(baseline, kind) if baseline is not None else None,
+            judge_calls=budget.used,
+            **report_options,
+        )
+
+    def _threshold_of(self, metric: Any, kind: LabelKind) -> float | None:
+        if kind != "binary":
+            return None
+        state = getattr(metric, "alignment", None)
+        if state is not None and state.threshold is not None:
+            return state.threshold
+        return default_threshold(metric)
+
+    def align_and_validate(
+        self,
+        metric: Any,
+        train: Any,
+        test: Any = None,
+        *,
+        embeddings: Any = None,
+        llm: Any = None,
+        test_size: float = 0.2,
+        seed: int = 42,
+        show_progress: bool = True,
+        report_options: dict[str, Any] | None = None,
+        **options: Any,
+    ) -> AlignmentReport:
+        """Align `metric` on `train` and report held-out agreement before and after on `test`
+        (split off `train` first when not given). The metric is left aligned."""
+        rows = as_labeled(train, source="train")
+        if test is None:
+            rows, test_rows = rows.train_test_split(test_size=test_size, seed=seed)
+        else:
+            test_rows = as_labeled(test, source="test")
+        overlap = {e.group_key for e in rows} & {e.group_key for e in test_rows}
+        if overlap:
+            raise UsageError(
+                f"train and test share {len(overlap)} group(s) (e.g. {sorted(overlap)[0]!r}); "
+                "a held-out test must not hold rows of a training group"
+            )
+        unaligned = copy.copy(metric).clear_alignment()
+        state = self.fit(
+            metric,
+            rows,
+            embeddings=embeddings,
+            llm=llm,
+            seed=seed,
+            show_progress=show_progress,
+            **options,
+        )
+        metric.set_alignment(state)
+        mapping = options.get("mapping")
+        return self.validate(
+            metric,
+            test_rows,
+            llm=llm,
+            mapping=mapping,
+            show_progress=show_progress,
+            baseline=unaligned,
+            **(report_options or {}),
+        )
+
+    # -- optimizers --------------------------------------------------------------------------
+    def optimize_prompts(
+        self, metric: Any, dataset: Any, config: InstructionConfig
+    ) -> dict[str, str]:
+        from assay.alignment.optimizers.genetic import GeneticOptimizer
+
+        if not isinstance(config, InstructionConfig):
+            raise UsageError(f"config must be an InstructionConfig, got {type(config).__name__}")
+        rows = as_labeled(dataset, source="optimization rows")
+        optimizer = config.optimizer or GeneticOptimizer()
+        optimizer.metric = metric
+        optimizer.llm = config.llm or optimizer.llm
+        loss = config.loss or default_loss(metric, rows)
+        instructions = optimizer.optimize(rows, loss, config.optimizer_config)
+        state = metric.alignment or AlignedState(
+            metric_class=type(metric).__name__,
+            metric_name=metric.name,
+            prompts=prompt_fingerprints(metric),
+            k=0,
+        )
+        state.instructions = {**state.instructions, **instructions}
+        state.provenance = {**state.provenance, "optimizer": getattr(optimizer, "last_run", {})}
+        metric.set_alignment(state)
+        return instructions
+
+    def train(
+        self,
+        metric: Any,
+        path: Any,
+        *,
+        demonstration_config: DemonstrationConfig | None = None,
+        instruction_config: InstructionConfig | None = None,
+        raise_exceptions: bool = True,
+    ) -> None:
+        """Ragas' `train(path, ...)`: an annotation .json file; the instruction is optimized when
+        an InstructionConfig is given, examples are fitted unless a DemonstrationConfig disables them."""
+        from pathlib import Path
+
+        from assay.alignment.annotations import MetricAnnotation
+
+        if not str(path).endswith(".json"):
+            raise UsageError(f"train data must be an annotation .json file, got {Path(path).name}")
+        rows = MetricAnnotation.from_json(path, metric.name).to_labeled()
+        if instruction_config is not None and instruction_config.enabled:
+            self.optimize_prompts(metric, rows, instruction_config)
+        demos = demonstration_config or DemonstrationConfig()
+        if demos.enabled:
+            state = self.fit(
+                metric,
+                rows,
+                embeddings=demos.embedding,
+                k=demos.top_k,
+                similarity_threshold=demos.threshold,
+                balance=demos.balance,
+                instructions=metric.alignment.instructions if metric.alignment else None,
+            )
+            metric.set_alignment(state)
+
+
+def default_loss(metric: Any, rows: LabeledSet) -> Any:
+    """BinaryMetricLoss for yes/no labels, MSELoss otherwise (as Ragas chooses)."""
+    return BinaryMetricLoss() if label_kind(metric, rows.labels) == "binary" else MSELoss()
+
+
+_DEFAULT = Aligner()
+
+
+def default_aligner() -> Aligner:
+    return _DEFAULT
+
+
+__all__ = [
+    "Aligner",
+    "LabeledExample",
+    "RowScore",
+    "calibrate_threshold",
+    "default_aligner",
+    "default_loss",
+    "default_threshold",
+]
