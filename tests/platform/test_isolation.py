@@ -11,6 +11,11 @@ BODIES = {
     "datasets": {"name": "stolen", "examples": [{"question": "q"}]},
     "tasks": {"name": "stolen"},
     "criteria": {"name": "stolen", "output_type": "bool", "header": "ok?"},
+    "traces": {"criterion": "stolen", "value": 1},  # a label, and a score
+}
+PATCHES = {
+    "traces": {"version": 1, "changes": {"output": "stolen"}},
+    "review-queues": {"version": 1, "changes": {"name": "stolen"}},
 }
 
 
@@ -45,7 +50,12 @@ def _seed(client, fake):
             "cohorts": [{"name": "c", "generator_model": fake.model_string("gen")}],
         },
     ).json()
+    trace_id = "6f1f2b9e-4a53-4d5c-9f0e-2f6b1f0c7a11"
+    client.post("/traces", json={"traces": [{"id": trace_id, "input": "q", "output": "a"}]})
+    client.post("/review-queues", json={"name": "A queue"})
     return {
+        "trace_id": trace_id,
+        "name": "A queue",
         "dataset_id": dataset["id"],
         "example_id": example["id"],
         "task_id": task["id"],
@@ -63,6 +73,8 @@ def test_another_projects_ids_are_not_found_on_every_id_route(live, fake):
                 f"/datasets/{ids['dataset_id']}",
                 f"/tasks/{ids['task_id']}",
                 f"/criteria/{ids['criteria_id']}",
+                f"/traces/{ids['trace_id']}",
+                f"/review-queues/{ids['name']}",
             )
         }
         assert a.get(f"/experiments/{ids['experiment_id']}").status_code == 200
@@ -77,9 +89,8 @@ def test_another_projects_ids_are_not_found_on_every_id_route(live, fake):
                 path = path.replace("{" + name + "}", str(ids[name]))
             kind = path.split("/")[1]
             for method in route.methods - {"HEAD"}:
-                response = b.request(
-                    method, path, json=BODIES[kind] if method in ("PUT", "POST") else None
-                )
+                body = BODIES[kind] if method in ("PUT", "POST") else PATCHES.get(kind)
+                response = b.request(method, path, json=body if method != "DELETE" else None)
                 assert response.status_code == 404, (method, path, response.text)
                 assert response.json()["error"]["code"] == "not_found"
                 checked += 1
