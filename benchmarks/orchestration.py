@@ -768,6 +768,11 @@ def run_assay(
     )
     _KEEP.extend((llm, emb))
     metrics = assay_metrics(names)
+    # Every run starts without the sentence splits an earlier run of the same rows remembered:
+    # the figures are those of a first evaluation of the data.
+    from assay.metrics.text import _split_remembered
+
+    _split_remembered.cache_clear()
     busy0 = machine_busy()
     cpu0, wall0 = time.process_time(), time.perf_counter()
     if profile is not None:

@@ -289,3 +289,27 @@ def test_a_cell_judging_a_huge_context_times_out_on_time():
     result = evaluate([row], [metric], timeout=0.5, show_progress=False)
     outcome = result.outcome(0, "faithfulness")
     assert isinstance(outcome, Error) and outcome.error_type == "Timeout", outcome
+
+
+def test_remembered_splits_are_the_same_and_callers_cannot_change_them():
+    from assay.metrics.text import MEMO_CHARS, _split, _split_remembered
+
+    _split_remembered.cache_clear()
+    text = "Dr. Smith paid $3.50 for it. Then he left!\nA new line starts here."
+    first = split_sentences(text)
+    first.append("mutated by the caller")
+    second = split_sentences(text)
+
+    assert (
+        second
+        == _split(text, None)
+        == [
+            "Dr. Smith paid $3.50 for it.",
+            "Then he left!",
+            "A new line starts here.",
+        ]
+    )
+    assert _split_remembered.cache_info().hits == 1
+    long_text = "One sentence here. " * (MEMO_CHARS // 10)
+    assert split_sentences(long_text) == _split(long_text.strip(), None)
+    assert _split_remembered.cache_info().currsize == 1  # long texts are not remembered
