@@ -279,7 +279,7 @@ def test_functions_nest_into_one_trace_with_contexts(collector, oai):
 
     assert answer("Capital of France?") == "Paris."
     [trace] = sent(collector, 1)
-    assert trace["input"] == {"query": "Capital of France?"} and trace["output"] == "Paris."
+    assert trace["input"] == "Capital of France?" and trace["output"] == "Paris."
     assert trace["contexts"] == ["Paris is the capital of France.", "France is in Europe."]
     spans = {
         s["name"] if s["kind"] == "llm" else s["name"].rsplit(".", 1)[-1]: s for s in trace["spans"]
@@ -329,7 +329,8 @@ def test_exceptions_are_recorded_and_reraised_sync_and_async(collector):
     assert asyncio.run(outer()) == [2, 4]
     # function-only traces are held a moment for an LLM call to take in; flush sends them
     failed, nested = sent(collector, 2)
-    assert failed["error"] == "KeyError: 3" and failed["input"] == {"x": 3}
+    assert failed["error"] == "KeyError: 3" and failed["input"] == 3
+    assert failed["spans"][0]["input"] == {"x": 3}
     assert failed["spans"][0]["error"] == "KeyError: 3"
     assert nested["output"] == [2, 4] and len(nested["spans"]) == 3
 

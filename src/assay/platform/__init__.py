@@ -3,6 +3,7 @@
     import assay.platform as ragmetrics
     ragmetrics.login()                      # ASSAY_API_KEY / RAGMETRICS_API_KEY, ASSAY_BASE_URL
     from assay.platform import Dataset, Example, Task, Criteria, Cohort, Experiment
+    from assay.platform import monitor, trace_function_call, Trace, ReviewQueue
 
 This package re-exports the SDK only (httpx, pydantic and rich: no server dependency). The server
 lives in `assay.platform.server` and needs `pip install 'assay[platform]'`. The library (`assay`)
@@ -19,8 +20,10 @@ from assay.platform.sdk import (
     Experiment,
     NotFound,
     PlatformError,
+    ReviewQueue,
     ServerUnavailable,
     Task,
+    Trace,
     ValidationFailed,
     export_stats,
     flush,
@@ -40,8 +43,10 @@ __all__ = [
     "Experiment",
     "NotFound",
     "PlatformError",
+    "ReviewQueue",
     "ServerUnavailable",
     "Task",
+    "Trace",
     "ValidationFailed",
     "export_stats",
     "flush",

@@ -13,6 +13,8 @@ from assay.platform.sdk.experiment import Experiment
 from assay.platform.sdk.export import export_stats, flush
 from assay.platform.sdk.monitor import monitor
 from assay.platform.sdk.objects import Cohort, Criteria, Dataset, Example, Task
+from assay.platform.sdk.review import ReviewQueue
+from assay.platform.sdk.traces import Trace
 from assay.platform.sdk.tracing import trace_function_call
 
 __all__ = [
@@ -25,8 +27,10 @@ __all__ = [
     "Experiment",
     "NotFound",
     "PlatformError",
+    "ReviewQueue",
     "ServerUnavailable",
     "Task",
+    "Trace",
     "ValidationFailed",
     "export_stats",
     "flush",

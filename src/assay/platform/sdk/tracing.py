@@ -340,6 +340,15 @@ def _error_text(error: Any) -> str | None:
     return text(f"{type(error).__name__}: {error}", ERROR_MAX)
 
 
+def _main_argument(arguments: Any) -> Any:
+    """A function's one argument as the trace's input (`answer(question)` → the question)."""
+    if isinstance(arguments, dict):
+        values = [v for k, v in arguments.items() if k not in ("self", "cls")]
+        if len(values) == 1:
+            return values[0]
+    return arguments
+
+
 def build_trace(trace: TraceBuilder) -> dict[str, Any]:
     """The TraceIn body of the server's contract."""
     spans, llm_calls = [], []
@@ -381,7 +390,7 @@ def build_trace(trace: TraceBuilder) -> dict[str, Any]:
         trace_input, trace_output = root.llm.input, root.llm.output
         error = _error_text(root.llm.error)
     else:
-        trace_input, trace_output = jsonable(root.input), jsonable(root.output)
+        trace_input, trace_output = jsonable(_main_argument(root.input)), jsonable(root.output)
         error = _error_text(root.error)
     contexts = last.contexts if last else list(trace.fresh_contexts)
     ended = max((s.ended or s.started) for s in trace.spans)

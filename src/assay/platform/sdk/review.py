@@ -1,0 +1,264 @@
+"""`ReviewQueue`: traces matching a condition, for people (labels) and judges (scores).
+
+    queue = ReviewQueue("low scores", condition="score.relevance < 3 AND model = 'gpt-4o'",
+                        criteria=["relevance"], judge_model="gpt-4o-mini", dataset="reviewed")
+    queue.save()                      # created, or the queue of that name updated
+    for trace in queue:               # its traces, fetched on first use (queue.traces)
+        queue.label(trace, "relevance", 4, comment="fine")
+    rows = queue.export()             # labelled rows: input, output, contexts, label, score
+
+Traces stored before the queue existed enter when it is created; new ones as they arrive. Edit
+mode as for `Trace`: setting a field of a saved queue marks it edited, `save()` sends the change
+with the version read, and a concurrent change is refused with `Conflict`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, ClassVar
+from urllib.parse import quote
+
+from assay.platform.sdk.client import current
+from assay.platform.sdk.errors import Conflict, NotFound, ValidationFailed
+from assay.platform.sdk.objects import Criteria, Dataset, RagMetricsObject
+from assay.platform.sdk.traces import Trace, pages
+
+FIELDS = ("name", "condition", "criteria", "judge_model", "dataset")
+
+
+def _name_of(value: Any, kind: type, path: str, field: str) -> str:
+    """An object, its name or its id → its name (an unsaved object is saved)."""
+    if isinstance(value, kind):
+        if getattr(value, "id", None) is None:
+            value.save()
+        return value.name  # type: ignore[attr-defined]
+    if isinstance(value, bool):
+        raise ValidationFailed(
+            f"ReviewQueue: {field} {value!r} is not a name or an id", field=field
+        )
+    if isinstance(value, int):
+        return str(current().request("GET", f"{path}/{value}")["name"])
+    if isinstance(value, dict) and isinstance(value.get("name"), str):
+        return value["name"]
+    if isinstance(value, str) and value.strip():
+        return value
+    raise ValidationFailed(
+        f"ReviewQueue: {field} must be a {kind.__name__}, its name or its id, got "
+        f"{type(value).__name__}",
+        field=field,
+    )
+
+
+class ReviewQueue(RagMetricsObject):
+    object_type: ClassVar[str] = "reviews"
+    _path: ClassVar[str] = "/review-queues"
+
+    def __init__(
+        self,
+        name: str,
+        condition: str = "",
+        criteria: Any = None,
+        judge_model: str | None = None,
+        dataset: Any = None,
+    ) -> None:
+        object.__setattr__(self, "_stored", None)
+        object.__setattr__(self, "edit_mode", False)
+        object.__setattr__(self, "id", None)
+        object.__setattr__(self, "version", None)
+        object.__setattr__(self, "items", {})
+        object.__setattr__(self, "_traces", None)
+        for field, value in zip(
+            FIELDS, (name, condition, criteria, judge_model, dataset), strict=True
+        ):
+            object.__setattr__(self, field, self._check(field, value))
+
+    @staticmethod
+    def _check(field: str, value: Any) -> Any:
+        if field == "name" and (not isinstance(value, str) or not value.strip()):
+            raise ValidationFailed("ReviewQueue: name must be a non-empty string", field="name")
+        if field == "condition":
+            value = value or ""
+            if not isinstance(value, str):
+                raise ValidationFailed("ReviewQueue: condition must be a string", field="condition")
+        if field == "judge_model" and value is not None and not isinstance(value, str):
+            raise ValidationFailed("ReviewQueue: judge_model must be a model string", field=field)
+        if field == "criteria":
+            if value is None:
+                return []
+            if isinstance(value, (str, int, Criteria, dict)):
+                value = [value]
+            if not isinstance(value, (list, tuple)):
+                raise ValidationFailed("ReviewQueue: criteria must be a list", field="criteria")
+            return list(value)
+        return value
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        if key in FIELDS:
+            value = self._check(key, value)
+            if self._stored is not None:
+                object.__setattr__(self, "edit_mode", True)
+        object.__setattr__(self, key, value)
+
+    # -- what is sent ----------------------------------------------------------------------------
+    def _process_criteria(self, criteria: Any) -> list[str]:
+        return [
+            _name_of(c, Criteria, "/criteria", f"criteria[{i}]") for i, c in enumerate(criteria)
+        ]
+
+    def _process_dataset(self, dataset: Any) -> str | None:
+        return None if dataset is None else _name_of(dataset, Dataset, "/datasets", "dataset")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "condition": self.condition,
+            "criteria": self._process_criteria(self.criteria),
+            "judge_model": self.judge_model or None,
+            "dataset": self._process_dataset(self.dataset),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ReviewQueue:
+        queue = cls(
+            data.get("name", ""),
+            data.get("condition") or "",
+            data.get("criteria") or [],
+            data.get("judge_model"),
+            data.get("dataset"),
+        )
+        if "id" in data:
+            queue._apply(data)
+        return queue
+
+    def _apply(self, data: dict[str, Any]) -> None:
+        for field in FIELDS:
+            object.__setattr__(self, field, self._check(field, data.get(field)))
+        object.__setattr__(self, "id", data.get("id"))
+        object.__setattr__(self, "version", data.get("version"))
+        object.__setattr__(self, "items", data.get("items") or {})
+        object.__setattr__(self, "edit_mode", False)
+        object.__setattr__(self, "_stored", {f: data.get(f) for f in FIELDS})
+        object.__setattr__(self, "_traces", None)
+
+    # -- the server ------------------------------------------------------------------------------
+    def save(self) -> ReviewQueue:
+        """Create the queue (its matching stored traces enter at once), or send the edits."""
+        client, payload = current(), self.to_dict()
+        if self._stored is None:
+            try:
+                data = client.request("POST", self._path, json=payload)
+            except Conflict:  # a queue of that name exists: this save updates it
+                existing = client.request("GET", f"{self._path}/{quote(self.name, safe='')}")
+                self._apply(existing)
+                return self._patch({k: v for k, v in payload.items() if existing.get(k) != v})
+            self._apply(data)
+            return self
+        changes = {k: v for k, v in payload.items() if self._stored.get(k) != v}
+        return self._patch(changes)
+
+    def _patch(self, changes: dict[str, Any]) -> ReviewQueue:
+        if not changes:
+            object.__setattr__(self, "edit_mode", False)
+            return self
+        stored_name = self._stored["name"] if self._stored else self.name
+        try:
+            data = current().request(
+                "PATCH",
+                f"{self._path}/{quote(stored_name, safe='')}",
+                json={"version": self.version, "changes": changes},
+            )
+        except Conflict as exc:
+            raise Conflict(
+                f"review queue {stored_name!r} was changed by someone else after version "
+                f"{self.version} was read (or the new name is taken); nothing was saved. "
+                f"Download it again and redo the change. ({exc})",
+                status=exc.status,
+            ) from None
+        self._apply(data)
+        return self
+
+    @classmethod
+    def download(cls, name: str | None = None, id: int | None = None) -> ReviewQueue:
+        """The stored queue, by name (or by id)."""
+        if (name is None) == (id is None):
+            raise ValidationFailed("ReviewQueue.download needs exactly one of name= or id=")
+        if name is not None:
+            if not isinstance(name, str) or not name.strip():
+                raise ValidationFailed("ReviewQueue.download: name must be a string", field="name")
+            return cls.from_dict(current().request("GET", f"{cls._path}/{quote(name, safe='')}"))
+        for data in pages(cls._path, {}):
+            if data.get("id") == id:
+                return cls.from_dict(data)
+        raise NotFound(f"no review queue with id {id!r} in this project")
+
+    def delete(self) -> None:
+        """Remove the queue and its items (the traces, scores and labels stay)."""
+        current().request("DELETE", f"{self._path}/{self._stored_name()}")
+        object.__setattr__(self, "_stored", None)
+        object.__setattr__(self, "id", None)
+
+    def _stored_name(self) -> str:
+        """The stored name, quoted for a URL path."""
+        if self._stored is None:
+            raise ValidationFailed("ReviewQueue: save() the queue first", field="name")
+        return quote(str(self._stored["name"]), safe="")
+
+    @property
+    def traces(self) -> list[Trace]:
+        """The queue's traces in the order they entered (fetched once; `refresh()` to re-read)."""
+        if self._traces is None:
+            object.__setattr__(self, "_traces", self.traces_with())
+        return self._traces  # type: ignore[return-value]
+
+    def traces_with(self, status: str | None = None) -> list[Trace]:
+        """The queue's traces, all or those whose item is "pending" or "done"."""
+        if status not in (None, "pending", "done"):
+            raise ValidationFailed(
+                "ReviewQueue: status must be 'pending' or 'done'", field="status"
+            )
+        path = f"{self._path}/{self._stored_name()}/traces"
+        found = []
+        for data in pages(path, {"status": status}):
+            trace = Trace.from_dict(data)
+            object.__setattr__(trace, "queue_item", data.get("queue_item"))
+            found.append(trace)
+        return found
+
+    def refresh(self) -> ReviewQueue:
+        self._apply(current().request("GET", f"{self._path}/{self._stored_name()}"))
+        return self
+
+    def __iter__(self) -> Iterator[Trace]:
+        return iter(self.traces)
+
+    def __len__(self) -> int:
+        return len(self.traces)
+
+    def label(
+        self, trace: Trace | str, criterion: str, value: Any, *, comment: str = ""
+    ) -> dict[str, Any]:
+        """A person's label of `criterion` on a trace of this queue (author: the calling key)."""
+        ident = trace.id if isinstance(trace, Trace) else trace
+        if not isinstance(ident, str):
+            raise ValidationFailed(
+                "ReviewQueue.label: trace must be a Trace or its id", field="trace"
+            )
+        self._stored_name()
+        body = {
+            "criterion": criterion,
+            "value": value,
+            "queue": self._stored["name"],  # type: ignore[index]
+            "comment": comment,
+        }
+        return current().request("POST", f"/traces/{ident}/labels", json=body)
+
+    def export(self) -> list[dict[str, Any]]:
+        """Labelled rows for alignment: {trace_id, input, output, contexts, criterion, label,
+        label_author, label_at, score, score_status, score_source}, one per labelled criterion."""
+        return [*pages(f"{self._path}/{self._stored_name()}/export", {}, key="rows")]
+
+    def __repr__(self) -> str:
+        return f"ReviewQueue(name={self.name!r}, condition={self.condition!r}, version={self.version!r})"
+
+
+__all__ = ["ReviewQueue"]

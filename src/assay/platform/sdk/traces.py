@@ -1,0 +1,236 @@
+"""`Trace`: a logged interaction, listed, filtered, downloaded and edited on the server.
+
+Edit mode (the seed's): on a trace read from the server, setting `input`, `output`, `contexts`,
+`metadata` or `tags` marks it edited (`edit_mode`); `save()` sends `{version, changes}` with the
+version it was read at. If someone saved it meanwhile the server refuses with 409 and `save()`
+raises `Conflict` (nothing is written, never a lost update): download it again and redo the change.
+The server keeps every earlier state (`revisions()`). Changes made in place
+(`trace.contexts.append(...)`) count too: `save()` compares with what was read.
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from collections.abc import Iterable, Iterator
+from typing import Any, ClassVar
+
+from assay.platform.sdk.client import current
+from assay.platform.sdk.errors import Conflict, NotFound, ValidationFailed
+from assay.platform.sdk.objects import PAGE, Dataset, RagMetricsObject
+
+EDITABLE = ("input", "output", "contexts", "metadata", "tags")
+FIELDS = ("id", "created_at", "input", "output", "raw_input", "raw_output", "contexts", "metadata")
+# what the server adds; read-only here
+SERVER_FIELDS = ("version", "edited", "model", "usage", "latency_ms", "error", "tags", "spans")
+
+
+def pages(path: str, params: dict[str, Any], *, key: str = "items") -> Iterator[dict[str, Any]]:
+    cursor = None
+    while True:
+        page = current().request("GET", path, params={**params, "limit": PAGE, "cursor": cursor})
+        yield from page[key]
+        cursor = page.get("next_cursor")
+        if not cursor:
+            return
+
+
+def _check_edit(owner: str, key: str, value: Any) -> None:
+    if key == "contexts" and (
+        not isinstance(value, (list, tuple)) or not all(isinstance(c, str) for c in value)
+    ):
+        raise ValidationFailed(f"{owner}: contexts must be a list of strings", field="contexts")
+    if key == "metadata" and not isinstance(value, dict):
+        raise ValidationFailed(f"{owner}: metadata must be a dict", field="metadata")
+    if key == "tags" and (
+        not isinstance(value, (list, tuple)) or not all(isinstance(t, str) for t in value)
+    ):
+        raise ValidationFailed(f"{owner}: tags must be a list of strings", field="tags")
+
+
+class Trace(RagMetricsObject):
+    """A logged LLM interaction: processed and raw input/output, contexts, metadata, spans."""
+
+    object_type: ClassVar[str] = "trace"
+    _path: ClassVar[str] = "/traces"
+
+    def __init__(
+        self,
+        id: str | None = None,
+        created_at: str | None = None,
+        input: Any = None,
+        output: Any = None,
+        raw_input: Any = None,
+        raw_output: Any = None,
+        contexts: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> None:
+        _check_edit("Trace", "contexts", contexts or [])
+        _check_edit("Trace", "metadata", metadata or {})
+        object.__setattr__(self, "_stored", None)  # the editable fields as last read or saved
+        values = dict(id=id, created_at=created_at, input=input, output=output)
+        values.update(raw_input=raw_input, raw_output=raw_output)
+        values.update(contexts=list(contexts or []), metadata=dict(metadata or {}))
+        for field, value in values.items():
+            object.__setattr__(self, field, value)
+        for field in SERVER_FIELDS:
+            object.__setattr__(self, field, [] if field in ("tags", "spans") else None)
+        object.__setattr__(self, "scores", {})
+        object.__setattr__(self, "labels", {})
+        object.__setattr__(self, "edit_mode", False)
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        if self._stored is not None and key != "edit_mode":
+            if key not in EDITABLE:
+                raise ValidationFailed(
+                    f"Trace: {key} of a logged trace cannot be edited (editable: "
+                    f"{', '.join(EDITABLE)})",
+                    field=key,
+                )
+            _check_edit("Trace", key, value)
+            value = list(value) if key in ("contexts", "tags") else value
+            object.__setattr__(self, "edit_mode", True)
+        object.__setattr__(self, key, value)
+
+    @property
+    def name(self) -> str:  # what RagMetricsObject's repr shows
+        return str(self.id)
+
+    # -- dicts ---------------------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        data = {field: getattr(self, field) for field in FIELDS}
+        data.update({field: getattr(self, field) for field in SERVER_FIELDS})
+        data.update(scores=self.scores, labels=self.labels, edit_mode=self.edit_mode)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Trace:
+        trace = cls(**{field: data.get(field) for field in FIELDS})
+        trace._apply(data)
+        return trace
+
+    def _apply(self, data: dict[str, Any]) -> None:
+        for field in (*FIELDS, *SERVER_FIELDS):
+            if field in data:
+                object.__setattr__(self, field, data[field])
+        object.__setattr__(self, "scores", data.get("scores") or {})
+        object.__setattr__(self, "labels", data.get("labels") or {})
+        object.__setattr__(self, "edit_mode", False)
+        object.__setattr__(self, "_stored", copy.deepcopy({f: getattr(self, f) for f in EDITABLE}))
+
+    def changes(self) -> dict[str, Any]:
+        """The editable fields that differ from what was read (in place changes included)."""
+        if self._stored is None:
+            return {}
+        return {f: getattr(self, f) for f in EDITABLE if getattr(self, f) != self._stored[f]}
+
+    # -- the server ----------------------------------------------------------------------------
+    def save(self) -> Trace:
+        """A new trace is logged; a downloaded one sends its edits with the version read."""
+        client = current()
+        if self._stored is None:
+            if self.id is None:
+                object.__setattr__(self, "id", str(uuid.uuid4()))
+            body = {
+                field: getattr(self, field)
+                for field in ("id", "created_at", "input", "output", "raw_input", "raw_output")
+            }
+            body.update(contexts=self.contexts, metadata=self.metadata, tags=list(self.tags or []))
+            client.request("POST", self._path, json={"traces": [body]})
+            self._apply(client.request("GET", f"{self._path}/{self.id}"))
+            return self
+        changes = self.changes()
+        if not changes:
+            object.__setattr__(self, "edit_mode", False)
+            return self
+        try:
+            data = client.request(
+                "PATCH",
+                f"{self._path}/{self.id}",
+                json={"version": self.version, "changes": changes},
+            )
+        except Conflict as exc:
+            raise Conflict(
+                f"trace {self.id} was changed by someone else after version {self.version} was "
+                f"read; nothing was saved. Download it again (Trace.download(id=...)), redo the "
+                f"change and save. ({exc})",
+                status=exc.status,
+            ) from None
+        self._apply(data)
+        return self
+
+    @classmethod
+    def download(cls, name: str | None = None, id: str | None = None) -> Trace:
+        """The stored trace by id (`Trace.download(id=...)`, or the id as first argument)."""
+        ident = id if id is not None else name
+        if not isinstance(ident, str) or not ident.strip():
+            raise ValidationFailed("Trace.download needs the trace id (a string)", field="id")
+        return cls.from_dict(current().request("GET", f"{cls._path}/{ident}"))
+
+    @classmethod
+    def list(cls, condition: str | None = None, limit: int | None = None) -> list[Trace]:
+        """Traces newest first, those matching `condition` (the review-queue language) if given."""
+        return [*cls.iterate(condition, limit)]
+
+    @classmethod
+    def iterate(cls, condition: str | None = None, limit: int | None = None) -> Iterator[Trace]:
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int) or limit < 0
+        ):
+            raise ValidationFailed(
+                "Trace.list: limit must be a non-negative integer", field="limit"
+            )
+        params = {"condition": condition or None}
+        for count, data in enumerate(pages(cls._path, params)):
+            if limit is not None and count >= limit:
+                return
+            yield cls.from_dict(data)
+
+    def revisions(self) -> list[dict[str, Any]]:
+        """The earlier states of this trace, oldest first: {version, snapshot, edited_by, edited_at}."""
+        self._need_id("revisions")
+        return current().request("GET", f"{self._path}/{self.id}/revisions")["items"]
+
+    def label(
+        self, criterion: str, value: Any, *, comment: str = "", queue: str | None = None
+    ) -> dict[str, Any]:
+        """Add a label (append-only; the calling key is its author)."""
+        self._need_id("label")
+        body = {"criterion": criterion, "value": value, "queue": queue, "comment": comment}
+        return current().request("POST", f"{self._path}/{self.id}/labels", json=body)
+
+    def add_to_dataset(self, dataset: str | Dataset) -> dict[str, Any]:
+        """Add this trace to a dataset as an example (see `Trace.to_dataset`)."""
+        return Trace.to_dataset([self], dataset)
+
+    @staticmethod
+    def to_dataset(traces: Iterable[Trace | str], dataset: str | Dataset) -> dict[str, Any]:
+        """Add traces to the named dataset as examples (question = input text, answer = output
+        text, their contexts): a new version of it, or a new dataset."""
+        name = dataset.name if isinstance(dataset, Dataset) else dataset
+        if not isinstance(name, str) or not name.strip():
+            raise ValidationFailed(
+                "to_dataset: dataset must be a Dataset or its name", field="dataset"
+            )
+        ids = []
+        for index, trace in enumerate(traces):
+            ident = trace.id if isinstance(trace, Trace) else trace
+            if not isinstance(ident, str):
+                raise ValidationFailed(
+                    f"to_dataset: traces[{index}] must be a saved Trace or a trace id",
+                    field="trace_ids",
+                )
+            ids.append(ident)
+        return current().request(
+            "POST", "/traces/to-dataset", json={"trace_ids": ids, "dataset": name}
+        )
+
+    def _need_id(self, what: str) -> None:
+        if self.id is None or self._stored is None:
+            raise NotFound(f"Trace.{what}: this trace is not on the server yet (save() it first)")
+
+    def __repr__(self) -> str:
+        return f"Trace(id={self.id!r}, version={self.version!r}, edited={self.edited!r})"
+
+
+__all__ = ["EDITABLE", "Trace", "pages"]
