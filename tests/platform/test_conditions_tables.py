@@ -179,9 +179,9 @@ def oracle_ids(rows: list[dict[str, Any]], tree: Condition, now: datetime) -> se
 
 def snapshot(engine: Engine) -> dict[str, Any]:
     """Every table's columns and row count, to show nothing was changed."""
-    found = inspect(engine)
-    tables = sorted(found.get_table_names())
     with engine.connect() as connection:
+        found = inspect(connection)
+        tables = sorted(found.get_table_names())
         return {
             name: (
                 [(c["name"], str(c["type"])) for c in found.get_columns(name)],

@@ -115,21 +115,25 @@ class _Construct(FunctionElement):
 
 
 class JsonNumber(_Construct):
+    inherit_cache = True
     type = Float()
     name = "assay_json_number"
 
 
 class JsonString(_Construct):
+    inherit_cache = True
     type = Text()
     name = "assay_json_string"
 
 
 class JsonBool(_Construct):
+    inherit_cache = True
     type = Boolean()
     name = "assay_json_bool"
 
 
 class JsonIsNull(_Construct):
+    inherit_cache = True
     type = Boolean()
     name = "assay_json_is_null"
 
@@ -137,21 +141,25 @@ class JsonIsNull(_Construct):
 class HasString(_Construct):
     """(json list, text): the list holds that string."""
 
+    inherit_cache = True
     type = Boolean()
     name = "assay_has_string"
 
 
 class CodePointOrder(_Construct):
+    inherit_cache = True
     type = Text()
     name = "assay_code_point_order"
 
 
 class CaseSensitiveLike(_Construct):
+    inherit_cache = True
     type = Boolean()
     name = "assay_like"
 
 
 class AsciiCaseLike(_Construct):
+    inherit_cache = True
     type = Boolean()
     name = "assay_ilike"
 
