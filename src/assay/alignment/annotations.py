@@ -175,7 +175,7 @@ class MetricAnnotation(BaseModel):
                 problem = exc.errors()[0]
                 where = ".".join(str(part) for part in problem["loc"])
                 raise DataError(
-                    f"{metric_name}[{index}]: {problem['msg']}", file=source, field=where
+                    f"{metric_name}[{index}].{where}: {problem['msg']}", file=source, field=where
                 ) from None
         return SingleMetricAnnotation(name=metric_name, samples=parsed)
 
