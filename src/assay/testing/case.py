@@ -60,6 +60,7 @@ def assert_case(
     """Score one sample with `metric` up to `repeats` times and raise `GateFailed` unless `rule`
     over the judgements clears `threshold` (">=0.7", or a number read as ">="). Returns the values.
     `llm` defaults to the plugin's `assay_judge` once a test has asked for it."""
+    __tracebackhide__ = True
     repeats = context.default("repeats", repeats, 3)
     if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
         raise UsageError(f"repeats must be a whole number of 1 or more, got {repeats!r}")

@@ -111,6 +111,7 @@ def assert_scores(
 
     Defaults come from the pytest plugin when it runs the test (`--assay-repeats`, the
     `@pytest.mark.assay(...)` marker), else ci=0.95, mode="strict", method="auto", repeats=1."""
+    __tracebackhide__ = True  # pytest shows the test's line, not this function's
     ci = context.default("ci", ci, 0.95)
     mode = context.default("mode", mode, "strict")
     method = context.default("method", method, "auto")
