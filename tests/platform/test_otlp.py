@@ -252,3 +252,29 @@ def test_json_bodies_gzip_and_limits(live):
         assert answer.json()["partialSuccess"]["rejectedSpans"] == "1"
         with live.client(key) as api:
             assert len(api.get("/traces").json()["items"]) == 1
+
+
+def test_later_spans_grow_an_edited_trace_but_keep_the_edit(live):
+    key = live.key()
+    trace_hex = uuid.uuid4().hex
+    url = f"{live.base_url}/otlp/v1/traces"
+    auth = {"Authorization": f"Bearer {key}"}
+    first = otlp_json(trace_hex, "00f067aa0ba902b7", **{"input.value": "hi", "output.value": "yo"})
+    with httpx.Client(timeout=30) as http, live.client(key) as api:
+        assert http.post(url, json=first, headers=auth).status_code == 200
+        trace_id = str(uuid.UUID(hex=trace_hex))
+        edited = api.patch(
+            f"/traces/{trace_id}", json={"version": 1, "changes": {"output": "hello"}}
+        )
+        assert edited.status_code == 200
+        later = otlp_json(trace_hex, "1111111111111111", **{"gen_ai.request.model": "m-2"})
+        later["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["parentSpanId"] = "00f067aa0ba902b7"
+        assert http.post(url, json=later, headers=auth).status_code == 200
+        assert http.post(url, json=later, headers=auth).status_code == 200  # re-sent: no copy
+        got = api.get(f"/traces/{trace_id}").json()
+        assert got["output"] == "hello" and got["edited"] is True  # the person's edit wins
+        assert got["model"] == "m-2" and len(got["spans"]) == 2
+        assert got["version"] == 4
+        with live.client(live.key(scopes=("read",))) as reader:
+            refused = httpx.post(url, json=later, headers=reader.headers, timeout=30)
+            assert refused.status_code == 403

@@ -193,7 +193,7 @@ def store(state: Any, project_id: int, groups: dict[str, dict[str, Any]]) -> tup
         repo = TraceRepo(session, project_id)
 
         def stored_rows() -> dict[str, models.LoggedTrace]:
-            query = repo._select(T).where(T.id.in_(list(groups))).with_for_update()
+            query = repo._select(T).where(T.id.in_(list(groups))).order_by(T.id).with_for_update()
             return {r.id: r for r in session.scalars(query)}
 
         existing = stored_rows()
