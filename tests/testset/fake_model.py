@@ -89,10 +89,11 @@ def _numbered(block: str) -> list[str]:
 class Writer(Behaviour):
     """Answers by prompt; `fail(request, prompt_id)` may return a Behaviour to answer instead."""
 
-    misquote_terms: set[str] = field(default_factory=set)
-    leaning_terms: set[str] = field(default_factory=set)
-    unsupported_words: set[str] = field(default_factory=set)
+    misquote: Callable[[str, str], bool] | None = None  # (term, context): quote what is not there
+    leaning: Callable[[str, str], bool] | None = None  # (term, context): "according to the passage"
+    unsupported_words: set[str] = field(default_factory=set)  # the judge denies support
     same_question: bool = False
+    one_hop_evidence: bool = False  # multi-hop answers quoting one context only
     fail: Callable[[RecordedRequest, str], Behaviour | None] | None = None
     calls: Counter = field(default_factory=Counter)
     unexpected: list[str] = field(default_factory=list)
@@ -129,13 +130,16 @@ class Writer(Behaviour):
             question = f"What about {term or 'it'}, given that {words}?"
             if self.same_question:
                 question = "What is the main fact here?"
-            if term in self.leaning_terms:
+            if self.leaning and self.leaning(term, context):
                 question = f"According to the passage, what is {term}?"
-            quote = f"{evidence} (invented)" if term in self.misquote_terms else evidence
+            misquoted = self.misquote and self.misquote(term, context)
+            quote = f"{evidence} (invented)" if misquoted else evidence
             return json.dumps({"question": question, "answer": evidence, "evidence": [quote]})
         if pid in ("testset.multi_hop", "testset.multi_hop_abstract"):
             contexts = _numbered(fenced(request, "contexts"))
             quotes = [first_sentence(c) for c in contexts[:2]]
+            if self.one_hop_evidence:
+                quotes = quotes[:1]
             key = "themes" if pid.endswith("abstract") else "terms"
             terms = _flat(fenced(request, key))[:40]
             question = (

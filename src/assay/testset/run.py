@@ -22,6 +22,7 @@ from typing import Any
 
 import anyio
 
+from assay.metrics.base import first_leaf
 from assay.testset.checkpoint import Checkpoint
 from assay.testset.gate import GateResult, QualityGate
 from assay.testset.graph import KnowledgeGraph
@@ -176,9 +177,15 @@ async def generate_samples(
         ) -> None:
             into[index] = await attempt(lane, scenario, seen)
 
-        async with anyio.create_task_group() as group:
-            for index, (lane, scenario) in enumerate(wave):
-                group.start_soon(run, index, lane, scenario, snapshot, outcomes)
+        try:
+            async with anyio.create_task_group() as group:
+                for index, (lane, scenario) in enumerate(wave):
+                    group.start_soon(run, index, lane, scenario, snapshot, outcomes)
+        except Exception as exc:  # raise_exceptions: the first failure itself, not a group
+            leaf = first_leaf(exc)
+            if leaf is exc:
+                raise
+            raise leaf from exc
         for (lane, _), outcome in zip(wave, outcomes, strict=True):
             assert outcome is not None
             _decide(kg, lane, outcome, gate, kept_questions, report, checkpoint)

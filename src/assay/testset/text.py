@@ -125,7 +125,7 @@ def sections_at(text: str, headlines: list[str]) -> list[Section]:
     (a headline not found after it is skipped)."""
     starts, position = [], 0
     for headline in headlines:
-        at = text.find(headline, position) if headline.strip() else -1
+        at = _heading_position(text, headline.strip(), position) if headline.strip() else -1
         if at < 0:
             continue
         line_start = text.rfind("\n", 0, at) + 1
@@ -137,6 +137,21 @@ def sections_at(text: str, headlines: list[str]) -> list[Section]:
         end = starts[index + 1][0] if index + 1 < len(starts) else len(text)
         sections.append(Section((title,), start, end))
     return sections
+
+
+def _heading_position(text: str, headline: str, after: int) -> int:
+    """Where `headline` occurs after `after`, preferring a line that is just the heading
+    (an earlier mention inside a sentence is not the section start)."""
+    first = text.find(headline, after)
+    at = first
+    while at >= 0:
+        line_start = text.rfind("\n", 0, at) + 1
+        line_end = text.find("\n", at)
+        line = text[line_start : line_end if line_end >= 0 else len(text)]
+        if line.strip().lstrip("#").strip() == headline:
+            return at
+        at = text.find(headline, at + 1)
+    return first
 
 
 def chunk_document(

@@ -1,0 +1,89 @@
+"""Classical text processing: sections, exact chunks, keyphrases, entities, summaries, language."""
+
+from __future__ import annotations
+
+import pytest
+
+from assay.testset.text import (
+    chunk_document,
+    count_tokens,
+    detect_language,
+    entities,
+    extractive_summary,
+    keyphrases,
+    quote_in,
+    sections_at,
+    split_sections,
+)
+from tests.testset.corpus import CHINESE, FOUNDRY, KETTLES, NO_HEADINGS
+
+
+def test_markdown_and_rst_headings_make_nested_sections_in_order() -> None:
+    md = [s.headings for s in split_sections(KETTLES)]
+    assert md == [
+        ("Caring for the Brass Kettle",),
+        ("Caring for the Brass Kettle", "Descaling"),
+        ("Caring for the Brass Kettle", "The Handle"),
+    ]
+    rst = [s.headings for s in split_sections(FOUNDRY)]
+    assert rst == [
+        ("Hartley Foundry",),
+        ("Hartley Foundry", "Workers"),
+        ("Hartley Foundry", "The Archive"),
+    ]
+
+
+def test_a_heading_inside_a_code_fence_is_not_a_section() -> None:
+    text = "# Real\n\nText.\n\n```\n# not a heading\n```\n\nMore text.\n"
+    assert [s.headings for s in split_sections(text)] == [("Real",)]
+
+
+def test_chunks_are_exact_slices_within_the_size_bounds() -> None:
+    text = KETTLES + "\n" + FOUNDRY
+    pieces = chunk_document(text, min_tokens=20, max_tokens=80)
+    assert len(pieces) >= 4
+    for piece in pieces:
+        assert text[piece.start : piece.end] == piece.text
+        assert count_tokens(piece.text) <= 80
+    # every word of the document lands in some chunk
+    assert sum(len(p.text.split()) for p in pieces) == len(text.split())
+
+
+def test_a_long_unbroken_text_is_cut_and_a_short_one_is_one_chunk() -> None:
+    long = " ".join(f"word{i}" for i in range(1000))
+    pieces = chunk_document(long, min_tokens=50, max_tokens=100)
+    assert len(pieces) == 10 and all(count_tokens(p.text) <= 100 for p in pieces)
+    assert [p.text for p in chunk_document("Just one line.", min_tokens=100, max_tokens=500)] == [
+        "Just one line."
+    ]
+    assert chunk_document("   \n  ") == []
+    with pytest.raises(ValueError, match="min_tokens"):
+        chunk_document("x", min_tokens=10, max_tokens=5)
+
+
+def test_headlines_are_found_in_order_on_their_own_lines() -> None:
+    text = "Intro mentions Workers early.\nWorkers\nThey work.\nArchive\nPapers.\n"
+    sections = sections_at(text, ["Workers", "Archive", "Workers"])
+    starts = [text[s.start : s.end].split("\n")[0] for s in sections]
+    # the heading line, not the earlier mention; a repeat with nothing after it is skipped
+    assert starts == ["Intro mentions Workers early.", "Workers", "Archive"]
+    assert [s.headings for s in sections] == [(), ("Workers",), ("Archive",)]
+
+
+def test_keyphrases_entities_and_summary() -> None:
+    phrases = keyphrases(KETTLES, max_num=8)
+    assert 1 <= len(phrases) <= 8 and all("\n" not in p for p in phrases)
+    assert any("Kettle" in p for p in phrases)
+    names = entities(KETTLES + "\nUse ``kettle.boil()`` to start.")
+    assert "Hartley Foundry" in names and "kettle.boil()" in names and "Leeds" in names
+    summary = extractive_summary(KETTLES, max_sentences=2)
+    assert 0 < len(summary) <= 600 and summary.split(". ")[0] in " ".join(KETTLES.split())
+
+
+def test_language_detection_and_quotes() -> None:
+    assert detect_language(KETTLES) == "english"
+    assert detect_language(CHINESE) == "chinese"
+    assert detect_language("Der Kessel ist nicht mit dem Wasser und die Katze") == "german"
+    assert quote_in("Feed it every day  with\nequal weights", ["x", NO_HEADINGS]) == 1
+    assert quote_in("Feed it twice a day", [NO_HEADINGS]) is None
+    assert quote_in("ab", [NO_HEADINGS]) is None  # too short to prove anything
