@@ -195,6 +195,8 @@ def test_queue_edits_are_version_checked(live):
             json={"name": "Judged", "judge_model": "openai/gpt", "criteria": ["Nope"]},
         )
         assert judged.status_code == 422 and judged.json()["error"]["field"] == "criteria[0]"
+        assert api.get("/review-queues/bad%00name").status_code == 422
+        assert api.get("/traces/not-a-uuid").status_code == 404
         assert api.delete("/review-queues/Q1").status_code == 204
         assert api.get("/review-queues/Q1").status_code == 404
         assert len(api.get("/traces").json()["items"]) == 1  # the traces stay

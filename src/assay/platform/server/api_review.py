@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
 from sqlalchemy import select
 
 from assay.platform.server import models
@@ -14,6 +14,7 @@ from assay.platform.server.api import Reader, Writer, page, state_of
 from assay.platform.server.errors import invalid
 from assay.platform.server.repos import MAX_PAGE, iso
 from assay.platform.server.review_repo import QueueRepo, queue_json
+from assay.platform.server.schemas import _storable
 from assay.platform.server.trace_schemas import QueueIn, QueuePatch
 from assay.platform.server.traces_repo import TraceRepo
 
@@ -21,7 +22,17 @@ router = APIRouter(prefix="/api/v1")
 
 Limit = Annotated[int, Query(ge=1, le=MAX_PAGE)]
 Cursor = Annotated[str | None, Query(max_length=20)]
-QueueName = Annotated[str, Path(min_length=1, max_length=200)]
+
+
+def _queue_name(name: str = Path(min_length=1, max_length=200)) -> str:
+    """A queue name from the path; one no queue can have (NUL, lone surrogates) is a 422."""
+    try:
+        return _storable(name)
+    except ValueError as exc:
+        raise invalid("name", str(exc)) from None
+
+
+QueueName = Annotated[str, Depends(_queue_name)]
 Status = Annotated[Literal["pending", "done"] | None, Query()]
 
 
