@@ -20,23 +20,21 @@ content in span order; latency is from the first start to the last end.
 
 from __future__ import annotations
 
-import json
 import math
-import re
 import uuid
 from datetime import datetime, timezone
 from typing import Any
 
+from assay.platform.server.otlp_content import (
+    maybe_json,
+    span_documents,
+    span_input,
+    span_output,
+)
+
 MAX_VALUE_DEPTH = 8
-_INDEXED = re.compile(r"^(?P<prefix>.+?)\.(?P<index>\d+)\.(?P<rest>.+)$")
 LLM_OPERATIONS = {"chat", "text_completion", "generate_content", "completion"}
 FUNCTION_OPERATIONS = {"execute_tool", "invoke_agent", "create_agent"}
-MESSAGE_EVENTS = {
-    "gen_ai.system.message": "system",
-    "gen_ai.user.message": "user",
-    "gen_ai.assistant.message": "assistant",
-    "gen_ai.tool.message": "tool",
-}
 
 
 # -- protobuf values ---------------------------------------------------------------------------------
@@ -136,142 +134,6 @@ def span_kind(attributes: dict[str, Any]) -> str:
     return "other"
 
 
-def _maybe_json(value: Any) -> Any:
-    if isinstance(value, str) and value[:1] in ("[", "{"):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
-def _indexed(attributes: dict[str, Any], prefix: str) -> list[dict[str, Any]]:
-    """`prefix.0.role = …, prefix.0.content = …` as [{"role": …, "content": …}, …]."""
-    items: dict[int, dict[str, Any]] = {}
-    for key, value in attributes.items():
-        if not key.startswith(prefix + "."):
-            continue
-        match = _INDEXED.match(key)
-        if match is None or match.group("prefix") != prefix:
-            continue
-        items.setdefault(int(match.group("index")), {})[match.group("rest")] = value
-    return [items[i] for i in sorted(items)]
-
-
-def _parts_text(parts: Any) -> Any:
-    """GenAI message parts ([{"type": "text", "content": …}, …]) as text when they are all text."""
-    if not isinstance(parts, list):
-        return parts
-    texts = [
-        p.get("content") if isinstance(p, dict) and p.get("type") == "text" else None for p in parts
-    ]
-    if texts and all(isinstance(t, str) for t in texts):
-        return "\n".join(texts)  # type: ignore[arg-type]
-    return parts
-
-
-def _genai_messages(value: Any) -> list[dict[str, Any]] | None:
-    value = _maybe_json(value)
-    if not isinstance(value, list):
-        return None
-    messages = []
-    for item in value:
-        if not isinstance(item, dict):
-            continue
-        content = item.get("content", _parts_text(item.get("parts")))
-        messages.append({"role": item.get("role", "user"), "content": content})
-    return messages
-
-
-def _event_content(attributes: dict[str, Any]) -> Any:
-    for key in ("content", "gen_ai.event.content", "message"):
-        if key in attributes:
-            value = _maybe_json(attributes[key])
-            if isinstance(value, dict) and "content" in value:
-                return value["content"]
-            return value
-    return None
-
-
-def span_input(attributes: dict[str, Any], events: list[dict[str, Any]]) -> Any:
-    if "input.value" in attributes:
-        return _maybe_json(attributes["input.value"])
-    messages = _genai_messages(attributes.get("gen_ai.input.messages"))
-    if messages is None:
-        indexed = _indexed(attributes, "gen_ai.prompt") or [
-            {"role": m.get("message.role"), "content": m.get("message.content")}
-            for m in _indexed(attributes, "llm.input_messages")
-        ]
-        messages = [{"role": m.get("role", "user"), "content": m.get("content")} for m in indexed]
-    if not messages:
-        for event in events:
-            role = MESSAGE_EVENTS.get(event["name"])
-            if role is not None:
-                messages.append(
-                    {
-                        "role": event["attributes"].get("role", role),
-                        "content": _event_content(event["attributes"]),
-                    }
-                )
-            elif event["name"] == "gen_ai.content.prompt":
-                prompt = _maybe_json(event["attributes"].get("gen_ai.prompt"))
-                found = _genai_messages(prompt)
-                messages.extend(
-                    found if found is not None else [{"role": "user", "content": prompt}]
-                )
-    system = attributes.get("gen_ai.system_instructions")
-    if system is not None and messages:
-        messages.insert(0, {"role": "system", "content": _parts_text(_maybe_json(system))})
-    return messages or None
-
-
-def span_output(attributes: dict[str, Any], events: list[dict[str, Any]]) -> Any:
-    if "output.value" in attributes:
-        return _maybe_json(attributes["output.value"])
-    messages = _genai_messages(attributes.get("gen_ai.output.messages"))
-    if messages is None:
-        indexed = _indexed(attributes, "gen_ai.completion") or [
-            {"role": m.get("message.role"), "content": m.get("message.content")}
-            for m in _indexed(attributes, "llm.output_messages")
-        ]
-        messages = [
-            {"role": m.get("role", "assistant"), "content": m.get("content")} for m in indexed
-        ]
-    if not messages:
-        for event in events:
-            if event["name"] == "gen_ai.choice":
-                messages.append(
-                    {"role": "assistant", "content": _event_content(event["attributes"])}
-                )
-            elif event["name"] == "gen_ai.content.completion":
-                completion = _maybe_json(event["attributes"].get("gen_ai.completion"))
-                found = _genai_messages(completion)
-                messages.extend(
-                    found if found is not None else [{"role": "assistant", "content": completion}]
-                )
-    if len(messages) == 1 and isinstance(messages[0].get("content"), str):
-        return messages[0]["content"]
-    return messages or None
-
-
-def span_documents(attributes: dict[str, Any]) -> list[str]:
-    documents = [
-        d.get("document.content")
-        for d in _indexed(attributes, "retrieval.documents")
-        if isinstance(d.get("document.content"), str)
-    ]
-    value = _maybe_json(attributes.get("gen_ai.retrieval.documents"))
-    if isinstance(value, list):
-        for item in value:
-            if isinstance(item, str):
-                documents.append(item)
-            elif isinstance(item, dict):
-                text = item.get("content", item.get("text"))
-                if isinstance(text, str):
-                    documents.append(text)
-    return documents
-
-
 def _number(attributes: dict[str, Any], *keys: str) -> int | None:
     for key in keys:
         value = attributes.get(key)
@@ -352,7 +214,7 @@ def build_trace(
     if resource:
         metadata["resource"] = resource
     for span in spans:
-        extra = _maybe_json(span["attributes"].get("metadata"))
+        extra = maybe_json(span["attributes"].get("metadata"))
         if isinstance(extra, dict):
             metadata.update({k: v for k, v in extra.items() if k not in ("source", "resource")})
     for key, name in (
