@@ -8,6 +8,7 @@ the application sees exactly what the SDK returns or raises, and the trace says 
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import threading
 
@@ -369,3 +370,13 @@ def test_login_off_sends_nothing(oai):
         assert server.attempts == 0
     finally:
         server.stop()
+
+
+def test_a_stream_dropped_unread_is_still_recorded(collector, anth):
+    client = monitor(openai_client(anth.openai_url))
+    stream = client.chat.completions.create(model="m", messages=QUESTION, stream=True)
+    stream.response.close()
+    del stream
+    gc.collect()  # openai's own stream holds a cycle (its generator refers to it)
+    [trace] = sent(collector, 1)
+    assert trace["output"] == "" and trace["spans"][0]["attributes"]["stream_closed_early"] is True

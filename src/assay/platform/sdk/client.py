@@ -114,8 +114,8 @@ def login(key: str | None = None, base_url: str | None = None, off: bool = False
 
     The key comes from `key`, else `ASSAY_API_KEY`, else `RAGMETRICS_API_KEY`; the server from
     `base_url`, else `ASSAY_BASE_URL`, else http://127.0.0.1:8321. `off=True` sends nothing
-    (every later request says so). A rejected key raises `AuthError`; an unreachable server
-    `ServerUnavailable`.
+    (every later request says so, and monitored calls and traced functions record no trace).
+    A rejected key raises `AuthError`; an unreachable server `ServerUnavailable`.
     """
     global _client
     url = base_url or os.environ.get("ASSAY_BASE_URL") or DEFAULT_BASE_URL

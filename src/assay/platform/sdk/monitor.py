@@ -207,6 +207,9 @@ def _traced_stream(stream: Any, state: Any, *, is_async: bool) -> Any:
                 finish(True)
 
         stream._iterator, stream.close = chunks, close
+    # a stream dropped before its first chunk: its generator never ran, so no `finally` will
+    # (recorded when the stream is freed: at once, or by the cycle collector for OpenAI's)
+    weakref.finalize(stream, finish, True)
     return stream
 
 
