@@ -1,0 +1,230 @@
+"""assert_scores, assert_case and assert_in_range on real results (classic metrics, and the
+AspectCritic judged by the loopback judge of conftest.py)."""
+
+from __future__ import annotations
+
+import pytest
+from scipy import stats
+
+from assay import ExactMatch, evaluate, llm_factory
+from assay.errors import UsageError
+from assay.metrics.general import AspectCritic
+from assay.models import RetryPolicy
+from assay.models.cache import CacheMiss, ResponseCache
+from assay.schema.aggregate import bootstrap_mean_ci
+from assay.schema.dataset import EvaluationDataset
+from assay.schema.outcome import Error, Ok
+from assay.schema.result import EvaluationResult
+from assay.testing import (
+    GateFailed,
+    ReplayMiss,
+    assert_case,
+    assert_in_range,
+    assert_scores,
+    evaluate_repeated,
+    mean_interval,
+    parse_threshold,
+    row_value,
+)
+from assay.testing.cache import RepeatCache
+
+FAST = RetryPolicy(max_attempts=1)
+
+
+def exact(passing: int, total: int) -> EvaluationResult:
+    rows = [
+        {"id": f"r{i}", "response": "a", "reference": "a" if i < passing else "b"}
+        for i in range(total)
+    ]
+    return evaluate(rows, [ExactMatch()], show_progress=False)
+
+
+def critic_rows(responses: list[str]) -> list[dict[str, str]]:
+    return [
+        {"id": f"r{i}", "user_input": f"question {i}", "response": text}
+        for i, text in enumerate(responses)
+    ]
+
+
+CRITIC = AspectCritic(name="helpful", definition="Is the response helpful?")
+
+
+# -- thresholds and intervals ---------------------------------------------------------------------
+def test_thresholds_read_every_form_and_refuse_others_naming_the_metric():
+    assert str(parse_threshold(">=0.80")) == ">=0.8"
+    assert parse_threshold("≤ 0.1").op == "<=" and parse_threshold(0.7).op == ">="
+    assert parse_threshold("<.5").cleared_by(0.4) and not parse_threshold(">0.5").cleared_by(0.5)
+    with pytest.raises(UsageError, match=r"faithfulness: threshold '~0\.8'"):
+        parse_threshold("~0.8", metric="faithfulness")
+    with pytest.raises(UsageError, match="finite"):
+        parse_threshold(float("nan"))
+
+
+def test_intervals_are_scipys_and_the_librarys():
+    votes = [1.0] * 44 + [0.0] * 6
+    wilson = mean_interval(votes, ci=0.9)
+    expected = stats.binomtest(44, 50).proportion_ci(confidence_level=0.9, method="wilson")
+    assert wilson.method == "wilson" and (wilson.low, wilson.high) == (expected.low, expected.high)
+    scores = [0.2, 0.9, 0.75, 0.6, 0.95, 0.8]
+    boot = mean_interval(scores)
+    assert boot.method == "bootstrap" and (boot.low, boot.high) == bootstrap_mean_ci(scores)
+    t = mean_interval(scores, method="t")
+    low, high = stats.t.interval(0.95, 5, loc=t.mean, scale=stats.sem(scores))
+    assert t.low == pytest.approx(low) and t.high == pytest.approx(high)
+    assert mean_interval([0.5]).low is None  # one continuous row: no interval
+    with pytest.raises(UsageError, match="0 or 1"):
+        mean_interval(scores, method="wilson")
+    with pytest.raises(UsageError, match="ci must be"):
+        mean_interval(scores, ci=95)
+
+
+def test_a_rows_repeated_judgements_become_one_value_by_rule():
+    assert row_value([1, 1, 0]) == 1.0 and row_value([0, 1]) == 0.5
+    assert row_value([0.2, 0.5, 0.9], "median") == 0.5
+    assert row_value([0.2, 0.4], "majority") == pytest.approx(0.3)  # numbers: the mean
+    assert row_value([]) is None
+
+
+# -- strict, lenient, inconclusive -------------------------------------------------------------
+def test_strict_fails_what_the_interval_cannot_clear_and_says_why():
+    result = exact(44, 50)  # 0.88, Wilson 95% [0.762, 0.944] straddles 0.80
+    with pytest.raises(GateFailed) as caught:
+        assert_scores(result, {"exact_match": ">=0.80"}, mode="strict")
+    message = str(caught.value)
+    assert "exact_match >=0.8: FAIL (inconclusive)" in message
+    assert "mean 0.880" in message and "[0.762, 0.944] (wilson)" in message
+    assert "50/50 rows" in message and "rows that miss >=0.8: row 44: 0" in message
+    (check,) = assert_scores(result, {"exact_match": ">=0.80"}, mode="lenient")
+    assert (check.verdict, check.decision) == ("inconclusive", "pass")
+
+
+def test_clear_pass_and_clear_fail_do_not_depend_on_the_mode():
+    for mode in ("strict", "lenient"):
+        (check,) = assert_scores(exact(50, 50), {"exact_match": ">=0.8"}, mode=mode)
+        assert check.verdict == "pass" and check.low > 0.8
+        with pytest.raises(GateFailed, match=r"FAIL \(fail\)"):
+            assert_scores(exact(20, 50), {"exact_match": ">=0.8"}, mode=mode)
+
+
+def test_below_thresholds_mirror_above_ones():
+    result = exact(2, 50)  # an error-like rate of 0.04
+    assert assert_scores(result, {"exact_match": "<=0.2"})[0].verdict == "pass"
+    with pytest.raises(GateFailed):
+        assert_scores(exact(30, 50), {"exact_match": "<0.2"}, mode="lenient")
+
+
+def test_failed_cells_are_listed_and_count_against_coverage():
+    data = EvaluationDataset.from_list([{"response": f"r{i}"} for i in range(4)])
+    outcomes = [
+        {"m": Ok(value=1.0)},
+        {"m": Error(error_type="Timeout", message="no result within 5 s")},
+        {"m": Ok(value=1.0)},
+        {"m": Ok(value=1.0)},
+    ]
+    result = EvaluationResult(data, [{"name": "m"}], outcomes)
+    with pytest.raises(GateFailed) as caught:
+        assert_scores(result, {"m": ">=0.1"}, mode="lenient")
+    message = str(caught.value)
+    assert "3/4 rows" in message and "only 3 of 4 rows have a value" in message
+    assert "1 failed cell(s): row 1: Timeout: no result within 5 s" in message
+    (check,) = assert_scores(result, {"m": ">=0.1"}, mode="lenient", min_coverage=0.75)
+    assert check.n_failed_cells == 1 and check.coverage == 0.75
+
+
+def test_bad_arguments_are_usage_errors():
+    result = exact(5, 5)
+    with pytest.raises(UsageError, match="no metric 'faithfulness'"):
+        assert_scores(result, {"faithfulness": ">=0.8"})
+    with pytest.raises(UsageError, match="mode must be"):
+        assert_scores(result, {"exact_match": 0.8}, mode="loose")
+    with pytest.raises(UsageError, match="result must be"):
+        assert_scores([1, 2], {"exact_match": 0.8})
+
+
+def test_a_paired_baseline_fails_a_clear_regression_even_above_the_threshold():
+    before, after = exact(50, 50), exact(40, 50)  # ten rows lost, still mean 0.8
+    with pytest.raises(GateFailed, match="worse than the baseline") as caught:
+        assert_scores(after, {"exact_match": ">=0.5"}, baseline=before)
+    (check,) = caught.value.checks
+    assert check.baseline["matched_by"] == "id" and check.baseline["n_pairs"] == 50
+    assert check.baseline["mean_difference"] == pytest.approx(-0.2)
+    assert assert_scores(before, {"exact_match": ">=0.5"}, baseline=after)[0].baseline[
+        "direction"
+    ] == ("higher")
+
+
+# -- re-sampling with the judge ---------------------------------------------------------------------
+def test_inconclusive_gates_judge_again_only_while_needed(judge_server, tmp_path):
+    server, verdicts = judge_server
+    responses = [f"good {i}" for i in range(16)] + [f"flaky {i}" for i in range(4)]
+    for i in range(4):  # first judgement "no", then "yes": a majority of three passes
+        verdicts.scripts[f"flaky {i}"] = ["no", "yes", "yes"]
+    judge = llm_factory(server.model_string("judge"), cache=RepeatCache(tmp_path / "c.sqlite"))
+    runs = evaluate_repeated(critic_rows(responses), [CRITIC], llm=judge)
+    assert server.count == 20
+    (check,) = assert_scores(runs, {"helpful": ">=0.6"}, repeats=3)
+    # 16/20 first: Wilson [0.58, 0.92] straddles 0.6; judged twice more: 20/20 by majority
+    assert check.repeats == 3 and check.mean == 1.0 and check.verdict == "pass"
+    assert server.count == 60
+    again = evaluate_repeated(critic_rows(responses), [CRITIC], llm=judge, repeats=3)
+    assert server.count == 60  # every repeat's answers are cached under their own keys
+    assert again.results[0]["helpful"][16] == 0  # repeat 0 replays its "no"
+    assert assert_scores(again, {"helpful": ">=0.8"}, repeats=3)[0].repeats == 3
+
+
+def test_a_result_without_its_dataset_is_decided_as_it_is():
+    (check,) = assert_scores(exact(44, 50), {"exact_match": ">=0.8"}, mode="lenient", repeats=5)
+    assert check.repeats == 1 and check.verdict == "inconclusive"
+
+
+def test_a_replay_cache_miss_fails_the_gate_and_calls_nothing(judge_server, tmp_path):
+    server, _ = judge_server
+    path = tmp_path / "c.sqlite"
+    recorder = llm_factory(server.model_string("judge"), cache=ResponseCache(path))
+    evaluate(critic_rows(["good 0", "good 1"]), [CRITIC], llm=recorder, show_progress=False)
+    assert server.count == 2
+    replayer = llm_factory(
+        server.model_string("judge"), cache=ResponseCache(path, replay_only=True), retry=FAST
+    )
+    replayed = evaluate(
+        critic_rows(["good 0", "good 1"]), [CRITIC], llm=replayer, show_progress=False
+    )
+    assert replayed["helpful"] == [1, 1] and server.count == 2
+    missed = evaluate(
+        critic_rows(["good 0", "good 9"]), [CRITIC], llm=replayer, show_progress=False
+    )
+    assert server.count == 2  # the unrecorded row made no call
+    assert missed.outcome(1, "helpful").error_type == "CacheMiss"
+    with pytest.raises(ReplayMiss, match="missing from the replay cache"):
+        assert_scores(missed, {"helpful": ">=0.1"}, mode="lenient", min_coverage=0)
+    with pytest.raises(CacheMiss, match="no recorded chat answer"):
+        ResponseCache(path, replay_only=True).get_response("0" * 64)
+
+
+# -- single cases ---------------------------------------------------------------------------------
+def test_assert_case_stops_once_the_majority_is_decided(judge_server, tmp_path):
+    server, verdicts = judge_server
+    judge = llm_factory(server.model_string("judge"), cache=RepeatCache(tmp_path / "c.sqlite"))
+    sample = {"user_input": "q", "response": "good 0"}
+    assert assert_case(sample, CRITIC, ">=0.5", repeats=3, llm=judge) == [1, 1]
+    assert server.count == 2  # two passes out of three decide it
+    verdicts.scripts["flaky"] = ["yes", "no", "no"]
+    with pytest.raises(GateFailed) as caught:
+        assert_case({"user_input": "q", "response": "flaky"}, CRITIC, 0.5, llm=judge)
+    assert "failed by rule 'majority' over 3 of up to 3 judgement(s): 1, 0, 0" in str(caught.value)
+    verdicts.scripts["flaky2"] = ["no", "yes"]
+    flaky2 = {"user_input": "q", "response": "flaky2"}
+    assert assert_case(flaky2, CRITIC, 0.5, rule="any", llm=judge) == [0, 1]
+    with pytest.raises(GateFailed, match="rule 'all' over 1"):
+        assert_case(flaky2, CRITIC, 0.5, rule="all", llm=judge)
+    with pytest.raises(GateFailed, match="rule 'mean'"):
+        assert_case(flaky2, CRITIC, 0.75, rule="mean", repeats=2, llm=judge)
+
+
+def test_assert_in_range_reads_a_number_a_result_column_or_a_metric_result():
+    assert_in_range(0.45, value=0.4, plus_or_minus=0.1)
+    assert_in_range(exact(2, 5)["exact_match"], value=0.4, plus_or_minus=0.0)
+    with pytest.raises(AssertionError, match=r"0.8000 \(mean over 5/5 rows\) is outside 0.4 ± 0.1"):
+        assert_in_range(exact(4, 5)["exact_match"], value=0.4, plus_or_minus=0.1)
+    with pytest.raises(UsageError, match="plus_or_minus"):
+        assert_in_range(0.4, 0.4, -1)
