@@ -122,6 +122,45 @@ def test_csv_file_is_readable_by_people(tmp_path):
     assert text.splitlines() == ["q,n,tags,empty", 'hello,3,"[""x""]",']
 
 
+def test_number_like_text_is_written_plainly_and_still_reads_back_as_text(tmp_path):
+    import pandas
+
+    rows = [{"answer": "4", "n": 4, "flag": "true", "blank": ""}, {"answer": "five", "n": 5}]
+    Dataset("plain_numbers", root_dir=tmp_path, data=rows).save()
+    path = tmp_path / "datasets" / "plain_numbers.csv"
+
+    assert path.read_text(encoding="utf-8").splitlines() == [
+        "answer,n,flag,blank",
+        "4,4,true,",
+        "five,5,,",
+    ]
+    assert list(pandas.read_csv(path)["answer"]) == ["4", "five"]  # no literal quotes
+    loaded = list(Dataset.load("plain_numbers", root_dir=tmp_path))
+    assert loaded[0] == {"answer": "4", "n": 4, "flag": "true", "blank": ""}
+    assert loaded[1] == {"answer": "five", "n": 5, "flag": None, "blank": None}
+
+
+def test_a_csv_edited_after_saving_is_read_by_its_cells_alone(tmp_path, caplog):
+    Dataset("edited", root_dir=tmp_path, data=[{"answer": "4"}, {"answer": "x"}]).save()
+    path = tmp_path / "datasets" / "edited.csv"
+    path.write_text("answer\n4\n7\n", encoding="utf-8")  # by hand: the sidecar no longer fits
+
+    with caplog.at_level("WARNING"):
+        loaded = list(Dataset.load("edited", root_dir=tmp_path))
+
+    assert loaded == [{"answer": 4}, {"answer": 7}]
+    assert "changed after" in caplog.text
+
+
+def test_the_sidecar_goes_when_nothing_needs_it(tmp_path):
+    Dataset("side", root_dir=tmp_path, data=[{"answer": "4"}]).save()
+    sidecar = tmp_path / "datasets" / "side.csv.types.json"
+    assert sidecar.is_file()
+    Dataset("side", root_dir=tmp_path, data=[{"answer": "four"}]).save()
+    assert not sidecar.exists()
+    assert Dataset.list_names(root_dir=tmp_path) == ["side"]  # the sidecar is no dataset
+
+
 def test_csv_written_by_hand_is_read(tmp_path):
     folder = tmp_path / "datasets"
     folder.mkdir()

@@ -8,8 +8,10 @@ dict, a tuple a list).
 
 CSV cells hold text, so non-text values are JSON-encoded in the cell and decoded on reading:
 an empty cell is None, a cell that parses as JSON is that value, any other cell is the text
-itself. A string that would be misread that way (`"42"`, `"true"`, `""`, `'{"a": 1}'`) is
-written as a JSON string literal, so every value survives the round trip.
+itself. Strings are written as they are, so pandas, spreadsheets and Ragas read `"42"` as 42 and
+not as `"42"` in quotes. A string that reading would take for something else (`"42"`, `"true"`,
+`""`, `'{"a": 1}'`) is listed by `misread_as_json`; the CSV backend records where such strings
+are in a small sidecar file, so they still come back as strings (`backends/files.py`).
 """
 
 from __future__ import annotations
@@ -90,14 +92,17 @@ def dumps(value: Any) -> str:
 
 
 def encode_cell(value: Any) -> str:
-    """A plain-JSON value as CSV cell text."""
+    """A plain-JSON value as CSV cell text: a string as it is, anything else as JSON."""
     if value is None:
         return ""
     if isinstance(value, str):
-        if value == "" or _parses_as_json(value):
-            return json.dumps(value, ensure_ascii=False)
         return value
     return dumps(value)
+
+
+def misread_as_json(value: Any) -> bool:
+    """True for a string that `decode_cell` would not give back as that string."""
+    return isinstance(value, str) and (value == "" or _parses_as_json(value))
 
 
 def decode_cell(text: str) -> Any:
@@ -125,4 +130,12 @@ def is_number(value: Any) -> bool:
     return isinstance(value, float) and math.isfinite(value)
 
 
-__all__ = ["decode_cell", "dumps", "encode_cell", "encode_row", "is_number", "to_jsonable"]
+__all__ = [
+    "decode_cell",
+    "dumps",
+    "encode_cell",
+    "encode_row",
+    "is_number",
+    "misread_as_json",
+    "to_jsonable",
+]
