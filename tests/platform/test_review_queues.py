@@ -227,6 +227,27 @@ def test_a_judge_model_scores_entering_traces(live, fake):
             "bool_false": "It does not.",
         }
         assert api.post("/criteria", json=criterion).status_code == 201
+        names_paris = {
+            "name": "Names Paris",
+            "phase": "generation",
+            "output_type": "bool",
+            "criteria_type": "function",
+            "function_name": "string_match",
+            "match_type": "regex_match",
+            "match_pattern": "paris",
+            "case_sensitive": False,
+        }
+        assert api.post("/criteria", json=names_paris).status_code == 201
+        function_queue = api.post(
+            "/review-queues",
+            json={
+                "name": "By function",
+                "criteria": ["Names Paris"],
+                "judge_model": fake.model_string("judge"),
+                "condition": "metadata.env = 'prod'",
+            },
+        )
+        assert function_queue.status_code == 201
         for name, model in (("Judged", "judge"), ("Broken", "broken")):
             made = api.post(
                 "/review-queues",
@@ -245,11 +266,13 @@ def test_a_judge_model_scores_entering_traces(live, fake):
         deadline = time.monotonic() + 60
         while True:
             stored = live_scores(live, [right["id"], wrong["id"], skipped["id"]])
-            if len(stored) >= 4:
+            if len(stored) >= 6:
                 break
-            assert time.monotonic() < deadline, f"the judges stored {len(stored)} of 4 outcomes"
+            assert time.monotonic() < deadline, f"the judges stored {len(stored)} of 6 outcomes"
             time.sleep(0.2)
-        assert len(stored) == 4  # two queues x two entering traces; the dev trace entered neither
+        assert len(stored) == 6  # three queues x two entering traces; the dev trace entered none
+        by_function = {s.trace_id: s for s in stored if s.source == "function:Names Paris"}
+        assert by_function[right["id"]].value == 1.0 and by_function[wrong["id"]].value == 0.0
         by = {(s.source, s.trace_id): s for s in stored}
         assert by[(judge_source, right["id"])].value == 1.0
         assert by[(judge_source, wrong["id"])].value == 0.0
