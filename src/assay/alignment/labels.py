@@ -117,7 +117,10 @@ def train_test_split(
         if stratify:
             before = sum(abs(in_test[label] - target[label]) for label in counts)
             after = sum(abs(in_test[label] + n - target[label]) for label, n in counts.items())
-            take = after < before
+            # a tie between taking and leaving goes to taking while the test side is short
+            take = after < before or (
+                after == before and test_rows + len(groups[key]) <= target_rows
+            )
         else:
             take = abs(test_rows + len(groups[key]) - target_rows) < abs(test_rows - target_rows)
         if take:
