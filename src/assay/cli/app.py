@@ -43,6 +43,7 @@ def root(
 
 def _register() -> None:
     from assay.cli import (
+        align,
         benchmark,
         cache,
         evaluate,
@@ -59,6 +60,7 @@ def _register() -> None:
     app.add_typer(cache.cache_app, name="cache")
     app.add_typer(prompts.prompts_app, name="prompts")
     app.command("benchmark")(benchmark.benchmark_command)
+    app.command("align")(align.align_command)
     app.command("report")(report.report_command)
     app.command("quickstart")(quickstart.quickstart_command)
     app.add_typer(experiments.experiments_app, name="experiments")

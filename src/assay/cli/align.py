@@ -1,0 +1,185 @@
+"""`assay align METRIC --train labels.jsonl --test labels_test.jsonl -o aligned.json`
+
+Aligns a judge on the training labels (few-shot examples chosen by similarity with labels taking
+turns, a threshold calibrated for score judges, optionally an instruction search first), reports
+held-out agreement before and after with 95% intervals, and writes the aligned state, which
+`Metric.load_alignment` / `assay.alignment.load_aligned_metric` read back.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from assay.errors import UsageError
+
+Opt = Optional  # typer reads Optional[...] annotations; 3.10 needs them spelled this way
+
+
+def align_command(
+    metric: Annotated[
+        str,
+        typer.Argument(
+            help="Metric to align, e.g. faithfulness or aspect_critic(name=x, definition='...')"
+        ),
+    ],
+    train: Annotated[
+        Path,
+        typer.Option(
+            "--train",
+            help="Training labels: .jsonl, .csv, .json (rows, review export or Ragas annotations)",
+        ),
+    ],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Where to write the aligned state (JSON)")
+    ],
+    test: Annotated[
+        Opt[Path],
+        typer.Option("--test", help="Held-out labels; without it a test part is split off --train"),
+    ] = None,
+    test_size: Annotated[
+        float, typer.Option("--test-size", help="Share split off --train when --test is not given")
+    ] = 0.2,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the split, the fixed examples and the bootstrap")
+    ] = 42,
+    label_column: Annotated[
+        Opt[str], typer.Option("--label-column", help="Column holding the label (default: label)")
+    ] = None,
+    group_column: Annotated[
+        Opt[str],
+        typer.Option("--group-column", help="Rows sharing a value never straddle two splits"),
+    ] = None,
+    metric_name: Annotated[
+        Opt[str], typer.Option("--metric-name", help="Which metric of a Ragas annotation file")
+    ] = None,
+    criterion: Annotated[
+        Opt[str], typer.Option("--criterion", help="Which criterion of a review-queue export")
+    ] = None,
+    llm: Annotated[
+        Opt[str], typer.Option("--llm", help="Judge model, e.g. openai/gpt-4o-mini, local")
+    ] = None,
+    base_url: Annotated[
+        Opt[str], typer.Option("--base-url", help="Endpoint of an OpenAI-compatible judge")
+    ] = None,
+    embeddings: Annotated[
+        Opt[str], typer.Option("--embeddings", help="Embedding model for choosing examples")
+    ] = None,
+    examples: Annotated[
+        int, typer.Option("--examples", "-k", help="Few-shot examples per row (0: threshold only)")
+    ] = 3,
+    similarity_threshold: Annotated[
+        Opt[float],
+        typer.Option("--similarity-threshold", help="Leave out examples less similar than this"),
+    ] = None,
+    no_balance: Annotated[
+        bool, typer.Option("--no-balance", help="Nearest examples whatever their labels")
+    ] = False,
+    no_threshold: Annotated[
+        bool, typer.Option("--no-threshold", help="Do not calibrate a decision threshold")
+    ] = False,
+    selection: Annotated[
+        str,
+        typer.Option(
+            "--selection", help="similar: per row; fixed: the same examples for every row"
+        ),
+    ] = "similar",
+    optimize: Annotated[
+        bool, typer.Option("--optimize", help="Search the instruction with GeneticOptimizer first")
+    ] = False,
+    max_calls: Annotated[
+        Opt[int], typer.Option("--max-calls", help="Cap on judge calls of the instruction search")
+    ] = 1000,
+    report_json: Annotated[
+        Opt[Path], typer.Option("--report", help="Also write the report as JSON")
+    ] = None,
+    report_html: Annotated[
+        Opt[Path], typer.Option("--html", help="Also write the report as an HTML page")
+    ] = None,
+    resamples: Annotated[
+        int, typer.Option("--resamples", help="Bootstrap resamples for the intervals")
+    ] = 2000,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Do not read or write the response cache")
+    ] = False,
+    no_progress: Annotated[bool, typer.Option("--no-progress", help="No progress bars")] = False,
+) -> None:
+    """Align a judge with human labels and report held-out agreement."""
+    from assay.alignment import GeneticOptimizer, InstructionConfig, load_labels
+    from assay.cli.app import stdout
+    from assay.cli.metric_spec import parse_metric
+    from assay.metrics.aligned import Alignable
+
+    judge_metric = parse_metric(metric)
+    if not isinstance(judge_metric, Alignable):
+        raise UsageError(f"{judge_metric.name} is not an LLM judge; align works on judged metrics")
+    read = {
+        "label_column": label_column,
+        "group_column": group_column,
+        "metric_name": metric_name,
+        "criterion": criterion,
+    }
+    train_rows = load_labels(train, **read)
+    test_rows = load_labels(test, **read) if test is not None else None
+    judge, embedder = _models(
+        llm,
+        base_url,
+        embeddings,
+        cache=not no_cache,
+        wants_embeddings=examples > 0 and selection == "similar",
+    )
+    if judge is not None:
+        judge_metric = judge_metric.with_models(llm=judge)
+    if optimize:
+        optimizer = GeneticOptimizer(max_calls=max_calls, seed=seed, show_progress=not no_progress)
+        judge_metric.optimize_prompts(train_rows, InstructionConfig(optimizer=optimizer))
+    report = judge_metric.align_and_validate(
+        train_rows,
+        test_rows,
+        embedding_model=embedder,
+        test_size=test_size,
+        random_state=seed,
+        max_similar_examples=examples,
+        similarity_threshold=similarity_threshold,
+        balance=not no_balance,
+        calibrate=not no_threshold,
+        selection=selection,
+        show_progress=not no_progress,
+        report_options={"n_resamples": resamples, "seed": seed},
+    )
+    judge_metric.save_alignment(output)
+    stdout.print(report.table())
+    state = judge_metric.alignment
+    threshold = "none" if state.threshold is None else f"{state.threshold:.4g}"
+    stdout.print(
+        f"aligned state written to {output} ({len(state.examples)} examples in the pool, k={state.k}, threshold {threshold})"
+    )
+    if report_json is not None:
+        report.to_json(report_json)
+    if report_html is not None:
+        report.to_html(report_html)
+
+
+def _models(
+    llm: str | None,
+    base_url: str | None,
+    embeddings: str | None,
+    *,
+    cache: bool,
+    wants_embeddings: bool,
+) -> tuple[Any, Any]:
+    from assay.models import defaults, factory
+
+    judge = factory.llm_factory(llm, base_url=base_url, cache=cache) if llm is not None else None
+    if embeddings is not None:
+        embedder = factory.embedding_factory(embeddings, base_url=base_url, cache=cache)
+    elif wants_embeddings:
+        embedder = defaults.default_embeddings(cache=cache)
+    else:
+        embedder = None
+    return judge, embedder
+
+
+__all__ = ["align_command"]
