@@ -165,7 +165,7 @@ class TraceRepo(ProjectScoped):
             rows.setdefault(trace.id, trace_values(trace, self.project_id, now))
         statement = (
             insert_for(self.session, T.__table__)
-            .values([rows[i] for i in sorted(rows)])  # one lock order for concurrent batches
+            .values(list(rows.values()))  # in batch order: arrival order is the paging order
             .on_conflict_do_nothing(index_elements=["project_id", "id"])
             .returning(T.__table__.c.id)
         )
