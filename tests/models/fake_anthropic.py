@@ -244,6 +244,7 @@ class FakeAnthropic:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body are separate writes: no 40 ms stall
     server: _Server
 
     def log_message(self, format: str, *args: Any) -> None:
