@@ -298,3 +298,21 @@ def live_scores(live, trace_ids):
                 select(models.TraceScore).where(models.TraceScore.trace_id.in_(trace_ids))
             )
         )
+
+
+def test_a_queue_made_over_many_stored_traces_takes_them_all(live):
+    with live.client(live.key()) as api:
+        for _batch in range(3):
+            traces = [{"id": str(uuid.uuid4()), "output": "x"} for _ in range(500)]
+            assert api.post("/traces", json={"traces": traces}).json()["accepted"] == 500
+        made = api.post("/review-queues", json={"name": "Everything", "condition": "output = 'x'"})
+        assert made.status_code == 201 and made.json()["items"]["pending"] == 1500
+        seen, cursor = [], None
+        while True:
+            params = {"limit": 500} | ({"cursor": cursor} if cursor else {})
+            answer = api.get("/review-queues/Everything/traces", params=params).json()
+            seen += [t["id"] for t in answer["items"]]
+            cursor = answer["next_cursor"]
+            if cursor is None:
+                break
+        assert len(seen) == len(set(seen)) == 1500

@@ -27,6 +27,7 @@ from assay.platform.server.traces_repo import TraceRepo, insert_for
 
 Q, Item, T = models.ReviewQueue, models.ReviewQueueItem, models.LoggedTrace
 JUDGE_JOB = "review_judge"
+INSERT_CHUNK = 1_000
 
 
 def queue_json(queue: models.ReviewQueue, counts: dict[str, int] | None = None) -> dict[str, Any]:
@@ -145,24 +146,26 @@ class QueueRepo(ProjectScoped):
         if not matching:
             return 0
         now = datetime.now(timezone.utc)
-        statement = (
-            insert_for(self.session, Item.__table__)
-            .values(
-                [
-                    {
-                        "project_id": self.project_id,
-                        "queue_id": queue.id,
-                        "trace_id": trace_id,
-                        "entered_at": now,
-                        "status": "pending",
-                    }
-                    for trace_id in matching
-                ]
+        entered = 0
+        for start in range(0, len(matching), INSERT_CHUNK):  # under SQLite's bound-parameter cap
+            statement = (
+                insert_for(self.session, Item.__table__)
+                .values(
+                    [
+                        {
+                            "project_id": self.project_id,
+                            "queue_id": queue.id,
+                            "trace_id": trace_id,
+                            "entered_at": now,
+                            "status": "pending",
+                        }
+                        for trace_id in matching[start : start + INSERT_CHUNK]
+                    ]
+                )
+                .on_conflict_do_nothing(index_elements=["project_id", "queue_id", "trace_id"])
+                .returning(Item.__table__.c.id)
             )
-            .on_conflict_do_nothing(index_elements=["project_id", "queue_id", "trace_id"])
-            .returning(Item.__table__.c.id)
-        )
-        entered = len(list(self.session.scalars(statement)))
+            entered += len(list(self.session.scalars(statement)))
         if entered:
             self.request_judging(queue)
         return entered
