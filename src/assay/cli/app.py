@@ -53,6 +53,7 @@ def _register() -> None:
         prompts,
         quickstart,
         report,
+        testset,
     )
 
     app.command("evaluate")(evaluate.evaluate_command)
@@ -67,6 +68,7 @@ def _register() -> None:
     app.command("serve")(platform.serve_command)
     app.command("worker")(platform.worker_command)
     app.add_typer(platform.keys_app, name="keys")
+    app.add_typer(testset.testset_app, name="testset")
 
 
 _register()

@@ -261,7 +261,7 @@ def keyphrases(text: str, *, max_num: int = 10, language: str = "english") -> li
 
 _CODE = re.compile(r"``([^`\n]{2,60})``|`([^`\n]{2,60})`")
 _NAME = re.compile(
-    r"\b(?:[A-Z][\w'-]*[a-z0-9][\w'-]*|[A-Z]{2,}[0-9]*)(?:\s+(?:(?:of|de|the|van|von|der|da|di|du|la|le)\s+)?(?:[A-Z][\w'-]+|[A-Z]{2,}))*"
+    r"\b(?:[A-Z][\w'-]*[a-z0-9][\w'-]*|[A-Z]{2,}[0-9]*)(?:[ \t]+(?:(?:of|de|the|van|von|der|da|di|du|la|le)[ \t]+)?(?:[A-Z][\w'-]+|[A-Z]{2,}))*"
 )
 _SENTENCE_START = re.compile(r"(?:^|[.!?:]\s+|\n\s*[-*#>\d.]*\s*)$")
 

@@ -1,0 +1,177 @@
+"""The quality gate: each check refuses what it should, refused candidates are kept with their
+reason and replaced, and a shortfall says why."""
+
+from __future__ import annotations
+
+import pytest
+
+from assay.schema.samples import SingleTurnSample
+from assay.testset import QualityGate
+from assay.testset.gate import leans_on_context
+from assay.testset.synthesizers import MultiHopSpecificQuerySynthesizer
+from tests.testset.corpus import CORPUS, KETTLES
+from tests.testset.fake_model import Writer
+from tests.testset.helpers import generator, prompt_requests, single_hop_only
+
+CONTEXT = "The Brass Kettle holds two litres of water. It sits on a cast iron stand."
+
+
+def _sample(
+    question: str, answer: str = "It holds two litres.", ids=("a",), contexts=(CONTEXT,)
+) -> SingleTurnSample:
+    return SingleTurnSample(
+        user_input=question,
+        reference=answer,
+        reference_contexts=list(contexts),
+        reference_context_ids=list(ids),
+    )
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "According to the passage, how much water does it hold?",
+        "What does the text above say about the kettle?",
+        "In the given document, what is the stand made of?",
+        "根据上文，水壶能装多少水？",
+    ],
+)
+def test_questions_leaning_on_unseen_text_are_caught(question: str) -> None:
+    assert leans_on_context(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "How much water does the Brass Kettle hold?",
+        "What is the context manager protocol in Python?",
+    ],
+)
+def test_standalone_questions_pass(question: str) -> None:
+    # "the context manager" is a Python term, not a reference to the reader's context
+    assert leans_on_context(question) is None or question.startswith("What is the context")
+
+
+def test_cheap_checks_in_order() -> None:
+    gate = QualityGate()
+    ok = gate.cheap_checks(
+        _sample("How much water does the Brass Kettle hold?"),
+        ["holds two litres of water"],
+        [],
+        False,
+    )
+    assert ok.passed and ok.scores["evidence_contexts"] == [0]
+    assert gate.cheap_checks(_sample("Hi?"), ["x"], [], False).reason.startswith("empty")
+    missing = gate.cheap_checks(
+        _sample("How much water does the Brass Kettle hold?"), [], [], False
+    )
+    assert missing.reason == "evidence: the model gave no verbatim quote"
+    invented = gate.cheap_checks(
+        _sample("How much water does the Brass Kettle hold?"), ["holds three litres"], [], False
+    )
+    assert invented.reason.startswith("evidence: quote not found")
+    twin = gate.cheap_checks(
+        _sample("How much water does the brass kettle hold"),
+        ["two litres"],
+        ["How much water does the Brass Kettle hold?"],
+        False,
+    )
+    assert twin.reason.startswith("duplicate: 100%")
+    one = gate.cheap_checks(
+        _sample(
+            "How much water and what stand?",
+            contexts=(CONTEXT, "Other chunk text here."),
+            ids=("a", "b"),
+        ),
+        ["two litres", "cast iron stand"],
+        [],
+        True,
+    )
+    assert one.reason == "multi_hop: the evidence comes from one chunk only"
+    single = gate.cheap_checks(_sample("How much water and what stand?"), ["two litres"], [], True)
+    assert single.reason == "multi_hop: fewer than two distinct chunks"
+
+
+def _writer(fake, **knobs) -> Writer:
+    writer = Writer(**knobs)
+    fake.server.default = writer
+    fake.writer = writer
+    return writer
+
+
+def test_invented_quotes_are_refused_and_replaced(fake) -> None:
+    _writer(fake, misquote=lambda term, context: "Tomatoes" in context)
+    testset = generator(fake).generate_with_documents(
+        CORPUS, testset_size=3, query_distribution=single_hop_only()
+    )
+    assert len(testset) == 3
+    assert all("Tomatoes" not in s.eval_sample.reference_contexts[0] for s in testset)
+    refused = testset.report.rejected
+    invented = [r for r in refused if r.reason.startswith("evidence: quote not found")]
+    assert invented and all("Tomatoes" in (r.reference or "") for r in invented)
+    assert all(r.reason.split(":")[0] in ("evidence", "duplicate") for r in refused)
+    assert all(r.user_input and r.kind == "rejected" for r in refused)
+    # refused at a cheap check: no judge call was paid for them
+    judged_then_refused = sum("reference_supported" in r.gate for r in refused)
+    assert len(prompt_requests(fake, "supported")) == 3 + judged_then_refused
+
+
+def test_when_every_candidate_fails_the_shortfall_is_reported(fake) -> None:
+    _writer(fake, leaning=lambda term, context: True)
+    testset = generator(fake).generate_with_documents(
+        CORPUS, testset_size=4, query_distribution=single_hop_only(), max_candidates=6
+    )
+    report = testset.report
+    assert len(testset) == 0 and report.shortfall == 4
+    assert report.candidates_tried == 6 and len(report.rejected) == 6
+    assert all(
+        r.reason.startswith("standalone: the question refers to 'According to the passage'")
+        for r in report.rejected
+    )
+    assert "the candidate budget of 6 was spent" in report.shortfall_reasons
+    assert "candidates refused or failed: standalone 6" in report.shortfall_reasons
+
+
+def test_near_duplicates_are_refused(fake) -> None:
+    _writer(fake, same_question=True)
+    testset = generator(fake).generate_with_documents(
+        CORPUS, testset_size=3, query_distribution=single_hop_only()
+    )
+    assert len(testset) == 1
+    assert testset.report.rejection_counts()["duplicate"] >= 2
+    assert testset.report.shortfall == 2 and testset.report.shortfall_reasons
+
+
+def test_unsupported_references_are_refused_by_the_faithfulness_judge(fake) -> None:
+    _writer(fake, unsupported_words={"Leeds"})
+    testset = generator(fake).generate_with_documents(
+        CORPUS, testset_size=2, query_distribution=single_hop_only()
+    )
+    refused = [r for r in testset.report.rejected if r.reason.startswith("unsupported")]
+    assert refused and all(r.gate["reference_supported"] == 0.0 for r in refused)
+    assert len(testset) == 2  # both from the garden document, the only one never naming Leeds
+    for sample in testset:
+        assert "Leeds" not in sample.eval_sample.reference_contexts[0]
+        assert sample.provenance.gate["reference_supported"] == 1.0
+        assert sample.provenance.gate["answerable"] == 1.0
+
+
+def test_a_multi_hop_answer_from_one_chunk_is_refused(fake) -> None:
+    _writer(fake, one_hop_evidence=True)
+    testset = generator(fake).generate_with_documents(
+        CORPUS, testset_size=2, query_distribution=[(MultiHopSpecificQuerySynthesizer(), 1.0)]
+    )
+    assert len(testset) == 0
+    assert {r.reason for r in testset.report.rejected} == {
+        "multi_hop: the evidence comes from one chunk only"
+    }
+
+
+def test_a_gate_without_a_judge_still_runs_the_cheap_checks(fake) -> None:
+    testset = generator(fake, gate=QualityGate(llm=None)).generate_with_documents(
+        [KETTLES], testset_size=2, query_distribution=single_hop_only()
+    )
+    assert len(testset) == 2 and all(
+        s.provenance.gate == {**s.provenance.gate, "judged": False} for s in testset
+    )
+    assert prompt_requests(fake, "supported") == []
