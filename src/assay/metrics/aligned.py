@@ -416,6 +416,8 @@ class Alignable:
         test_size: float = 0.2,
         random_state: int = 42,
         *,
+        max_similar_examples: int = 3,
+        similarity_threshold: float | None = None,
         aligner: Any = None,
         **options: Any,
     ) -> Any:
@@ -429,6 +431,8 @@ class Alignable:
             llm=llm,
             test_size=test_size,
             seed=random_state,
+            k=max_similar_examples,
+            similarity_threshold=similarity_threshold,
             **options,
         )
 
