@@ -82,6 +82,16 @@ def test_openai_chat_call_is_one_trace_and_the_answer_is_untouched(collector, oa
     assert [s["kind"] for s in trace["spans"]] == ["llm"]
 
 
+def test_with_options_stays_monitored(collector, oai):
+    oai.default = fake_openai.ok("Paris.")
+    client = monitor(openai_client(oai.url), metadata={"k": 1})
+    derived = client.with_options(timeout=5)
+    assert isinstance(derived, openai.OpenAI) and derived.timeout == 5
+    derived.chat.completions.create(model="m", messages=QUESTION)
+    [trace] = sent(collector, 1)
+    assert trace["metadata"] == {"k": 1} and trace["output"] == "Paris."
+
+
 def test_openai_error_passes_through_unchanged_and_is_recorded(collector, oai):
     oai.script(fake_openai.error(400, "the prompt is too long"))
     client = monitor(openai_client(oai.url))

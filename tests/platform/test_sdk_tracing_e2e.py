@@ -200,3 +200,15 @@ def test_review_queue_save_updates_the_queue_of_that_name(sdk):
         ReviewQueue("bad", condition="input = = 'x'").save()
     with pytest.raises(ValidationFailed, match="name must be a non-empty string"):
         ReviewQueue("")
+
+
+def test_trace_logged_directly_and_labelled(sdk):
+    trace = Trace(
+        input="What is 2 + 2?", output="4", contexts=["Arithmetic."], metadata={"src": "manual"}
+    ).save()
+    assert trace.version == 1 and trace.created_at is not None
+    label = trace.label("correct", True, comment="checked")
+    assert label["value"] is True and label["author"].startswith("key:")
+    stored = Trace.download(id=trace.id)
+    assert stored.labels["correct"]["value"] is True
+    assert [t.id for t in Trace.list(condition="label.correct = true")] == [trace.id]
