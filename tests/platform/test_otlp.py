@@ -278,3 +278,25 @@ def test_later_spans_grow_an_edited_trace_but_keep_the_edit(live):
         with live.client(live.key(scopes=("read",))) as reader:
             refused = httpx.post(url, json=later, headers=reader.headers, timeout=30)
             assert refused.status_code == 403
+
+
+def test_traces_past_the_per_export_limit_are_refused_as_partial_success(live, monkeypatch):
+    from assay.platform.server import otlp
+
+    monkeypatch.setattr(otlp, "MAX_TRACES", 3)  # the server runs in this process
+    key = live.key()
+    body = otlp_json(uuid.uuid4().hex, "00f067aa0ba902b7")
+    spans = body["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    for _ in range(4):
+        spans.append({**spans[0], "traceId": uuid.uuid4().hex})
+    answer = httpx.post(
+        f"{live.base_url}/otlp/v1/traces",
+        json=body,
+        headers={"Authorization": f"Bearer {key}"},
+        timeout=30,
+    )
+    assert answer.status_code == 200
+    assert answer.json()["partialSuccess"]["rejectedSpans"] == "2"
+    assert "limit of 3" in answer.json()["partialSuccess"]["errorMessage"]
+    with live.client(key) as api:
+        assert len(api.get("/traces").json()["items"]) == 3

@@ -48,6 +48,7 @@ router = APIRouter()
 
 MAX_DECOMPRESSED = 8_000_000
 MAX_SPANS = 20_000
+MAX_TRACES = 2_000  # per export; the spans of further traces are refused (partial success)
 PROTOBUF = ("application/x-protobuf", "application/protobuf")
 T = models.LoggedTrace
 
@@ -157,9 +158,12 @@ def group_spans(
                     refused += 1
                     problems.append(f"span {span.name!r}: trace id must be 16 bytes, span id 8")
                     continue
-                group = groups.setdefault(
-                    trace_uuid(span.trace_id), {"spans": [], "resource": resource}
-                )
+                trace_id = trace_uuid(span.trace_id)
+                if trace_id not in groups and len(groups) >= MAX_TRACES:
+                    refused += 1
+                    problems.append(f"traces past the limit of {MAX_TRACES} per export")
+                    continue
+                group = groups.setdefault(trace_id, {"spans": [], "resource": resource})
                 group["spans"].append(span_dict(span))
     if seen > MAX_SPANS:
         problems.append(f"{seen - MAX_SPANS} spans past the limit of {MAX_SPANS} per export")
@@ -272,7 +276,7 @@ async def otlp_traces(request: Request) -> Response:
     answer = ExportTraceServiceResponse()
     if refused:
         answer.partial_success.rejected_spans = refused
-        answer.partial_success.error_message = "; ".join(problems)[:2000]
+        answer.partial_success.error_message = "; ".join(dict.fromkeys(problems))[:2000]
     if content_type == "application/json":
         return Response(json_format.MessageToJson(answer), media_type="application/json")
     return Response(answer.SerializeToString(), media_type="application/x-protobuf")

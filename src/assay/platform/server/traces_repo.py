@@ -163,13 +163,16 @@ class TraceRepo(ProjectScoped):
         rows: dict[str, dict[str, Any]] = {}
         for trace in traces:
             rows.setdefault(trace.id, trace_values(trace, self.project_id, now))
-        statement = (
-            insert_for(self.session, T.__table__)
-            .values(list(rows.values()))  # in batch order: arrival order is the paging order
-            .on_conflict_do_nothing(index_elements=["project_id", "id"])
-            .returning(T.__table__.c.id)
-        )
-        stored = list(self.session.scalars(statement))
+        ordered = list(rows.values())  # in batch order: arrival order is the paging order
+        stored: list[str] = []
+        for start in range(0, len(ordered), 500):  # under SQLite's bound-parameter cap
+            statement = (
+                insert_for(self.session, T.__table__)
+                .values(ordered[start : start + 500])
+                .on_conflict_do_nothing(index_elements=["project_id", "id"])
+                .returning(T.__table__.c.id)
+            )
+            stored += list(self.session.scalars(statement))
         return stored, len(traces) - len(stored)
 
     # -- reading -----------------------------------------------------------------------------------
