@@ -283,3 +283,22 @@ def test_shutdown_is_bounded_when_the_server_hangs(collector):
     started = time.perf_counter()
     exporter.shutdown(0.3)
     assert time.perf_counter() - started < 2.0
+
+
+def test_a_forked_child_exports_with_its_own_thread(collector):
+    import os
+
+    exporter = make_exporter(collector.url)
+    exporter.submit(record, 1)
+    assert exporter.flush(5)
+    pid = os.fork()
+    if pid == 0:  # the child: its parent's thread is gone, a new one must start
+        try:
+            exporter.submit(record, 2)
+            os._exit(0 if exporter.flush(5) else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert sorted(t["id"] for t in collector.traces) == ["t1", "t2"]
+    exporter.shutdown()

@@ -24,9 +24,11 @@ import atexit
 import collections
 import json
 import logging
+import os
 import re
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -70,6 +72,9 @@ class Exporter:
         self._http: httpx.Client | None = None
         self._http_for: tuple[str, str | None] | None = None
         self._warned: set[str] = set()
+        reference = weakref.ref(self)
+        # a forked child (a pre-forking web server) has no export thread: start its own
+        os.register_at_fork(after_in_child=lambda: (e := reference()) and e._after_fork())
         self._counts = collections.Counter(
             {"queued": 0, "sent": 0, "duplicates": 0, "dropped": 0, "rejected": 0, "failed": 0}
         )
@@ -91,6 +96,12 @@ class Exporter:
                 self._start()
             elif len(self._queue) >= self.batch_size:
                 self._wake.notify()
+
+    def _after_fork(self) -> None:
+        self._lock = threading.Lock()
+        self._wake = threading.Condition(self._lock)
+        self._idle = threading.Condition(self._lock)
+        self._thread, self._http, self._http_for, self._in_flight = None, None, None, 0
 
     def stats(self) -> dict[str, int]:
         """Counters: queued (ever), sent (accepted by the server), duplicates, dropped (queue

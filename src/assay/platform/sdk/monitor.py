@@ -169,6 +169,14 @@ class _StreamProxy:
 
 
 def _traced_stream(stream: Any, state: Any, *, is_async: bool) -> Any:
+    try:
+        return _wrap_stream(stream, state, is_async=is_async)
+    except Exception as exc:  # recording must never cost the application its stream
+        _warn_once("stream", f"a stream could not be recorded ({exc!r})")
+        return stream
+
+
+def _wrap_stream(stream: Any, state: Any, *, is_async: bool) -> Any:
     call, trace, span, opened, tokens = state
     call.chunks = []
     trace.open_streams += 1
