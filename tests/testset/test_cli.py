@@ -30,10 +30,21 @@ def _docs(tmp_path: Path) -> Path:
 def test_generate_writes_the_testset_and_its_report(fake, tmp_path) -> None:
     out = tmp_path / "testset.jsonl"
     done = assay(
-        "testset", "generate", str(_docs(tmp_path)), "--size", "4", "-o", str(out),
-        "--llm", fake.server.model_string("writer"), "--embeddings", f"vllm/bow@{fake.server.url}",
-        "--no-cache", "--style", "web_search_like",
-    )  # fmt: skip
+        "testset",
+        "generate",
+        str(_docs(tmp_path)),
+        "--size",
+        "4",
+        "-o",
+        str(out),
+        "--llm",
+        fake.server.model_string("writer"),
+        "--embeddings",
+        f"vllm/bow@{fake.server.url}",
+        "--no-cache",
+        "--style",
+        "web_search_like",
+    )
     assert done.returncode == 0, done.stderr
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 4
@@ -64,14 +75,23 @@ def test_an_empty_folder_is_a_one_line_error(tmp_path) -> None:
     assert "Traceback" not in done.stderr
 
 
-def test_blank_files_only_is_a_one_line_error(tmp_path, fake) -> None:
+def test_blank_files_only_is_refused_before_any_model_call(tmp_path, fake) -> None:
+    from typer.testing import CliRunner
+
+    from assay.cli.app import app
+    from assay.errors import UsageError
+
     folder = tmp_path / "blank"
     folder.mkdir()
     (folder / "a.md").write_text("   \n", encoding="utf-8")
-    done = assay(
-        "testset", "generate", str(folder), "--size", "2", "-o", str(tmp_path / "t.jsonl"),
-        "--llm", fake.server.model_string("writer"), "--embeddings", f"vllm/bow@{fake.server.url}", "-q",
+    result = CliRunner().invoke(
+        app,
+        [
+            "testset", "generate", str(folder), "--size", "2", "-o", str(tmp_path / "t.jsonl"),
+            "--llm", fake.server.model_string("writer"), "--embeddings", f"vllm/bow@{fake.server.url}",
+            "-q",
+        ],
     )  # fmt: skip
-    assert done.returncode == 2
-    assert "no documents with text: got 1 documents, 1 of them empty" in done.stderr
-    assert not (tmp_path / "t.jsonl").exists()
+    assert isinstance(result.exception, UsageError)
+    assert "no documents with text: got 1 documents, 1 of them empty" in str(result.exception)
+    assert not (tmp_path / "t.jsonl").exists() and fake.chat_count == 0

@@ -40,9 +40,11 @@ def test_the_size_and_the_split_are_exact(fake) -> None:
         (SingleHopSpecificQuerySynthesizer(name="second"), 0.4),
     ]
     testset = generator(fake).generate_with_documents(
-        CORPUS, testset_size=5, query_distribution=distribution,
+        CORPUS,
+        testset_size=5,
+        query_distribution=distribution,
         transforms=default_transforms(None, None, fake.embeddings(), min_tokens=20, max_tokens=80),
-    )  # fmt: skip
+    )
     assert len(testset) == 5
     report = testset.report
     assert report.requested_split == {"first": 3, "second": 2}

@@ -78,9 +78,13 @@ def test_a_crashed_run_continues_where_it_stopped(fake, tmp_path) -> None:
     _writer(fake, misquote=misquote, fail=crash_after_first_wave)
     with pytest.raises(ProviderError):
         generator(fake).generate_with_documents(
-            CORPUS, testset_size=3, query_distribution=single_hop_only(), checkpoint_dir=tmp_path / "run",
-            raise_exceptions=True, on_progress=progress,
-        )  # fmt: skip
+            CORPUS,
+            testset_size=3,
+            query_distribution=single_hop_only(),
+            checkpoint_dir=tmp_path / "run",
+            raise_exceptions=True,
+            on_progress=progress,
+        )
     decided = (tmp_path / "run" / "candidates.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(decided) == 3  # two kept and one refused before the crash
     _writer(fake, misquote=misquote)

@@ -139,10 +139,16 @@ def generate_command(
     generator = TestsetGenerator(llm=model, embedding_model=embedder)
     with _StageBars(not quiet) as bars:
         testset = generator.generate_with_documents(
-            documents, testset_size=size, seed=seed, checkpoint_dir=checkpoint, query_styles=style,
-            num_personas=personas, max_candidates=max_candidates, use_llm_extractors=llm_extractors,
+            documents,
+            testset_size=size,
+            seed=seed,
+            checkpoint_dir=checkpoint,
+            query_styles=style,
+            num_personas=personas,
+            max_candidates=max_candidates,
+            use_llm_extractors=llm_extractors,
             on_progress=bars,
-        )  # fmt: skip
+        )
     testset.save(output)
     report_path = output.with_name(output.stem + ".report.json")
     testset.save_report(report_path)
@@ -156,8 +162,9 @@ def _print_summary(console: Any, testset: Any, output: Path, report_path: Path) 
     console.print(
         f"{report.produced} of {report.requested} samples written to {escape(str(output))} "
         f"(report: {escape(str(report_path))})",
-        highlight=False, soft_wrap=True,
-    )  # fmt: skip
+        highlight=False,
+        soft_wrap=True,
+    )
     for name, count in report.produced_split.items():
         console.print(
             f"  {name}: {count} (asked {report.requested_split.get(name, 0)})", highlight=False
@@ -169,7 +176,11 @@ def _print_summary(console: Any, testset: Any, output: Path, report_path: Path) 
         )
     rejections = report.rejection_counts()
     if rejections:
-        console.print("  refused or failed candidates: " + ", ".join(f"{k} {v}" for k, v in sorted(rejections.items())), highlight=False)  # fmt: skip
+        console.print(
+            "  refused or failed candidates: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(rejections.items())),
+            highlight=False,
+        )
     console.print(
         f"  coverage: {report.documents_seeded} of {report.documents} documents seed a sample; "
         f"calls: {report.calls}",
@@ -179,8 +190,9 @@ def _print_summary(console: Any, testset: Any, output: Path, report_path: Path) 
         console.print(
             f"[yellow]shortfall: {report.shortfall} samples missing:[/yellow] "
             + escape("; ".join(report.shortfall_reasons)),
-            highlight=False, soft_wrap=True,
-        )  # fmt: skip
+            highlight=False,
+            soft_wrap=True,
+        )
 
 
 __all__ = ["generate_command", "testset_app"]

@@ -136,8 +136,19 @@ class TestsetGenerator:
             self.embedding_model = coerce_embeddings(self.embedding_model, "embedding_model=")
 
     @classmethod
-    def from_langchain(cls, llm: Any, embedding_model: Any, knowledge_graph: KnowledgeGraph | None = None, llm_context: str | None = None) -> TestsetGenerator:  # fmt: skip
-        return cls(llm=llm, embedding_model=embedding_model, knowledge_graph=knowledge_graph or KnowledgeGraph(), llm_context=llm_context)  # fmt: skip
+    def from_langchain(
+        cls,
+        llm: Any,
+        embedding_model: Any,
+        knowledge_graph: KnowledgeGraph | None = None,
+        llm_context: str | None = None,
+    ) -> TestsetGenerator:
+        return cls(
+            llm=llm,
+            embedding_model=embedding_model,
+            knowledge_graph=knowledge_graph or KnowledgeGraph(),
+            llm_context=llm_context,
+        )
 
     from_llama_index = from_langchain
 
@@ -205,21 +216,28 @@ class TestsetGenerator:
             nodes, transforms, checkpoint_dir=checkpoint_dir, on_progress=on_progress
         )
         return await self.agenerate(
-            testset_size, query_distribution, checkpoint_dir=checkpoint_dir, on_progress=on_progress,
+            testset_size,
+            query_distribution,
+            checkpoint_dir=checkpoint_dir,
+            on_progress=on_progress,
             **options,
-        )  # fmt: skip
+        )
 
     def generate_with_documents(
         self, documents: Sequence[Any], testset_size: int, **options: Any
     ) -> Testset:
         return run_sync(self.agenerate_with_documents(documents, testset_size, **options))
 
-    def generate_with_langchain_docs(self, documents: Sequence[Any], testset_size: int, **options: Any) -> Testset:  # fmt: skip
+    def generate_with_langchain_docs(
+        self, documents: Sequence[Any], testset_size: int, **options: Any
+    ) -> Testset:
         if options.pop("return_executor", False):
             self._no_executor()
         return self.generate_with_documents(documents, testset_size, **options)
 
-    def generate_with_llamaindex_docs(self, documents: Sequence[Any], testset_size: int, **options: Any) -> Testset:  # fmt: skip
+    def generate_with_llamaindex_docs(
+        self, documents: Sequence[Any], testset_size: int, **options: Any
+    ) -> Testset:
         return self.generate_with_documents(documents, testset_size, **options)
 
     generate_with_llama_index_docs = generate_with_llamaindex_docs
@@ -295,18 +313,33 @@ class TestsetGenerator:
                 synthesizer.query_lengths = lengths
         gate = self.gate or QualityGate(llm=self.critic_llm or self.llm)
         if checkpoint:
-            checkpoint.open_run({
-                "size": testset_size, "seed": seed, "graph": kg.fingerprint(), "budget": budget,
-                "distribution": [[s.name, w] for s, w in distribution],
-                "styles": [s.value for s in styles or ()], "personas": [p.name for p in personas],
-            })  # fmt: skip
+            checkpoint.open_run(
+                {
+                    "size": testset_size,
+                    "seed": seed,
+                    "graph": kg.fingerprint(),
+                    "budget": budget,
+                    "distribution": [[s.name, w] for s, w in distribution],
+                    "styles": [s.value for s in styles or ()],
+                    "personas": [p.name for p in personas],
+                }
+            )
         meter, started = UsageMeter(), time.monotonic()
         with metering(meter):
             samples = await generate_samples(
-                kg, distribution, personas, testset_size, gate, report, seed=seed, budget=budget,
-                max_workers=workers, checkpoint=checkpoint, on_progress=on_progress,
+                kg,
+                distribution,
+                personas,
+                testset_size,
+                gate,
+                report,
+                seed=seed,
+                budget=budget,
+                max_workers=workers,
+                checkpoint=checkpoint,
+                on_progress=on_progress,
                 raise_exceptions=raise_exceptions,
-            )  # fmt: skip
+            )
         documents = {str(kg.document_of(n).id) for n in kg.nodes if content(n).strip()}
         report.documents = len(documents)
         report.documents_seeded = len(
@@ -326,7 +359,13 @@ class TestsetGenerator:
         usage = self._kg_usage + persona_usage + meter.usage
         return Testset(samples=samples, usage=usage, report=report)
 
-    def generate(self, testset_size: int, query_distribution: Any = None, num_personas: int = 3, **options: Any) -> Testset:  # fmt: skip
+    def generate(
+        self,
+        testset_size: int,
+        query_distribution: Any = None,
+        num_personas: int = 3,
+        **options: Any,
+    ) -> Testset:
         return run_sync(self.agenerate(testset_size, query_distribution, num_personas, **options))
 
     async def _personas(self, kg, num_personas, report, checkpoint, on_progress):  # type: ignore[no-untyped-def]

@@ -243,9 +243,17 @@ def _bounded(text: str, start: int, end: int, max_tokens: int) -> list[tuple[int
 
 # -- keyphrases, entities, summaries ------------------------------------------------------------
 _YAKE_CODES = {
-    "english": "en", "german": "de", "french": "fr", "spanish": "es", "italian": "it",
-    "portuguese": "pt", "dutch": "nl", "russian": "ru", "chinese": "zh", "japanese": "ja",
-}  # fmt: skip
+    "english": "en",
+    "german": "de",
+    "french": "fr",
+    "spanish": "es",
+    "italian": "it",
+    "portuguese": "pt",
+    "dutch": "nl",
+    "russian": "ru",
+    "chinese": "zh",
+    "japanese": "ja",
+}
 
 
 def keyphrases(text: str, *, max_num: int = 10, language: str = "english") -> list[str]:
@@ -326,7 +334,7 @@ _FUNCTION_WORDS = {
     "italian": "il la di che e è un una per non con del della sono gli le",
     "portuguese": "o a os as de que e do da em um uma para com não é se",
     "dutch": "de het een en van is dat op te niet met voor zijn er die",
-}  # fmt: skip
+}
 
 
 def _stopwords() -> set[str]:
