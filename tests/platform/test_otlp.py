@@ -121,6 +121,7 @@ def test_legacy_attributes_events_and_spans_sent_one_by_one_merge(live):
             )
         with tracer.start_as_current_span("tool") as tool:
             tool.set_attribute("gen_ai.operation.name", "execute_tool")
+            tool.set_attribute("gen_ai.tool.call.arguments", json.dumps({"city": "Rome"}))
             tool.set_status(Status(StatusCode.ERROR, "the tool timed out"))
     tracer_provider.shutdown()
     with live.client(key) as api:
@@ -138,6 +139,8 @@ def test_legacy_attributes_events_and_spans_sent_one_by_one_merge(live):
         assert got["scores"]["Relevance"]["value"] == 0.75
         assert got["scores"]["Relevance"]["source"].startswith("otel:")
         assert {s["kind"] for s in got["spans"]} == {"llm", "function", "other"}
+        tool_span = next(s for s in got["spans"] if s["kind"] == "function")
+        assert tool_span["input"] == {"city": "Rome"} and tool_span["error"] == "the tool timed out"
         _ = llm, tool
 
 

@@ -77,6 +77,8 @@ def _event_content(attributes: dict[str, Any]) -> Any:
 def span_input(attributes: dict[str, Any], events: list[dict[str, Any]]) -> Any:
     if "input.value" in attributes:
         return maybe_json(attributes["input.value"])
+    if "gen_ai.tool.call.arguments" in attributes:
+        return maybe_json(attributes["gen_ai.tool.call.arguments"])
     messages = _genai_messages(attributes.get("gen_ai.input.messages"))
     if messages is None:
         indexed = _indexed(attributes, "gen_ai.prompt") or [
@@ -109,6 +111,8 @@ def span_input(attributes: dict[str, Any], events: list[dict[str, Any]]) -> Any:
 def span_output(attributes: dict[str, Any], events: list[dict[str, Any]]) -> Any:
     if "output.value" in attributes:
         return maybe_json(attributes["output.value"])
+    if "gen_ai.tool.call.result" in attributes:
+        return maybe_json(attributes["gen_ai.tool.call.result"])
     messages = _genai_messages(attributes.get("gen_ai.output.messages"))
     if messages is None:
         indexed = _indexed(attributes, "gen_ai.completion") or [

@@ -7,7 +7,8 @@ Two vocabularies are read. The OpenTelemetry GenAI semantic conventions: `gen_ai
 `gen_ai.prompt.N.*` / `gen_ai.completion.N.*`, the message events (`gen_ai.system.message`,
 `gen_ai.user.message`, `gen_ai.assistant.message`, `gen_ai.tool.message`, `gen_ai.choice`, and the
 older `gen_ai.content.prompt` / `gen_ai.content.completion`), `gen_ai.retrieval.documents`,
-`gen_ai.conversation.id`, and the `gen_ai.evaluation.result` event (kept as a score). OpenInference:
+`gen_ai.tool.call.arguments` / `result`, `gen_ai.conversation.id`, and the `gen_ai.evaluation.result`
+event (kept as a score). OpenInference:
 `openinference.span.kind`, `input.value` / `output.value` (with their mime types), `llm.model_name`,
 `llm.token_count.*`, `llm.input_messages.N.message.*` / `llm.output_messages.N.message.*`,
 `retrieval.documents.N.document.content`, `metadata`, `tag.tags`, `session.id`, `user.id`.
