@@ -375,6 +375,12 @@ def test_login_off_sends_nothing(oai):
         assert ragmetrics.login(off=True) is True
         before = exporter().stats()["queued"]
         client = monitor(openai_client(oai.url))
+
+        @trace_function_call
+        def retrieve(q: str) -> list[str]:
+            return ["a passage"]
+
+        assert retrieve("q") == ["a passage"]
         assert client.chat.completions.create(model="m", messages=QUESTION).choices
         assert exporter().stats()["queued"] == before
         assert server.attempts == 0

@@ -24,7 +24,7 @@ from types import ModuleType
 from typing import Any
 
 from assay.platform.sdk.llm_shapes import ANTHROPIC, CHAT, RESPONSES, Adapter, LLMCall, _warn_once
-from assay.platform.sdk.tracing import TraceBuilder, close_span, open_span
+from assay.platform.sdk.tracing import TraceBuilder, close_span, open_span, recording
 
 _finish_lock = threading.Lock()
 
@@ -38,6 +38,8 @@ def _begin(
     adapter: Adapter, signature: inspect.Signature | None, args: tuple, kwargs: dict, options: dict
 ) -> Any:
     try:
+        if not recording():
+            return None
         request = kwargs
         if args and signature is not None:
             request = {**signature.bind_partial(*args, **kwargs).arguments}

@@ -26,13 +26,14 @@ import contextvars
 import dataclasses
 import functools
 import inspect
+import os
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 
+from assay.platform.sdk.client import current
 from assay.platform.sdk.export import exporter
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -43,6 +44,19 @@ MAX_DEPTH = 12
 # the server's limits (`assay.platform.server.trace_schemas`), so that no trace is refused for them
 NAME_MAX, SHORT_MAX, ERROR_MAX = 200, 1_000, 20_000
 CONTEXT_MAX, CONTEXTS_MAX, SPANS_MAX = 100_000, 100, 500
+
+
+def _uuid4() -> str:
+    """A random (version 4) UUID string, without `uuid.UUID`'s cost on the caller's thread."""
+    raw = bytearray(os.urandom(16))
+    raw[6], raw[8] = (raw[6] & 0x0F) | 0x40, (raw[8] & 0x3F) | 0x80
+    h = raw.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+
+
+def recording() -> bool:
+    """False after `login(off=True)`: nothing is recorded at all."""
+    return not current().off
 
 
 class Span:
@@ -61,7 +75,7 @@ class Span:
     )
 
     def __init__(self, name: str, kind: str, parent_id: str | None, input: Any = None) -> None:
-        self.id = uuid.uuid4().hex
+        self.id = os.urandom(8).hex()  # as OpenTelemetry's span ids
         self.parent_id = parent_id
         self.name, self.kind, self.input = name, kind, input
         self.started, self.ended = time.time(), None
@@ -74,7 +88,7 @@ class TraceBuilder:
     """One trace being recorded; sent once its opening call and its open streams are done."""
 
     def __init__(self) -> None:
-        self.id = str(uuid.uuid4())
+        self.id = _uuid4()
         self.created = time.time()
         self.spans: list[Span] = []
         self.root: Span | None = None
@@ -253,6 +267,8 @@ def trace_function_call(
 
         @functools.wraps(func)
         async def async_traced(*args: Any, **kwargs: Any) -> Any:
+            if not recording():
+                return await func(*args, **kwargs)
             trace, span, opened, tokens = open_span(span_name, span_kind, arguments(args, kwargs))
             try:
                 result = await func(*args, **kwargs)
@@ -269,6 +285,8 @@ def trace_function_call(
 
     @functools.wraps(func)
     def traced(*args: Any, **kwargs: Any) -> Any:
+        if not recording():
+            return func(*args, **kwargs)
         trace, span, opened, tokens = open_span(span_name, span_kind, arguments(args, kwargs))
         try:
             result = func(*args, **kwargs)
@@ -420,5 +438,6 @@ __all__ = [
     "close_span",
     "jsonable",
     "open_span",
+    "recording",
     "trace_function_call",
 ]
