@@ -124,6 +124,7 @@ def test_edit_keeps_the_original_and_refuses_a_stale_version(live):
         revisions = api.get(f"/traces/{sent['id']}/revisions").json()["items"]
         assert [r["version"] for r in revisions] == [1]
         assert revisions[0]["snapshot"]["output"] == "Paris." and revisions[0]["edited_by"]
+        assert revisions[0]["edited_at"].endswith("Z")
         not_editable = api.patch(
             f"/traces/{sent['id']}", json={"version": 2, "changes": {"model": "x"}}
         )

@@ -12,7 +12,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request
 from assay.platform.server.api import Reader, Writer, page, state_of
 from assay.platform.server.auth import Principal
 from assay.platform.server.errors import ApiError, invalid, not_found
-from assay.platform.server.repos import MAX_PAGE
+from assay.platform.server.repos import MAX_PAGE, iso
 from assay.platform.server.review_repo import QueueRepo
 from assay.platform.server.trace_schemas import (
     CONDITION_MAX,
@@ -124,7 +124,7 @@ def trace_revisions(trace_id: RawTraceId, request: Request, principal: Reader) -
                     "version": r.version,
                     "snapshot": r.snapshot,
                     "edited_by": r.edited_by,
-                    "edited_at": r.created_at.isoformat(),
+                    "edited_at": iso(r.created_at),
                 }
                 for r in rows
             ],
