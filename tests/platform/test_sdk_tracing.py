@@ -219,7 +219,7 @@ def test_async_anthropic_message_and_stream(collector, anth):
 
 # -- LiteLLM -------------------------------------------------------------------------------------
 def test_litellm_completion_acompletion_and_stream(collector, oai, anth):
-    litellm = pytest.importorskip("litellm", reason="litellm is in the dev extra")
+    import litellm  # in the dev extra; imported here as it takes seconds
     oai.default = fake_openai.ok("Berlin.", usage=(5, 1))
     traced = monitor(litellm)
     kwargs = dict(model="openai/test-model", api_key="sk-test", messages=QUESTION)
