@@ -430,6 +430,14 @@ class Aligner:
             k=0,
         )
         state.instructions = {**state.instructions, **instructions}
+        demos = getattr(optimizer, "chosen_demos", None)
+        if (
+            demos
+        ):  # DSPy's demos become the examples every row is shown (a later align replaces them)
+            state.examples = list(demos)
+            state.selection = "fixed"
+            state.fixed_ids = [demo.id for demo in demos]
+            state.k = len(demos)
         state.provenance = {**state.provenance, "optimizer": getattr(optimizer, "last_run", {})}
         metric.set_alignment(state)
         return instructions

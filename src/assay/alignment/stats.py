@@ -16,7 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
+
+from assay._util.deps import require
+
+sps = require("scipy.stats", extra="alignment", package="scipy", feature="alignment statistics")
 
 
 def _defined(value: float) -> float | None:
