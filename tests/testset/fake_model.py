@@ -35,6 +35,7 @@ WRITER_PROMPTS = (
     "testset.entities",
     "testset.themes",
     "testset.question_potential",
+    "testset.persona_themes",
 )
 JUDGE_PROMPTS = ("supported", "answers_question")
 
@@ -171,6 +172,18 @@ class Writer(Behaviour):
             return json.dumps({key: list(dict.fromkeys(words))[:5]})
         if pid == "testset.title":
             return json.dumps({"title": first_sentence(fenced(request, "text"))[:40]})
+        if pid == "testset.persona_themes":
+            # renamed personas and one invented theme, as small models do
+            personas = [p.split(":")[0] for p in _numbered(fenced(request, "personas"))]
+            themes = _numbered(fenced(request, "themes"))
+            return json.dumps(
+                {
+                    "matches": [
+                        {"persona": p.upper(), "themes": [*themes[:1], "Invented theme"]}
+                        for p in personas
+                    ]
+                }
+            )
         if pid == "testset.question_potential":
             return json.dumps({"score": 4})
         raise AssertionError(pid)

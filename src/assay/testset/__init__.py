@@ -5,7 +5,12 @@ from assay.testset.gate import GateResult, QualityGate
 from assay.testset.generator import TestsetGenerator
 from assay.testset.graph import KnowledgeGraph, Node, NodeType, Relationship
 from assay.testset.loaders import load_documents
-from assay.testset.persona import Persona, generate_personas_from_kg
+from assay.testset.persona import (
+    Persona,
+    ThemesPersonasInput,
+    ThemesPersonasMatchingPrompt,
+    generate_personas_from_kg,
+)
 from assay.testset.synthesizers import (
     BaseScenario,
     BaseSynthesizer,
@@ -62,6 +67,8 @@ __all__ = [
     "Testset",
     "TestsetGenerator",
     "TestsetSample",
+    "ThemesPersonasInput",
+    "ThemesPersonasMatchingPrompt",
     "apply_transforms",
     "default_query_distribution",
     "default_transforms",

@@ -116,6 +116,60 @@ async def agenerate_personas(
     return personas, failures
 
 
+class ThemesPersonasInput(BaseModel):
+    themes: list[str]
+    personas: list[Persona]
+
+
+class PersonaThemesMapping(BaseModel):
+    mapping: dict[str, list[str]] = Field(default_factory=dict)
+
+
+class _Match(BaseModel):
+    persona: str
+    themes: list[str] = Field(default_factory=list)
+
+
+class _Matches(BaseModel):
+    matches: list[_Match] = Field(default_factory=list)
+
+
+def _closest(name: str, choices: list[str], cutoff: float = 80.0) -> str | None:
+    from rapidfuzz import fuzz, process
+
+    found = process.extractOne(name, choices, scorer=fuzz.WRatio, processor=str.lower)
+    return found[0] if found and found[1] >= cutoff else None
+
+
+class ThemesPersonasMatchingPrompt:
+    """Which themes each persona would ask about (Ragas' prompt, as one structured call).
+
+    Small models and translated runs rewrite names ("evening STUDENT", "Étudiant du soir"): each
+    name and theme the model returns is matched to the closest given one (rapidfuzz WRatio >= 80)
+    and anything it invented is dropped, so a renamed persona is never a KeyError."""
+
+    prompt_id = "testset.persona_themes"
+
+    async def generate(self, data: ThemesPersonasInput, llm: Any, **_: Any) -> PersonaThemesMapping:
+        names = [p.name for p in data.personas]
+        answer = await ask(
+            require_llm(llm, "ThemesPersonasMatchingPrompt"),
+            self.prompt_id,
+            {"personas": [p.describe() for p in data.personas], "themes": data.themes},
+            _Matches,
+        )
+        mapping: dict[str, list[str]] = {name: [] for name in names}
+        for match in answer.matches:
+            persona = _closest(match.persona.split(":")[0].strip(), names)
+            if persona is None:
+                continue
+            for theme in match.themes:
+                chosen = _closest(theme, data.themes)
+                if chosen is not None and chosen not in mapping[persona]:
+                    mapping[persona].append(chosen)
+        return PersonaThemesMapping(mapping=mapping)
+
+
 def generate_personas_from_kg(
     kg: KnowledgeGraph,
     llm: Any,
@@ -131,6 +185,9 @@ def generate_personas_from_kg(
 __all__ = [
     "FALLBACK_PERSONA",
     "Persona",
+    "PersonaThemesMapping",
+    "ThemesPersonasInput",
+    "ThemesPersonasMatchingPrompt",
     "agenerate_personas",
     "generate_personas_from_kg",
     "pick_diverse",

@@ -260,11 +260,35 @@ def keyphrases(text: str, *, max_num: int = 10, language: str = "english") -> li
     """The `max_num` best YAKE keyphrases (1-3 words), best first."""
     if not text.strip():
         return []
+    if language in ("chinese", "japanese"):
+        return cjk_keyphrases(text, max_num=max_num)
     yake = require("yake", extra="testset", feature="classical keyphrase extraction")
     extractor = yake.KeywordExtractor(lan=_YAKE_CODES.get(language, "en"), n=3, top=max_num)
     found = [phrase for phrase, _ in extractor.extract_keywords(text)]
     # YAKE can join words across a blank line (a heading and the next paragraph): not a phrase
     return [p for p in found if "\n" not in p and count_tokens(p) <= 8][:max_num]
+
+
+_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]{2,}")
+
+
+def cjk_keyphrases(text: str, *, max_num: int = 10) -> list[str]:
+    """Keyphrases of Chinese or Japanese text, which has no spaces for YAKE to split words at:
+    the 2-4 character strings repeated most often (at least twice), longest first among equals;
+    a string inside a longer one that occurs as often is left out."""
+    counts: collections.Counter[str] = collections.Counter()
+    for run in _CJK_RUN.findall(text):
+        for size in (2, 3, 4):
+            for start in range(len(run) - size + 1):
+                counts[run[start : start + size]] += 1
+    repeated = {g: n for g, n in counts.items() if n >= 2}
+    kept = [
+        g
+        for g, n in repeated.items()
+        if not any(g != other and g in other and repeated[other] == n for other in repeated)
+    ]
+    kept.sort(key=lambda g: (-repeated[g] * len(g), -len(g), text.find(g)))
+    return kept[:max_num]
 
 
 _CODE = re.compile(r"``([^`\n]{2,60})``|`([^`\n]{2,60})`")
@@ -390,6 +414,7 @@ __all__ = [
     "Piece",
     "Section",
     "chunk_document",
+    "cjk_keyphrases",
     "count_tokens",
     "detect_language",
     "entities",

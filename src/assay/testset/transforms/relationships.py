@@ -114,6 +114,35 @@ class JaccardSimilarityBuilder(RelationshipBuilder):
         return rels
 
 
+_SHORT_WORDS = frozenset(
+    [
+        "the",
+        "of",
+        "and",
+        "a",
+        "an",
+        "in",
+        "on",
+        "to",
+        "for",
+        "with",
+        "by",
+        "de",
+        "la",
+        "le",
+        "der",
+        "die",
+        "das",
+    ]
+)
+
+
+def _index_words(item: str) -> list[str]:
+    """The words an item is indexed by: not the little words every name shares."""
+    words = [w for w in item.lower().split() if w not in _SHORT_WORDS]
+    return words or [item.lower()]
+
+
 @dataclass
 class OverlapScoreBuilder(RelationshipBuilder):
     property_name: str = "entities"
@@ -143,7 +172,7 @@ class OverlapScoreBuilder(RelationshipBuilder):
         index: dict[str, set[int]] = collections.defaultdict(set)
         for position, items in enumerate(lists):
             for item in items:
-                for word in item.lower().split():
+                for word in _index_words(item):
                     index[word].add(position)
         candidates = sorted(
             {
