@@ -329,6 +329,8 @@ class _Collector:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if hasattr(self.config, "workerinput"):
+            return  # a worker: the record travels on to the controller in this report
         properties = list(report.user_properties)
         kept = [p for p in properties if p[0] != RECORD]
         if len(kept) == len(properties):

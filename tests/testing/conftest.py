@@ -57,6 +57,12 @@ class Verdicts(Behaviour):
         return Reply(200, completion_payload(request, [answer], (20, 1), "stop"))
 
 
+@pytest.fixture(autouse=True)
+def _no_ci_summary(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inner runs must not write to the real CI job summary when these tests run in CI."""
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+
+
 @pytest.fixture
 def judge_server() -> Iterator[tuple[FakeOpenAI, Verdicts]]:
     verdicts = Verdicts()
