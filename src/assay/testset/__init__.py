@@ -32,6 +32,7 @@ from assay.testset.testset import (
     Provenance,
     RejectedCandidate,
     Testset,
+    TestsetPacket,
     TestsetSample,
 )
 from assay.testset.transforms import (
@@ -66,6 +67,7 @@ __all__ = [
     "SingleHopSpecificQuerySynthesizer",
     "Testset",
     "TestsetGenerator",
+    "TestsetPacket",
     "TestsetSample",
     "ThemesPersonasInput",
     "ThemesPersonasMatchingPrompt",

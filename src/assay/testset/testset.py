@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -251,11 +252,28 @@ class Testset(BaseModel):
         return self.usage.cost
 
 
+class TestsetPacket(BaseModel):
+    """A test set as one shareable record (Ragas' upload packet): samples, run id and time."""
+
+    __test__ = False
+
+    samples_original: list[TestsetSample]
+    run_id: str
+    created_at: str = Field(
+        default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds")
+    )
+
+    @classmethod
+    def of(cls, testset: Testset) -> TestsetPacket:
+        return cls(samples_original=list(testset.samples), run_id=testset.run_id)
+
+
 __all__ = [
     "GenerationReport",
     "Provenance",
     "Reassignment",
     "RejectedCandidate",
     "Testset",
+    "TestsetPacket",
     "TestsetSample",
 ]
