@@ -75,6 +75,7 @@ def logged(n: int, condition: str | None = None) -> list[Trace]:
 
 def test_monitored_app_gives_traces_with_contexts(sdk, fake):
     fake.default = app_behaviour()
+    rejected = export_stats()["rejected"]
     answer = make_app(fake, {"tier": "gold"})
     assert answer("What is the capital of France?") == "Paris."
     [trace] = logged(1)
@@ -87,7 +88,7 @@ def test_monitored_app_gives_traces_with_contexts(sdk, fake):
     assert trace.raw_input["model"] == "app-model"
     again = Trace.download(id=trace.id)
     assert again.contexts == trace.contexts and again.spans == trace.spans
-    assert export_stats()["rejected"] == 0
+    assert export_stats()["rejected"] == rejected
 
 
 def test_trace_edit_and_conflict(sdk, fake):
@@ -212,3 +213,22 @@ def test_trace_logged_directly_and_labelled(sdk):
     stored = Trace.download(id=trace.id)
     assert stored.labels["correct"]["value"] is True
     assert [t.id for t in Trace.list(condition="label.correct = true")] == [trace.id]
+
+
+def test_awkward_values_are_stored_not_refused(sdk):
+    @trace_function_call(kind="function")
+    def odd(x: float) -> dict:
+        return {
+            "nan": float("nan"),
+            "nul": "a\x00b",
+            "surrogate": "\ud800",
+            "many": list(range(5000)),
+        }
+
+    rejected = export_stats()["rejected"]
+    odd(float("inf"))
+    [trace] = logged(1)
+    assert trace.input == "inf"
+    assert trace.output["nan"] == "nan" and trace.output["nul"] == "a\ufffdb"
+    assert len(trace.output["many"]) == 1000
+    assert export_stats()["rejected"] == rejected

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from assay.platform.sdk.tracing import jsonable
+from assay.platform.sdk.trace_body import jsonable
 
 log = logging.getLogger("assay.platform.tracing")
 _warned: set[str] = set()

@@ -231,9 +231,6 @@ class ReviewQueue(RagMetricsObject):
     def __iter__(self) -> Iterator[Trace]:
         return iter(self.traces)
 
-    def __len__(self) -> int:
-        return len(self.traces)
-
     def label(
         self, trace: Trace | str, criterion: str, value: Any, *, comment: str = ""
     ) -> dict[str, Any]:
