@@ -1,0 +1,232 @@
+"""Alignment benchmark (issue #20): does `align()` make the judge agree more with people, on
+held-out data, and more than Ragas' way of aligning?
+
+    python benchmarks/alignment.py --data-dir ../shared/data/metaeval            # embedded judge
+    python benchmarks/alignment.py --llm openai/gpt-4o-mini --embeddings openai/text-embedding-3-small
+
+1. BEGIN (WoW), faithfulness: align on the whole dev split (groups: the knowledge passage, so no
+   passage is shown as an example to a row that shares it); test on a fixed, seeded sample of the
+   test split with as many faithful as unfaithful rows (`--test-per-label`, default 300).
+   - unaligned (read at 0.5) vs `align()` (k balanced similar examples + threshold fitted on dev);
+   - `align()` vs a faithful Ragas-style align (top-k cosine >= 0.7, else the most recent rows; no
+     balancing, no threshold), on the same rows: paired differences with bootstrap 95% intervals.
+2. Over-fitting guard: WikiEval's 50 faithfulness pairs, pairwise accuracy aligned vs unaligned.
+
+Every judge answer goes through assay's response cache, so a rerun of a finished benchmark makes
+no judge call (the JSON records the calls made). Results: `benchmarks/results/alignment_begin.json`
+and `.md`. On the embedded judge (2 cores) expect ~1 s per unaligned row and 3-4 s with examples:
+about an hour for the defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from assay.alignment import Aligner, LabeledExample, LabeledSet
+from assay.benchmark.loaders import load_begin, load_wikieval
+from assay.benchmark.suites import resolve_data_dir
+from assay.metrics.rag.faithfulness import Faithfulness
+from assay.models import defaults, factory
+from assay.models.usage import UsageMeter, metering
+
+RESULTS = Path(__file__).parent / "results"
+
+
+def labelled(data: Any, split: str) -> LabeledSet:
+    """Suite rows as labelled rows; a row's group is its knowledge passage."""
+    return LabeledSet(
+        [
+            LabeledExample(id=row_id, fields=row, label=label, group=row["retrieved_contexts"][0])
+            for row_id, row, label in zip(data.ids, data.rows, data.labels, strict=True)
+        ],
+        f"begin {split}",
+    )
+
+
+def balanced_sample(rows: LabeledSet, per_label: int, seed: int) -> LabeledSet:
+    """A fixed, seeded sample with `per_label` rows of each label."""
+    rng = random.Random(seed)
+    chosen: list[LabeledExample] = []
+    for label in (1, 0):
+        members = [e for e in rows if e.label == label]
+        if len(members) < per_label:
+            sys.exit(f"the test split has only {len(members)} rows labelled {label}")
+        chosen.extend(rng.sample(members, per_label))
+    chosen.sort(key=lambda e: e.id)
+    return LabeledSet(chosen, f"{rows.source}, {per_label} per label (seed {seed})")
+
+
+def estimate(report: Any, block: str, name: str) -> dict[str, Any] | None:
+    values = getattr(report, block)
+    return None if values is None or name not in values else values[name].to_dict()
+
+
+def pairwise_accuracy(metric: Any, root: Path) -> dict[str, Any]:
+    """Share of WikiEval pairs where the preferred answer scores higher (a tie counts one half)."""
+    data = load_wikieval(root, "faithfulness")
+    scores = [metric.score(**row).value for row in data.rows]
+    wins = sum(
+        1.0 if scores[a] > scores[b] else 0.5 if scores[a] == scores[b] else 0.0
+        for a, b in data.pairs
+    )
+    return {"pairs": len(data.pairs), "accuracy": wins / len(data.pairs)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="meta-evaluation data (default $ASSAY_METAEVAL_DIR)",
+    )
+    parser.add_argument(
+        "--llm", default=None, help="judge (default $ASSAY_LLM, else the embedded judge)"
+    )
+    parser.add_argument("--base-url", default=None)
+    parser.add_argument(
+        "--embeddings", default=None, help="embedding model (default the offline MiniLM)"
+    )
+    parser.add_argument("--test-per-label", type=int, default=300)
+    parser.add_argument("--examples", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--resamples", type=int, default=2000)
+    parser.add_argument("--output-dir", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+
+    root = resolve_data_dir(args.data_dir)
+    judge = (
+        factory.llm_factory(args.llm, base_url=args.base_url)
+        if args.llm
+        else defaults.default_llm()
+    )
+    embedder = (
+        factory.embedding_factory(args.embeddings, base_url=args.base_url)
+        if args.embeddings
+        else defaults.default_embeddings()
+    )
+    dev = labelled(load_begin(root, split="dev"), "dev")
+    test = balanced_sample(
+        labelled(load_begin(root, split="test"), "test"), args.test_per_label, args.seed
+    )
+    shared = {g.group_key for g in dev} & {g.group_key for g in test}
+    test = LabeledSet(
+        [e for e in test if e.group_key not in shared],
+        test.source + f", {len(shared)} shared passages dropped",
+    )
+
+    aligner = Aligner()
+    meter = UsageMeter()
+    started = time.monotonic()
+    with metering(meter):
+        unaligned = Faithfulness(llm=judge)
+        ours = Faithfulness(llm=judge)
+        ours.set_alignment(
+            aligner.fit(ours, dev, embeddings=embedder, k=args.examples, seed=args.seed)
+        )
+        ragas_way = Faithfulness(llm=judge)
+        ragas_way.set_alignment(
+            aligner.fit(
+                ragas_way,
+                dev,
+                embeddings=embedder,
+                k=args.examples,
+                balance=False,
+                similarity_threshold=0.7,
+                fallback="recent",
+                calibrate=False,
+            )
+        )
+        options = {"n_resamples": args.resamples, "seed": args.seed}
+        vs_unaligned = aligner.validate(ours, test, baseline=unaligned, **options)
+        vs_ragas = aligner.validate(ours, test, baseline=ragas_way, **options)
+        wikieval = {
+            "unaligned": pairwise_accuracy(unaligned, root),
+            "aligned": pairwise_accuracy(ours, root),
+        }
+    seconds = time.monotonic() - started
+    record = {
+        "benchmark": "alignment/begin-faithfulness",
+        "judge": repr(judge),
+        "embeddings": repr(embedder),
+        "train": {"rows": len(dev), "labels": dev.label_counts()},
+        "test": {"rows": len(test), "source": test.source},
+        "threshold": ours.alignment.threshold,
+        "examples_per_row": args.examples,
+        "aligned_vs_unaligned": {
+            name: {
+                "unaligned": estimate(vs_unaligned, "before", name),
+                "aligned": estimate(vs_unaligned, "statistics", name),
+                "difference": estimate(vs_unaligned, "differences", name),
+            }
+            for name in ("balanced_accuracy", "roc_auc", "kappa", "agreement")
+        },
+        "aligned_vs_ragas_align": {
+            name: {
+                "ragas_align": estimate(vs_ragas, "before", name),
+                "aligned": estimate(vs_ragas, "statistics", name),
+                "difference": estimate(vs_ragas, "differences", name),
+            }
+            for name in ("balanced_accuracy", "roc_auc")
+        },
+        "wikieval_pairwise": wikieval,
+        "judge_calls": meter.usage.requests,
+        "cached_answers": meter.usage.cached_requests,
+        "seconds": round(seconds, 1),
+    }
+    args.output_dir.mkdir(parents=True, exist_ok=True)
+    (args.output_dir / "alignment_begin.json").write_text(json.dumps(record, indent=2) + "\n")
+    (args.output_dir / "alignment_begin.md").write_text(markdown(record))
+    print(markdown(record))
+    return 0
+
+
+def _fmt(item: dict[str, Any] | None, signed: bool = False) -> str:
+    if not item or item["value"] is None:
+        return "n/a"
+    f = "{:+.3f}" if signed else "{:.3f}"
+    if item["low"] is None:
+        return f.format(item["value"])
+    return f"{f.format(item['value'])} [{f.format(item['low'])}, {f.format(item['high'])}]"
+
+
+def markdown(record: dict[str, Any]) -> str:
+    lines = [
+        "# Alignment: BEGIN faithfulness, held out",
+        "",
+        f"Judge {record['judge']}; aligned on {record['train']['rows']} dev rows; tested on "
+        f"{record['test']['rows']} rows ({record['test']['source']}). Threshold fitted on dev: "
+        f"{record['threshold']}. 95% paired bootstrap intervals.",
+        "",
+        "| statistic | unaligned | aligned | difference |",
+        "|---|---|---|---|",
+    ]
+    for name, row in record["aligned_vs_unaligned"].items():
+        lines.append(
+            f"| {name} | {_fmt(row['unaligned'])} | {_fmt(row['aligned'])} | {_fmt(row['difference'], True)} |"
+        )
+    lines += ["", "| statistic | Ragas-style align | aligned | difference |", "|---|---|---|---|"]
+    for name, row in record["aligned_vs_ragas_align"].items():
+        lines.append(
+            f"| {name} | {_fmt(row['ragas_align'])} | {_fmt(row['aligned'])} | {_fmt(row['difference'], True)} |"
+        )
+    wiki = record["wikieval_pairwise"]
+    lines += [
+        "",
+        f"WikiEval pairwise accuracy ({wiki['aligned']['pairs']} pairs): unaligned "
+        f"{wiki['unaligned']['accuracy']:.3f}, aligned {wiki['aligned']['accuracy']:.3f}.",
+        "",
+        f"{record['judge_calls']} judge calls, {record['cached_answers']} answered from the cache, {record['seconds']} s.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
