@@ -170,8 +170,17 @@ def test_langchain_and_llamaindex_documents(fake) -> None:
     from langchain_core.documents import Document as LCDocument
     from llama_index.core.schema import Document as LIDocument
 
+    from assay.engine.run_config import RunConfig
+
     testset = generator(fake).generate_with_langchain_docs(
-        [LCDocument(page_content=KETTLES, metadata={"source": "kettle.md"})], testset_size=2
+        [LCDocument(page_content=KETTLES, metadata={"source": "kettle.md"})],
+        testset_size=2,
+        transforms_llm=None,
+        run_config=RunConfig(max_workers=4),
+        callbacks=None,
+        token_usage_parser=None,
+        with_debugging_logs=False,
+        raise_exceptions=False,
     )
     assert len(testset) == 2
     g = generator(fake)
@@ -275,3 +284,36 @@ def test_multi_hop_specific_uses_two_documents(fake) -> None:
     for sample in testset:
         assert len(sample.provenance.document_ids) == 2
         assert sample.provenance.terms  # the shared names it was built around
+
+
+def test_the_ragas_flow_on_a_graph_built_by_hand(fake, tmp_path) -> None:
+    from assay.testset import KnowledgeGraph, Node, NodeType, TestsetGenerator, apply_transforms
+
+    kg = KnowledgeGraph()
+    for text in CORPUS:
+        kg.nodes.append(
+            Node(type=NodeType.DOCUMENT, properties={"page_content": text, "document_metadata": {}})
+        )
+    apply_transforms(kg, default_transforms(kg.nodes, fake.llm(), fake.embeddings()))
+    kg.save(tmp_path / "knowledge_graph.json")
+    loaded = KnowledgeGraph.load(tmp_path / "knowledge_graph.json")
+    testset = TestsetGenerator(fake.llm(), fake.embeddings(), loaded).generate(testset_size=4)
+    assert len(testset) == 4
+    assert all(s.provenance.chunk_ids[0] in {str(n.id) for n in loaded.nodes} for s in testset)
+
+
+def test_no_llm_is_refused_before_any_work(fake) -> None:
+    from assay.testset import TestsetGenerator
+
+    with pytest.raises(UsageError, match="An llm was not provided"):
+        TestsetGenerator(embedding_model=fake.embeddings()).generate_with_documents(
+            CORPUS, testset_size=2
+        )
+    assert fake.server.embedding_requests == []
+
+
+def test_return_executor_is_refused_with_the_alternative(fake) -> None:
+    g = generator(fake)
+    with pytest.raises(UsageError, match="checkpoint_dir"):
+        g.generate_with_langchain_docs([KETTLES], testset_size=1, return_executor=True)
+    assert fake.chat_count == 0

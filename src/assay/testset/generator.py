@@ -201,6 +201,11 @@ class TestsetGenerator:
         **options: Any,
     ) -> Testset:
         self._check_size(testset_size)
+        if self.llm is None and transforms_llm is None:
+            raise UsageError(
+                "An llm was not provided: pass TestsetGenerator(llm=llm_factory(...)); it writes "
+                "the questions (the knowledge graph itself needs none unless use_llm_extractors=True)"
+            )
         self._notes, self._transform_failures = [], []
         self._kg_usage, self._kg_seconds = Usage(), 0.0
         nodes = _nodes(documents, NodeType.CHUNK if prechunked else NodeType.DOCUMENT, self._notes)
@@ -287,6 +292,7 @@ class TestsetGenerator:
         if budget < 1:
             raise UsageError(f"max_candidates must be at least 1, got {budget}")
         workers = max_workers or getattr(run_config, "max_workers", None) or 8
+        workers = workers if workers > 0 else 64  # RunConfig's -1: no fixed limit
         report = GenerationReport(requested=testset_size, notes=list(self._notes))
         report.failures += self._transform_failures
         languages = collections.Counter(

@@ -242,6 +242,7 @@ async def aapply_transforms(
     elif not isinstance(transforms, Sequence):
         raise ValueError(f"Invalid transforms type: {type(transforms)}")
     workers = max_workers or getattr(run_config, "max_workers", None) or 16
+    workers = workers if workers > 0 else 64  # RunConfig's -1: no fixed limit
     report = TransformReport()
     for transform in transforms:
         if not isinstance(transform, (BaseGraphTransformation, Parallel)):
