@@ -235,15 +235,19 @@ def assay_budget(pytestconfig: pytest.Config) -> Any:
 
 
 @pytest.fixture
-def assay_evaluate(assay_judge: Any, assay_embeddings: Any) -> Any:
+def assay_evaluate(pytestconfig: pytest.Config) -> Any:
     """`assay_evaluate(dataset, metrics, repeats=1, **evaluate_options)` -> `Runs`: evaluate with
-    the run's judge, kept so that `assert_scores` can judge again when a gate is inconclusive."""
+    the run's judge (built only when a metric needs one) and embeddings, kept so that
+    `assert_scores` can judge again when a gate is inconclusive."""
     from assay.testing.runs import evaluate_repeated
 
+    session = _session(pytestconfig)
+
     def run(dataset: Any, metrics: Any, *, repeats: int = 1, **options: Any) -> Any:
-        options.setdefault("llm", assay_judge)
-        if assay_embeddings is not None:
-            options.setdefault("embeddings", assay_embeddings)
+        if "llm" not in options and any(getattr(m, "needs_llm", True) for m in metrics):
+            options["llm"] = session.judge
+        if "embeddings" not in options and session.embeddings is not None:
+            options["embeddings"] = session.embeddings
         return evaluate_repeated(dataset, metrics, repeats=repeats, **options)
 
     return run
