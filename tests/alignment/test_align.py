@@ -385,3 +385,16 @@ def test_a_given_aligner_is_used_instead_of_the_default():
         city_rows(6), embeddings, 1, aligner=recording, calibrate=False, show_progress=False
     )
     assert recording.calls and recording.calls[0]["k"] == 1
+
+
+def test_an_aligned_metric_says_so_in_its_spec():
+    llm, _ = faithfulness_judge(p_by_marker)
+    embeddings, _ = keyword_embedder()
+    plain = Faithfulness(llm=llm)
+    assert "alignment" not in plain.spec()
+    aligned = Faithfulness(llm=llm).align(city_rows(12), embeddings, show_progress=False)
+    note = aligned.spec()["alignment"]
+    assert note["examples"] == 12 and note["threshold"] == aligned.alignment.threshold
+    other = Faithfulness(llm=llm).align(city_rows(12), embeddings, 1, show_progress=False)
+    assert other.spec()["alignment"]["hash"] != note["hash"]
+    assert "alignment" in aligned.with_models(llm=llm).spec()  # copies keep it

@@ -336,6 +336,23 @@ class AlignedState:
         except (KeyError, TypeError) as exc:
             raise UsageError(f"{source}: malformed aligned state ({exc})") from exc
 
+    def fingerprint(self) -> dict[str, Any]:
+        """What results record about the alignment: a content hash of everything scoring uses."""
+        used = {
+            key: value
+            for key, value in self.to_json().items()
+            if key not in ("provenance", "assay_version")
+        }
+        digest = hashlib.sha256(json.dumps(used, sort_keys=True, default=str).encode("utf-8"))
+        return {
+            "hash": digest.hexdigest()[:12],
+            "examples": len(self.examples),
+            "k": self.k,
+            "selection": self.selection,
+            "threshold": self.threshold,
+            "instructions": sorted(self.instructions),
+        }
+
     def check_fits(self, metric: Any, source: str = "the alignment") -> None:
         """Refuse a state fitted on another metric class or on other prompt wording."""
         if self.metric_class != type(metric).__name__:
@@ -375,6 +392,14 @@ class Alignable:
     @property
     def alignment(self) -> AlignedState | None:
         return getattr(self, "_aligned", None)
+
+    def spec(self) -> dict[str, Any]:
+        """The metric's identity, with the alignment's fingerprint when it is aligned: results and
+        checkpoints then tell an aligned judge from the plain one."""
+        spec = super().spec()  # type: ignore[misc]
+        if self.alignment is not None:
+            spec["alignment"] = self.alignment.fingerprint()
+        return spec
 
     def set_alignment(self, state: AlignedState | None, *, source: str = "the alignment") -> Any:
         if state is not None:
