@@ -398,3 +398,43 @@ def test_an_aligned_metric_says_so_in_its_spec():
     other = Faithfulness(llm=llm).align(city_rows(12), embeddings, 1, show_progress=False)
     assert other.spec()["alignment"]["hash"] != note["hash"]
     assert "alignment" in aligned.with_models(llm=llm).spec()  # copies keep it
+
+
+def test_context_recall_examples_check_the_reference():
+    from assay.metrics.rag.context_recall import LLMContextRecall
+
+    rows = from_rows(
+        [
+            {"reference": f"Ref {i}.", "retrieved_contexts": [f"ctx {i}"], "label": i % 2}
+            for i in range(4)
+        ]
+    )
+    state = Aligner().fit(
+        LLMContextRecall(), rows, calibrate=False, selection="fixed", show_progress=False
+    )
+    assert [(e.input["items"], e.output) for e in state.examples] == [
+        ("1. Ref 0.", "1. no"),
+        ("1. Ref 1.", "1. yes"),
+        ("1. Ref 2.", "1. no"),
+        ("1. Ref 3.", "1. yes"),
+    ]
+
+
+def test_evaluate_runs_an_aligned_metric():
+    from assay import EvaluationDataset, evaluate
+
+    llm, _ = faithfulness_judge(p_by_marker)
+    embeddings, _ = keyword_embedder()
+    metric = Faithfulness(llm=llm).align(city_rows(12), embeddings, show_progress=False)
+    data = EvaluationDataset.from_list(
+        [
+            {
+                "response": "The meeting is in rome indeed 5.",
+                "retrieved_contexts": ["The meeting is in rome."],
+            }
+        ]
+    )
+    result = evaluate(data, [metric], show_progress=False)
+    outcome = result.outcome(0, "faithfulness")
+    assert outcome.value == pytest.approx(0.4)
+    assert outcome.details["alignment"] == {"threshold": pytest.approx(0.3), "passed": True}

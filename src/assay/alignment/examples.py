@@ -24,6 +24,7 @@ from assay.metrics.general.rubrics import (
     rubric_text,
 )
 from assay.metrics.rag.claims import join_contexts
+from assay.metrics.rag.context_recall import LLMContextRecall
 from assay.metrics.rag.faithfulness import Faithfulness
 
 Built = tuple[str, dict[str, Any], Any] | None
@@ -52,17 +53,21 @@ def _general_inputs(fields: dict[str, Any]) -> dict[str, Any]:
     )
 
 
-def _faithfulness(
-    metric: Faithfulness, fields: dict[str, Any], label: Any, reason: str | None
-) -> Built:
-    # The reviewer judged the whole response, so the example checks the whole response as one
-    # statement: yes when it is faithful, no when it is not (which sentence fails is not known).
-    source = join_contexts(fields.get("retrieved_contexts") or [])
-    response = str(fields.get("response") or "").strip()
-    if not source or not response or len(source) > MAX_EXAMPLE_CHARS:
-        return None
-    verdict = "yes" if _binary(metric, label) else "no"
-    return "supported", {"source": source, "items": f"1. {response}"}, f"1. {verdict}"
+def _supported_by_contexts(field: str) -> Builder:
+    """Verdict examples for metrics that check one text against the contexts (faithfulness checks
+    the response, context recall the reference). The reviewer judged the whole text, so the
+    example checks it as one statement: yes when the label is yes, no otherwise (which sentence
+    fails is not known)."""
+
+    def build(metric: Any, fields: dict[str, Any], label: Any, reason: str | None) -> Built:
+        source = join_contexts(fields.get("retrieved_contexts") or [])
+        text = str(fields.get(field) or "").strip()
+        if not source or not text or len(source) > MAX_EXAMPLE_CHARS:
+            return None
+        verdict = "yes" if _binary(metric, label) else "no"
+        return "supported", {"source": source, "items": f"1. {text}"}, f"1. {verdict}"
+
+    return build
 
 
 def _aspect_critic(
@@ -158,7 +163,8 @@ def _template(
 
 
 BUILDERS: dict[type, Builder] = {
-    Faithfulness: _faithfulness,
+    Faithfulness: _supported_by_contexts("response"),
+    LLMContextRecall: _supported_by_contexts("reference"),
     AspectCritic: _aspect_critic,
     InstanceSpecificRubrics: _instance_rubrics,
     RubricsScore: _rubrics,
