@@ -281,3 +281,21 @@ def test_rows_without_groups_are_their_own_groups():
 def test_test_size_out_of_range_is_refused():
     with pytest.raises(UsageError, match="test_size"):
         _rows([(0, "a"), (1, "b")]).train_test_split(test_size=1.5)
+
+
+def test_fields_are_validated_like_samples():
+    with pytest.raises(DataError) as caught:
+        from_rows([{"response": "x", "retrieved_contexts": "not a list", "label": 1}])
+    assert "retrieved_contexts" in str(caught.value) and "index 0" in str(caught.value)
+    conversation = from_rows(
+        [
+            {
+                "user_input": [
+                    {"type": "human", "content": "hi"},
+                    {"type": "ai", "content": "hello"},
+                ],
+                "label": 1,
+            }
+        ]
+    )
+    assert type(conversation[0].fields["user_input"][0]).__name__ == "HumanMessage"

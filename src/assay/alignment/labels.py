@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import DataError, UsageError
-from assay.schema.rows import RowLocation, prepare_row
+from assay.schema.rows import RowLocation, build_sample, prepare_row
 
 LABEL_COLUMNS = ("label", "human_label", "gold", "target")
 
@@ -176,8 +176,11 @@ def from_rows(
             raise where.error(f"no group: the {group_column} column is empty", group_column)
         row_id = row.pop(id_column, None)
         prepared = prepare_row(row, where, {}, text_cells=text_cells)
+        # Validated as a sample (a string where contexts belong is a DataError naming the field);
+        # a conversation's messages come back as message objects, as metrics expect them.
+        sample = build_sample(dict(prepared), where)
         metadata = prepared.pop("metadata", {}) or {}
-        fields = {**metadata, **prepared}
+        fields = {**metadata, **{key: sample.get(key) for key in prepared}}
         if not fields:
             raise where.error("the row has a label but no input fields")
         examples.append(
