@@ -438,3 +438,22 @@ def test_evaluate_runs_an_aligned_metric():
     outcome = result.outcome(0, "faithfulness")
     assert outcome.value == pytest.approx(0.4)
     assert outcome.details["alignment"] == {"threshold": pytest.approx(0.3), "passed": True}
+
+
+def test_conversations_make_examples_for_a_general_judge():
+    rows = from_rows(
+        [
+            {
+                "user_input": [
+                    {"type": "human", "content": f"question {i}"},
+                    {"type": "ai", "content": f"answer {i}"},
+                ],
+                "label": i % 2,
+            }
+            for i in range(4)
+        ]
+    )
+    critic = AspectCritic(name="helpful", definition="Was the assistant helpful?")
+    state = Aligner().fit(critic, rows, calibrate=False, selection="fixed", show_progress=False)
+    assert "question 1" in state.examples[1].input["response"]
+    assert state.examples[1].output == "yes"
