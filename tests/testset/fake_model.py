@@ -95,6 +95,7 @@ class Writer(Behaviour):
     unsupported_words: set[str] = field(default_factory=set)  # the judge denies support
     same_question: bool = False
     one_hop_evidence: bool = False  # multi-hop answers quoting one context only
+    english_questions: bool = False  # ignores <language>: English questions on any corpus
     fail: Callable[[RecordedRequest, str], Behaviour | None] | None = None
     calls: Counter = field(default_factory=Counter)
     unexpected: list[str] = field(default_factory=list)
@@ -131,6 +132,8 @@ class Writer(Behaviour):
             question = f"What about {term or 'it'}, given that {words}?"
             if self.same_question:
                 question = "What is the main fact here?"
+            if self.english_questions:
+                question = f"What does the kettle guide say about {term or 'care'}?"
             if self.leaning and self.leaning(term, context):
                 question = f"According to the passage, what is {term}?"
             misquoted = self.misquote and self.misquote(term, context)

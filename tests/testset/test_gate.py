@@ -175,3 +175,20 @@ def test_a_gate_without_a_judge_still_runs_the_cheap_checks(fake) -> None:
         s.provenance.gate == {**s.provenance.gate, "judged": False} for s in testset
     )
     assert prompt_requests(fake, "supported") == []
+
+
+def test_a_question_in_another_language_than_its_documents_is_refused(fake) -> None:
+    from tests.testset.corpus import CHINESE
+
+    _writer(fake, english_questions=True)
+    testset = generator(fake).generate_with_documents(
+        [CHINESE], testset_size=1, query_distribution=single_hop_only()
+    )
+    assert len(testset) == 0
+    assert {r.reason for r in testset.report.rejected} == {
+        "language: the question is not in the documents' language (chinese)"
+    }
+    chinese = QualityGate().cheap_checks(
+        _sample("茶壶多大？"), ["two litres"], [], False, "chinese"
+    )
+    assert chinese.passed  # a five-character Chinese question is not "empty"

@@ -2,7 +2,8 @@
 
 Checks, cheapest first (a refused candidate costs no judge call beyond the first check it fails):
 
-1. `empty`: a question and a reference answer are there.
+1. `empty`: a question and a reference answer are there; `language`: the question is written in
+   the documents' script (Chinese documents, Chinese questions).
 2. `standalone`: the question does not lean on text the user never saw ("the passage above",
    "according to the context", "本文"...).
 3. `evidence`: the model gave at least one quote, and every quote is in a reference context
@@ -35,7 +36,7 @@ from assay.metrics.rag.faithfulness import Faithfulness
 from assay.prompts.prompt import load_prompt
 from assay.prompts.render import render
 from assay.schema.samples import SingleTurnSample
-from assay.testset.text import normalize_space, quote_in
+from assay.testset.text import count_tokens, detect_language, normalize_space, quote_in
 
 _LEANING = re.compile(
     r"\b(?:(?:the|this|that|these|those|given|provided|above|following|attached)\s+"
@@ -46,6 +47,17 @@ _LEANING = re.compile(
     r"|上文|本文|这段|该段|文中|上述|以上内容|给定的",
     re.IGNORECASE,
 )
+
+
+# Writing systems: a question in another script than its documents is surely in another language
+# (within one script, a short question is too little text to tell languages apart reliably).
+_SCRIPTS = {
+    "chinese": "han",
+    "japanese": "kana",
+    "korean": "hangul",
+    "russian": "cyrillic",
+    "arabic": "arabic",
+}
 
 
 def leans_on_context(question: str) -> str | None:
@@ -70,7 +82,7 @@ class QualityGate:
     support_threshold: float = 0.8
     answer_threshold: float = 0.5
     duplicate_threshold: float = 90.0
-    min_question_chars: int = 8
+    min_question_tokens: int = 3  # words, or CJK characters
 
     def cheap_checks(
         self,
@@ -78,12 +90,24 @@ class QualityGate:
         evidence: Sequence[str],
         kept_questions: Sequence[str],
         multi_hop: bool,
+        language: str | None = None,
     ) -> GateResult:
         scores: dict[str, Any] = {}
         question = (sample.user_input or "").strip()
         contexts = list(sample.reference_contexts or [])
-        if len(question) < self.min_question_chars or not (sample.reference or "").strip():
+        if (
+            count_tokens(question) < self.min_question_tokens
+            or not (sample.reference or "").strip()
+        ):
             return GateResult(False, "empty: no question or no reference answer", scores)
+        if language and _SCRIPTS.get(language, "latin") != _SCRIPTS.get(
+            detect_language(question), "latin"
+        ):
+            return GateResult(
+                False,
+                f"language: the question is not in the documents' language ({language})",
+                scores,
+            )
         leaning = leans_on_context(question)
         if leaning:
             return GateResult(False, f"standalone: the question refers to {leaning!r}", scores)

@@ -132,7 +132,9 @@ async def generate_samples(
             try:
                 sample, evidence = await lane.synthesizer.agenerate_candidate(scenario)
                 outcome.sample, outcome.evidence = sample, evidence
-                result = gate.cheap_checks(sample, evidence, snapshot, lane.synthesizer.multi_hop)
+                result = gate.cheap_checks(
+                    sample, evidence, snapshot, lane.synthesizer.multi_hop, scenario.language
+                )
                 if result.passed:
                     judged = await gate.judged_checks(sample, scenario.language)
                     result = GateResult(
