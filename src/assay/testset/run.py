@@ -114,10 +114,13 @@ async def generate_samples(
             + "; ".join(f"{name} {why}" for name, _, why in empty)
         )
     for name, quota, why in empty:
-        given = _share_out(live, quota) if quota else {}
-        report.reassigned.append(
-            Reassignment(synthesizer=name, samples=quota, to=given, reason=why)
-        )
+        if quota:
+            given = _share_out(live, quota)
+            report.reassigned.append(
+                Reassignment(synthesizer=name, samples=quota, to=given, reason=why)
+            )
+        else:
+            report.notes.append(f"{name} {why} (it had no share of this size)")
     decisions = checkpoint.decisions() if checkpoint else {}
     kept_questions: list[str] = []
     tried = 0
