@@ -457,3 +457,17 @@ def test_conversations_make_examples_for_a_general_judge():
     state = Aligner().fit(critic, rows, calibrate=False, selection="fixed", show_progress=False)
     assert "question 1" in state.examples[1].input["response"]
     assert state.examples[1].output == "yes"
+
+
+def test_yes_no_labels_on_a_scale_judge_teach_the_ends_of_the_scale():
+    from assay.metrics.custom.llm_metrics import NumericMetric
+
+    rows = from_rows([{"response": f"r{i}", "label": i % 2, "reason": "why"} for i in range(4)])
+    state = Aligner().fit(
+        RubricsScore(), rows, calibrate=False, selection="fixed", show_progress=False
+    )
+    assert [e.output["score"] for e in state.examples] == [1, 5, 1, 5]  # no -> worst, yes -> best
+    assert [e.label for e in state.examples] == [0, 1, 0, 1]
+    numeric = NumericMetric(name="n", prompt="Rate {response}", allowed_values=(0.0, 10.0))
+    state = Aligner().fit(numeric, rows, calibrate=False, selection="fixed", show_progress=False)
+    assert [e.output["value"] for e in state.examples] == [0.0, 10.0, 0.0, 10.0]

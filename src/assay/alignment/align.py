@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from assay._util.sync import run_sync
 from assay.alignment.config import DemonstrationConfig, InstructionConfig
-from assay.alignment.examples import builder_for
+from assay.alignment.examples import builder_for, example_for
 from assay.alignment.labels import LabeledExample, LabeledSet, as_labeled, relabel
 from assay.alignment.losses import BinaryMetricLoss, MSELoss
 from assay.alignment.report import AlignmentReport
@@ -248,7 +248,9 @@ class Aligner:
         for example in rows:
             label = normalise_label(kind, example.label)
             try:
-                built = build(metric, metric_fields(metric, example.fields), label, example.reason)
+                built = example_for(
+                    metric, metric_fields(metric, example.fields), label, example.reason, kind
+                )
             except UsageError as exc:
                 refused.append(f"{example.id}: {exc}")
                 continue

@@ -13,7 +13,7 @@ from typing import Any
 from assay.errors import UsageError
 from assay.metrics.aligned import TEMPLATE, as_binary
 from assay.metrics.criteria import Criteria
-from assay.metrics.custom.llm_metrics import _TemplateMetric
+from assay.metrics.custom.llm_metrics import NumericMetric, _TemplateMetric
 from assay.metrics.general._inputs import judge_inputs
 from assay.metrics.general.aspect_critic import AspectCritic
 from assay.metrics.general.rubrics import (
@@ -174,6 +174,37 @@ BUILDERS: dict[type, Builder] = {
 }
 
 
+def scale_label(metric: Any, fields: dict[str, Any], label: int) -> Any:
+    """A yes/no label in the scale a metric answers on: yes is the top of the scale, no the
+    bottom (a rubric's label 1 is its worst score, not a yes). Metrics answering yes/no keep it."""
+    if isinstance(metric, (RubricsScore, InstanceSpecificRubrics)):
+        rubric = metric.rubrics if isinstance(metric, RubricsScore) else fields.get("rubrics")
+        scores = rubric_scores(rubric or {}) if rubric else []
+        return (scores[-1] if label else scores[0]) if scores else label
+    if isinstance(metric, SimpleCriteriaScore):
+        return metric.score_range[1] if label else metric.score_range[0]
+    if isinstance(metric, Criteria) and metric.output_type == "5-point":
+        return 5 if label else 1
+    if isinstance(metric, Criteria) and metric.output_type == "prompt":
+        raise UsageError(f"criteria {metric.name!r} has no known scale to put yes/no labels on")
+    if isinstance(metric, NumericMetric):
+        return metric.allowed_values[1] if label else metric.allowed_values[0]
+    return label
+
+
+def example_for(
+    metric: Any, fields: dict[str, Any], label: Any, reason: str | None, kind: str
+) -> Built:
+    """The worked example a labelled row makes for this metric, or None (no builder, or the row
+    cannot make an honest one)."""
+    build = builder_for(metric)
+    if build is None:
+        return None
+    if kind == "binary":
+        label = scale_label(metric, fields, label)
+    return build(metric, fields, label, reason)
+
+
 def builder_for(metric: Any) -> Builder | None:
     """The example builder of the metric's class or its nearest base that has one."""
     for cls in type(metric).__mro__:
@@ -182,4 +213,4 @@ def builder_for(metric: Any) -> Builder | None:
     return None
 
 
-__all__ = ["BUILDERS", "MAX_EXAMPLE_CHARS", "builder_for"]
+__all__ = ["BUILDERS", "MAX_EXAMPLE_CHARS", "builder_for", "example_for", "scale_label"]

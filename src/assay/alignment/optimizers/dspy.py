@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from assay._util.deps import require
 from assay._util.sync import run_sync
-from assay.alignment.examples import builder_for
+from assay.alignment.examples import builder_for, example_for
 from assay.alignment.losses import Loss
 from assay.alignment.optimizers.base import Optimizer
 from assay.alignment.scoring import (
@@ -179,8 +179,8 @@ class DSPyOptimizer(Optimizer):
         for row in rows:
             label = normalise_label(kind, row.label)
             try:
-                built = build(
-                    self.metric, metric_fields(self.metric, row.fields), label, row.reason
+                built = example_for(
+                    self.metric, metric_fields(self.metric, row.fields), label, row.reason, kind
                 )
             except UsageError:
                 continue
