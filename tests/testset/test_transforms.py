@@ -186,3 +186,13 @@ def test_the_prechunked_pipeline_works_on_chunks_only(fake) -> None:
         n.get_property("embedding") and n.get_property("entities") is not None for n in kg.nodes
     )
     assert len(kg.nodes) == 3
+
+
+def test_without_yake_the_default_pipeline_says_which_extra_to_install(monkeypatch) -> None:
+    import sys
+
+    from assay.errors import MissingDependency
+
+    monkeypatch.setitem(sys.modules, "yake", None)  # import yake now raises ImportError
+    with pytest.raises(MissingDependency, match=r"pip install 'assay\[testset\]'"):
+        default_transforms(["a document"])

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from assay._util.deps import require
 from assay.errors import UsageError
 from assay.testset.transforms.base import (
     BaseGraphTransformation,
@@ -46,6 +47,11 @@ from assay.testset.transforms.relationships import (
 )
 
 Step = BaseGraphTransformation | Parallel
+
+
+def _need_yake() -> None:
+    # Said once, before any work, rather than as a failure on every chunk.
+    require("yake", extra="testset", feature="the test-set knowledge graph's keyphrases")
 
 
 def _relationships(embedding_model: Any, chunk_threshold: float) -> list[Step]:
@@ -102,6 +108,7 @@ def default_transforms(
     chunk_similarity: float = 0.7,
 ) -> list[Step]:
     """The pipeline for whole documents (see the module docstring)."""
+    _need_yake()
     if documents is not None and len(documents) == 0:
         raise UsageError(
             "default_transforms got no documents: pass at least one non-empty document"
@@ -144,6 +151,7 @@ def default_transforms_for_prechunked(
     chunk_similarity: float = 0.7,
 ) -> list[Step]:
     """The pipeline for chunks given as they are (no splitting; every step on chunks)."""
+    _need_yake()
     if use_llm and llm is None:
         raise UsageError("default_transforms_for_prechunked(use_llm=True) needs an llm")
     extractors: list[Any] = [
