@@ -471,3 +471,21 @@ def test_yes_no_labels_on_a_scale_judge_teach_the_ends_of_the_scale():
     numeric = NumericMetric(name="n", prompt="Rate {response}", allowed_values=(0.0, 10.0))
     state = Aligner().fit(numeric, rows, calibrate=False, selection="fixed", show_progress=False)
     assert [e.output["value"] for e in state.examples] == [0.0, 10.0, 0.0, 10.0]
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ({"max_similar_examples": -1}, "whole number >= 0"),
+        ({"selection": "random"}, "selection must be"),
+        ({"objective": "recall"}, "objective must be"),
+        ({"similarity_threshold": 1.5}, r"\[-1, 1\]"),
+        ({"fallback": "oldest"}, "fallback must be"),
+    ],
+)
+def test_bad_align_options_are_refused_before_any_call(option, message):
+    llm, provider = faithfulness_judge(p_by_marker)
+    embeddings, embedder = keyword_embedder()
+    with pytest.raises(UsageError, match=message):
+        Faithfulness(llm=llm).align(city_rows(6), embeddings, show_progress=False, **option)
+    assert provider.requests == [] and embedder.embedded == []

@@ -151,6 +151,16 @@ class Aligner:
             raise UsageError(f"max_similar_examples (k) must be a whole number >= 0, got {k!r}")
         if selection not in ("similar", "fixed"):
             raise UsageError(f"selection must be 'similar' or 'fixed', got {selection!r}")
+        if objective not in ("balanced_accuracy", "accuracy", "f1"):
+            raise UsageError(
+                f"objective must be 'balanced_accuracy', 'accuracy' or 'f1', got {objective!r}"
+            )
+        if similarity_threshold is not None and not -1 <= similarity_threshold <= 1:
+            raise UsageError(
+                f"similarity_threshold is a cosine similarity in [-1, 1], got {similarity_threshold!r}"
+            )
+        if fallback not in ("balanced", "recent"):
+            raise UsageError(f"fallback must be 'balanced' or 'recent', got {fallback!r}")
         kind = label_kind(metric, rows.labels)
         notes: list[str] = list(rows.notes)
         pool = self._pool(metric, rows, kind, notes) if k > 0 else []
