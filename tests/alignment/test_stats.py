@@ -198,3 +198,24 @@ def test_report_renders_as_table_json_and_html(tmp_path):
     assert (
         "&lt;b&gt;bold&lt;/b&gt;" in page and "<b>bold</b>" not in page
     )  # reviewer text is escaped
+
+
+def test_a_report_where_every_row_failed_has_no_numbers_and_no_nan():
+    rows = _rows([1, 0])
+    failed = [
+        RowScore("r0", error_type="ModelTimeout", error="slow"),
+        RowScore("r1", error_type="ModelTimeout", error="slow"),
+    ]
+    report = AlignmentReport.build(
+        metric="m",
+        kind="binary",
+        rows=rows,
+        scores=failed,
+        threshold=0.5,
+        before=[RowScore("r0", 0.9), RowScore("r1", 0.1)],
+        n_resamples=20,
+    )
+    assert report.n_scored == 0 and report.failures == {"ModelTimeout": 2}
+    assert all(e.value is None and e.n == 0 for e in report.statistics.values())
+    assert report.n_paired == 0 and all(e.value is None for e in report.differences.values())
+    assert "NaN" not in report.to_json()

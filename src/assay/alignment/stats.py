@@ -197,6 +197,8 @@ def with_interval(
     """`statistic(*columns)` and its percentile interval from a paired bootstrap over rows
     (`scipy.stats.bootstrap`); resamples where the statistic is undefined are left out."""
     n = len(columns[0])
+    if n == 0:  # every row failed: nothing to estimate
+        return Estimate(None, None, None, 0)
     value = _defined(statistic(*columns))
     if value is None or n < 2:
         return Estimate(value, None, None, n)
