@@ -29,6 +29,14 @@ from assay.testset.transforms.base import (
 )
 
 
+async def _off_loop(work: Any) -> Any:
+    """CPU work of the classical extractors runs in a worker thread, so the event loop (progress,
+    timeouts, other nodes' model calls) never waits on a long document."""
+    import anyio.to_thread
+
+    return await anyio.to_thread.run_sync(work)
+
+
 def _text(node: Node, key: str = "page_content") -> str:
     value = node.get_property(key)
     return value if isinstance(value, str) else ""
@@ -99,7 +107,8 @@ class KeyphraseTextExtractor(Extractor):
     async def extract(self, node: Node) -> tuple[str, Any]:
         text = _text(node)
         language = node.get_property("language") or detect_language(text)
-        return self.property_name, keyphrases(text, max_num=self.max_num, language=language)
+        found = await _off_loop(lambda: keyphrases(text, max_num=self.max_num, language=language))
+        return self.property_name, found
 
 
 @dataclass
@@ -110,7 +119,8 @@ class EntityTextExtractor(Extractor):
     max_num: int = 15
 
     async def extract(self, node: Node) -> tuple[str, Any]:
-        return self.property_name, entities(_text(node), max_num=self.max_num)
+        text = _text(node)
+        return self.property_name, await _off_loop(lambda: entities(text, max_num=self.max_num))
 
 
 @dataclass
