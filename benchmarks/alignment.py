@@ -15,7 +15,9 @@ held-out data, and more than Ragas' way of aligning?
 Every judge answer goes through assay's response cache, so a rerun of a finished benchmark makes
 no judge call (the JSON records the calls made). Results: `benchmarks/results/alignment_begin.json`
 and `.md`. On the embedded judge (2 cores) expect ~1 s per unaligned row and 3-4 s with examples:
-about an hour for the defaults.
+430 calibration rows, 600 test rows three ways (unaligned, aligned, Ragas-style; the aligned
+rows of the second comparison come from the cache) and 100 WikiEval rows two ways come to about
+two hours for the defaults; `--test-per-label 150` halves the test part.
 """
 
 from __future__ import annotations
