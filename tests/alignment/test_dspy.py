@@ -13,7 +13,7 @@ from assay.errors import BudgetExhausted, MissingDependency, UsageError
 from assay.metrics.rag.faithfulness import Faithfulness
 from assay.models import LLM, ScriptedProvider
 
-pytest.importorskip("dspy", reason="DSPyOptimizer is the dspy extra: pip install 'assay[dspy]'")
+# dspy is in the dev extra: these tests run against the real package, never skipped.
 
 ROWS = [
     {
