@@ -196,3 +196,47 @@ def test_without_yake_the_default_pipeline_says_which_extra_to_install(monkeypat
     monkeypatch.setitem(sys.modules, "yake", None)  # import yake now raises ImportError
     with pytest.raises(MissingDependency, match=r"pip install 'assay\[testset\]'"):
         default_transforms(["a document"])
+
+
+def test_llm_extractors_read_a_long_text_piece_by_piece_and_merge(fake) -> None:
+    from assay.testset.transforms import NERExtractor, ThemesExtractor, TitleExtractor
+
+    long_text = "\n\n".join([KETTLES, FOUNDRY, KETTLES.replace("Leeds", "York")])
+    node = Node(type=NodeType.DOCUMENT, properties={"page_content": long_text})
+    kg = KnowledgeGraph(nodes=[node])
+    apply_transforms(
+        kg,
+        [
+            NERExtractor(llm=fake.llm(), max_token_limit=120, max_num_entities=50),
+            ThemesExtractor(llm=fake.llm()),
+            TitleExtractor(llm=fake.llm()),
+        ],
+    )
+    calls = fake.writer.calls
+    assert (
+        calls["testset.entities"] >= 4
+        and calls["testset.themes"] == 1
+        and calls["testset.title"] == 1
+    )
+    found = node.get_property("entities")
+    assert len(found) == len(set(found))  # merged without repeats
+    assert "York" in found and "Leeds" in found  # from different pieces
+    assert node.get_property("title") and node.get_property("themes")
+
+
+def test_the_node_filter_removes_nodes_below_its_score(fake) -> None:
+    kg = KnowledgeGraph(
+        nodes=[Node(type=NodeType.CHUNK, properties={"page_content": t}) for t in CORPUS]
+    )
+    report = apply_transforms(kg, CustomNodeFilter(llm=fake.llm(), min_score=5))
+    assert report.failures == [] and kg.nodes == []  # the fake rates every chunk 4
+
+
+def test_jaccard_on_one_key_of_typed_entities() -> None:
+    a = Node(properties={"entities": {"PER": ["Ada", "Alan"], "ORG": ["Foundry"]}})
+    b = Node(properties={"entities": {"PER": ["Ada", "Alan"], "ORG": ["Library"]}})
+    kg = KnowledgeGraph(nodes=[a, b])
+    apply_transforms(
+        kg, JaccardSimilarityBuilder(key_name="PER", new_property_name="entity_jaccard_similarity")
+    )
+    assert [r.get_property("entity_jaccard_similarity") for r in kg.relationships] == [1.0]
