@@ -22,7 +22,7 @@ def align_command(
     metric: Annotated[
         str,
         typer.Argument(
-            help="Metric to align, e.g. faithfulness or aspect_critic(name=x, definition='...')"
+            help="Metric to align, e.g. faithfulness, context_recall, domain_specific_rubrics, coherence"
         ),
     ],
     train: Annotated[
