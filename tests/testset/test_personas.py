@@ -19,7 +19,7 @@ from assay.testset import (
     generate_personas_from_kg,
 )
 from assay.testset.persona import pick_diverse
-from assay.testset.text import cjk_keyphrases
+from assay.testset.terms import cjk_keyphrases
 from tests.testset.corpus import CORPUS, KETTLES
 from tests.testset.helpers import generator, prompt_requests
 

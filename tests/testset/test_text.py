@@ -4,17 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from assay.testset.text import (
-    chunk_document,
-    count_tokens,
-    detect_language,
-    entities,
-    extractive_summary,
-    keyphrases,
-    quote_in,
-    sections_at,
-    split_sections,
-)
+from assay.testset.terms import detect_language, entities, extractive_summary, keyphrases
+from assay.testset.text import chunk_document, count_tokens, quote_in, sections_at, split_sections
 from tests.testset.corpus import CHINESE, FOUNDRY, KETTLES, NO_HEADINGS
 
 

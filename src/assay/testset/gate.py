@@ -36,7 +36,8 @@ from assay.metrics.rag.faithfulness import Faithfulness
 from assay.prompts.prompt import load_prompt
 from assay.prompts.render import render
 from assay.schema.samples import SingleTurnSample
-from assay.testset.text import count_tokens, detect_language, normalize_space, quote_in
+from assay.testset.terms import detect_language
+from assay.testset.text import count_tokens, normalize_space, quote_in
 
 _LEANING = re.compile(
     r"\b(?:(?:the|this|that|these|those|given|provided|above|following|attached)\s+"

@@ -32,66 +32,15 @@ from assay.models.usage import UsageMeter, metering
 from assay.schema.usage import Usage
 from assay.testset.checkpoint import Checkpoint
 from assay.testset.gate import QualityGate
-from assay.testset.graph import KnowledgeGraph, Node, NodeType, stable_id
+from assay.testset.graph import KnowledgeGraph, Node, NodeType
+from assay.testset.loaders import documents_to_nodes
 from assay.testset.persona import FALLBACK_PERSONA, Persona, agenerate_personas
 from assay.testset.run import generate_samples
 from assay.testset.synthesizers import default_query_distribution
 from assay.testset.synthesizers.base import QueryLength, QueryStyle, content
 from assay.testset.testset import GenerationReport, Testset
-from assay.testset.text import normalize_space
 from assay.testset.transforms.base import aapply_transforms
 from assay.testset.transforms.default import default_transforms, default_transforms_for_prechunked
-
-
-def _text_and_metadata(item: Any, index: int) -> tuple[str, dict[str, Any]]:
-    if isinstance(item, str):
-        return item, {}
-    if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
-        return item[0], dict(item[1] or {})
-    for attribute in ("page_content", "text"):
-        value = getattr(item, attribute, None)
-        if isinstance(value, str):
-            return value, dict(getattr(item, "metadata", None) or {})
-    getter = getattr(item, "get_content", None)
-    if callable(getter):
-        return str(getter()), dict(getattr(item, "metadata", None) or {})
-    raise UsageError(
-        f"documents[{index}] is a {type(item).__name__}: pass strings, (text, metadata) pairs, "
-        "or documents with page_content (LangChain) or text (LlamaIndex)"
-    )
-
-
-def _nodes(items: Sequence[Any], node_type: NodeType, notes: list[str]) -> list[Node]:
-    what = "chunks" if node_type == NodeType.CHUNK else "documents"
-    nodes, seen, blank, twins = [], set(), 0, 0
-    for index, item in enumerate(items):
-        text, metadata = _text_and_metadata(item, index)
-        if not text.strip():
-            blank += 1
-            continue
-        key = normalize_space(text).lower()
-        if key in seen:
-            twins += 1
-            continue
-        seen.add(key)
-        nodes.append(
-            Node(
-                id=stable_id(node_type.value, text),
-                type=node_type,
-                properties={"page_content": text, "document_metadata": metadata},
-            )
-        )
-    if not nodes:
-        raise UsageError(
-            f"no {what} with text: got {len(items)} {what}"
-            + (f", {blank} of them empty or whitespace only" if blank else "")
-            + "; pass at least one non-empty document"
-        )
-    if blank:
-        notes.append(f"{blank} empty {what} skipped")
-    if twins:
-        notes.append(f"{twins} duplicate {what} dropped (same text as an earlier one)")
-    return nodes
 
 
 def _styles(values: Sequence[Any] | None) -> tuple[QueryStyle, ...] | None:
@@ -208,7 +157,9 @@ class TestsetGenerator:
             )
         self._notes, self._transform_failures = [], []
         self._kg_usage, self._kg_seconds = Usage(), 0.0
-        nodes = _nodes(documents, NodeType.CHUNK if prechunked else NodeType.DOCUMENT, self._notes)
+        nodes = documents_to_nodes(
+            documents, NodeType.CHUNK if prechunked else NodeType.DOCUMENT, self._notes
+        )
         llm = transforms_llm or self.llm
         embeddings = transforms_embedding_model or self.embedding_model
         if transforms is None:

@@ -13,14 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.testset.graph import Node, NodeType, Relationship, stable_id
-from assay.testset.text import (
-    Section,
-    chunk_document,
-    detect_language,
-    entities,
-    extractive_summary,
-    keyphrases,
-)
+from assay.testset.terms import detect_language, entities, extractive_summary, keyphrases
+from assay.testset.text import Section, chunk_document
 from assay.testset.transforms.base import (
     Extractor,
     Splitter,
