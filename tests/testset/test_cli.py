@@ -95,3 +95,20 @@ def test_blank_files_only_is_refused_before_any_model_call(tmp_path, fake) -> No
     assert isinstance(result.exception, UsageError)
     assert "no documents with text: got 1 documents, 1 of them empty" in str(result.exception)
     assert not (tmp_path / "t.jsonl").exists() and fake.chat_count == 0
+
+
+def test_load_documents_reads_in_sorted_order_and_names_a_file_that_is_not_utf8(tmp_path) -> None:
+    import pytest
+
+    from assay.errors import DataError
+    from assay.testset import load_documents
+
+    folder = _docs(tmp_path)
+    assert [m["source"] for _, m in load_documents(folder)] == [
+        "foundry.rst.txt",
+        "kettle.md",
+        "sub/garden.markdown",
+    ]
+    (folder / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
+    with pytest.raises(DataError, match=r"latin1\.txt: not UTF-8 text \(byte 3\)"):
+        load_documents(folder)
