@@ -8,7 +8,7 @@ import re
 import pytest
 
 from assay.alignment import Aligner, calibrate_threshold, from_rows, load_aligned_metric
-from assay.alignment.align import _rate
+from assay.alignment.calibration import rate
 from assay.errors import UsageError
 from assay.metrics.aligned import AlignedExample, nearest_examples
 from assay.metrics.custom.llm_metrics import DiscreteMetric
@@ -147,8 +147,8 @@ def test_threshold_is_the_best_on_the_training_rows():
     state = Faithfulness(llm=llm).align(rows, embeddings, show_progress=False).alignment
     scores = [0.9 if i == 4 else 0.05 * i for i in range(18)]
     labels = [e.label for e in rows]
-    best = max(_rate([s >= t for s in scores], labels, "balanced_accuracy") for t in [*scores, 2.0])
-    chosen = _rate([s >= state.threshold for s in scores], labels, "balanced_accuracy")
+    best = max(rate([s >= t for s in scores], labels, "balanced_accuracy") for t in [*scores, 2.0])
+    chosen = rate([s >= state.threshold for s in scores], labels, "balanced_accuracy")
     assert chosen == pytest.approx(best)
     assert state.provenance["calibration"]["train_value"] == pytest.approx(best)
 

@@ -10,13 +10,14 @@ Labels in (`labels.py`, `annotations.py`), the default algorithms behind `metric
 (`losses.py`, `optimizers/`), and the report (`report.py`, `stats.py`, `html.py`).
 """
 
-from assay.alignment.align import Aligner, calibrate_threshold, default_aligner, default_threshold
+from assay.alignment.align import Aligner, default_aligner
 from assay.alignment.annotations import (
     MetricAnnotation,
     PromptAnnotation,
     SampleAnnotation,
     SingleMetricAnnotation,
 )
+from assay.alignment.calibration import calibrate_threshold, default_threshold
 from assay.alignment.config import DemonstrationConfig, InstructionConfig
 from assay.alignment.labels import (
     LabeledExample,

@@ -11,21 +11,23 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
-import itertools
-import random
-from collections.abc import Sequence
 from typing import Any, Literal
 
 from assay._util.sync import run_sync
+from assay.alignment import training
+from assay.alignment.calibration import (
+    Objective,
+    calibrate_threshold,
+    default_threshold,
+    pick_fixed,
+)
 from assay.alignment.config import DemonstrationConfig, InstructionConfig
 from assay.alignment.examples import builder_for, example_for
-from assay.alignment.labels import LabeledExample, LabeledSet, as_labeled, relabel
-from assay.alignment.losses import BinaryMetricLoss, MSELoss
+from assay.alignment.labels import LabeledSet, as_labeled, relabel
 from assay.alignment.report import AlignmentReport
 from assay.alignment.scoring import (
     CallBudget,
     LabelKind,
-    RowScore,
     ascore_rows,
     check_rows,
     label_kind,
@@ -38,83 +40,10 @@ from assay.metrics.aligned import (
     AlignedExample,
     AlignedState,
     embed,
-    nearest_examples,
     prompt_fingerprints,
     query_text,
 )
 from assay.metrics.base import default_model
-
-Objective = Literal["balanced_accuracy", "accuracy", "f1"]
-
-
-def _rate(decisions: Sequence[bool], labels: Sequence[int], objective: Objective) -> float:
-    tp = sum(d and y == 1 for d, y in zip(decisions, labels, strict=True))
-    tn = sum((not d) and y == 0 for d, y in zip(decisions, labels, strict=True))
-    pos = sum(labels)
-    neg = len(labels) - pos
-    if objective == "accuracy":
-        return (tp + tn) / len(labels)
-    if objective == "f1":
-        fp, fn = neg - tn, pos - tp
-        return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
-    return 0.5 * (tp / pos + tn / neg)
-
-
-def calibrate_threshold(
-    scores: Sequence[float],
-    labels: Sequence[int],
-    objective: Objective = "balanced_accuracy",
-    prior: float = 0.5,
-) -> tuple[float, float]:
-    """(threshold, objective value): the cut `score >= threshold` that best separates the labels.
-    Candidates are the midpoints between neighbouring distinct scores and the lowest score (all
-    yes); among equally good cuts, the one nearest `prior` (the uncalibrated default) wins."""
-    if len(scores) != len(labels) or not scores:
-        raise UsageError("calibration needs as many scores as labels, and at least one")
-    if len(set(labels)) < 2:
-        raise UsageError("calibration needs rows of both labels")
-    distinct = sorted(set(scores))
-    candidates = [distinct[0]] + [(a + b) / 2 for a, b in itertools.pairwise(distinct)]
-    candidates.append(distinct[-1] + 1e-9)  # all no
-    best: tuple[float, float] | None = None
-    for threshold in candidates:
-        value = _rate([s >= threshold for s in scores], labels, objective)
-        if (
-            best is None
-            or value > best[1] + 1e-12
-            or (abs(value - best[1]) <= 1e-12 and abs(threshold - prior) < abs(best[0] - prior))
-        ):
-            best = (threshold, value)
-    assert best is not None
-    return best
-
-
-def default_threshold(metric: Any) -> float:
-    """The cut a score judge is read at before calibration: the middle of its scale."""
-    for attr in ("score_range",):
-        if hasattr(metric, attr):
-            low, high = getattr(metric, attr)
-            return (low + high) / 2
-    rubric = getattr(metric, "rubrics", None)
-    if isinstance(rubric, dict) and rubric:
-        from assay.metrics.general.rubrics import rubric_scores
-
-        scores = rubric_scores(rubric)
-        return (scores[0] + scores[-1]) / 2
-    return 0.5
-
-
-def _pick_fixed(pool: list[AlignedExample], k: int, balance: bool, seed: int) -> list[str]:
-    """Examples shown to every row: those nearest the centre of the pool, labels taking turns."""
-    vectors = [e.vector for e in pool if e.vector]
-    if vectors and len(vectors) == len(pool):
-        centre = [sum(column) / len(vectors) for column in zip(*vectors, strict=True)]
-        chosen = nearest_examples(pool, centre, k, balance=balance)
-    else:
-        shuffled = list(pool)
-        random.Random(seed).shuffle(shuffled)
-        chosen = nearest_examples(shuffled, None, k, balance=balance)
-    return [e.id for e in chosen]
 
 
 class Aligner:
@@ -195,7 +124,7 @@ class Aligner:
             embeddings=embeddings if selection == "similar" else None,
         )
         if selection == "fixed":
-            state.fixed_ids = _pick_fixed(pool, k, balance, seed)
+            state.fixed_ids = pick_fixed(pool, k, balance, seed)
         budget = CallBudget(max_calls)
         provenance: dict[str, Any] = {
             "fitted_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -421,38 +350,11 @@ class Aligner:
             **(report_options or {}),
         )
 
-    # -- optimizers --------------------------------------------------------------------------
+    # -- optimizers (assay.alignment.training) ---------------------------------------------
     def optimize_prompts(
         self, metric: Any, dataset: Any, config: InstructionConfig
     ) -> dict[str, str]:
-        from assay.alignment.optimizers.genetic import GeneticOptimizer
-
-        if not isinstance(config, InstructionConfig):
-            raise UsageError(f"config must be an InstructionConfig, got {type(config).__name__}")
-        rows = as_labeled(dataset, source="optimization rows")
-        optimizer = config.optimizer or GeneticOptimizer()
-        optimizer.metric = metric
-        optimizer.llm = config.llm or optimizer.llm
-        loss = config.loss or default_loss(metric, rows)
-        instructions = optimizer.optimize(rows, loss, config.optimizer_config)
-        state = metric.alignment or AlignedState(
-            metric_class=type(metric).__name__,
-            metric_name=metric.name,
-            prompts=prompt_fingerprints(metric),
-            k=0,
-        )
-        state.instructions = {**state.instructions, **instructions}
-        demos = getattr(optimizer, "chosen_demos", None)
-        if (
-            demos
-        ):  # DSPy's demos become the examples every row is shown (a later align replaces them)
-            state.examples = list(demos)
-            state.selection = "fixed"
-            state.fixed_ids = [demo.id for demo in demos]
-            state.k = len(demos)
-        state.provenance = {**state.provenance, "optimizer": getattr(optimizer, "last_run", {})}
-        metric.set_alignment(state)
-        return instructions
+        return training.optimize_prompts(metric, dataset, config)
 
     def train(
         self,
@@ -463,34 +365,13 @@ class Aligner:
         instruction_config: InstructionConfig | None = None,
         raise_exceptions: bool = True,
     ) -> None:
-        """Ragas' `train(path, ...)`: an annotation .json file; the instruction is optimized when
-        an InstructionConfig is given, examples are fitted unless a DemonstrationConfig disables them."""
-        from pathlib import Path
-
-        from assay.alignment.annotations import MetricAnnotation
-
-        if not str(path).endswith(".json"):
-            raise UsageError(f"train data must be an annotation .json file, got {Path(path).name}")
-        rows = MetricAnnotation.from_json(path, metric.name).to_labeled()
-        if instruction_config is not None and instruction_config.enabled:
-            self.optimize_prompts(metric, rows, instruction_config)
-        demos = demonstration_config or DemonstrationConfig()
-        if demos.enabled:
-            state = self.fit(
-                metric,
-                rows,
-                embeddings=demos.embedding,
-                k=demos.top_k,
-                similarity_threshold=demos.threshold,
-                balance=demos.balance,
-                instructions=metric.alignment.instructions if metric.alignment else None,
-            )
-            metric.set_alignment(state)
-
-
-def default_loss(metric: Any, rows: LabeledSet) -> Any:
-    """BinaryMetricLoss for yes/no labels, MSELoss otherwise (as Ragas chooses)."""
-    return BinaryMetricLoss() if label_kind(metric, rows.labels) == "binary" else MSELoss()
+        training.train(
+            self,
+            metric,
+            path,
+            demonstration_config=demonstration_config,
+            instruction_config=instruction_config,
+        )
 
 
 _DEFAULT = Aligner()
@@ -500,12 +381,4 @@ def default_aligner() -> Aligner:
     return _DEFAULT
 
 
-__all__ = [
-    "Aligner",
-    "LabeledExample",
-    "RowScore",
-    "calibrate_threshold",
-    "default_aligner",
-    "default_loss",
-    "default_threshold",
-]
+__all__ = ["Aligner", "calibrate_threshold", "default_aligner", "default_threshold"]

@@ -24,6 +24,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from assay._util.sync import run_sync
+from assay.alignment.calibration import default_threshold
 from assay.alignment.labels import LabeledExample
 from assay.alignment.losses import Loss
 from assay.alignment.optimizers.base import Fitness, Optimizer
@@ -113,8 +114,6 @@ class GeneticOptimizer(Optimizer):
         return run_sync(self.aoptimize(dataset, loss, config or {}))
 
     async def aoptimize(self, dataset: Any, loss: Loss, config: dict[str, Any]) -> dict[str, str]:
-        from assay.alignment.align import default_threshold
-
         rows = self._ready(dataset, loss)
         prompt_id = self.target_prompt(config)
         budget = CallBudget(config.get("max_calls", self.max_calls))
