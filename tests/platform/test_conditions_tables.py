@@ -136,21 +136,24 @@ def postgres_engine(pg_url: str) -> Engine:
 def insert(connection: Any, rows: list[dict[str, Any]]) -> None:
     """Rows as the generators make them: trace columns plus `scores` / `labels` lists of
     (criterion, value, created_at), appended in order (so later rows have larger ids)."""
-    for row in rows:
-        trace = {k: v for k, v in row.items() if k not in ("scores", "labels")}
-        connection.execute(traces.insert(), {"project_id": PROJECT, **trace})
-        for table, key in ((scores, "scores"), (labels, "labels")):
-            for criterion, value, at in row.get(key, ()):
-                connection.execute(
-                    table.insert(),
-                    {
-                        "project_id": PROJECT,
-                        "trace_id": row["id"],
-                        "criterion": criterion,
-                        "value": value,
-                        "created_at": at,
-                    },
-                )
+    columns = [c.name for c in traces.columns]
+    trace_rows = [{c: row.get(c) for c in columns} | {"project_id": PROJECT} for row in rows]
+    if trace_rows:
+        connection.execute(traces.insert(), trace_rows)
+    for table, key in ((scores, "scores"), (labels, "labels")):
+        events = [
+            {
+                "project_id": PROJECT,
+                "trace_id": row["id"],
+                "criterion": criterion,
+                "value": value,
+                "created_at": at,
+            }
+            for row in rows
+            for criterion, value, at in row.get(key, ())
+        ]
+        for event in events:  # one at a time: ids in insertion order (executemany may batch)
+            connection.execute(table.insert(), event)
 
 
 def selected_ids(connection: Any, tree: Condition, now: datetime) -> set[str]:
