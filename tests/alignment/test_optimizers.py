@@ -252,3 +252,36 @@ def test_legacy_train_on_an_annotation_file(tmp_path):
     assert labels[0] == 1 and labels[3] == 0 and labels[1] == 1  # rejected verdicts flipped
     with pytest.raises(UsageError, match=r"\.json"):
         metric.train(tmp_path / "labels.jsonl")
+
+
+def test_genetic_optimizer_on_a_template_metric_keeps_its_placeholders():
+    from assay.metrics.custom.llm_metrics import DiscreteMetric
+
+    def answer(request):
+        text = str(request.messages[-1].content)
+        right = "STRICT" in text
+        said = ("pass" if "correct" in text else "fail") if right else "pass"
+        return json.dumps({"reason": "scripted", "value": said})
+
+    judge = LLM(ScriptedProvider([answer], repeat_last=True))
+    writer, _ = writer_llm("Judge it, no placeholder here.", "STRICT: is this right? {response}")
+    rows = from_rows(
+        [
+            {
+                "id": f"t{i}",
+                "response": f"answer {i} {'correct' if i % 2 else 'wrong'}",
+                "label": "pass" if i % 2 else "fail",
+            }
+            for i in range(6)
+        ]
+    )
+    metric = DiscreteMetric(name="check", prompt="Is this right? {response}", llm=judge)
+    optimizer = GeneticOptimizer(
+        max_steps=2, population_size=3, mutation_rate=0.0, show_progress=False
+    )
+    found = metric.optimize_prompts(rows, InstructionConfig(llm=writer, optimizer=optimizer))
+    assert found == {"template": "STRICT: is this right? {response}"}
+    scored = [c["instruction"] for c in optimizer.last_run["candidates"]]
+    assert "Judge it, no placeholder here." not in scored  # refused, never scored
+    assert metric.score(response="answer 9 correct").value == "pass"
+    assert metric.score(response="answer 8 wrong").value == "fail"
