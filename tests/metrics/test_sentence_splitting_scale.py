@@ -313,3 +313,26 @@ def test_remembered_splits_are_the_same_and_callers_cannot_change_them():
     long_text = "One sentence here. " * (MEMO_CHARS // 10)
     assert split_sentences(long_text) == _split(long_text.strip(), None)
     assert _split_remembered.cache_info().currsize == 1  # long texts are not remembered
+
+
+def test_threads_splitting_at_once_each_get_their_own_texts_sentences():
+    import threading
+
+    from assay.metrics.text import _split
+
+    texts = [f"Thread {n} says one thing. Then thread {n} says another!" * 30 for n in range(4)]
+    expected = [_split(text, "en") for text in texts]
+    wrong: list[int] = []
+
+    def work(n: int) -> None:
+        for _ in range(15):
+            if _split(texts[n], "en") != expected[n]:
+                wrong.append(n)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not any(thread.is_alive() for thread in threads)
+    assert wrong == []

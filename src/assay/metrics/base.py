@@ -27,6 +27,7 @@ import anyio
 
 from assay._util.sync import run_sync
 from assay.errors import UsageError
+from assay.metrics.declared import check_literal_parameters, settle_fields
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import MultiTurnSample, Sample
 
@@ -90,10 +91,22 @@ class Metric(abc.ABC):
         super().__init_subclass__(**kwargs)
         if "sample_kind" in cls.__dict__ and "sample_kinds" not in cls.__dict__:
             cls.sample_kinds = (cls.sample_kind,)
+        settle_fields(cls)  # required/optional fields from the signature of `_ascore`
 
     def __post_init__(self) -> None:
         if not self.name:
             raise UsageError(f"{type(self).__name__} needs a non-empty name")
+        check_literal_parameters(self)
+
+    def declare_fields(self, required: Any, optional: Any = None) -> None:
+        """Set the sample fields this instance reads, in place of its class's: for metrics whose
+        inputs follow from their configuration (a prompt's placeholders, a rubric with or
+        without a reference). They are instance attributes, not dataclass fields, because they
+        are derived from the configuration and not part of it. `optional` None keeps the
+        class's."""
+        self.required_fields = tuple(required)  # type: ignore[misc]
+        if optional is not None:
+            self.optional_fields = tuple(optional)  # type: ignore[misc]
 
     def fields_for(self, kind: SampleKind) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(required, optional) fields when scoring a sample of `kind`. Metrics that score both

@@ -107,9 +107,7 @@ class Criteria(LLMMetric):
             raise UsageError(
                 f"criteria {self.name!r}: criteria_type must be 'llm_judge' or 'function'"
             )
-        self.required_fields = (
-            ("retrieved_contexts",) if self.phase == "retrieval" else ("response",)
-        )  # type: ignore[misc]
+        self.declare_fields(("retrieved_contexts",) if self.phase == "retrieval" else ("response",))
         self.needs_llm = self.criteria_type == "llm_judge"  # type: ignore[misc]
 
     # -- scoring ---------------------------------------------------------------------------

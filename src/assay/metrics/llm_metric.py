@@ -20,14 +20,6 @@ class LLMMetric(Alignable, Metric):
     needs_llm: ClassVar[bool] = True
     prompt_ids: ClassVar[tuple[str, ...]] = ()
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        # Metrics that read verdict probabilities share one `scoring` switch; a typo must not
-        # quietly select one of the two.
-        scoring = getattr(self, "scoring", None)
-        if scoring is not None and scoring not in ("probability", "binary"):
-            raise ValueError(f"scoring must be 'probability' or 'binary', got {scoring!r}")
-
     def judge_prompt(self, prompt_id: str) -> Prompt:
         overrides = getattr(self, "_prompt_overrides", {})
         return overrides.get(prompt_id) or load_prompt(prompt_id, self.language)

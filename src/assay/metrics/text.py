@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 
 import anyio.to_thread
 
@@ -48,11 +49,22 @@ def guess_language(text: str) -> str:
     return "zh" if cjk / letters > 0.3 else "en"
 
 
-@functools.lru_cache(maxsize=8)
-def _segmenter(language: str):
-    import pysbd  # imported on first use: it compiles many patterns
+_per_thread = threading.local()
 
-    return pysbd.Segmenter(language=language, clean=False)
+
+def _segmenter(language: str):
+    """This thread's pysbd segmenter for `language`. One per thread: `Segmenter.segment` keeps
+    the text it is working on in an attribute, so two threads sharing one (a large text split
+    off the loop while the loop splits a small one) would read each other's text."""
+    segmenters = getattr(_per_thread, "segmenters", None)
+    if segmenters is None:
+        segmenters = _per_thread.segmenters = {}
+    segmenter = segmenters.get(language)
+    if segmenter is None:
+        import pysbd  # imported on first use: it compiles many patterns
+
+        segmenter = segmenters[language] = pysbd.Segmenter(language=language, clean=False)
+    return segmenter
 
 
 # Texts up to this length are remembered: one run splits the same response or reference for

@@ -152,7 +152,9 @@ def test_summary_score_asks_for_key_questions_piece_by_piece():
     ],
 )
 def test_a_misspelt_scoring_mode_is_refused(metric_class):
-    with pytest.raises(ValueError, match="scoring must be 'probability' or 'binary', got 'Binary'"):
+    with pytest.raises(
+        ValueError, match="scoring must be one of 'probability', 'binary', got 'Binary'"
+    ):
         metric_class(scoring="Binary")
 
 

@@ -61,8 +61,6 @@ class AnswerCorrectness(LLMMetric):
         super().__post_init__()
         if len(self.weights) != 2 or any(w < 0 for w in self.weights) or sum(self.weights) == 0:
             raise ValueError("weights must be two non-negative numbers, not both zero")
-        if self.statements not in ("claims", "sentences"):
-            raise ValueError(f"statements must be 'claims' or 'sentences', got {self.statements!r}")
 
     async def _ascore(self, *, user_input: str, response: str, reference: str) -> MetricResult:
         if not response.strip():

@@ -34,14 +34,14 @@ class FunctionMetric(Metric):
     def __post_init__(self) -> None:
         super().__post_init__()
         parameters = inspect.signature(self.func).parameters.values()
-        self.required_fields = tuple(  # type: ignore[misc]
-            p.name
-            for p in parameters
-            if p.default is inspect.Parameter.empty
-            and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-        )
-        self.optional_fields = tuple(  # type: ignore[misc]
-            p.name for p in parameters if p.default is not inspect.Parameter.empty
+        self.declare_fields(
+            [
+                p.name
+                for p in parameters
+                if p.default is inspect.Parameter.empty
+                and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+            ],
+            [p.name for p in parameters if p.default is not inspect.Parameter.empty],
         )
 
     async def _ascore(self, **fields: Any) -> MetricResult:

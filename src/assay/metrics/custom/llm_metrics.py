@@ -51,7 +51,7 @@ class _TemplateMetric(Alignable, Metric):
             )
         self._validate_allowed()
         # Instance-level: which fields this judge reads is decided by its template.
-        self.required_fields = tuple(placeholders(self.prompt))  # type: ignore[misc]
+        self.declare_fields(placeholders(self.prompt))
 
     def _validate_allowed(self) -> None:
         """Subclasses check their `allowed_values`."""

@@ -98,7 +98,7 @@ class RubricsScore(JudgesConversations, LLMMetric):
             )
         rubric_scores(self.rubrics)  # validates keys now, not at the first sample
         if self.with_reference:
-            self.required_fields = ("response", "reference")  # type: ignore[misc]
+            self.declare_fields(("response", "reference"))
             self.conversation_fields = (("user_input", "reference"), ())  # type: ignore[misc]
 
     async def _ascore(self, **fields: Any) -> MetricResult:

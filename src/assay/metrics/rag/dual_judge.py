@@ -14,7 +14,7 @@ from __future__ import annotations
 import abc
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import anyio
 
@@ -37,7 +37,7 @@ def combine_ratings(ratings: list[float | None]) -> float:
 
 @dataclass(kw_only=True)
 class _DualJudge(LLMMetric):
-    scoring: str = "probability"
+    scoring: Literal["probability", "binary"] = "probability"
     scale: ClassVar[Mapping[str, float]] = {}
     calls_per_sample = (
         f"2 (concurrent); x pieces of {MAX_SOURCE_CHARS:,} characters for long contexts"

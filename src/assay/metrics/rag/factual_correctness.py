@@ -82,15 +82,6 @@ class FactualCorrectness(LLMMetric):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for field, allowed in (
-            ("mode", ("f1", "precision", "recall")),
-            ("atomicity", ("low", "high")),
-            ("coverage", ("low", "high")),
-            ("scoring", ("probability", "binary")),
-            ("statements", ("claims", "sentences", None)),
-        ):
-            if getattr(self, field) not in allowed:
-                raise ValueError(f"{field} must be one of {allowed}, got {getattr(self, field)!r}")
         if self.statements == "sentences" and "high" in (self.atomicity, self.coverage):
             raise ValueError(
                 "atomicity/coverage 'high' shape how the judge splits claims; "

@@ -59,13 +59,6 @@ class Faithfulness(LLMMetric):
         """The prompts this setting sends (so records and translations name only those)."""
         return ("claims", "supported") if self.statements == "claims" else ("supported",)
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.scoring not in ("probability", "binary"):
-            raise ValueError(f"scoring must be 'probability' or 'binary', got {self.scoring!r}")
-        if self.statements not in ("claims", "sentences"):
-            raise ValueError(f"statements must be 'claims' or 'sentences', got {self.statements!r}")
-
     async def _ascore(
         self, *, response: str, retrieved_contexts: list[str], user_input: str | None = None
     ) -> MetricResult:

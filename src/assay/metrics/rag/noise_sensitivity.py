@@ -64,11 +64,6 @@ class NoiseSensitivity(LLMMetric):
     better = "lower"
     calls_per_sample = "3 + number of contexts"
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.mode not in ("relevant", "irrelevant"):
-            raise ValueError(f"mode must be 'relevant' or 'irrelevant', got {self.mode!r}")
-
     async def _ascore(
         self, *, user_input: str, response: str, reference: str, retrieved_contexts: list[str]
     ) -> MetricResult:
