@@ -219,3 +219,19 @@ def test_a_report_where_every_row_failed_has_no_numbers_and_no_nan():
     assert all(e.value is None and e.n == 0 for e in report.statistics.values())
     assert report.n_paired == 0 and all(e.value is None for e in report.differences.values())
     assert "NaN" not in report.to_json()
+
+
+def test_the_html_section_renders_from_a_saved_report(tmp_path):
+    import json
+
+    from assay.alignment.html import render_report
+
+    rows = _rows([1, 0, 1, 0])
+    results = [RowScore(f"r{i}", v) for i, v in enumerate([0.8, 0.3, 0.4, 0.2])]
+    report = AlignmentReport.build(
+        metric="m", kind="binary", rows=rows, scores=results, threshold=0.35, n_resamples=50
+    )
+    saved = json.loads(report.to_json())
+    section = render_report(saved, section=True)
+    assert section.lstrip().startswith("<section") and "<html" not in section
+    assert section == render_report(report, section=True)

@@ -43,7 +43,9 @@ def reliability_points(bins: list[dict[str, Any]] | None) -> list[dict[str, floa
 
 
 def render_report(report: Any, *, section: bool = False) -> str:
-    data = report.to_dict()
+    """The page (or, with `section=True`, the `<section>` alone, for another page to embed) of an
+    AlignmentReport or of the dict its `to_dict()` / `to_json()` gave."""
+    data = report if isinstance(report, dict) else report.to_dict()
     return _ENV.get_template("alignment.html.j2").render(
         report=data,
         points=reliability_points(data["calibration_bins"]),
