@@ -97,7 +97,7 @@ def _expected_words(names: set[str]) -> tuple[str, ...]:
     order = list(_WORDS)
     words += [
         _WORDS.get(name, name.upper())
-        for name in sorted(names, key=lambda n: (order.index(n) if n in order else -1, n))
+        for name in sorted(names, key=lambda n: (order.index(n) if n in order else len(order), n))
     ]
     return tuple(words)
 
@@ -300,7 +300,9 @@ class _Typer(Transformer):
             if path:
                 raise self._fail(keys[0].start_pos, f"{name} has no keys below it")
         else:
-            known = ", ".join([*PLAIN_FIELDS, *(f"{n}.<key>" for n in PATH_FIELDS)])
+            known = ", ".join(
+                [*PLAIN_FIELDS, "metadata.<key>", "score.<criterion>", "label.<criterion>"]
+            )
             raise self._fail(head.start_pos, f"unknown field {name!r}; the fields are: {known}")
         return _Ref(Field(name, path), head.start_pos)
 
