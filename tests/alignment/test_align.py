@@ -489,3 +489,36 @@ def test_bad_align_options_are_refused_before_any_call(option, message):
     with pytest.raises(UsageError, match=message):
         Faithfulness(llm=llm).align(city_rows(6), embeddings, show_progress=False, **option)
     assert provider.requests == [] and embedder.embedded == []
+
+
+def test_a_yes_no_judge_is_calibrated_on_its_probability_of_yes():
+    from tests.alignment.scripted import verdict
+
+    rows = city_rows(12, group_size=1)
+
+    def answer(request):
+        return verdict(
+            0.45 if "indeed" in str(request.messages[-1].content).split("<response>")[-1] else 0.2
+        )
+
+    provider = ScriptedProvider([answer], repeat_last=True)
+    critic = AspectCritic(name="grounded", definition="Is it grounded?", llm=LLM(provider))
+    assert critic.score(response="x indeed", user_input="q").value == 0  # every vote says no
+    embeddings, _ = keyword_embedder()
+    train, test = rows.train_test_split(test_size=0.34, seed=0)
+    report = critic.align_and_validate(
+        train,
+        test,
+        embedding_model=embeddings,
+        show_progress=False,
+        report_options={"n_resamples": 50},
+    )
+    assert critic.alignment.threshold == pytest.approx(0.325)
+    assert report.before["balanced_accuracy"].value == pytest.approx(0.5)
+    assert report.value("balanced_accuracy") == pytest.approx(1.0)
+    result = critic.score(response="The meeting is in rome indeed 1.")
+    assert result.value == 0 and result.details["alignment"] == {
+        "threshold": pytest.approx(0.325),
+        "passed": True,
+        "score": pytest.approx(0.45),
+    }

@@ -21,7 +21,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from assay.alignment.labels import LabeledExample
 from assay.errors import BudgetExhausted, UsageError
-from assay.metrics.aligned import as_binary, excluding
+from assay.metrics.aligned import as_binary, decision_score, excluding
 from assay.metrics.base import default_model, first_leaf
 from assay.metrics.custom.llm_metrics import DiscreteMetric, RankingMetric, _TemplateMetric
 
@@ -190,7 +190,8 @@ async def ascore_rows(
                             result = await scorer.ascore(llm=judge, **fields)
                         else:
                             result = await scorer.ascore(**fields)
-                    results[index] = RowScore(example.id, result.value, result.reason)
+                    # a yes/no judge's P(yes) when it gives one: see decision_score
+                    results[index] = RowScore(example.id, decision_score(result), result.reason)
                 except Exception as exc:  # a typed failure for this row, kept with its cause
                     leaf = first_leaf(exc)
                     results[index] = RowScore(

@@ -162,6 +162,22 @@ async def embed(embeddings: Any, texts: list[str]) -> list[list[float]]:
     )
 
 
+def decision_score(result: MetricResult) -> Any:
+    """What a threshold reads: the value; but a yes/no judge (value 0 or 1) that also reports how
+    sure it was (`details["probabilities"]` per vote, or `details["probability"]`) is read by the
+    mean P(yes), so a threshold can be calibrated on it (a cut between 0 and 1 cannot move)."""
+    value = result.value
+    if isinstance(value, bool) or value not in (0, 1):
+        return value
+    details = result.details or {}
+    found = details.get("probabilities")
+    if found is None and isinstance(details.get("probability"), (int, float)):
+        found = [details["probability"]]
+    if isinstance(found, list) and found and all(isinstance(p, (int, float)) for p in found):
+        return sum(found) / len(found)
+    return value
+
+
 def template_hash(template: str) -> str:
     return hashlib.sha256(template.encode("utf-8")).hexdigest()[:12]
 
@@ -263,8 +279,10 @@ class AlignedState:
             return None
 
     def annotate(self, result: MetricResult) -> MetricResult:
-        passed = self.decide(result.value)
-        note = {"threshold": self.threshold, "passed": passed}
+        score = decision_score(result)
+        note = {"threshold": self.threshold, "passed": self.decide(score)}
+        if score is not result.value:
+            note["score"] = score
         result.details = {**(result.details or {}), "alignment": note}
         return result
 
@@ -361,6 +379,7 @@ __all__ = [
     "AlignedState",
     "as_binary",
     "cosine",
+    "decision_score",
     "embed",
     "excluding",
     "nearest_examples",
