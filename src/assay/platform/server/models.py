@@ -439,6 +439,64 @@ class ReviewQueueItem(Base):
     status: Mapped[str] = mapped_column(String(20), default="pending")
 
 
+# -- people of the web UI (issue #18) -------------------------------------------------------------
+class User(Base):
+    """A person who signs in to the web UI. Only the argon2 hash of the password is stored."""
+
+    __tablename__ = "users"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    username: Mapped[str] = mapped_column(String(100), unique=True)
+    display_name: Mapped[str] = mapped_column(String(200), default="")
+    password_hash: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    disabled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class ProjectMember(Base):
+    """A user's membership of a project (role `member` or `admin`)."""
+
+    __tablename__ = "project_members"
+    __table_args__ = (UniqueConstraint("project_id", "user_id"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), index=True
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    role: Mapped[str] = mapped_column(String(20), default="member")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class UiSession(Base):
+    """A signed-in browser: the cookie holds a random token, the table only its SHA-256."""
+
+    __tablename__ = "ui_sessions"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class ReviewLock(Base):
+    """A queue item held by one reviewer until `expires_at`, so two people do not label it at once."""
+
+    __tablename__ = "review_locks"
+    __table_args__ = (
+        UniqueConstraint("project_id", "queue_id", "trace_id"),
+        ForeignKeyConstraint(
+            ["project_id", "queue_id"],
+            ["review_queues.project_id", "review_queues.id"],
+            ondelete="CASCADE",
+        ),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(Integer, index=True)
+    queue_id: Mapped[int] = mapped_column(Integer)
+    trace_id: Mapped[str] = mapped_column(String(36))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 __all__ = [
     "ApiKey",
     "Base",
@@ -451,6 +509,8 @@ __all__ = [
     "Job",
     "LoggedTrace",
     "Project",
+    "ProjectMember",
+    "ReviewLock",
     "ReviewQueue",
     "ReviewQueueItem",
     "Score",
@@ -459,5 +519,7 @@ __all__ = [
     "TraceLabel",
     "TraceRevision",
     "TraceScore",
+    "UiSession",
+    "User",
     "utcnow",
 ]
