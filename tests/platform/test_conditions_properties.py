@@ -71,7 +71,7 @@ text_values = st.one_of(
 numbers = st.sampled_from([-1.0, 0.0, 0.5, 1.0, 2.0, 2.5, 10.0, 1e6])
 json_numbers = st.sampled_from([-1, 0, 1, 2, 10, 0.5, 2.5, 1e6])
 booleans = st.booleans()
-KEYS = ["a", "x y"]
+KEYS = ["a", "x y", "é"]
 CRITERIA = ["q", "r"]
 moments = st.integers(min_value=-20 * 24, max_value=2).map(lambda h: NOW + timedelta(hours=h))
 

@@ -37,7 +37,7 @@ ROWS: list[dict[str, Any]] = [
         "output_tokens": 20,
         "edited": False,
         "tags": ["prod", "vip"],
-        "meta": {"user": {"tier": "gold"}, "n": 5, "s": "5", "flag": True},
+        "meta": {"user": {"tier": "gold"}, "n": 5, "s": "5", "flag": True, "é": {"ü": "x"}},
         "scores": [("q", 0.9, NOW)],
         "labels": [("q", "yes", NOW)],
     },
@@ -131,6 +131,7 @@ CASES = [
     ("'pro' IN tags", set()),
     ("NOT 'prod' IN tags", {"t2", "t3", "t5"}),
     ("'prod' NOT IN tags", {"t2", "t3", "t5"}),
+    ("'gold' IN tags", set()),
     ("metadata.user.tier = 'gold'", {"t1"}),
     ("metadata.n = 5", {"t1"}),  # the string "5" is not the number 5
     ("metadata.n = '5'", {"t2"}),

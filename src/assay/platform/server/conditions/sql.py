@@ -2,7 +2,7 @@
 
 Nothing from the condition text reaches the SQL string: field names pick a column through the
 caller's resolver, every literal, JSON key and LIKE pattern is a bound parameter, and the SQL
-words come from this module. Where the two databases differ, a small construct below renders
+words come from this package. Where the two databases differ, a construct in `dialects.py` renders
 each dialect's spelling of the same meaning (the oracle in `oracle.py` is that meaning):
 
 - a JSON value is compared only with a literal of its own JSON type (`JsonNumber`, `JsonString`,
@@ -28,7 +28,6 @@ from sqlalchemy import (
     Boolean,
     DateTime,
     Float,
-    String,
     Text,
     and_,
     bindparam,
@@ -38,14 +37,20 @@ from sqlalchemy import (
     or_,
     true,
 )
-from sqlalchemy.dialects.postgresql import ARRAY
-from sqlalchemy.exc import CompileError
-from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.elements import ColumnElement
-from sqlalchemy.sql.functions import FunctionElement
-from sqlalchemy.types import TypeDecorator
 
-from assay.platform.server.conditions import patterns
+from assay.platform.server.conditions.dialects import (
+    AsciiCaseLike,
+    CaseSensitiveLike,
+    CodePointOrder,
+    HasString,
+    JsonBool,
+    JsonIsNull,
+    JsonNumber,
+    JsonPath,
+    JsonString,
+    LikePattern,
+)
 from assay.platform.server.conditions.tree import (
     And,
     Between,
@@ -75,220 +80,6 @@ class ResolvedField:
 
 
 FieldResolver = Callable[[Field], ResolvedField]
-
-
-# -- bound values whose spelling depends on the dialect -----------------------------------------
-class JsonPath(TypeDecorator):
-    """A tuple of object keys: `$."a"."b"` for SQLite, a text[] for PostgreSQL."""
-
-    impl = String
-    cache_ok = True
-
-    def load_dialect_impl(self, dialect: Any) -> Any:
-        return dialect.type_descriptor(ARRAY(Text) if dialect.name == "postgresql" else String())
-
-    def process_bind_param(self, value: Any, dialect: Any) -> Any:
-        if dialect.name == "postgresql":
-            return list(value)
-        return "$" + "".join(f'."{key}"' for key in value)  # keys never hold '"' (the grammar)
-
-
-class LikePattern(TypeDecorator):
-    """A language pattern, written as GLOB (SQLite, case-sensitive) or as an escaped LIKE."""
-
-    impl = Text
-    cache_ok = True
-
-    def __init__(self, case_insensitive: bool) -> None:
-        super().__init__()
-        self.case_insensitive = case_insensitive
-
-    def process_bind_param(self, value: Any, dialect: Any) -> Any:
-        if dialect.name == "sqlite" and not self.case_insensitive:
-            return patterns.to_glob(value)
-        return patterns.to_like(value, case_insensitive=self.case_insensitive)
-
-
-# -- constructs rendered per dialect ----------------------------------------------------------------
-class _Construct(FunctionElement):
-    inherit_cache = True
-
-
-class JsonNumber(_Construct):
-    inherit_cache = True
-    type = Float()
-    name = "assay_json_number"
-
-
-class JsonString(_Construct):
-    inherit_cache = True
-    type = Text()
-    name = "assay_json_string"
-
-
-class JsonBool(_Construct):
-    inherit_cache = True
-    type = Boolean()
-    name = "assay_json_bool"
-
-
-class JsonIsNull(_Construct):
-    inherit_cache = True
-    type = Boolean()
-    name = "assay_json_is_null"
-
-
-class HasString(_Construct):
-    """(json list, text): the list holds that string."""
-
-    inherit_cache = True
-    type = Boolean()
-    name = "assay_has_string"
-
-
-class CodePointOrder(_Construct):
-    inherit_cache = True
-    type = Text()
-    name = "assay_code_point_order"
-
-
-class CaseSensitiveLike(_Construct):
-    inherit_cache = True
-    type = Boolean()
-    name = "assay_like"
-
-
-class AsciiCaseLike(_Construct):
-    inherit_cache = True
-    type = Boolean()
-    name = "assay_ilike"
-
-
-def _args(element: FunctionElement, compiler: Any, **kw: Any) -> list[str]:
-    return [compiler.process(clause, **kw) for clause in element.clauses]
-
-
-@compiles(_Construct)
-def _unsupported(element: Any, compiler: Any, **kw: Any) -> str:
-    raise CompileError(
-        f"conditions compile for SQLite and PostgreSQL only, not {compiler.dialect.name}"
-    )
-
-
-def _sqlite_json(element: Any, compiler: Any, **kw: Any) -> tuple[str, str]:
-    args = _args(element, compiler, **kw)
-    return args[0], (args[1] if len(args) > 1 else "'$'")
-
-
-@compiles(JsonNumber, "sqlite")
-def _sqlite_number(element: Any, compiler: Any, **kw: Any) -> str:
-    doc, path = _sqlite_json(element, compiler, **kw)
-    return (
-        f"(CASE WHEN json_type({doc}, {path}) IN ('integer', 'real')"
-        f" THEN json_extract({doc}, {path}) END)"
-    )
-
-
-@compiles(JsonString, "sqlite")
-def _sqlite_string(element: Any, compiler: Any, **kw: Any) -> str:
-    doc, path = _sqlite_json(element, compiler, **kw)
-    return f"(CASE WHEN json_type({doc}, {path}) = 'text' THEN json_extract({doc}, {path}) END)"
-
-
-@compiles(JsonBool, "sqlite")
-def _sqlite_bool(element: Any, compiler: Any, **kw: Any) -> str:
-    doc, path = _sqlite_json(element, compiler, **kw)
-    return f"(CASE json_type({doc}, {path}) WHEN 'true' THEN 1 WHEN 'false' THEN 0 END)"
-
-
-@compiles(JsonIsNull, "sqlite")
-def _sqlite_is_null(element: Any, compiler: Any, **kw: Any) -> str:
-    doc, path = _sqlite_json(element, compiler, **kw)
-    return f"(coalesce(json_type({doc}, {path}), 'null') = 'null')"
-
-
-@compiles(HasString, "sqlite")
-def _sqlite_has(element: Any, compiler: Any, **kw: Any) -> str:
-    doc, tag = _args(element, compiler, **kw)
-    return (
-        f"EXISTS (SELECT 1 FROM json_each({doc}) AS assay_tag"
-        f" WHERE assay_tag.type = 'text' AND assay_tag.value = {tag})"
-    )
-
-
-@compiles(CodePointOrder, "sqlite")
-def _sqlite_order(element: Any, compiler: Any, **kw: Any) -> str:
-    return _args(element, compiler, **kw)[0]  # BINARY collation: UTF-8 bytes = code points
-
-
-@compiles(CaseSensitiveLike, "sqlite")
-def _sqlite_like(element: Any, compiler: Any, **kw: Any) -> str:
-    text, pattern = _args(element, compiler, **kw)
-    return f"({text} GLOB {pattern})"
-
-
-@compiles(AsciiCaseLike, "sqlite")
-def _sqlite_ilike(element: Any, compiler: Any, **kw: Any) -> str:
-    text, pattern = _args(element, compiler, **kw)
-    return f"({text} LIKE {pattern} ESCAPE '\\')"
-
-
-def _pg_json(element: Any, compiler: Any, **kw: Any) -> tuple[str, str]:
-    """(the JSONB value at the path, the same as text)."""
-    args = _args(element, compiler, **kw)
-    doc = f"CAST({args[0]} AS JSONB)"
-    if len(args) == 1:
-        return doc, f"({doc} #>> '{{}}')"
-    path = f"CAST({args[1]} AS TEXT[])"
-    return f"({doc} #> {path})", f"({doc} #>> {path})"
-
-
-@compiles(JsonNumber, "postgresql")
-def _pg_number(element: Any, compiler: Any, **kw: Any) -> str:
-    value, text = _pg_json(element, compiler, **kw)
-    return f"(CASE WHEN jsonb_typeof({value}) = 'number' THEN CAST({text} AS DOUBLE PRECISION) END)"
-
-
-@compiles(JsonString, "postgresql")
-def _pg_string(element: Any, compiler: Any, **kw: Any) -> str:
-    value, text = _pg_json(element, compiler, **kw)
-    return f"(CASE WHEN jsonb_typeof({value}) = 'string' THEN {text} END)"
-
-
-@compiles(JsonBool, "postgresql")
-def _pg_bool(element: Any, compiler: Any, **kw: Any) -> str:
-    value, text = _pg_json(element, compiler, **kw)
-    return f"(CASE WHEN jsonb_typeof({value}) = 'boolean' THEN CAST({text} AS BOOLEAN) END)"
-
-
-@compiles(JsonIsNull, "postgresql")
-def _pg_is_null(element: Any, compiler: Any, **kw: Any) -> str:
-    value, _text = _pg_json(element, compiler, **kw)
-    return f"(coalesce(jsonb_typeof({value}), 'null') = 'null')"
-
-
-@compiles(HasString, "postgresql")
-def _pg_has(element: Any, compiler: Any, **kw: Any) -> str:
-    doc, tag = _args(element, compiler, **kw)
-    return f"(CAST({doc} AS JSONB) @> jsonb_build_array(CAST({tag} AS TEXT)))"
-
-
-@compiles(CodePointOrder, "postgresql")
-def _pg_order(element: Any, compiler: Any, **kw: Any) -> str:
-    return f'({_args(element, compiler, **kw)[0]} COLLATE "C")'
-
-
-@compiles(CaseSensitiveLike, "postgresql")
-def _pg_like(element: Any, compiler: Any, **kw: Any) -> str:
-    text, pattern = _args(element, compiler, **kw)
-    return f"({text} LIKE {pattern} ESCAPE '\\')"
-
-
-@compiles(AsciiCaseLike, "postgresql")
-def _pg_ilike(element: Any, compiler: Any, **kw: Any) -> str:
-    text, pattern = _args(element, compiler, **kw)
-    folded = f"translate({text}, '{patterns._ASCII_UPPER}', '{patterns._ASCII_LOWER}')"
-    return f"({folded} LIKE {pattern} ESCAPE '\\')"
 
 
 # -- the compiler ----------------------------------------------------------------------------------
@@ -365,8 +156,11 @@ class _Compiler:
 
     def json(self, tree: Condition, resolved: ResolvedField) -> Any:
         args = [resolved.expr]
-        if resolved.json_path:
-            args.append(bindparam(None, tuple(resolved.json_path), type_=JsonPath()))
+        path = tuple(resolved.json_path)
+        if path and not all(key.isascii() for key in path):
+            args.append(bindparam(None, path, type_=JsonPath(escaped=True)))
+        if path:
+            args.append(bindparam(None, path, type_=JsonPath()))
 
         def typed(value: Any) -> Any:
             if isinstance(value, bool):

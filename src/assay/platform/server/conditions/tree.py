@@ -35,6 +35,19 @@ class ConditionError(UsageError):
         super().__init__(f"condition, line {line}, column {column}: {message}")
 
 
+def locate(text: str, offset: int) -> tuple[int, int]:
+    line = text.count("\n", 0, offset) + 1
+    return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def error_at(
+    text: str, offset: int, message: str, expected: tuple[str, ...] = ()
+) -> ConditionError:
+    """A ConditionError at `offset` of `text`, with its line and column."""
+    line, column = locate(text, offset)
+    return ConditionError(message, offset=offset, line=line, column=column, expected=expected)
+
+
 @dataclass(frozen=True)
 class Limits:
     """How big a condition may be. The length is checked before anything else, the parenthesis
@@ -292,8 +305,10 @@ __all__ = [
     "Or",
     "Value",
     "duration",
+    "error_at",
     "format_condition",
     "format_field",
     "format_value",
+    "locate",
     "resolve_value",
 ]
