@@ -648,3 +648,28 @@ def test_set_logging_level_snippet(caplog):
 
     assert logging.getLogger("assay.cache").level == logging.DEBUG
     logging.getLogger("assay.cache").setLevel(logging.NOTSET)
+
+
+# -- llm_factory's structured output ---------------------------------------------------------------
+def test_llm_generate_with_a_response_model_returns_the_instance(loop):
+    from pydantic import BaseModel
+
+    from tests.models.fake_openai import ok
+
+    loop.server.default = ok('{"answer": "Paris", "confidence": 0.9}')
+    llm = loop.llm()  # swapped: llm = llm_factory("gpt-4o-mini", client=OpenAI())
+
+    class Answer(BaseModel):
+        answer: str
+        confidence: float
+
+    result = llm.generate("What is the capital of France?", response_model=Answer)
+    assert isinstance(result, Answer) and result.answer == "Paris"
+
+    async def main():
+        return await llm.agenerate("What is the capital of France?", response_model=Answer)
+
+    assert asyncio.run(main()).confidence == 0.9
+    # assay's own spelling keeps the whole response (usage, every generation)
+    response = llm.generate("What is the capital of France?", Answer)
+    assert response.parsed == result and response.usage.requests >= 1

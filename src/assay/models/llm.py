@@ -28,7 +28,14 @@ import anyio
 from pydantic import BaseModel
 
 from assay._util.sync import run_sync
-from assay.errors import ModelTimeout, OutputParseError, OutputTruncated, ProviderError, RateLimited
+from assay.errors import (
+    ModelTimeout,
+    OutputParseError,
+    OutputTruncated,
+    ProviderError,
+    RateLimited,
+    UsageError,
+)
 from assay.models.cache import ResponseCache, request_key
 from assay.models.endpoint import Endpoint, run_answers, shared_endpoint
 from assay.models.limits import Limits, RateLimiter
@@ -118,14 +125,25 @@ class LLM:
         n: int = 1,
         *,
         allow_truncated: bool = False,
+        response_model: type[T] | None = None,
         **params: Any,
-    ) -> ModelResponse:
+    ) -> Any:
         """Generate `n` completions. With `schema`, each generation's `.parsed` is an instance of it.
 
         An answer that stops at its token limit is asked again with twice the budget (up to
         `max_output_tokens`), then raises `OutputTruncated` with the partial text as `raw`.
         `allow_truncated=True` returns a cut-off answer as it is, for callers that read only its
-        first words (a rating label); it never applies to structured answers."""
+        first words (a rating label); it never applies to structured answers.
+
+        `response_model=Model` is Ragas' spelling (`llm.generate(prompt, response_model=Model)`)
+        and returns the instance itself rather than the `ModelResponse`."""
+        if response_model is not None:
+            if schema is not None:
+                raise UsageError("give schema= or response_model=, not both")
+            response = await self.agenerate(
+                messages, response_model, n, allow_truncated=allow_truncated, **params
+            )
+            return response.parsed
         chat = as_messages(messages)
         if self.system_prompt:
             chat = _with_system_prompt(chat, self.system_prompt)
@@ -145,10 +163,19 @@ class LLM:
         n: int = 1,
         *,
         allow_truncated: bool = False,
+        response_model: type[T] | None = None,
         **params: Any,
-    ) -> ModelResponse:
+    ) -> Any:
+        """Synchronous twin of `agenerate` (same arguments, same results)."""
         return run_sync(
-            self.agenerate(messages, schema, n, allow_truncated=allow_truncated, **params)
+            self.agenerate(
+                messages,
+                schema,
+                n,
+                allow_truncated=allow_truncated,
+                response_model=response_model,
+                **params,
+            )
         )
 
     # -- structured output ----------------------------------------------------------------
