@@ -118,6 +118,8 @@ CASES = [
     ("latency_ms NOT BETWEEN 0 AND 120.5", {"t2", "t3", "t5"}),
     ("tokens = 0", {"t3"}),
     ("tokens IN (30, 0.5)", {"t1"}),
+    ("tokens IN (0.4, 0.6, -0.4)", set()),  # never rounded to the column's integers
+    ("tokens = 0.4 OR tokens BETWEEN 0.1 AND 0.9 OR tokens < 0.4 AND tokens > -0.4", {"t3"}),
     ("tokens >= -1 AND tokens < 30.5", {"t1", "t3"}),
     ("created_at > now() - 7d", {"t1", "t3"}),
     ("created_at > now() - 90m", {"t3"}),

@@ -97,6 +97,7 @@ def _latest(table: Any, criterion: str) -> Any:
         .order_by(table.c.created_at.desc(), table.c.id.desc())
         .limit(1)
         .scalar_subquery()
+        .correlate(traces)
     )
 
 

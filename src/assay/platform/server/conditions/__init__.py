@@ -22,6 +22,7 @@ for SQLite and PostgreSQL, through a field resolver the caller writes for its ta
                 .order_by(scores.c.created_at.desc(), scores.c.id.desc())
                 .limit(1)
                 .scalar_subquery()
+                .correlate(traces)  # one value per trace of the outer query
             )
             return ResolvedField(latest)
         ...  # label.<c> likewise (a JSON subquery); input -> traces.c.input_text; ...

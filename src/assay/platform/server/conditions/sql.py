@@ -140,7 +140,7 @@ class _Compiler:
         if isinstance(tree, Like):
             return self.like(expr, tree)
         if isinstance(tree, InList):
-            return expr.in_([resolve_value(v, self.now) for v in tree.values])
+            return expr.in_([_bind(resolve_value(v, self.now)) for v in tree.values])
         ordered = CodePointOrder(expr) if kind is FieldKind.TEXT else expr
         if isinstance(tree, Compare):
             target = ordered if tree.op not in ("=", "!=") else expr
