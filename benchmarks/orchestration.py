@@ -73,7 +73,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 import zlib
@@ -849,81 +848,16 @@ def _default_cells(llm: Any, emb: Any) -> int:
 
 
 # =============================================================================================
-# Ragas 0.4.3 (optional, separate virtualenv, driven over stdin/stdout)
+# Ragas 0.4.3 (optional, separate virtualenv, driven over stdin/stdout by its worker file)
 # =============================================================================================
 
-RAGAS_DRIVER = r"""
-import asyncio, json, math, os, sys, time
-os.environ.setdefault("RAGAS_DO_NOT_TRACK", "true")
-import warnings; warnings.filterwarnings("ignore")
-from openai import AsyncOpenAI
-from ragas.llms import llm_factory
-from ragas.embeddings import embedding_factory
-from ragas.metrics.collections import (AnswerRelevancy, ContextPrecision, ContextRecall, FactualCorrectness,
-                                       Faithfulness)
-import ragas
-
-FIELDS = {
-    "faithfulness": ("user_input", "response", "retrieved_contexts"),
-    "context_precision": ("user_input", "reference", "retrieved_contexts"),
-    "context_recall": ("user_input", "retrieved_contexts", "reference"),
-    "factual_correctness": ("response", "reference"),
-    "answer_relevancy": ("user_input", "response"),
-}
-
-def build(url):
-    client = AsyncOpenAI(base_url=url, api_key="EMPTY")
-    llm = llm_factory("bench-judge", client=client)
-    emb = embedding_factory("openai", model="bench-emb", client=client)
-    return {"faithfulness": Faithfulness(llm=llm), "context_precision": ContextPrecision(llm=llm),
-            "context_recall": ContextRecall(llm=llm), "factual_correctness": FactualCorrectness(llm=llm),
-            "answer_relevancy": AnswerRelevancy(llm=llm, embeddings=emb)}
-
-async def run(url, rows, names):
-    metrics = build(url)
-    async def row(sample):
-        # Like @experiment: one task per row, the row's metrics one after another.
-        out = {}
-        for name in names:
-            try:
-                value = (await metrics[name].ascore(**{f: sample[f] for f in FIELDS[name]})).value
-                out[name] = None if value is None or (isinstance(value, float) and math.isnan(value)) else value
-                if out[name] is None:
-                    out[name] = "nan"
-            except Exception as exc:
-                out[name] = "error:" + type(exc).__name__
-        return out
-    return await asyncio.gather(*(row(s) for s in rows))
-
-def main():
-    print(json.dumps({"ready": True, "ragas": ragas.__version__, "openai": __import__("openai").__version__}), flush=True)
-    for line in sys.stdin:
-        command = json.loads(line)
-        rows, names = command["rows"], tuple(command["metrics"])
-        cpu0, wall0 = time.process_time(), time.perf_counter()
-        results = asyncio.run(run(command["url"], rows, names))
-        wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
-        errors, nans, lost, types = 0, 0, 0, {}
-        for out in results:
-            bad = False
-            for name in names:
-                value = out.get(name)
-                if isinstance(value, str) and value.startswith("error:"):
-                    errors += 1; bad = True; types[value[6:]] = types.get(value[6:], 0) + 1
-                elif value == "nan" or value is None:
-                    nans += 1; bad = True
-            lost += bad
-        print(json.dumps({"wall_s": wall, "cpu_s": cpu, "errors": errors, "nan": nans, "rows_with_bad_cells": lost,
-                          "error_types": types, "cells": len(rows) * len(names)}), flush=True)
-
-main()
-"""
+# The Ragas side runs in its own interpreter from this file beside the benchmark.
+RAGAS_WORKER = Path(__file__).with_name("ragas_orchestration_worker.py")
 
 
 class RagasDriver:
     def __init__(self, python: str) -> None:
-        self.script = Path(tempfile.mkstemp(prefix="ragas_driver_", suffix=".py")[1])
-        self.script.write_text(RAGAS_DRIVER)
+        self.script = RAGAS_WORKER
         env = {**os.environ, "RAGAS_DO_NOT_TRACK": "true", "PYTHONWARNINGS": "ignore"}
         env.pop("OPENAI_BASE_URL", None)
         self.process = subprocess.Popen(
@@ -958,7 +892,6 @@ class RagasDriver:
         with contextlib.suppress(Exception):
             self.process.stdin.close()  # type: ignore[union-attr]
             self.process.wait(timeout=10)
-        self.script.unlink(missing_ok=True)
 
 
 def setup_ragas(mode: str, python: str, venv: Path) -> tuple[RagasDriver | None, str]:
