@@ -233,3 +233,18 @@ def test_matches_uses_the_current_time_by_default() -> None:
     tree = parse_condition("created_at > now() - 1h")
     assert matches(tree, {"created_at": datetime.now(UTC)})
     assert not matches(tree, {"created_at": datetime.now(UTC) - timedelta(hours=2)})
+
+
+def test_compiling_for_another_database_is_refused_by_name() -> None:
+    from sqlalchemy import column, table
+    from sqlalchemy.dialects import mysql
+    from sqlalchemy.exc import CompileError
+
+    from assay.platform.server.conditions import ResolvedField, compile_condition
+
+    meta = table("t", column("meta"))
+    expr = compile_condition(
+        parse_condition("metadata.a = 1"), lambda f: ResolvedField(meta.c.meta, f.path)
+    )
+    with pytest.raises(CompileError, match="SQLite and PostgreSQL only, not mysql"):
+        expr.compile(dialect=mysql.dialect())
