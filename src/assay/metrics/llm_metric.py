@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from assay.metrics.aligned import Alignable
 from assay.metrics.base import Metric
+from assay.metrics.prompt_attributes import forget_view, viewed_prompt
 from assay.prompts.prompt import Prompt, load_prompt
 
 
@@ -21,11 +22,15 @@ class LLMMetric(Alignable, Metric):
     prompt_ids: ClassVar[tuple[str, ...]] = ()
 
     def judge_prompt(self, prompt_id: str) -> Prompt:
+        viewed = viewed_prompt(self, prompt_id)  # a Ragas prompt attribute set or edited
+        if viewed is not None:
+            return viewed
         overrides = getattr(self, "_prompt_overrides", {})
         return overrides.get(prompt_id) or load_prompt(prompt_id, self.language)
 
     def set_prompt(self, prompt: Prompt) -> None:
         """Replace one of this metric's prompts (e.g. an edited or translated copy)."""
+        forget_view(self, prompt.id)
         overrides = dict(getattr(self, "_prompt_overrides", {}))
         overrides[prompt.id] = prompt
         object.__setattr__(self, "_prompt_overrides", overrides)

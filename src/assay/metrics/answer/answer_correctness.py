@@ -19,6 +19,7 @@ from assay.errors import NotApplicable
 from assay.metrics.base import CallEstimate
 from assay.metrics.judge import Verdict
 from assay.metrics.llm_metric import LLMMetric
+from assay.metrics.prompt_attributes import PromptAttribute
 from assay.metrics.rag.answer_relevancy import cosine
 from assay.metrics.rag.claims import CrossCheck, claim_details, cross_check, skipped_note
 from assay.schema.outcome import MetricResult
@@ -52,6 +53,10 @@ class AnswerCorrectness(LLMMetric):
     calls_per_sample = (
         "2 + 1 embedding batch; 4 with statements='claims' (splits shared with factual_correctness)"
     )
+
+    # Ragas' prompt attributes (assay Prompts: the answers differ in shape from Ragas' ones)
+    statement_generator_prompt = PromptAttribute("claims.coarse")
+    correctness_classifier_prompt = PromptAttribute("supported")
 
     @property
     def prompt_ids(self) -> tuple[str, ...]:  # type: ignore[override]

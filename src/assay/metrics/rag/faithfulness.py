@@ -22,6 +22,7 @@ from assay.errors import NotApplicable
 from assay.metrics.base import CallEstimate
 from assay.metrics.judge import Verdict
 from assay.metrics.llm_metric import LLMMetric
+from assay.metrics.prompt_attributes import PromptAttribute
 from assay.metrics.rag.claims import (
     check_support,
     chunk_text,
@@ -32,6 +33,7 @@ from assay.metrics.rag.claims import (
     skipped_note,
 )
 from assay.metrics.text import asplit_sentences
+from assay.prompts.faithfulness import NLIStatementPrompt, StatementGeneratorPrompt
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -53,6 +55,10 @@ class Faithfulness(LLMMetric):
     calls_per_sample = "1 (2 with statements='claims'); +1 per extra 6,000 characters of contexts"
     required_fields = ("response", "retrieved_contexts")
     optional_fields = ("user_input",)
+
+    # Ragas' prompt attributes (see metrics/prompt_attributes.py)
+    statement_generator_prompt = PromptAttribute("claims", StatementGeneratorPrompt)
+    nli_statement_prompt = PromptAttribute("supported", NLIStatementPrompt)
 
     @property
     def prompt_ids(self) -> tuple[str, ...]:  # type: ignore[override]
