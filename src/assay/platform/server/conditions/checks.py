@@ -46,12 +46,10 @@ class _Ref:
 
 
 class _Literal:
+    """A literal before typing; `kind` is one of string, number, bool, null, now."""
+
     def __init__(self, kind: str, value: Any, offset: int) -> None:
-        self.kind, self.value, self.offset = (
-            kind,
-            value,
-            offset,
-        )  # kind: string number bool null now
+        self.kind, self.value, self.offset = kind, value, offset
 
 
 _ALLOWED_OPS = {
