@@ -68,6 +68,7 @@ def _register() -> None:
     app.command("serve")(platform.serve_command)
     app.command("worker")(platform.worker_command)
     app.add_typer(platform.keys_app, name="keys")
+    app.add_typer(platform.users_app, name="users")
     app.add_typer(testset.testset_app, name="testset")
 
 

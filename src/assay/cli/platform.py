@@ -25,8 +25,12 @@ def serve_command(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.", min=1, max=65535)] = 8321,
     db: DbOption = None,
+    demo: Annotated[
+        bool, typer.Option("--demo", help="Seed a demo project and print its sign-in.")
+    ] = False,
 ) -> None:
-    """Run the platform server (API under /api/v1) on HOST:PORT, with one experiment worker."""
+    """Run the platform server (web UI under /ui, API under /api/v1) on HOST:PORT, with one
+    experiment worker."""
     from assay._util.deps import require
 
     uvicorn = require("uvicorn", extra="platform", feature="assay serve")
@@ -36,6 +40,14 @@ def serve_command(
     url = resolve_db_url(db)
     app = create_app(url, worker=True)
     shown = url.split("@", 1)[-1] if "@" in url else url
+    if demo:
+        from assay.platform.server.ui_demo import DEMO_USER, seed_demo
+
+        password = seed_demo(app.state.assay)
+        _err.print(
+            f"demo project ready: sign in at http://{host}:{port}/ui/ as {DEMO_USER} / {password}",
+            highlight=False,
+        )
     _err.print(
         f"assay server on http://{host}:{port} (database {shown}); stop with Ctrl-C",
         highlight=False,
@@ -154,11 +166,48 @@ def revoke_command(
     _err.print(f"revoked {revoke_key(db, key_id)}", highlight=False)
 
 
+users_app = typer.Typer(help="Manage the people who sign in to the web UI.", no_args_is_help=True)
+
+
+@users_app.command("add")
+def add_user_command(
+    username: Annotated[str, typer.Argument(help="Lower-case letters, digits and . _ @ -")],
+    db: DbOption = None,
+    project: Annotated[
+        list[str] | None,
+        typer.Option("--project", help="A project the user belongs to (repeat; default: default)."),
+    ] = None,
+    role: Annotated[str, typer.Option(help="member or admin.")] = "member",
+    display_name: Annotated[str, typer.Option("--name", help="The name shown on labels.")] = "",
+    password_stdin: Annotated[
+        bool, typer.Option("--password-stdin", help="Read the password from standard input.")
+    ] = False,
+) -> None:
+    """Create a web UI user (the password is asked for, or read from stdin)."""
+    from assay.platform.server.ui_auth import add_user
+
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\n")
+    else:
+        password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+    add_user(
+        db,
+        username,
+        password,
+        projects=project or ["default"],
+        role=role,
+        display_name=display_name,
+    )
+    _err.print(f"user {username} added to {', '.join(project or ['default'])}", highlight=False)
+
+
 __all__ = [
+    "add_user_command",
     "create_command",
     "keys_app",
     "list_command",
     "revoke_command",
     "serve_command",
+    "users_app",
     "worker_command",
 ]

@@ -312,6 +312,9 @@ def create_app(
 
     for module in (api_traces, api_review, otlp):
         app.router.routes.extend(module.router.routes)
+    from assay.platform.server import ui_web
+
+    ui_web.install(app)  # the web UI under /ui: its routes, static files, error pages and guard
     app.add_middleware(BodyLimit, limit=max_body_bytes)
     app.add_middleware(AuthMiddleware, state=state)
     return app

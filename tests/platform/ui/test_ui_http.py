@@ -1,0 +1,318 @@
+"""The web UI's security rules and pages over plain HTTP (httpx) against the live server, on SQLite
+and PostgreSQL: sessions, CSRF, Origin, keys vs cookies, the CSP, escaping, locks, validation."""
+
+from __future__ import annotations
+
+import re
+
+import httpx
+from sqlalchemy import select
+
+from assay.platform.server import models
+from tests.platform.ui.conftest import (
+    csrf_in,
+    five_point_criterion,
+    ingest,
+    make_user,
+    sign_in,
+)
+
+XSS_INPUT = "<script>alert('in')</script> and <img src=x onerror=alert(1)>"
+XSS_OUTPUT = '"><img src=x onerror="alert(2)"><b>bold?</b>'
+
+
+def _queue(user, name="q", criteria=("Helpfulness",), condition=""):
+    answer = user.api().post(
+        "/review-queues", json={"name": name, "condition": condition, "criteria": list(criteria)}
+    )
+    assert answer.status_code == 201, answer.text
+    return answer.json()
+
+
+def _labels(user, trace_id):
+    answer = user.api().get(f"/traces/{trace_id}/labels")
+    assert answer.status_code == 200, answer.text
+    return answer.json()["items"]
+
+
+def test_sign_in_sets_a_safe_cookie_and_stores_only_hashes(live):
+    user = make_user(live)
+    client = httpx.Client(base_url=live.base_url, timeout=30, headers={"Origin": live.base_url})
+    page = client.get("/ui/login")
+    answer = client.post(
+        "/ui/login",
+        data={
+            "csrf_token": csrf_in(page.text),
+            "username": user.username,
+            "password": user.password,
+            "next": "https://evil.example/steal",
+        },
+    )
+    assert answer.status_code == 303
+    assert answer.headers["location"] == "/ui/"  # never off-site after signing in
+    cookie = next(
+        v for k, v in answer.headers.multi_items() if k == "set-cookie" and "assay_session=" in v
+    )
+    assert "HttpOnly" in cookie and "SameSite=lax" in cookie and "Secure" not in cookie
+    token = cookie.split("assay_session=", 1)[1].split(";", 1)[0]
+    with live.app.state.assay.transaction() as session:
+        row = session.scalar(select(models.User).where(models.User.username == user.username))
+        assert row.password_hash.startswith("$argon2id$") and user.password not in row.password_hash
+        hashes = list(session.scalars(select(models.UiSession.token_hash)))
+    assert token not in hashes and len(hashes[-1]) == 64
+    home = client.get("/ui/", follow_redirects=True)
+    assert home.status_code == 200 and user.username in home.text
+
+
+def test_wrong_password_and_unknown_user_are_refused(live):
+    user = make_user(live)
+    client = httpx.Client(base_url=live.base_url, timeout=30, headers={"Origin": live.base_url})
+    for username, password in ((user.username, "wrong-password"), ("nobody-here", "whatever1")):
+        token = csrf_in(client.get("/ui/login").text)
+        answer = client.post(
+            "/ui/login",
+            data={"csrf_token": token, "username": username, "password": password},
+        )
+        assert answer.status_code == 401
+        assert "wrong username or password" in answer.text
+        assert "assay_session" not in answer.headers.get("set-cookie", "")
+    assert client.get("/ui/").status_code == 303  # still signed out: sent to the login page
+
+
+def test_a_post_without_the_csrf_token_is_refused_and_stores_nothing(live):
+    user = make_user(live)
+    five_point_criterion(user)
+    (trace_id,) = ingest(user, {"input": "hi", "output": "hello"})
+    queue = _queue(user)
+    client = sign_in(user)
+    url = f"{user.base}/queues/{queue['id']}/items/{trace_id}"
+    page = client.get(url)
+    assert page.status_code == 200
+    for data, headers in (
+        ({"c0": "4"}, {}),
+        ({"c0": "4", "csrf_token": "0" * 64}, {}),
+        ({"c0": "4"}, {"X-CSRF-Token": "forged"}),
+    ):
+        refused = client.post(url, data=data, headers=headers)
+        assert refused.status_code == 403, refused.text
+        assert "CSRF" in refused.text
+    assert _labels(user, trace_id) == []
+    accepted = client.post(url, data={"c0": "4", "csrf_token": csrf_in(page.text)})
+    assert accepted.status_code == 303
+    (label,) = _labels(user, trace_id)
+    assert label["value"] == 4 and label["author"] == f"user:{user.username}"
+
+
+def test_cross_origin_and_originless_posts_are_refused(live):
+    user = make_user(live)
+    five_point_criterion(user)
+    (trace_id,) = ingest(user, {"input": "hi", "output": "hello"})
+    queue = _queue(user)
+    client = sign_in(user)
+    url = f"{user.base}/queues/{queue['id']}/items/{trace_id}"
+    token = csrf_in(client.get(url).text)
+    data = {"c0": "5", "csrf_token": token}  # even with the right token
+    for headers in (
+        {"Origin": "http://evil.example"},
+        {"Origin": live.base_url.replace("127.0.0.1", "localhost")},
+        {"Origin": "null"},
+        {"Origin": "", "Referer": "http://evil.example/page"},
+    ):
+        refused = client.post(url, data=data, headers=headers)
+        assert refused.status_code == 403, (headers, refused.text)
+        assert "origin" in refused.text.lower()
+    bare = httpx.post(
+        live.base_url + url, data=data, cookies=client.cookies, timeout=30
+    )  # no Origin, no Referer
+    assert bare.status_code == 403
+    assert _labels(user, trace_id) == []
+    same_site_referer = client.post(
+        url, data=data, headers={"Origin": "", "Referer": live.base_url + url}
+    )
+    assert same_site_referer.status_code == 303
+
+
+def test_api_keys_are_refused_by_the_ui_and_cookies_by_the_api(live):
+    user = make_user(live)
+    client = sign_in(user)
+    refused = httpx.get(
+        live.base_url + f"{user.base}/queues",
+        headers={"Authorization": f"Bearer {user.key}"},
+        timeout=30,
+    )
+    assert refused.status_code == 401 and "API keys are not accepted" in refused.text
+    refused = httpx.get(
+        live.base_url + f"{user.base}/queues", headers={"X-API-Key": user.key}, timeout=30
+    )
+    assert refused.status_code == 401
+    assert client.get(f"{user.base}/queues").status_code == 200  # the cookie works on the UI
+    api = client.get("/api/v1/traces")  # ... and not on the API
+    assert api.status_code == 401 and api.json()["error"]["code"] == "unauthorized"
+    assert client.post("/api/v1/traces", json={"traces": []}).status_code == 401
+
+
+def test_pages_carry_a_strict_csp_and_no_inline_script(live):
+    user = make_user(live)
+    five_point_criterion(user)
+    (trace_id,) = ingest(user, {"input": "q", "output": "a", "spans": [{"id": "s", "name": "x"}]})
+    queue = _queue(user)
+    client = sign_in(user)
+    pages = [
+        "/ui/login",
+        f"{user.base}/queues",
+        f"{user.base}/queues/{queue['id']}",
+        f"{user.base}/queues/{queue['id']}/items/{trace_id}",
+        f"{user.base}/traces",
+        f"{user.base}/traces/{trace_id}",
+        f"{user.base}/experiments",
+        f"{user.base}/datasets",
+        f"{user.base}/no-such-page",
+    ]
+    for path in pages:
+        answer = client.get(path)
+        assert answer.status_code in (200, 404), path
+        csp = answer.headers["content-security-policy"]
+        assert (
+            "script-src 'self'" in csp and "unsafe-inline" not in csp and "unsafe-eval" not in csp
+        )
+        assert answer.headers["x-frame-options"] == "DENY"
+        inline = re.findall(r"<script(?![^>]*\bsrc=)(?![^>]*application/json)[^>]*>", answer.text)
+        assert inline == [], path
+        assert re.findall(r"<[^>]*\son[a-z]+\s*=", answer.text) == [], path  # no handler attributes
+
+
+def test_injected_html_in_a_trace_shows_as_text(live):
+    user = make_user(live)
+    five_point_criterion(user)
+    (trace_id,) = ingest(
+        user,
+        {
+            "input": XSS_INPUT,
+            "output": XSS_OUTPUT,
+            "contexts": ["</pre><script>alert(3)</script>"],
+            "metadata": {"k": "<svg onload=alert(4)>"},
+            "spans": [{"id": "s1", "name": "<img src=x onerror=alert(5)>"}],
+        },
+    )
+    queue = _queue(user, name="<b>queue</b>")
+    client = sign_in(user)
+    for path in (
+        f"{user.base}/traces/{trace_id}",
+        f"{user.base}/queues/{queue['id']}/items/{trace_id}",
+        f"{user.base}/traces",
+        f"{user.base}/queues",
+    ):
+        html = client.get(path).text
+        for raw in ("<script>alert", "<img src=x", "<svg", "<b>bold", "<b>queue"):
+            assert raw not in html, (path, raw)
+    html = client.get(f"{user.base}/traces/{trace_id}").text
+    assert "&lt;script&gt;alert(&#39;in&#39;)&lt;/script&gt;" in html
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_the_condition_check_names_the_problem(live):
+    user = make_user(live)
+    ingest(user, {"input": "a", "output": "b", "model": "m1"}, {"input": "c", "model": "m2"})
+    client = sign_in(user)
+    good = client.get(f"{user.base}/traces/check", params={"condition": "model = 'm1'"})
+    assert good.status_code == 200 and 'data-valid="true"' in good.text
+    assert "1 trace match" in good.text
+    bad = client.get(f"{user.base}/traces/check", params={"condition": "model = "})
+    assert bad.status_code == 200 and 'data-valid="false"' in bad.text
+    assert "line 1" in bad.text and "column" in bad.text
+    unknown = client.get(f"{user.base}/traces/check", params={"condition": "nonsense > 1"})
+    assert 'data-valid="false"' in unknown.text and "nonsense" in unknown.text
+    listed = client.get(f"{user.base}/traces", params={"condition": "model = 'm2'"})
+    assert listed.status_code == 200 and "m2" in listed.text and ">m1<" not in listed.text
+
+
+def test_a_queue_made_from_a_filter_holds_the_matching_traces(live):
+    user = make_user(live)
+    ingest(user, {"input": "x", "model": "keep"}, {"input": "y", "model": "drop"})
+    client = sign_in(user)
+    token = csrf_in(client.get(f"{user.base}/traces?condition=model+%3D+%27keep%27").text)
+    made = client.post(
+        f"{user.base}/queues",
+        data={"csrf_token": token, "name": "kept", "condition": "model = 'keep'", "criteria": "ok"},
+    )
+    assert made.status_code == 303
+    queue = user.api().get("/review-queues/kept").json()
+    assert queue["condition"] == "model = 'keep'" and queue["criteria"] == ["ok"]
+    assert queue["items"] == {"pending": 1, "done": 0}
+    bad = client.post(
+        f"{user.base}/queues",
+        data={"csrf_token": token, "name": "broken", "condition": "model =", "criteria": ""},
+    )
+    assert bad.status_code == 422 and "condition" in bad.text
+    assert user.api().get("/review-queues/broken").status_code == 404
+
+
+def test_a_project_the_user_is_not_in_is_not_found(live):
+    user, other = make_user(live), make_user(live)
+    client = sign_in(user)
+    assert client.get(f"{other.base}/queues").status_code == 404
+    assert client.get(f"{other.base}/traces").status_code == 404
+
+
+def test_an_item_is_locked_to_the_reviewer_who_opened_it(live):
+    first = make_user(live)
+    five_point_criterion(first)
+    second = make_user(live, first.project)
+    ids = ingest(first, {"input": "one"}, {"input": "two"})
+    queue = _queue(first)
+    a, b = sign_in(first), sign_in(second)
+    item = f"{first.base}/queues/{queue['id']}/items/{ids[0]}"
+    assert "held for you" in a.get(item).text
+    page = b.get(item)
+    assert first.username in page.text and "labels you send now are refused" in page.text
+    refused = b.post(item, data={"c0": "2", "csrf_token": csrf_in(page.text)})
+    assert refused.status_code == 409
+    assert _labels(first, ids[0]) == []
+    nxt = b.get(f"{first.base}/queues/{queue['id']}/next")  # skips the held item
+    assert nxt.status_code == 303 and nxt.headers["location"].endswith(ids[1])
+    skipped = a.post(f"{item}/skip", data={"csrf_token": csrf_in(a.get(item).text)})
+    assert skipped.status_code == 303  # released: the second reviewer may take it now
+    assert "held for you" in b.get(item).text
+
+
+def test_missing_labels_are_named_and_nothing_is_stored(live):
+    user = make_user(live)
+    five_point_criterion(user)
+    (trace_id,) = ingest(user, {"input": "q"})
+    queue = _queue(user, criteria=("Helpfulness", "notes"))
+    client = sign_in(user)
+    url = f"{user.base}/queues/{queue['id']}/items/{trace_id}"
+    token = csrf_in(client.get(url).text)
+    answer = client.post(url, data={"csrf_token": token, "c0": "7", "c1": ""})
+    assert answer.status_code == 422
+    assert "Helpfulness is a score from 1 to 5" in answer.text
+    assert "choose a value for notes" in answer.text
+    assert _labels(user, trace_id) == []
+    done = client.post(url, data={"csrf_token": token, "c0": "3", "c1": "fine", "comment": "ok"})
+    assert done.status_code == 303
+    labels = {label["criterion"]: label for label in _labels(user, trace_id)}
+    assert labels["Helpfulness"]["value"] == 3 and labels["notes"]["value"] == "fine"
+    assert labels["notes"]["comment"] == "ok"
+    assert user.api().get("/review-queues/q").json()["items"] == {"pending": 0, "done": 1}
+
+
+def test_editing_the_output_keeps_a_revision(live):
+    user = make_user(live)
+    (trace_id,) = ingest(user, {"input": "q", "output": "first answer"})
+    queue = _queue(user, criteria=())
+    client = sign_in(user)
+    url = f"{user.base}/queues/{queue['id']}/items/{trace_id}"
+    token = csrf_in(client.get(url).text)
+    edited = client.post(
+        f"{url}/output", data={"csrf_token": token, "version": "1", "output": "better answer"}
+    )
+    assert edited.status_code == 303
+    trace = user.api().get(f"/traces/{trace_id}").json()
+    assert trace["output"] == "better answer" and trace["version"] == 2
+    (revision,) = user.api().get(f"/traces/{trace_id}/revisions").json()["items"]
+    assert revision["snapshot"]["output"] == "first answer"
+    assert revision["edited_by"] == f"user:{user.username}"
+    stale = client.post(
+        f"{url}/output", data={"csrf_token": token, "version": "1", "output": "again"}
+    )
+    assert stale.status_code == 409 and "version 2" in stale.text
