@@ -168,6 +168,7 @@ async def aevaluate(
     strict: bool = False,
     budget: float | None = None,
     in_ci: bool = False,
+    executor: Any = None,
 ) -> EvaluationResult | Executor:
     """Score every row of `dataset` with every metric.
 
@@ -204,6 +205,8 @@ async def aevaluate(
         left are `error` outcomes of type BudgetExhausted (a resumed run picks them up).
     in_ci: accepted (old Ragas' repeat-for-reproducibility switch); no effect, since judged calls
         are deterministic (temperature 0) and cached.
+    executor: None runs the cells in this process; `RayExecutor(...)` (`assay.engine.ray_executor`)
+        runs the same per-cell code on a Ray cluster, writing rows to its output directory.
     """
     del token_usage_parser, in_ci  # usage is always metered; calls are deterministic
     if experiment_name is not None and not isinstance(experiment_name, str):
@@ -234,9 +237,16 @@ async def aevaluate(
         experiment_name=experiment_name,
         specs=[metric.spec() for metric in chosen],
     )
+    start = functools.partial(_execute, plan)
+    if executor is not None:  # e.g. RayExecutor: the same plan, run elsewhere
+        if not callable(getattr(executor, "aexecute", None)):
+            raise UsageError(
+                f"executor must be None or a RayExecutor, got {type(executor).__name__}"
+            )
+        start = functools.partial(executor.aexecute, plan)
     if return_executor:
-        return Executor(lambda cancel: _execute(plan, cancel))
-    return await _execute(plan, None)
+        return Executor(start)
+    return await start(None)
 
 
 async def _execute(plan: _Plan, cancel: threading.Event | None) -> EvaluationResult:

@@ -1,0 +1,157 @@
+"""Connecting to Ray, and the checks that turn a would-be hang into a one-line error.
+
+- `address="local"` starts a private cluster for this process (never a stale one); "auto" joins
+  the cluster `ray start` runs on this machine (or `RAY_ADDRESS`); "host:port" or "ray://host:port"
+  joins that one. Before joining, the address is tried with a plain TCP connection (2 s): Ray
+  itself would wait a minute or more for a cluster that is not there, or for the dead one a stale
+  address file names.
+- The workers must import the same assay version as the driver (checked with a tiny task).
+- The workers must fit in the CPUs the cluster has free: an actor that cannot be placed waits
+  forever, silently.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+from typing import Any
+from urllib.parse import urlsplit
+
+from assay._util.deps import require
+from assay._version import __version__
+from assay.errors import UsageError
+
+PROBE_SECONDS = 2.0
+
+
+def import_ray() -> Any:
+    return require("ray", extra="ray", feature="RayExecutor (evaluation on a Ray cluster)")
+
+
+def connect(
+    address: str, *, cpus_needed: float, runtime_env: dict[str, Any] | None
+) -> tuple[Any, bool]:
+    """Ray, initialised for `address`; True when this call started the cluster (and owns it)."""
+    ray = import_ray()
+    if ray.is_initialized():  # one Ray connection per process: use the one already made
+        return ray, False
+    options: dict[str, Any] = {"log_to_driver": False, "runtime_env": runtime_env}
+    if address == "local":
+        cpus = max(os.cpu_count() or 1, math.ceil(cpus_needed))
+        ray.init(address="local", num_cpus=cpus, include_dashboard=False, **options)
+        return ray, True
+    target = _resolve(address)
+    _probe_tcp(address, target)
+    if target.startswith("ray://"):
+        try:
+            import grpc  # noqa: F401  (the Ray Client needs grpcio: ray[client])
+        except ImportError:
+            raise UsageError(
+                f"address {address!r} uses the Ray Client, which needs grpcio: "
+                "pip install 'ray[client]'"
+            ) from None
+    try:
+        ray.init(address=target, **options)
+    except (Exception, SystemExit) as exc:  # Ray exits the process when the GCS never answers
+        raise UsageError(f"cannot join the Ray cluster at {address}: {exc}") from None
+    return ray, False
+
+
+def _resolve(address: str) -> str:
+    if address != "auto":
+        return address
+    found: str | None = None
+    try:
+        from ray._private.services import get_ray_address_from_environment
+
+        found = get_ray_address_from_environment("auto", None)
+    except (ImportError, ConnectionError):
+        found = None
+    if not found or found == "auto":
+        raise UsageError(
+            "address='auto': no Ray cluster is running on this machine (no RAY_ADDRESS, no "
+            "`ray start`); start one with `ray start --head`, or use address='local'"
+        )
+    return found
+
+
+def _probe_tcp(address: str, target: str) -> None:
+    parts = urlsplit(target if "://" in target else f"tcp://{target}")
+    try:
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host, port = None, None
+    if not host or port is None:
+        raise UsageError(
+            f"Ray address {address!r} is not 'local', 'auto', 'host:port' or 'ray://host:port'"
+        )
+    try:
+        with socket.create_connection((host, port), timeout=PROBE_SECONDS):
+            pass
+    except OSError as exc:
+        named = f" (from {target})" if target != address else ""
+        raise UsageError(
+            f"no Ray cluster answers at {address}{named}: {exc.strerror or exc}; start one with "
+            "`ray start --head`, or check the address"
+        ) from None
+
+
+def check_capacity(ray: Any, *, workers: int, worker_cpus: float) -> None:
+    """Refuse a run whose workers cannot all be placed (they would wait forever)."""
+    needed = workers * worker_cpus
+    free = float(ray.available_resources().get("CPU", 0.0))
+    total = float(ray.cluster_resources().get("CPU", 0.0))
+    if needed > free + 1e-9:
+        raise UsageError(
+            f"{workers} Ray workers x {worker_cpus:g} CPU need {needed:g} CPUs, but the cluster has "
+            f"{free:g} of {total:g} free; lower num_workers or worker_cpus, or add nodes"
+        )
+    largest = max(
+        (
+            float(node.get("Resources", {}).get("CPU", 0.0))
+            for node in ray.nodes()
+            if node.get("Alive")
+        ),
+        default=0.0,
+    )
+    if worker_cpus > largest + 1e-9:
+        raise UsageError(
+            f"worker_cpus={worker_cpus:g}, but no node of the cluster has more than {largest:g} CPUs"
+        )
+
+
+def check_workers_import(ray: Any, *, timeout: float, module: str = "assay") -> None:
+    """One small task on the cluster imports `module` and answers its version."""
+
+    def probe(name: str) -> tuple[str | None, str | None]:
+        # Defined here so it is pickled by value: it must run where assay may be missing.
+        import importlib
+
+        try:
+            found = importlib.import_module(name)
+        except Exception as exc:
+            return None, f"{type(exc).__name__}: {exc}"
+        return getattr(found, "__version__", "?"), None
+
+    task = ray.remote(num_cpus=0, max_retries=0)(probe)
+    try:
+        version, problem = ray.get(task.remote(module), timeout=timeout)
+    except ray.exceptions.GetTimeoutError:
+        raise UsageError(
+            f"the Ray cluster ran no task within {timeout:g} s (is it overloaded, or are its "
+            "workers failing to start?)"
+        ) from None
+    if problem is not None:
+        raise UsageError(
+            f"the Ray workers cannot import {module} ({problem}); install the same assay on every "
+            "node (pip install 'assay[ray]'), or pass runtime_env={'pip': [...]} to RayExecutor"
+        )
+    if module == "assay" and version != __version__:
+        raise UsageError(
+            f"the Ray workers have assay {version} but this driver has {__version__}; install the "
+            "same version on every node"
+        )
+
+
+__all__ = ["check_capacity", "check_workers_import", "connect", "import_ray"]

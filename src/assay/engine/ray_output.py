@@ -1,0 +1,182 @@
+"""The output directory of a Ray run: the rows the workers wrote, which is also the checkpoint.
+
+Layout:
+
+    run.json           what the run is (fingerprint of data + metrics, sizes); written first
+    rows/part-*.jsonl  one finished row per line, `{"row_id", "cells": [Cell, ...]}`, one file
+                       per worker process, appended and flushed as rows finish
+    summary.json       per-metric aggregates and the run's counts, written at the end
+
+Every row has a stable id before anything is distributed: its `id` when every row has a distinct
+one, else a hash of its content (with `#2`, `#3`, ... for repeated rows). Reading deduplicates by
+(row id, metric): a finished outcome (ok or skipped) wins over an error, and a row written twice
+(by a worker that was killed after writing it, or by a resumed run) counts once. Lines that cannot
+be read (the torn last line of a killed worker, say) are passed over and counted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from assay._version import __version__
+from assay.errors import CheckpointMismatch, UsageError
+from assay.schema.dataset import EvaluationDataset, atomic_open
+from assay.schema.outcome import Cell
+
+FORMAT = "assay-ray-run/1"
+
+
+def row_ids(data: EvaluationDataset) -> list[str]:
+    """One stable id per row (see the module)."""
+    records = [sample.to_dict() for sample in data]
+    given = [record.get("id", record.get("metadata", {}).get("id")) for record in records]
+    if all(value is not None for value in given):
+        keys = [json.dumps(value, sort_keys=True, default=str) for value in given]
+        if len(set(keys)) == len(keys):
+            return [f"id:{key}" for key in keys]
+    seen: dict[str, int] = {}
+    ids = []
+    for record in records:
+        text = json.dumps(record, sort_keys=True, ensure_ascii=False, default=str)
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+        seen[digest] = seen.get(digest, 0) + 1
+        ids.append(digest if seen[digest] == 1 else f"{digest}#{seen[digest]}")
+    return ids
+
+
+@dataclass
+class Collected:
+    """The rows found in an output directory, deduplicated."""
+
+    cells: dict[tuple[str, str], Cell] = field(default_factory=dict)  # (row id, metric) -> cell
+    records: int = 0
+    duplicate_cells: int = 0  # cells written more than once
+    repeated_requests: int = 0  # model requests made for those repeats
+    unreadable_lines: int = 0
+
+    def finished(self, row_id: str, metric: str) -> bool:
+        cell = self.cells.get((row_id, metric))
+        return cell is not None and cell.outcome.status != "error"
+
+
+class OutputDirectory:
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.manifest_path = self.path / "run.json"
+        self.rows_dir = self.path / "rows"
+
+    def open(self, *, run_fingerprint: str, description: dict[str, Any], resume: bool) -> bool:
+        """Create the directory or check it holds this run. True when rows were already saved."""
+        if self.path.exists() and not self.path.is_dir():
+            raise UsageError(f"output {self.path} is a file; give RayExecutor a directory")
+        has_rows = self.rows_dir.is_dir() and any(self.rows_dir.glob("part-*.jsonl"))
+        if self.manifest_path.exists():
+            try:
+                manifest = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise CheckpointMismatch(
+                    f"output {self.path}: run.json cannot be read ({exc}); use another output "
+                    "directory or delete this one"
+                ) from None
+            if not isinstance(manifest, dict) or manifest.get("fingerprint") != run_fingerprint:
+                raise CheckpointMismatch(
+                    f"output {self.path} holds a run over different data or metrics (started "
+                    f"{manifest.get('created', '?') if isinstance(manifest, dict) else '?'}); use "
+                    "another output directory or delete this one"
+                )
+            if has_rows and not resume:
+                raise UsageError(
+                    f"output {self.path} already holds rows of this run; pass resume=True "
+                    "(--resume) to finish it, or use another output directory"
+                )
+            return has_rows
+        if has_rows:
+            raise CheckpointMismatch(
+                f"output {self.path} has rows but no run.json, so it cannot tell which run they "
+                "belong to; use another output directory"
+            )
+        try:
+            self.rows_dir.mkdir(parents=True, exist_ok=True)
+            manifest = {
+                "format": FORMAT,
+                "assay_version": __version__,
+                "fingerprint": run_fingerprint,
+                "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                **description,
+            }
+            with atomic_open(self.manifest_path) as handle:
+                handle.write(json.dumps(manifest, indent=2, ensure_ascii=True))
+        except OSError as exc:
+            raise UsageError(f"cannot write output {self.path}: {exc.strerror or exc}") from None
+        return False
+
+    def lines(self) -> Iterator[bytes | None]:
+        """Every complete line of every part file (None for a torn last line)."""
+        for part in sorted(self.rows_dir.glob("part-*.jsonl")):
+            try:
+                data = part.read_bytes()
+            except OSError:
+                continue
+            cut = data.rfind(b"\n") + 1
+            for line in data[:cut].split(b"\n")[:-1]:
+                if line.strip():
+                    yield line
+            if cut < len(data):
+                yield None
+
+    def collect(self, ids: dict[str, int], metric_names: set[str]) -> Collected:
+        """The deduplicated cells of the rows of this run (`ids`: row id -> position)."""
+        found = Collected()
+        for line in self.lines():
+            record = _parse(line)
+            if record is None:
+                found.unreadable_lines += 1
+                continue
+            row_id, cells = record
+            if row_id not in ids:
+                found.unreadable_lines += 1
+                continue
+            found.records += 1
+            for cell in cells:
+                if cell.metric not in metric_names:
+                    continue
+                key = (row_id, cell.metric)
+                kept = found.cells.get(key)
+                if kept is None:
+                    found.cells[key] = cell.model_copy(update={"row": ids[row_id]})
+                    continue
+                if kept.outcome.status == "error" and cell.outcome.status != "error":
+                    found.cells[key] = cell.model_copy(update={"row": ids[row_id]})
+                elif kept.outcome.status != "error" and cell.outcome.status != "error":
+                    found.duplicate_cells += 1
+                    found.repeated_requests += cell.usage.requests if cell.usage else 0
+        return found
+
+    def write_summary(self, summary: dict[str, Any]) -> None:
+        with atomic_open(self.path / "summary.json") as handle:
+            handle.write(json.dumps(summary, indent=2, ensure_ascii=True, default=str))
+
+
+def _parse(line: bytes | None) -> tuple[str, list[Cell]] | None:
+    if line is None:
+        return None
+    try:
+        record = json.loads(line.decode("utf-8"))
+        row_id = record["row_id"]
+        cells = [Cell.model_validate(cell) for cell in record["cells"]]
+    except (UnicodeDecodeError, ValueError, RecursionError, KeyError, TypeError, ValidationError):
+        return None
+    if not isinstance(row_id, str):
+        return None
+    return row_id, cells
+
+
+__all__ = ["Collected", "OutputDirectory", "row_ids"]
