@@ -217,9 +217,35 @@ def test_async_anthropic_message_and_stream(collector, anth):
     assert [t["output"] for t in traces] == [anth.text, anth.text]
 
 
+def test_anthropic_stream_helper_sync_and_async(collector, anth):
+    client = monitor(anthropic_client(anth.url))
+    with client.messages.stream(model="claude-test", max_tokens=50, messages=QUESTION) as stream:
+        assert type(stream).__name__ == "MessageStream"
+        text = "".join(stream.text_stream)
+    assert text == anth.text
+
+    async def main():
+        aclient = monitor(anthropic_client(anth.url, anthropic.AsyncAnthropic))
+        async with aclient.messages.stream(model="c", max_tokens=5, messages=QUESTION) as s:
+            return await s.get_final_message()
+
+    final = asyncio.run(main())
+    assert final.content[0].text == anth.text
+    anth.fail = (400, "bad request")
+    failing = client.messages.stream(model="c", max_tokens=5, messages=QUESTION)
+    with pytest.raises(anthropic.BadRequestError), failing:
+        pass
+    plain, streamed, failed = sent(collector, 3)
+    assert plain["output"] == anth.text and streamed["output"] == anth.text
+    assert plain["usage"] == {"input_tokens": 11, "output_tokens": 7}
+    assert plain["input"] == QUESTION and plain["model"] == "claude-test"
+    assert failed["error"].startswith("BadRequestError")
+
+
 # -- LiteLLM -------------------------------------------------------------------------------------
 def test_litellm_completion_acompletion_and_stream(collector, oai, anth):
     import litellm  # in the dev extra; imported here as it takes seconds
+
     oai.default = fake_openai.ok("Berlin.", usage=(5, 1))
     traced = monitor(litellm)
     kwargs = dict(model="openai/test-model", api_key="sk-test", messages=QUESTION)
