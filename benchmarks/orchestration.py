@@ -59,7 +59,6 @@ next to the load other processes put on the machine meanwhile.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import base64
 import contextlib
 import datetime as _dt
@@ -73,14 +72,24 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
-import urllib.request
 import zlib
 from array import array
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # the tests' fake OpenAI server, which serves the judge here
+from tests.models.fake_openai import (  # noqa: E402
+    CHAT_PATH,
+    EMBEDDINGS_PATH,
+    Behaviour,
+    FakeOpenAI,
+    RecordedRequest,
+    Reply,
+)
+
 RESULTS = HERE / "results"
 # Models of finished runs are kept alive until exit: when the openai client of a finished event
 # loop is garbage-collected during a later run, it schedules its close on the *running* loop
@@ -95,7 +104,7 @@ METRICS = (
 )
 
 # =============================================================================================
-# The loopback judge server (runs in its own process: `orchestration.py --serve`)
+# The loopback judge (the tests' fake server, in its own process: `orchestration.py --serve`)
 # =============================================================================================
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
@@ -310,172 +319,30 @@ def embed_vector(text: str, dim: int) -> list[float]:
     return [x / norm for x in vector]
 
 
-class JudgeServer:
-    """Asyncio HTTP/1.1 server (keep-alive) for chat completions and embeddings."""
+class BenchJudge(Behaviour):
+    """The benchmark's judge on the tests' fake OpenAI server: answers each chat request from
+    its content (`answer_chat`) after the configured latency, and counts what it was asked."""
 
-    def __init__(self, dim: int = 384) -> None:
-        self.dim = dim
+    def __init__(self) -> None:
         self.latency = 0.0
-        self.capacity: dict[str, int | None] = {"chat": None, "embeddings": None}
-        self.retry_after_ms: float | None = None
-        self.want_timeline = False
-        self.in_flight = {"chat": 0, "embeddings": 0}
+        self.lock = threading.Lock()
         self.reset()
 
     def reset(self) -> None:
-        blank = {
-            "requests": 0,
-            "ok": 0,
-            "rate_limited": 0,
-            "prompt_chars": 0,
-            "prompt_tokens": 0,
-            "completion_tokens": 0,
-            "max_in_flight": 0,
-            "kinds": {},
-        }
-        self.stats = {
-            "chat": json.loads(json.dumps(blank)),
-            "embeddings": json.loads(json.dumps(blank)),
-        }
-        self.first_arrival: float | None = None
-        self.last_done: float | None = None
-        self.timeline: list[
-            tuple[float, float, str]
-        ] = []  # (arrival, done, endpoint) of answered requests
-        self.cpu0 = time.process_time()
-        self.connections = 0
+        with self.lock:
+            self.counts = {"prompt_chars": 0, "prompt_tokens": 0, "completion_tokens": 0}
+            self.kinds: dict[str, int] = {}
 
-    def snapshot(self) -> dict[str, Any]:
-        span = (
-            (self.last_done - self.first_arrival) if self.first_arrival and self.last_done else 0.0
-        )
-        busy = sum(
-            done - arrival for arrival, done, endpoint in self.timeline if endpoint == "chat"
-        )
-        return {
-            **self.stats,
-            "span_s": span,
-            "server_cpu_s": time.process_time() - self.cpu0,
-            "mean_chat_in_flight": busy / span if span else 0.0,
-            "connections": self.connections,
-            "timeline": [
-                (
-                    round(a - (self.first_arrival or 0), 4),
-                    round(d - (self.first_arrival or 0), 4),
-                    e,
-                )
-                for a, d, e in self.timeline
-            ]
-            if self.want_timeline
-            else None,
-            "latency_s": self.latency,
-            "capacity": self.capacity,
-            "retry_after_ms": self.retry_after_ms,
-        }
-
-    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.connections += 1
-        try:
-            while True:
-                line = await reader.readline()
-                if not line:
-                    break
-                method, target = line.decode("latin-1").split(" ", 2)[:2]
-                headers: dict[str, str] = {}
-                while True:
-                    raw = await reader.readline()
-                    if raw in (b"\r\n", b"\n", b""):
-                        break
-                    name, _, value = raw.decode("latin-1").partition(":")
-                    headers[name.strip().lower()] = value.strip()
-                body = await reader.readexactly(int(headers.get("content-length") or 0))
-                status, payload, extra = await self.route(method, target.split("?", 1)[0], body)
-                data = json.dumps(payload).encode()
-                head = [
-                    f"HTTP/1.1 {status} {'OK' if status == 200 else 'Error'}",
-                    "content-type: application/json",
-                    f"content-length: {len(data)}",
-                ]
-                head += [f"{k}: {v}" for k, v in extra.items()]
-                writer.write(("\r\n".join(head) + "\r\n\r\n").encode() + data)
-                await writer.drain()
-        except (ConnectionError, asyncio.IncompleteReadError, ValueError):
-            pass
-        finally:
-            with contextlib.suppress(Exception):
-                writer.close()
-
-    async def route(self, method: str, path: str, raw: bytes) -> tuple[int, Any, dict[str, str]]:
-        if path == "/_stats":
-            return 200, self.snapshot(), {}
-        if path == "/_control":
-            change = json.loads(raw or b"{}")
-            if "latency" in change:
-                self.latency = float(change["latency"])
-            if "capacity" in change:
-                self.capacity = {
-                    "chat": change["capacity"],
-                    "embeddings": change.get("embedding_capacity", change["capacity"]),
-                }
-            if "retry_after_ms" in change:
-                self.retry_after_ms = change["retry_after_ms"]
-            if "timeline" in change:
-                self.want_timeline = bool(change["timeline"])
-            if change.get("reset"):
-                self.reset()
-            return 200, self.snapshot(), {}
-        if path.endswith("/chat/completions"):
-            endpoint = "chat"
-        elif path.endswith("/embeddings"):
-            endpoint = "embeddings"
-        else:
-            return 404, {"error": {"message": f"no route {path}", "type": "not_found"}}, {}
-        stats = self.stats[endpoint]
-        now = time.monotonic()
-        self.first_arrival = self.first_arrival or now
-        stats["requests"] += 1
-        cap = self.capacity[endpoint]
-        if cap is not None and self.in_flight[endpoint] >= cap:
-            stats["rate_limited"] += 1
-            headers = {}
-            if self.retry_after_ms is not None:
-                headers = {
-                    "retry-after-ms": f"{self.retry_after_ms:g}",
-                    "retry-after": f"{max(1, math.ceil(self.retry_after_ms / 1000))}",
-                }
-            return (
-                429,
-                {
-                    "error": {
-                        "message": "Too many concurrent requests",
-                        "type": "rate_limit_error",
-                        "code": "rate_limit_exceeded",
-                    }
-                },
-                headers,
-            )
-        self.in_flight[endpoint] += 1
-        stats["max_in_flight"] = max(stats["max_in_flight"], self.in_flight[endpoint])
-        try:
-            body = json.loads(raw)
-            payload = self.chat(body, stats) if endpoint == "chat" else self.embeddings(body, stats)
-            if self.latency:
-                await asyncio.sleep(self.latency)
-            stats["ok"] += 1
-            self.timeline.append((now, time.monotonic(), endpoint))
-            return 200, payload, {}
-        finally:
-            self.in_flight[endpoint] -= 1
-            self.last_done = time.monotonic()
-
-    def chat(self, body: dict[str, Any], stats: dict[str, Any]) -> dict[str, Any]:
+    def respond(self, request: RecordedRequest) -> Reply:
+        body = request.body
         prompt = "".join(_content_text(m.get("content")) for m in body.get("messages") or [])
         text, kind, tool = answer_chat(body)
         prompt_tokens, completion_tokens = count_tokens(prompt), count_tokens(text)
-        stats["prompt_chars"] += len(prompt)
-        stats["prompt_tokens"] += prompt_tokens
-        stats["completion_tokens"] += completion_tokens
-        stats["kinds"][kind] = stats["kinds"].get(kind, 0) + 1
+        with self.lock:
+            self.counts["prompt_chars"] += len(prompt)
+            self.counts["prompt_tokens"] += prompt_tokens
+            self.counts["completion_tokens"] += completion_tokens
+            self.kinds[kind] = self.kinds.get(kind, 0) + 1
         choices = []
         for index in range(int(body.get("n") or 1)):
             if tool:
@@ -496,7 +363,7 @@ class JudgeServer:
             if body.get("logprobs"):
                 choice["logprobs"] = _logprob_block(text, int(body.get("top_logprobs") or 0))
             choices.append(choice)
-        return {
+        payload = {
             "id": f"chatcmpl-{time.monotonic_ns()}",
             "object": "chat.completion",
             "created": int(time.time()),
@@ -508,8 +375,25 @@ class JudgeServer:
                 "total_tokens": prompt_tokens + completion_tokens,
             },
         }
+        return Reply(200, payload, delay=self.latency)
 
-    def embeddings(self, body: dict[str, Any], stats: dict[str, Any]) -> dict[str, Any]:
+
+class BenchEmbeddings(Behaviour):
+    """Hashed bag-of-words embeddings after the configured latency (float lists or base64)."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.latency = 0.0
+        self.lock = threading.Lock()
+        self.reset()
+
+    def reset(self) -> None:
+        with self.lock:
+            self.counts = {"prompt_chars": 0, "prompt_tokens": 0, "completion_tokens": 0}
+            self.kinds = {"texts": 0}
+
+    def respond(self, request: RecordedRequest) -> Reply:
+        body = request.body
         inputs = body.get("input")
         texts = [inputs] if isinstance(inputs, str) else [str(t) for t in inputs or []]
         as_base64 = body.get("encoding_format") == "base64"
@@ -521,33 +405,110 @@ class JudgeServer:
             )
             data.append({"object": "embedding", "index": index, "embedding": value})
         tokens = sum(count_tokens(t) for t in texts)
-        stats["prompt_chars"] += sum(len(t) for t in texts)
-        stats["prompt_tokens"] += tokens
-        stats["kinds"]["texts"] = stats["kinds"].get("texts", 0) + len(texts)
-        return {
+        with self.lock:
+            self.counts["prompt_chars"] += sum(len(t) for t in texts)
+            self.counts["prompt_tokens"] += tokens
+            self.kinds["texts"] += len(texts)
+        payload = {
             "object": "list",
             "data": data,
             "model": body.get("model", "emb"),
             "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
         }
+        return Reply(200, payload, delay=self.latency)
+
+
+def _max_overlap(intervals: list[tuple[float, float]]) -> int:
+    """The most intervals open at one time."""
+    events = sorted([(a, 1) for a, _ in intervals] + [(d, -1) for _, d in intervals])
+    most = current = 0
+    for _, step in events:
+        current += step
+        most = max(most, current)
+    return most
+
+
+class BenchServer:
+    """The tests' fake OpenAI server (`tests/models/fake_openai.py`) with the benchmark's judge
+    and embeddings, its limits and its figures."""
+
+    def __init__(self, dim: int) -> None:
+        self.fake = FakeOpenAI()
+        self.judge, self.embeddings = BenchJudge(), BenchEmbeddings(dim)
+        self.fake.default, self.fake.embedding_default = self.judge, self.embeddings
+        self.capacity: int | None = None
+        self.retry_after_ms: float | None = None
+        self.cpu0 = time.process_time()
+
+    def configure(self, change: dict[str, Any]) -> dict[str, Any]:
+        latency = float(change.get("latency", self.judge.latency))
+        self.judge.latency = self.embeddings.latency = latency
+        self.capacity = change.get("capacity", self.capacity)
+        paths = (CHAT_PATH, EMBEDDINGS_PATH)
+        self.fake.capacity_by_path = (
+            {} if self.capacity is None else dict.fromkeys(paths, self.capacity)
+        )
+        self.retry_after_ms = change.get("retry_after_ms", self.retry_after_ms)
+        ms = self.retry_after_ms
+        self.fake.capacity_retry_after_ms = ms
+        self.fake.capacity_retry_after = None if ms is None else max(1, math.ceil(ms / 1000))
+        if change.get("reset"):
+            self.fake.reset_records()
+            self.judge.reset()
+            self.embeddings.reset()
+            self.cpu0 = time.process_time()
+        return self.snapshot()
+
+    def snapshot(self) -> dict[str, Any]:
+        records = list(self.fake.requests)
+        figures: dict[str, Any] = {}
+        answered_chat: list[tuple[float, float]] = []
+        for endpoint, path, behaviour in (
+            ("chat", CHAT_PATH, self.judge),
+            ("embeddings", EMBEDDINGS_PATH, self.embeddings),
+        ):
+            mine = [r for r in records if r.path == path]
+            answered = [(r.time, r.done) for r in mine if r.status == 200 and r.done]
+            if endpoint == "chat":
+                answered_chat = answered
+            with behaviour.lock:
+                figures[endpoint] = {
+                    "requests": len(mine),
+                    "ok": len(answered),
+                    "rate_limited": sum(r.status == 429 for r in mine),
+                    **behaviour.counts,
+                    "max_in_flight": _max_overlap(answered),
+                    "kinds": dict(behaviour.kinds),
+                }
+        arrivals = [r.time for r in records]
+        finished = [r.done for r in records if r.done]
+        span = (max(finished) - min(arrivals)) if arrivals and finished else 0.0
+        busy = sum(done - arrival for arrival, done in answered_chat)
+        return {
+            **figures,
+            "span_s": span,
+            "server_cpu_s": time.process_time() - self.cpu0,
+            "mean_chat_in_flight": busy / span if span else 0.0,
+            "latency_s": self.judge.latency,
+            "capacity": {"chat": self.capacity, "embeddings": self.capacity},
+            "retry_after_ms": self.retry_after_ms,
+        }
 
 
 def serve(dim: int) -> None:
-    async def main() -> None:
-        server = JudgeServer(dim)
-        listener = await asyncio.start_server(server.handle, "127.0.0.1", 0, backlog=2048)
-        print(f"PORT {listener.sockets[0].getsockname()[1]}", flush=True)
-        loop = asyncio.get_running_loop()
-        stop = asyncio.Event()
-        # Stop when the parent closes our stdin (or dies).
-        loop.add_reader(
-            sys.stdin.fileno(), lambda: stop.set() if not sys.stdin.buffer.read1(1) else None
-        )
-        async with listener:
-            await stop.wait()
-        os._exit(0)  # connections still open are simply dropped
-
-    asyncio.run(main())
+    """The server process: prints its port, then answers one JSON command per stdin line
+    (`{"configure": {...}}` or `{"stats": true}`) with one JSON line, until stdin closes."""
+    server = BenchServer(dim)
+    server.fake.start()
+    print(f"PORT {server.fake.port}", flush=True)
+    for line in sys.stdin:
+        command = json.loads(line)
+        if "configure" in command:
+            answer = server.configure(command["configure"])
+        else:
+            answer = server.snapshot()
+        print(json.dumps(answer), flush=True)
+    os._exit(0)  # connections still open are simply dropped
 
 
 class ServerProcess:
@@ -564,32 +525,27 @@ class ServerProcess:
         self.port = int(line.split()[1])
         self.url = f"http://127.0.0.1:{self.port}/v1"
 
-    def call(self, path: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
-        data = json.dumps(payload or {}).encode()
-        request = urllib.request.Request(
-            f"http://127.0.0.1:{self.port}{path}",
-            data=data,
-            method="POST",
-            headers={"content-type": "application/json"},
-        )
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return json.loads(response.read())
+    def _ask(self, command: dict[str, Any]) -> dict[str, Any]:
+        self.process.stdin.write(json.dumps(command) + "\n")  # type: ignore[union-attr]
+        self.process.stdin.flush()  # type: ignore[union-attr]
+        line = self.process.stdout.readline()  # type: ignore[union-attr]
+        if not line:
+            raise RuntimeError("the judge server exited")
+        return json.loads(line)
 
     def configure(
         self, *, latency: float, capacity: int | None, retry_after_ms: float | None
     ) -> None:
-        self.call(
-            "/_control",
-            {
-                "latency": latency,
-                "capacity": capacity,
-                "retry_after_ms": retry_after_ms,
-                "reset": True,
-            },
-        )
+        change = {
+            "latency": latency,
+            "capacity": capacity,
+            "retry_after_ms": retry_after_ms,
+            "reset": True,
+        }
+        self._ask({"configure": change})
 
     def stats(self) -> dict[str, Any]:
-        return self.call("/_stats")
+        return self._ask({"stats": True})
 
     def stop(self) -> None:
         with contextlib.suppress(Exception):

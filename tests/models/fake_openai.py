@@ -9,6 +9,7 @@ assert on what the client really sent and when.
     server.script(rate_limited(retry_after=0.3), ok('{"score": 1}'))
     server.default = ok('{"score": 0.5}', usage=(12, 3))
     server.capacity = 4          # answer 429 to requests beyond 4 in flight
+    server.capacity_by_path[CHAT_PATH] = 8   # ... or beyond 8 chat requests in flight
 
 Behaviours: `ok`, `rate_limited`, `server_error`, `error`, `hang`, `malformed_json`,
 `schema_violation`, `truncated`, `reject_response_format`, `dynamic`, and for embeddings
@@ -59,6 +60,7 @@ class RecordedRequest:
     headers: dict[str, str]  # lower-cased names
     in_flight: int  # requests in flight at the server, this one included
     status: int | None = None  # the status answered (None while running)
+    done: float | None = None  # time.monotonic() when the answer was sent
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -446,10 +448,14 @@ class FakeOpenAI:
         self.default: Behaviour = Ok()
         self.embedding_default: Behaviour = Embed()
         self.capacity: int | None = None  # 429 beyond this many requests in flight
+        # 429 beyond this many in flight on one path (e.g. chat and embeddings counted apart)
+        self.capacity_by_path: dict[str, int] = {}
         self.capacity_retry_after: float | None = None
+        self.capacity_retry_after_ms: float | None = None  # also sends `retry-after-ms`
         self.requests: list[RecordedRequest] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.in_flight_by_path: dict[str, int] = collections.Counter()
         self._httpd = _HTTPServer(("127.0.0.1", 0), _Handler)
         self._httpd.fake = self
         self._thread = threading.Thread(
@@ -531,6 +537,7 @@ class FakeOpenAI:
         path = handler.path.split("?", 1)[0]
         with self._lock:
             self.in_flight += 1
+            self.in_flight_by_path[path] += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
             record = RecordedRequest(
                 time=time.monotonic(),
@@ -540,7 +547,10 @@ class FakeOpenAI:
                 in_flight=self.in_flight,
             )
             self.requests.append(record)
-            over_capacity = self.capacity is not None and self.in_flight > self.capacity
+            path_capacity = self.capacity_by_path.get(path)
+            over_capacity = (self.capacity is not None and self.in_flight > self.capacity) or (
+                path_capacity is not None and self.in_flight_by_path[path] > path_capacity
+            )
             behaviour: Behaviour | None = None
             if path in self._scripts and not over_capacity:
                 script = self._scripts[path]
@@ -554,6 +564,8 @@ class FakeOpenAI:
                 headers = {}
                 if self.capacity_retry_after is not None:
                     headers["Retry-After"] = f"{self.capacity_retry_after:g}"
+                if self.capacity_retry_after_ms is not None:
+                    headers["retry-after-ms"] = f"{self.capacity_retry_after_ms:g}"
                 reply = Reply(
                     429, _error_body("Too many concurrent requests", "rate_limit"), headers
                 )
@@ -568,8 +580,10 @@ class FakeOpenAI:
         except (BrokenPipeError, ConnectionResetError, OSError):
             pass  # the client gave up (timeout) and closed the connection
         finally:
+            record.done = time.monotonic()
             with self._lock:
                 self.in_flight -= 1
+                self.in_flight_by_path[path] -= 1
 
     def _send(self, handler: _Handler, reply: Reply) -> None:
         if reply.reset:
