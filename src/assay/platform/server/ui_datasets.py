@@ -19,6 +19,7 @@ from assay.platform.server.schemas import ExampleIn
 from assay.platform.server.ui_web import (
     UI,
     UiError,
+    field,
     member,
     render,
     require_csrf,
@@ -111,17 +112,17 @@ def edit_row(request: Request, project_id: int, dataset_id: int, position: int) 
 
 
 def _example_from(form: Any, where: str) -> dict[str, Any]:
-    contexts = [p.strip() for p in str(form.get("contexts") or "").split(PASSAGE_BREAK)]
+    contexts = [p.strip() for p in field(form, "contexts").split(PASSAGE_BREAK)]
     try:
         example = ExampleIn(
-            question=str(form.get("question") or ""),
+            question=field(form, "question"),
             ground_truth_context=[p for p in contexts if p],
-            ground_truth_answer=str(form.get("answer") or ""),
+            ground_truth_answer=field(form, "answer"),
         )
     except ValidationError as exc:
         problem = exc.errors()[0]
-        field = ".".join(str(p) for p in problem["loc"])
-        raise UiError(422, f"{where}.{field}: {problem['msg']}", "Not saved") from None
+        name = ".".join(str(p) for p in problem["loc"])
+        raise UiError(422, f"{where}.{name}: {problem['msg']}", "Not saved") from None
     return example.model_dump()
 
 

@@ -29,6 +29,7 @@ from assay.platform.server.ui_web import (
     UI,
     Access,
     UiError,
+    field,
     member,
     render,
     require_csrf,
@@ -133,7 +134,7 @@ def parse_labels(forms: list[dict[str, Any]], form: Any) -> tuple[dict[str, Any]
     values: dict[str, Any] = {}
     problems: dict[str, str] = {}
     for spec in forms:
-        raw = str(form.get(spec["field"]) or "").strip()
+        raw = field(form, spec["field"]).strip()
         if not raw:
             problems[spec["field"]] = f"choose a value for {spec['name']}"
         elif spec["kind"] == "likert":
@@ -301,7 +302,7 @@ async def submit_labels(
     access = await run_in_threadpool(member, request, project_id)
     form = await require_csrf(request, access.viewer.csrf)
     ident = _trace_id(trace_id)
-    comment = str(form.get("comment") or "")[:COMMENT_MAX]
+    comment = field(form, "comment")[:COMMENT_MAX]
 
     def store() -> tuple[int | None, dict[str, str] | None, dict[str, str] | None]:
         with state_of(request).transaction() as session:
@@ -372,7 +373,7 @@ async def edit_output(request: Request, project_id: int, queue_id: int, trace_id
     access = await run_in_threadpool(member, request, project_id)
     form = await require_csrf(request, access.viewer.csrf)
     ident = _trace_id(trace_id)
-    text = str(form.get("output") or "")
+    text = field(form, "output")
     if len(text) > 100_000:
         raise UiError(422, "output: at most 100000 characters")
     try:

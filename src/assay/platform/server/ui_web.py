@@ -226,6 +226,12 @@ async def require_csrf(request: Request, expected: str) -> Any:
     return form
 
 
+def field(form: Any, name: str) -> str:
+    """A text field of a submitted form, with the browser's CRLF line ends made LF again."""
+    value = form.get(name)
+    return "" if value is None else str(value).replace("\r\n", "\n")
+
+
 def see_other(url: str) -> RedirectResponse:
     return RedirectResponse(url, status_code=303)
 
@@ -384,6 +390,7 @@ __all__ = [
     "LoginRequired",
     "UiError",
     "UiGuard",
+    "field",
     "install",
     "member",
     "render",
