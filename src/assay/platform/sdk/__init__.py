@@ -12,7 +12,7 @@ from assay.platform.sdk.errors import (
 from assay.platform.sdk.experiment import Experiment
 from assay.platform.sdk.export import export_stats, flush
 from assay.platform.sdk.monitor import monitor
-from assay.platform.sdk.objects import Cohort, Criteria, Dataset, Example, Task
+from assay.platform.sdk.objects import Cohort, Criteria, Dataset, Example, RagMetricsObject, Task
 from assay.platform.sdk.review import ReviewQueue
 from assay.platform.sdk.traces import Trace
 from assay.platform.sdk.tracing import trace_function_call
@@ -27,6 +27,7 @@ __all__ = [
     "Experiment",
     "NotFound",
     "PlatformError",
+    "RagMetricsObject",
     "ReviewQueue",
     "ServerUnavailable",
     "Task",
