@@ -316,3 +316,61 @@ def test_editing_the_output_keeps_a_revision(live):
         f"{url}/output", data={"csrf_token": token, "version": "1", "output": "again"}
     )
     assert stale.status_code == 409 and "version 2" in stale.text
+
+
+def test_admins_create_and_revoke_keys_and_manage_members(live):
+    owner = make_user(live, role="admin")
+    colleague = make_user(live, owner.project)  # a member, not an admin
+    outsider = make_user(live)
+    client = sign_in(owner)
+    page = client.get(f"{owner.base}/settings")
+    assert page.status_code == 200 and page.headers["cache-control"] == "no-store"
+    token = csrf_in(page.text)
+    made = client.post(
+        f"{owner.base}/settings/keys",
+        data={"csrf_token": token, "name": "ci", "scopes": ["read"], "expires_in_days": "30"},
+    )
+    assert made.status_code == 201
+    key = re.search(r"<code>(assay_[0-9a-f]{16}_[A-Za-z0-9_-]+)</code>", made.text).group(1)
+    api = httpx.Client(
+        base_url=live.base_url + "/api/v1", headers={"Authorization": f"Bearer {key}"}
+    )
+    assert api.get("/auth/whoami").json()["scopes"] == ["read"]
+    assert key not in client.get(f"{owner.base}/settings").text  # shown once only
+    key_id = key.split("_")[1]
+    other_key_id = outsider.key.split("_")[1]
+    refused = client.post(
+        f"{owner.base}/settings/keys/revoke", data={"csrf_token": token, "key_id": other_key_id}
+    )
+    assert refused.status_code == 404  # another project's key
+    assert outsider.api().get("/auth/whoami").status_code == 200
+    revoked = client.post(
+        f"{owner.base}/settings/keys/revoke", data={"csrf_token": token, "key_id": key_id}
+    )
+    assert revoked.status_code == 303
+    assert api.get("/auth/whoami").status_code == 401
+    bad = client.post(f"{owner.base}/settings/keys", data={"csrf_token": token, "scopes": ["root"]})
+    assert bad.status_code == 422 and "scopes must be among" in bad.text
+
+    added = client.post(
+        f"{owner.base}/settings/members",
+        data={"csrf_token": token, "username": outsider.username, "role": "member"},
+    )
+    assert added.status_code == 303
+    assert sign_in(outsider).get(f"{owner.base}/queues").status_code == 200
+    removed = client.post(
+        f"{owner.base}/settings/members/remove",
+        data={"csrf_token": token, "username": outsider.username},
+    )
+    assert removed.status_code == 303
+    assert sign_in(outsider).get(f"{owner.base}/queues").status_code == 404
+
+    other = sign_in(colleague)
+    assert other.get(f"{owner.base}/settings").status_code == 403
+    theirs = csrf_in(other.get(f"{owner.base}/queues").text)
+    assert (
+        other.post(
+            f"{owner.base}/settings/keys", data={"csrf_token": theirs, "scopes": ["admin"]}
+        ).status_code
+        == 403
+    )

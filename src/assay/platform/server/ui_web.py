@@ -332,7 +332,13 @@ def home(request: Request) -> Response:
 # -- installing ---------------------------------------------------------------------------------
 def install(app: FastAPI) -> None:
     """Add the UI's routes, static files, error pages and guard to the assay app."""
-    from assay.platform.server import ui_datasets, ui_experiments, ui_review, ui_traces
+    from assay.platform.server import (
+        ui_datasets,
+        ui_experiments,
+        ui_review,
+        ui_settings,
+        ui_traces,
+    )
 
     app.mount(UI + "/static", StaticFiles(directory=UI_DIR / "static"), name="ui-static")
     for module_router in (
@@ -341,6 +347,7 @@ def install(app: FastAPI) -> None:
         ui_traces.router,
         ui_experiments.router,
         ui_datasets.router,
+        ui_settings.router,
     ):
         app.router.routes.extend(module_router.routes)
 
