@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -365,7 +366,14 @@ class _Collector:
         plugin_session = config.stash.get(_SESSION, None)
         if plugin_session is not None:
             plugin_session.close()
-        if hasattr(config, "workerinput") or not self.records:
+        if hasattr(config, "workerinput"):
+            return
+        budget_file = config.stash.get(_BUDGET_FILE, None)
+        if (
+            budget_file is not None
+        ):  # made by this process in pytest_configure; the workers are done
+            shutil.rmtree(os.path.dirname(budget_file), ignore_errors=True)
+        if not self.records:
             return
         from assay.testing.report import append_text, markdown, report_document, write_json
 

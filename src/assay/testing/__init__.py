@@ -13,7 +13,14 @@ see docs/pytest.md.
 
 from assay.models.cache import CacheMiss
 from assay.testing.case import CASE_RULES, assert_case, assert_in_range
-from assay.testing.gate import MODES, GateFailed, MetricCheck, ReplayMiss, assert_scores
+from assay.testing.gate import (
+    MODES,
+    GateFailed,
+    GateInconclusive,
+    MetricCheck,
+    ReplayMiss,
+    assert_scores,
+)
 from assay.testing.runs import Runs, evaluate_repeated
 from assay.testing.stats import METHODS, Interval, mean_interval, row_value
 from assay.testing.thresholds import Threshold, parse_threshold
@@ -24,6 +31,7 @@ __all__ = [
     "MODES",
     "CacheMiss",
     "GateFailed",
+    "GateInconclusive",
     "Interval",
     "MetricCheck",
     "ReplayMiss",

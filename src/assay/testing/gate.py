@@ -17,6 +17,7 @@ report, or `baseline=`), the paired per-row difference must not be clearly worse
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -44,6 +45,10 @@ class GateFailed(AssertionError):
 
 class ReplayMiss(GateFailed):
     """A judge call had no recorded answer in a replay-only cache."""
+
+
+class GateInconclusive(UserWarning):
+    """A lenient gate passed a metric whose interval straddles its threshold."""
 
 
 @dataclass
@@ -157,6 +162,12 @@ def assert_scores(
         raise ReplayMiss(_message(checks, mode, ci, replay=True), checks)
     if any(check.decision == "fail" for check in checks):
         raise GateFailed(_message(checks, mode, ci), checks)
+    for check in checks:
+        if check.verdict == "inconclusive":
+            warnings.warn(
+                GateInconclusive("passed as inconclusive (lenient): " + check.summary_line()),
+                stacklevel=2,
+            )
     return checks
 
 
@@ -344,4 +355,4 @@ def _message(checks: list[MetricCheck], mode: str, ci: float, *, replay: bool = 
     return "\n".join(lines)
 
 
-__all__ = ["MODES", "GateFailed", "MetricCheck", "ReplayMiss", "assert_scores"]
+__all__ = ["MODES", "GateFailed", "GateInconclusive", "MetricCheck", "ReplayMiss", "assert_scores"]
