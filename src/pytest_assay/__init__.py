@@ -32,7 +32,7 @@ FIXTURES = frozenset(
 CACHE_MODES = ("record", "replay", "off")
 _OPTIONS = pytest.StashKey["Options"]()
 _SESSION = pytest.StashKey[Any]()
-_CALL = pytest.StashKey[dict]()
+_BUDGET_FILE = pytest.StashKey["str | None"]()
 
 
 @dataclass(frozen=True)
@@ -169,9 +169,6 @@ def pytest_configure(config: pytest.Config) -> None:
         budget_file = None
     config.stash[_BUDGET_FILE] = budget_file
     config.pluginmanager.register(_Collector(config), "assay-collector")
-
-
-_BUDGET_FILE = pytest.StashKey["str | None"]()
 
 
 @pytest.hookimpl(optionalhook=True)

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from assay import ExactMatch, evaluate, llm_factory
-from assay.errors import UsageError
+from assay.errors import BudgetExhausted, UsageError
 from assay.metrics.general import AspectCritic
 from assay.models import RetryPolicy
 from assay.models.cache import CacheMiss, ResponseCache
@@ -32,7 +32,7 @@ from assay.testing import (
     parse_threshold,
     row_value,
 )
-from assay.testing.budget import SharedBudget
+from assay.testing.budget import BudgetedProvider, SharedBudget
 from assay.testing.cache import RepeatCache
 
 FAST = RetryPolicy(max_attempts=1)
@@ -287,3 +287,17 @@ def test_workers_opening_a_new_cache_and_budget_at_once_all_succeed(tmp_path):
             worker.join(timeout=60)
         assert outcomes == ["ok"] * OPENERS
         assert SharedBudget(path + ".budget", max_calls=100).used()[0] == OPENERS
+
+
+def test_a_usd_budget_stops_calls_once_spent(judge_server, tmp_path):
+    server, _ = judge_server
+    # 20 input tokens per call at $50,000 per million: one dollar a call
+    llm = llm_factory(server.model_string("priced"), cache=False, price=(50_000, 0), retry=FAST)
+    budget = SharedBudget(tmp_path / "budget.sqlite", max_usd=3.0)
+    llm.provider = BudgetedProvider(llm.provider, budget, llm.price)
+    for i in range(3):
+        llm.generate(f"question {i}")
+    assert budget.used() == (3, pytest.approx(3.0)) and server.count == 3
+    with pytest.raises(BudgetExhausted, match=r"assay budget \$3 used up \(\$3.0000 spent"):
+        llm.generate("one more")
+    assert server.count == 3 and budget.used()[0] == 3  # refused calls are not counted
