@@ -374,3 +374,77 @@ def test_admins_create_and_revoke_keys_and_manage_members(live):
         ).status_code
         == 403
     )
+
+
+def test_datasets_import_export_and_diff(live):
+    import csv
+    import html
+    import io
+    import json
+
+    user = make_user(live)
+    client = sign_in(user)
+    token = csrf_in(client.get(f"{user.base}/datasets-import").text)
+    csv_text = (
+        "question,answer,contexts\n"
+        'What is 1+1?,2,"[""one"", ""two""]"\n'
+        "Capital of Peru?,Lima,Lima is the capital.\n"
+    )
+    made = client.post(
+        f"{user.base}/datasets-import",
+        data={"csrf_token": token, "name": "maths"},
+        files={"file": ("maths.csv", csv_text.encode(), "text/csv")},
+    )
+    assert made.status_code == 303, made.text
+    dataset_id = int(made.headers["location"].rsplit("/", 1)[1])
+    examples = user.api().get(f"/datasets/{dataset_id}/examples").json()["items"]
+    assert [
+        (e["question"], e["ground_truth_answer"], e["ground_truth_context"]) for e in examples
+    ] == [
+        ("What is 1+1?", "2", ["one", "two"]),
+        ("Capital of Peru?", "Lima", "Lima is the capital."),
+    ]
+    jsonl = "\n".join(
+        json.dumps(e)
+        for e in (
+            {"question": "What is 1+1?", "ground_truth_answer": "2", "contexts": ["one", "two"]},
+            {"question": "What is 2+2?", "answer": "4"},
+        )
+    )
+    again = client.post(
+        f"{user.base}/datasets-import",
+        data={"csrf_token": token, "name": "maths"},
+        files={"file": ("maths.jsonl", jsonl.encode(), "application/x-ndjson")},
+    )
+    assert again.status_code == 303
+    assert user.api().get(f"/datasets/{dataset_id}").json()["latest_version"] == 2
+
+    exported = client.get(f"{user.base}/datasets/{dataset_id}/export.csv?version=1")
+    assert exported.status_code == 200 and "attachment" in exported.headers["content-disposition"]
+    rows = list(csv.DictReader(io.StringIO(exported.text)))
+    assert rows[0] == {
+        "question": "What is 1+1?",
+        "ground_truth_answer": "2",
+        "ground_truth_context": '["one", "two"]',
+    }
+    lines = client.get(f"{user.base}/datasets/{dataset_id}/export.jsonl").text.splitlines()
+    assert [json.loads(line)["question"] for line in lines] == ["What is 1+1?", "What is 2+2?"]
+
+    diff = client.get(f"{user.base}/datasets/{dataset_id}/diff?a=1&b=2").text
+    assert re.findall(r'data-change="(\w+)"', diff) == ["changed"]
+    assert "Capital of Peru?" in diff and "What is 2+2?" in diff and "1 example unchanged" in diff
+
+    for name, body, problem in (
+        ("bad.csv", "question,answer\n,empty question\n", "row 2, question"),
+        ("bad.csv", "answer\nx\n", "needs a `question` column"),
+        ("bad.jsonl", '{"question": "ok"}\nnot json\n', "line 2: not JSON"),
+        ("bad.jsonl", '{"question": "q", "colour": "red"}\n', "unknown column 'colour'"),
+    ):
+        refused = client.post(
+            f"{user.base}/datasets-import",
+            data={"csrf_token": token, "name": "broken"},
+            files={"file": (name, body.encode(), "text/plain")},
+        )
+        shown = html.unescape(refused.text)
+        assert refused.status_code == 422 and problem in shown, (name, shown)
+    assert user.api().get("/datasets", params={"name": "broken"}).json()["items"] == []

@@ -333,6 +333,7 @@ def home(request: Request) -> Response:
 def install(app: FastAPI) -> None:
     """Add the UI's routes, static files, error pages and guard to the assay app."""
     from assay.platform.server import (
+        ui_dataset_files,
         ui_datasets,
         ui_experiments,
         ui_review,
@@ -347,6 +348,7 @@ def install(app: FastAPI) -> None:
         ui_traces.router,
         ui_experiments.router,
         ui_datasets.router,
+        ui_dataset_files.router,
         ui_settings.router,
     ):
         app.router.routes.extend(module_router.routes)
