@@ -89,6 +89,18 @@ def evaluate_command(
     progress: Annotated[
         bool, typer.Option("--progress/--no-progress", help="Show a progress bar")
     ] = True,
+    ray: Annotated[
+        Opt[str],
+        typer.Option(
+            "--ray",
+            metavar="ADDRESS",
+            help="Run on Ray: local, auto or a cluster address (assay[ray]); --output is then a directory",
+        ),
+    ] = None,
+    workers: Annotated[int, typer.Option("--workers", help="Ray workers (with --ray)")] = 2,
+    resume: Annotated[
+        bool, typer.Option("--resume", help="With --ray: finish the run saved in --output")
+    ] = False,
 ) -> None:
     """Score every row of DATA with the chosen metrics and print a summary.
 
@@ -110,7 +122,8 @@ def evaluate_command(
     _check_number("--fail-under", fail_under)
     if concurrency is not None and concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1, got {concurrency}")
-    if output is not None:
+    executor = _ray_executor(ray, workers, output, resume, run_dir, concurrency)
+    if output is not None and executor is None:
         _check_output(output, data, run_dir)
     if run_dir is not None and run_dir.exists() and not run_dir.is_dir():
         raise UsageError(
@@ -134,22 +147,27 @@ def evaluate_command(
                 llm=judge,
                 embeddings=embedder,
                 run_dir=run_dir,
-                max_concurrency=concurrency,
+                max_concurrency=concurrency if executor is None else None,
                 timeout=timeout,
                 strict=strict,
                 show_progress=progress,
                 budget=budget,
+                executor=executor,
             )
     except KeyboardInterrupt:
         where = (
             f"; finished cells are saved in {run_dir}: run the same command to resume"
             if run_dir
+            else f"; finished rows are saved in {output}: run the same command with --resume"
+            if executor is not None
             else ""
         )
         stderr.print(f"interrupted{where}")
         raise typer.Exit(130) from None
     print_summary(result, stdout)
-    if output is not None:
+    if executor is not None:
+        _print_ray_run(executor, output, stdout)
+    elif output is not None:
         _write_output(result, output, run_dir)
         stdout.print(f"per-row results written to {output}", highlight=False)
     failures = _failures(result, fail_under)
@@ -157,6 +175,53 @@ def evaluate_command(
         stderr.print(line, highlight=False, soft_wrap=True, markup=False)
     if failures:
         raise typer.Exit(1)
+
+
+def _ray_executor(
+    address: str | None,
+    workers: int,
+    output: Path | None,
+    resume: bool,
+    run_dir: Path | None,
+    concurrency: int | None,
+) -> Any:
+    """--ray: a RayExecutor writing to the --output directory; --resume only goes with it."""
+    if address is None:
+        if resume:
+            raise UsageError("--resume goes with --ray (a local run resumes with --run-dir)")
+        return None
+    if output is None:
+        raise UsageError("--ray needs --output DIR: the directory the workers write rows to")
+    if output.exists() and not output.is_dir():
+        raise UsageError(f"--output {output} is a file; with --ray it is a directory")
+    if run_dir is not None:
+        raise UsageError(
+            "--run-dir does not go with --ray: the --output directory is the checkpoint"
+        )
+    if workers < 1:
+        raise UsageError(f"--workers must be at least 1, got {workers}")
+    from assay.engine.ray_executor import RayExecutor
+
+    return RayExecutor(
+        address=address,
+        num_workers=workers,
+        max_in_flight=concurrency or 16,
+        output=output,
+        resume=resume,
+    )
+
+
+def _print_ray_run(executor: Any, output: Path | None, console: Any) -> None:
+    stats = executor.last_run
+    if stats is None:
+        return
+    console.print(
+        f"ray: {stats.rows_scored} rows scored, {stats.rows_kept} already in {output}; "
+        f"{stats.workers_lost} worker loss(es), {stats.rows_reassigned} rows re-assigned, "
+        f"{stats.repeated_requests} repeated model requests; rows and summary.json in {output}",
+        highlight=False,
+        soft_wrap=True,
+    )
 
 
 def _check_number(

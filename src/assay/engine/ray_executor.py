@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import json
 import math
 import tempfile
 import threading
@@ -62,6 +63,7 @@ class RunStats:
     seconds: float = 0.0
     first_call: float | None = None  # seconds from the start to the first cell started
     nodes: list[str] = field(default_factory=list)
+    limiters: dict[str, dict[str, Any]] = field(default_factory=dict)  # endpoint -> final state
 
 
 @dataclass
@@ -214,10 +216,26 @@ class RayExecutor:
                 stats,
                 lost,
             )
+            stats.limiters = self._limiter_states(ray, actors[: len(endpoints)], endpoints)
         finally:
             self._stop(ray, actors, len(endpoints))
             if owned:
                 ray.shutdown()
+
+    def _limiter_states(
+        self, ray: Any, limiters: list[Any], endpoints: dict[str, Any]
+    ) -> dict[str, dict[str, Any]]:
+        """Each endpoint's limiter at the end of the run, by model and base URL."""
+        states: dict[str, dict[str, Any]] = {}
+        with contextlib.suppress(Exception):
+            found = ray.get([limiter.state.remote() for limiter in limiters], timeout=5)
+            for key, state in zip(endpoints, found, strict=True):
+                address = json.loads(key).get("address", {})
+                name = f"{address.get('provider', '?')}/{address.get('model', '?')}"
+                if address.get("base_url"):
+                    name += f"@{address['base_url']}"
+                states[name] = state
+        return states
 
     def _stop(self, ray: Any, actors: list[Any], n_limiters: int) -> None:
         closing = [actor.close.remote() for actor in actors[n_limiters:]]

@@ -1,0 +1,97 @@
+"""A Ray run gives the same outcomes as a local run, and its output directory says so on its own."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from assay import evaluate
+from assay.engine.ray_executor import RayExecutor
+from assay.engine.ray_output import OutputDirectory, row_ids
+from assay.metrics.general.aspect_critic import AspectCritic
+from assay.schema.dataset import EvaluationDataset
+from tests.engine.ray.conftest import worker_pids
+from tests.engine.scripted_metrics import ScriptedMetric
+
+pytestmark = pytest.mark.ray
+
+# Responses that give every kind of outcome: numbers (ok), "na" (skipped), "raise" (a metric
+# error), "refuse" (the judge answers 400: a typed judge error), and 7s for the judge's "yes".
+RESPONSES = ["1", "0.5", "7", "na", "raise", "17", "refuse", "0", "0.25", "70"]
+ROWS = [
+    {"user_input": f"question {n}", "response": RESPONSES[n % len(RESPONSES)], "id": f"r{n}"}
+    for n in range(40)
+]
+
+
+def test_ray_run_gives_the_local_outcomes(ray_cluster, judged, server, tmp_path):
+    judge = judged(latency=0.01)
+    metrics = [
+        AspectCritic(name="has_seven", definition="the response has a seven"),
+        ScriptedMetric(),
+    ]
+
+    local = evaluate(ROWS, metrics, llm=judge, show_progress=False)
+    local_calls = len(server.chat_requests)
+    executor = RayExecutor(num_workers=2, max_in_flight=4, block_rows=4, output=tmp_path / "out")
+    remote = evaluate(ROWS, metrics, llm=judge, executor=executor, show_progress=False)
+
+    assert remote.outcomes == local.outcomes
+    statuses = {cell.status for row in remote.outcomes for cell in row.values()}
+    assert statuses == {"ok", "skipped", "error"}
+    refused = remote.outcome(6, "has_seven")
+    assert refused.status == "error" and "400" in refused.message
+    assert remote.outcome(4, "test_scripted").error_type == "ValueError"
+    assert remote.means() == local.means()
+    assert len(server.chat_requests) - local_calls == local_calls  # one call per judged cell each
+    assert [u.requests for row in remote.usages for u in [row["has_seven"]]] == [
+        u.requests for row in local.usages for u in [row["has_seven"]]
+    ]
+    assert executor.last_run.rows_scored == 40 and executor.last_run.workers_lost == 0
+    assert len(worker_pids(tmp_path / "out")) == 2  # both workers wrote rows
+
+
+def test_output_directory_holds_every_row_once_and_the_aggregates(ray_cluster, judged, tmp_path):
+    judge = judged()
+    out = tmp_path / "out"
+    metric = AspectCritic(name="has_seven", definition="the response has a seven")
+    result = evaluate(
+        ROWS,
+        [metric],
+        llm=judge,
+        executor=RayExecutor(num_workers=2, block_rows=8, output=out),
+        show_progress=False,
+    )
+    records = [
+        json.loads(line)
+        for part in sorted((out / "rows").glob("part-*.jsonl"))
+        for line in part.read_text().splitlines()
+    ]
+    ids = row_ids(EvaluationDataset.from_list(ROWS))
+    assert sorted(record["row_id"] for record in records) == sorted(ids)
+    assert ids[0] == 'id:"r0"'  # the rows' own ids, since they are unique
+    by_row = {record["row_id"]: record["cells"][0] for record in records}
+    for index, row_id in enumerate(ids):
+        assert by_row[row_id]["row"] == index
+        assert by_row[row_id]["outcome"]["status"] == result.outcome(index, "has_seven").status
+
+    summary = json.loads((out / "summary.json").read_text())
+    (item,) = summary["metrics"]
+    ok = sum(1 for row in result.outcomes if row["has_seven"].status == "ok")
+    assert item["n_ok"] == ok and item["n_rows"] == 40 and item["n_error"] == 40 - ok
+    assert item["mean"] == pytest.approx(result.means()["has_seven"])
+    assert summary["run"]["rows_scored"] == 40
+    assert json.loads((out / "run.json").read_text())["n_rows"] == 40
+
+    collected = OutputDirectory(out).collect(
+        {row_id: index for index, row_id in enumerate(ids)}, {"has_seven"}
+    )
+    assert len(collected.cells) == 40 and collected.duplicate_cells == 0
+
+
+def test_content_hash_ids_tell_repeated_rows_apart():
+    data = EvaluationDataset.from_list([{"response": "a"}, {"response": "b"}, {"response": "a"}])
+    first, second, third = row_ids(data)
+    assert first != second and third == f"{first}#2"
+    assert row_ids(data) == [first, second, third]  # stable
