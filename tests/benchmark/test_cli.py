@@ -255,3 +255,57 @@ def test_a_threshold_tuned_on_begin_dev_is_applied_to_test(metaeval_dir, tmp_pat
             env=env,
         )
     assert refused.returncode == 2 and "only be tuned on dev data" in refused.stderr
+
+
+def test_an_aligned_state_is_scored_with_and_recorded(metaeval_dir, tmp_path):
+    from assay import Faithfulness
+    from assay.metrics.aligned.state import AlignedState, prompt_fingerprints
+
+    metric = Faithfulness(statements="claims")
+    state = AlignedState(
+        metric_class="Faithfulness",
+        metric_name="faithfulness",
+        prompts=prompt_fingerprints(metric),
+        k=0,
+        threshold=0.7,
+    )
+    aligned = metric.set_alignment(state).save_alignment(tmp_path / "aligned.json")
+    results = tmp_path / "results"
+    with LoopbackJudge() as judge:
+        env = {"ASSAY_LLM": judge.model_string, "ASSAY_CACHE_DIR": str(tmp_path / "cache")}
+        args = ("benchmark", "wikieval", "--limit", "2", "--data-dir", str(metaeval_dir))
+        done = assay(
+            *args,
+            "--metric",
+            "faithfulness(statements=claims)",
+            "--aligned",
+            str(aligned),
+            "--output-dir",
+            str(results),
+            "--no-progress",
+            cwd=tmp_path,
+            env=env,
+        )
+        mismatched = assay(
+            *args, "--metric", "faithfulness", "--aligned", str(aligned), cwd=tmp_path, env=env
+        )
+        with_ragas = assay(
+            *args,
+            "--metric",
+            "faithfulness",
+            "--aligned",
+            str(aligned),
+            "--engine",
+            "ragas",
+            cwd=tmp_path,
+            env=env,
+        )
+    assert done.returncode == 0, done.stderr
+    [record_file] = results.glob("*.json")
+    record = json.loads(record_file.read_text())
+    assert record["aligned_from"] == str(aligned)
+    fingerprint = record["metric"]["alignment"]
+    assert fingerprint["threshold"] == 0.7 and fingerprint["k"] == 0
+    assert record_file.name.endswith(f"__limit2__aligned{fingerprint['hash']}.json")
+    assert mismatched.returncode == 2 and "prompt" in mismatched.stderr.lower()
+    assert with_ragas.returncode == 2 and "--aligned applies to assay" in with_ragas.stderr

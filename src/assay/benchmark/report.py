@@ -1,7 +1,7 @@
 """Write a run's record as JSON and markdown, and merge every record into one table.
 
-Each run gives `<suite>__<aspect>__<metric>__<split>__<judge>__p<params hash>[__limitN].json` and
-`.md` in the output directory (a rerun of the same configuration replaces its files); `merge_results`
+Each run gives `<suite>__<aspect>__<metric>__<split>__<judge>__p<params hash>[__limitN]`
+`[__aligned<hash>].json` and `.md` in the output directory (a rerun of the same configuration replaces its files); `merge_results`
 writes `README.md` there with one row per run.
 """
 
@@ -57,6 +57,8 @@ def result_stem(record: dict[str, Any]) -> str:
     parts = [record["suite"], record["aspect"], name, record["split"], judge_name(record), tag]
     stem = "__".join(_slug(part) for part in parts)
     stem += f"__limit{record['limit']}" if record.get("limit") else ""
+    alignment = record["metric"].get("alignment")
+    stem += f"__aligned{alignment['hash']}" if alignment else ""  # never over the unaligned run
     threshold = record.get("threshold")
     return stem + (f"__t{threshold:.4g}" if threshold is not None and threshold != 0.5 else "")
 

@@ -99,6 +99,13 @@ def benchmark_command(
             help="Python of a virtualenv with Ragas (default: $ASSAY_RAGAS_PYTHON)",
         ),
     ] = None,
+    aligned: Annotated[
+        Opt[Path],
+        typer.Option(
+            "--aligned",
+            help="Score with the aligned state `assay align` wrote (examples, threshold)",
+        ),
+    ] = None,
 ) -> None:
     """Measure a metric's agreement with human labels on SUITE, or merge results with `report`."""
     from assay.benchmark.report import engine_label, figure_text, merge_results, write_record
@@ -125,6 +132,8 @@ def benchmark_command(
         threshold_source = str(threshold_from)
     if engine not in ("assay", "ragas"):
         raise UsageError(f"--engine must be assay or ragas, got {engine!r}")
+    if aligned is not None and engine == "ragas":
+        raise UsageError("--aligned applies to assay's metrics, not to --engine ragas")
     common = dict(
         data_dir=data_dir,
         aspect=aspect,
@@ -170,7 +179,21 @@ def benchmark_command(
             if embeddings and chosen.needs_embeddings
             else None
         )
+        if aligned is not None:
+            load_alignment = getattr(chosen, "load_alignment", None)
+            if load_alignment is None:
+                raise UsageError(f"--aligned: {chosen.name} asks no judge, so it cannot be aligned")
+            # Examples chosen by similarity need embeddings even for a metric that has none.
+            pick_with = embedder or (
+                embedding_factory(embeddings, base_url=base_url, cache=not no_cache)
+                if embeddings
+                else None
+            )
+            load_alignment(aligned, embedding_model=pick_with)
         record = run_benchmark(suite, chosen, llm=judge, embeddings=embedder, **common)
+        if aligned is not None:
+            record["aligned_from"] = str(aligned)
+            record["metric"]["alignment"] = chosen.alignment.fingerprint()
     if threshold_source is not None:
         record["threshold_source"] = threshold_source
     json_path, md_path = write_record(record, output_dir)
