@@ -448,3 +448,72 @@ def test_datasets_import_export_and_diff(live):
         shown = html.unescape(refused.text)
         assert refused.status_code == 422 and problem in shown, (name, shown)
     assert user.api().get("/datasets", params={"name": "broken"}).json()["items"] == []
+
+
+def test_task_and_criteria_forms_validate_as_the_api_does(live):
+    import html
+
+    user = make_user(live)
+    client = sign_in(user)
+    token = csrf_in(client.get(f"{user.base}/criteria/new").text)
+    base = {"csrf_token": token, "criteria_type": "llm_judge"}
+    refused = client.post(
+        f"{user.base}/criteria",
+        data={**base, "name": "Tone", "output_type": "5-point", "header": "Polite?"},
+    )
+    assert refused.status_code == 422
+    page = html.unescape(refused.text)
+    assert 'data-problem="likert_score_1"' in page and "needs all five labels" in page
+    assert 'value="Polite?"' in page or "Polite?" in page  # what was typed is kept
+    bad_regex = client.post(
+        f"{user.base}/criteria",
+        data={
+            **base,
+            "name": "Re",
+            "criteria_type": "function",
+            "match_type": "regex_match",
+            "match_pattern": "(a",
+        },
+    )
+    assert bad_regex.status_code == 422 and 'data-problem="match_pattern"' in bad_regex.text
+    scale = {f"likert_score_{i}": f"level {i}" for i in range(1, 6)}
+    made = client.post(
+        f"{user.base}/criteria",
+        data={**base, "name": "Tone", "output_type": "5-point", "header": "Polite?", **scale},
+    )
+    assert made.status_code == 303
+    (saved,) = user.api().get("/criteria", params={"name": "Tone"}).json()["items"]
+    assert saved["likert_score_5"] == "level 5" and saved["validation_status"] == "valid"
+    twice = client.post(
+        f"{user.base}/criteria",
+        data={**base, "name": "Tone", "output_type": "5-point", "header": "Polite?", **scale},
+    )
+    assert twice.status_code == 409 and "already exists" in html.unescape(twice.text)
+
+    long_name = client.post(f"{user.base}/tasks", data={"csrf_token": token, "name": "x" * 201})
+    assert long_name.status_code == 422 and 'data-problem="name"' in long_name.text
+    task = client.post(
+        f"{user.base}/tasks",
+        data={
+            "csrf_token": token,
+            "name": "qa",
+            "generator_model": "openai/x",
+            "system_prompt": "Be brief.",
+        },
+    )
+    assert task.status_code == 303
+    (stored,) = user.api().get("/tasks", params={"name": "qa"}).json()["items"]
+    edited = client.post(
+        f"{user.base}/tasks/{stored['id']}",
+        data={
+            "csrf_token": token,
+            "name": "qa",
+            "generator_model": "openai/y",
+            "system_prompt": "Be brief.",
+        },
+    )
+    assert edited.status_code == 303
+    assert user.api().get(f"/tasks/{stored['id']}").json()["generator_model"] == "openai/y"
+    listed = client.get(f"{user.base}/tasks")
+    assert "openai/y" in listed.text
+    assert client.get(f"{user.base}/queues").status_code == 200  # not shadowed by the forms

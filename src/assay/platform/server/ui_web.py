@@ -336,6 +336,7 @@ def install(app: FastAPI) -> None:
         ui_dataset_files,
         ui_datasets,
         ui_experiments,
+        ui_objects,
         ui_review,
         ui_settings,
         ui_traces,
@@ -350,6 +351,7 @@ def install(app: FastAPI) -> None:
         ui_datasets.router,
         ui_dataset_files.router,
         ui_settings.router,
+        ui_objects.router,
     ):
         app.router.routes.extend(module_router.routes)
 
