@@ -3,6 +3,7 @@ AspectCritic judged by the loopback judge of conftest.py)."""
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import subprocess
 import sys
@@ -180,6 +181,19 @@ def test_inconclusive_gates_judge_again_only_while_needed(judge_server, tmp_path
     assert assert_scores(again, {"helpful": ">=0.8"}, repeats=3)[0].repeats == 3
 
 
+def test_repeats_judge_the_rows_read_once(judge_server, tmp_path):
+    server, _ = judge_server
+    judge = llm_factory(server.model_string("judge"), cache=RepeatCache(tmp_path / "c.sqlite"))
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in critic_rows(["good 0", "bad 1"])))
+    runs = evaluate_repeated(str(data), [CRITIC], llm=judge)
+    data.unlink()  # the file is read once: judging again needs the rows, not the file
+    with pytest.warns(GateInconclusive):  # one row of two passes, however often judged
+        (check,) = assert_scores(runs, {"helpful": ">=0.5"}, mode="lenient", repeats=3)
+    assert check.repeats == 3 and [r["helpful"] for r in runs.results] == [[1, 0]] * 3
+    assert server.count == 6
+
+
 def test_a_result_without_its_dataset_is_decided_as_it_is():
     with pytest.warns(GateInconclusive):
         (check,) = assert_scores(exact(44, 50), {"exact_match": ">=0.8"}, mode="lenient", repeats=5)
@@ -273,7 +287,7 @@ def test_workers_opening_a_new_cache_and_budget_at_once_all_succeed(tmp_path):
     # Several xdist workers create the same new SQLite files at the same moment; setting WAL
     # mode then fails with "database is locked" without waiting, unless the open is retried.
     context = multiprocessing.get_context("fork")
-    for trial in range(30):
+    for trial in range(12):
         path = str(tmp_path / f"cache{trial}.sqlite")
         barrier, results = context.Barrier(OPENERS), context.Queue()
         workers = [

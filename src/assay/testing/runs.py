@@ -30,6 +30,10 @@ class Runs:
         results: Sequence[EvaluationResult] = (),
         **evaluate_options: Any,
     ) -> None:
+        if dataset is not None:  # read once: a file, frame or generator is then judged again as is
+            from assay.engine.plan import coerce_dataset
+
+            dataset = coerce_dataset(dataset, evaluate_options.pop("column_map", None))
         self._dataset = dataset
         self._metrics = list(metrics) if metrics is not None else None
         self._options = {"show_progress": False, **evaluate_options}
