@@ -35,7 +35,7 @@ from assay.platform.server.ui_web import (
     state_of,
 )
 
-router = APIRouter(prefix=UI + "/p/{project_id}")
+router = APIRouter(prefix="/p/{project_id}")  # under the UI app, mounted at /ui
 COLUMNS = ("question", "ground_truth_answer", "ground_truth_context")
 ALIASES = {"answer": "ground_truth_answer", "contexts": "ground_truth_context"}
 

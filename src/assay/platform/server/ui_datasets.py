@@ -28,7 +28,7 @@ from assay.platform.server.ui_web import (
     templates,
 )
 
-router = APIRouter(prefix=UI + "/p/{project_id}")
+router = APIRouter(prefix="/p/{project_id}")  # under the UI app, mounted at /ui
 PASSAGE_BREAK = "\n---\n"
 
 

@@ -13,9 +13,9 @@ from fastapi.responses import HTMLResponse, Response
 
 from assay.platform.server.errors import ApiError
 from assay.platform.server.experiments import ExperimentRepo
-from assay.platform.server.ui_web import UI, UiError, member, render, state_of, templates
+from assay.platform.server.ui_web import UiError, member, render, state_of, templates
 
-router = APIRouter(prefix=UI + "/p/{project_id}")
+router = APIRouter(prefix="/p/{project_id}")  # under the UI app, mounted at /ui
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
 MAX_COMPARED_ROWS = 5_000
 

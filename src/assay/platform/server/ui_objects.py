@@ -27,7 +27,7 @@ from assay.platform.server.ui_web import (
     state_of,
 )
 
-router = APIRouter(prefix=UI + "/p/{project_id}")
+router = APIRouter(prefix="/p/{project_id}")  # under the UI app, mounted at /ui
 KINDS: dict[str, tuple[type[NamedRepo[Any]], type[BaseModel], tuple[str, ...]]] = {
     "tasks": (TaskRepo, TaskIn, ("name", "generator_model", "system_prompt")),
     "criteria": (

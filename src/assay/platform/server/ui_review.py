@@ -37,7 +37,7 @@ from assay.platform.server.ui_web import (
     state_of,
 )
 
-router = APIRouter(prefix=UI + "/p/{project_id}")
+router = APIRouter(prefix="/p/{project_id}")  # under the UI app, mounted at /ui
 LOCK_MINUTES = 5
 TEXT_LABEL_MAX = 1_000  # as a string label of the API
 COMMENT_MAX = 20_000

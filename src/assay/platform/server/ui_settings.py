@@ -24,7 +24,7 @@ from assay.platform.server.ui_web import (
     state_of,
 )
 
-router = APIRouter(prefix=UI + "/p/{project_id}")
+router = APIRouter(prefix="/p/{project_id}")  # under the UI app, mounted at /ui
 
 
 def admin(request: Request, project_id: int) -> Access:

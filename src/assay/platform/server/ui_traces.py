@@ -18,9 +18,9 @@ from assay.platform.server.trace_fields import compile_condition
 from assay.platform.server.trace_schemas import CONDITION_MAX
 from assay.platform.server.traces_repo import TraceRepo
 from assay.platform.server.ui_review import _trace_id
-from assay.platform.server.ui_web import UI, member, render, state_of, templates
+from assay.platform.server.ui_web import member, render, state_of, templates
 
-router = APIRouter(prefix=UI + "/p/{project_id}")
+router = APIRouter(prefix="/p/{project_id}")  # under the UI app, mounted at /ui
 PAGE = 50
 
 

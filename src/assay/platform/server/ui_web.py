@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import logging
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,7 @@ from assay.platform.server import ui_auth
 from assay.platform.server.errors import ApiError
 from assay.platform.server.repos import iso
 
+log = logging.getLogger("assay.platform.server.ui")
 UI = "/ui"
 UI_DIR = Path(__file__).resolve().parent.parent / "ui"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -259,12 +261,7 @@ def _safe_next(target: str | None) -> str:
     return UI + "/"
 
 
-@router.get("/")
-def root() -> RedirectResponse:
-    return see_other(UI + "/")
-
-
-@router.get(UI + "/login")
+@router.get("/login")
 def login_page(request: Request, next: str = "") -> HTMLResponse:
     token = secrets.token_urlsafe(24)
     response = render(request, "login.html", login_csrf=token, next=_safe_next(next), error="")
@@ -272,7 +269,7 @@ def login_page(request: Request, next: str = "") -> HTMLResponse:
     return response
 
 
-@router.post(UI + "/login")
+@router.post("/login")
 async def login(request: Request) -> Response:
     """Double-submit check (cookie = form field) before a password is looked at."""
     expected = request.cookies.get(ui_auth.LOGIN_CSRF_COOKIE, "")
@@ -303,7 +300,7 @@ async def login(request: Request) -> Response:
     return response
 
 
-@router.post(UI + "/logout")
+@router.post("/logout")
 async def logout(request: Request) -> Response:
     viewer = await run_in_threadpool(signed_in, request)
     await require_csrf(request, viewer.csrf)
@@ -320,7 +317,7 @@ async def logout(request: Request) -> Response:
     return response
 
 
-@router.get(UI + "/")
+@router.get("/")
 def home(request: Request) -> Response:
     viewer = signed_in(request)
     if len(viewer.projects) == 1:
@@ -331,7 +328,9 @@ def home(request: Request) -> Response:
 
 # -- installing ---------------------------------------------------------------------------------
 def install(app: FastAPI) -> None:
-    """Add the UI's routes, static files, error pages and guard to the assay app."""
+    """Mount the UI on the assay app: a FastAPI app of its own at /ui (its routes, static files
+    and HTML error pages; the API's JSON errors and route list stay the API's), `/` sending
+    browsers there, and the guard in front of both."""
     from assay.platform.server import (
         ui_dataset_files,
         ui_datasets,
@@ -342,7 +341,9 @@ def install(app: FastAPI) -> None:
         ui_traces,
     )
 
-    app.mount(UI + "/static", StaticFiles(directory=UI_DIR / "static"), name="ui-static")
+    ui = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    ui.state.assay = app.state.assay
+    ui.mount("/static", StaticFiles(directory=UI_DIR / "static"), name="static")
     for module_router in (
         router,
         ui_review.router,
@@ -353,7 +354,7 @@ def install(app: FastAPI) -> None:
         ui_settings.router,
         ui_objects.router,
     ):
-        app.router.routes.extend(module_router.routes)
+        ui.include_router(module_router)
 
     def error_page(request: Request, status: int, message: str, title: str = "") -> HTMLResponse:
         return render(
@@ -362,7 +363,6 @@ def install(app: FastAPI) -> None:
             status=status,
             title=title or {404: "Not found", 409: "Conflict"}.get(status, "Error"),
             message=message,
-            status_code=status,
         )
 
     async def ui_error(request: Request, exc: UiError) -> HTMLResponse:
@@ -373,25 +373,34 @@ def install(app: FastAPI) -> None:
             return see_other(f"{UI}/login?next={quote(exc.next_path, safe='')}")
         return error_page(request, 401, "your session ended: sign in again", "Signed out")
 
-    app.add_exception_handler(UiError, ui_error)
-    app.add_exception_handler(LoginRequired, login_required)
-    for kind in (ApiError, StarletteHTTPException, RequestValidationError):
-        previous = app.exception_handlers[kind]
+    async def api_error(request: Request, exc: ApiError) -> HTMLResponse:
+        return error_page(request, exc.status, exc.message)
 
-        def wrap(previous: Any = previous) -> Any:
-            async def handler(request: Request, exc: Exception) -> Response:
-                if not is_ui_path(request.url.path):
-                    return await previous(request, exc)
-                if isinstance(exc, ApiError):
-                    return error_page(request, exc.status, exc.message)
-                if isinstance(exc, StarletteHTTPException):
-                    detail = exc.detail if exc.status_code != 404 else "no such page"
-                    return error_page(request, exc.status_code, str(detail))
-                return error_page(request, 422, "the request is malformed (a field is invalid)")
+    async def http_error(request: Request, exc: StarletteHTTPException) -> HTMLResponse:
+        detail = exc.detail if exc.status_code != 404 else "no such page"
+        return error_page(request, exc.status_code, str(detail))
 
-            return handler
+    async def malformed(request: Request, exc: RequestValidationError) -> HTMLResponse:
+        problem = (exc.errors() or [{}])[0]
+        where = ".".join(str(p) for p in problem.get("loc", ())[1:]) or "request"
+        return error_page(request, 422, f"{where}: {problem.get('msg', 'invalid')}")
 
-        app.add_exception_handler(kind, wrap())
+    async def crash(request: Request, exc: Exception) -> HTMLResponse:
+        log.exception("unhandled error in the web UI")
+        return error_page(request, 500, f"internal server error ({type(exc).__name__})")
+
+    ui.add_exception_handler(UiError, ui_error)
+    ui.add_exception_handler(LoginRequired, login_required)
+    ui.add_exception_handler(ApiError, api_error)
+    ui.add_exception_handler(StarletteHTTPException, http_error)
+    ui.add_exception_handler(RequestValidationError, malformed)
+    ui.add_exception_handler(Exception, crash)
+
+    @app.get("/", include_in_schema=False)
+    def root() -> RedirectResponse:
+        return see_other(UI + "/")
+
+    app.mount(UI, ui, name="ui")
     app.add_middleware(UiGuard)
 
 
