@@ -23,10 +23,6 @@ instead of its in-process pool. Here:
 
 from __future__ import annotations
 
-import collections
-import contextlib
-import json
-import math
 import tempfile
 import threading
 import time
@@ -39,31 +35,13 @@ import anyio
 from assay.engine.checkpoint import fingerprint
 from assay.engine.progress import CellProgress
 from assay.engine.ray_cluster import check_capacity, check_workers_import, connect
+from assay.engine.ray_driver import Driver, RunStats
 from assay.engine.ray_output import OutputDirectory, row_ids
-from assay.engine.ray_worker import BlockReport, RowJob
-from assay.errors import RunFailed, UsageError
+from assay.engine.ray_worker import RowJob
+from assay.errors import UsageError
 from assay.schema.outcome import Error, Outcome
 from assay.schema.result import EvaluationResult
 from assay.schema.usage import Usage
-
-
-@dataclass
-class RunStats:
-    """What happened in the last run of a `RayExecutor` (also in `summary.json`)."""
-
-    rows: int = 0
-    rows_kept: int = 0  # already in the output when the run began (resume)
-    rows_scored: int = 0
-    blocks: int = 0
-    workers_lost: int = 0  # blocks whose worker died under them
-    rows_reassigned: int = 0
-    duplicate_cells: int = 0  # cells written twice (read once)
-    repeated_requests: int = 0  # model requests spent on those repeats
-    unreadable_lines: int = 0
-    seconds: float = 0.0
-    first_call: float | None = None  # seconds from the start to the first cell started
-    nodes: list[str] = field(default_factory=list)
-    limiters: dict[str, dict[str, Any]] = field(default_factory=dict)  # endpoint -> final state
 
 
 @dataclass
@@ -96,7 +74,6 @@ class RayExecutor:
     runtime_env: dict[str, Any] | None = None
     max_block_failures: int = 3
     last_run: RunStats | None = field(default=None, init=False, repr=False)
-    _shipped: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.address, str) or not self.address.strip():
@@ -149,12 +126,7 @@ class RayExecutor:
         stats = RunStats(rows=len(data), rows_kept=len(data) - len(jobs))
         lost: dict[int, Error] = {}
         if jobs:
-            pending_cells = sum(len(job[3]) for job in jobs)
-            done = len(data) * len(names) - pending_cells
-            with CellProgress(
-                len(data) * len(names), done=done, enabled=plan.show_progress, title="Ray"
-            ) as progress:
-                self._distribute(plan, jobs, output, position, names, progress, cancel, stats, lost)
+            lost = self._distribute(plan, jobs, output, position, names, cancel, stats)
         final = output.collect(position, set(names))
         stats.duplicate_cells = final.duplicate_cells
         stats.repeated_requests = final.repeated_requests
@@ -163,10 +135,7 @@ class RayExecutor:
         self.last_run = stats
         result = self._result(plan, ids, final.cells, lost, cancel, stats, output)
         output.write_summary(
-            {
-                "metrics": [vars(item) for item in result.summaries()],
-                "run": vars(stats),
-            }
+            {"metrics": [vars(item) for item in result.summaries()], "run": vars(stats)}
         )
         return result
 
@@ -177,235 +146,33 @@ class RayExecutor:
         output: OutputDirectory,
         position: dict[str, int],
         names: list[str],
-        progress: CellProgress,
         cancel: threading.Event,
         stats: RunStats,
-        lost: dict[int, Error],
-    ) -> None:
+    ) -> dict[int, Error]:
+        """Score `jobs` on the cluster; the rows given up on, as outcomes."""
         from assay.engine.ray_shipping import ship
 
-        payload, endpoints = ship(plan.metrics)
+        payload, endpoints = ship(plan.metrics)  # before connecting: a metric that cannot travel
         ray, owned = connect(
             self.address,
             cpus_needed=self.num_workers * self.worker_cpus,
             runtime_env=self.runtime_env,
         )
-        actors: list[Any] = []
+        driver = Driver(self, ray, output, position, names, cancel, stats)
         try:
             check_capacity(ray, workers=self.num_workers, worker_cpus=self.worker_cpus)
             check_workers_import(ray, timeout=self.start_timeout)
-            actors = self._start(ray, payload, endpoints, output, plan.timeout, stats)
-            workers = actors[len(endpoints) :]
-            blocks = collections.deque(
-                jobs[start : start + self.block_rows]
-                for start in range(0, len(jobs), self.block_rows)
-            )
-            stats.blocks = len(blocks)
-            cells_per_block = self.block_rows * len(names)
-            per_worker = max(2, math.ceil(2 * self.max_in_flight / cells_per_block))
-            self._loop(
-                ray,
-                workers,
-                blocks,
-                per_worker,
-                output,
-                position,
-                names,
-                progress,
-                cancel,
-                stats,
-                lost,
-            )
-            stats.limiters = self._limiter_states(ray, actors[: len(endpoints)], endpoints)
+            workers = driver.start(payload, endpoints, plan.timeout)
+            total = len(plan.data) * len(names)
+            done = total - sum(len(job[3]) for job in jobs)
+            with CellProgress(total, done=done, enabled=plan.show_progress, title="Ray") as bar:
+                driver.run(workers, jobs, bar)
+            driver.limiter_states()
         finally:
-            self._stop(ray, actors, len(endpoints))
+            driver.stop()
             if owned:
                 ray.shutdown()
-
-    def _limiter_states(
-        self, ray: Any, limiters: list[Any], endpoints: dict[str, Any]
-    ) -> dict[str, dict[str, Any]]:
-        """Each endpoint's limiter at the end of the run, by model and base URL."""
-        states: dict[str, dict[str, Any]] = {}
-        with contextlib.suppress(Exception):
-            found = ray.get([limiter.state.remote() for limiter in limiters], timeout=5)
-            for key, state in zip(endpoints, found, strict=True):
-                address = json.loads(key).get("address", {})
-                name = f"{address.get('provider', '?')}/{address.get('model', '?')}"
-                if address.get("base_url"):
-                    name += f"@{address['base_url']}"
-                states[name] = state
-        return states
-
-    def _stop(self, ray: Any, actors: list[Any], n_limiters: int) -> None:
-        closing = [actor.close.remote() for actor in actors[n_limiters:]]
-        with contextlib.suppress(Exception):  # best effort: a dead worker has nothing to close
-            ray.wait(closing, num_returns=len(closing), timeout=5)
-        for actor in actors:
-            ray.kill(actor, no_restart=True)
-        self._shipped = None
-
-    def _start(
-        self,
-        ray: Any,
-        payload: bytes,
-        endpoints: dict[str, Any],
-        output: OutputDirectory,
-        timeout: float | None,
-        stats: RunStats,
-    ) -> list[Any]:
-        from assay.engine.ray_limits import EndpointLimiter
-        from assay.engine.ray_worker import ScoringWorker
-
-        limiter_class = ray.remote(EndpointLimiter).options(
-            num_cpus=0, max_restarts=-1, max_task_retries=-1, max_concurrency=10_000
-        )
-        limiters = {key: limiter_class.remote(limits) for key, limits in endpoints.items()}
-        worker_class = ray.remote(ScoringWorker).options(
-            num_cpus=self.worker_cpus,
-            max_restarts=-1,
-            max_task_retries=0,  # a lost block is re-queued by the driver, minus the rows written
-            max_concurrency=10_000,
-        )
-        shipped = ray.put(payload)
-        self._shipped = shipped  # kept until the run ends, for workers that restart
-        workers = [
-            worker_class.remote(
-                [shipped],
-                limiters,
-                str(output.path.resolve()),
-                f"w{index}",
-                max_in_flight=self.max_in_flight,
-                timeout=timeout,
-                lease_size=self.lease_size,
-            )
-            for index in range(self.num_workers)
-        ]
-        actors = [*limiters.values(), *workers]
-        try:
-            ready = ray.get(
-                [worker.ready.remote() for worker in workers], timeout=self.start_timeout
-            )
-        except ray.exceptions.GetTimeoutError:
-            for actor in actors:
-                ray.kill(actor, no_restart=True)
-            raise UsageError(
-                f"the {self.num_workers} Ray workers did not all start within "
-                f"{self.start_timeout:g} s; the cluster has "
-                f"{ray.available_resources().get('CPU', 0):g} CPUs free"
-            ) from None
-        except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as exc:
-            for actor in actors:
-                ray.kill(actor, no_restart=True)
-            cause = getattr(exc, "cause", None) or exc
-            raise UsageError(
-                f"the Ray workers could not load the metrics: {type(cause).__name__}: "
-                f"{str(cause).strip().splitlines()[-1] if str(cause).strip() else ''}"
-            ) from None
-        stats.nodes = sorted({item["node"] for item in ready})
-        return actors
-
-    def _loop(
-        self,
-        ray: Any,
-        workers: list[Any],
-        blocks: collections.deque[list[RowJob]],
-        per_worker: int,
-        output: OutputDirectory,
-        position: dict[str, int],
-        names: list[str],
-        progress: CellProgress,
-        cancel: threading.Event,
-        stats: RunStats,
-        lost: dict[int, Error],
-    ) -> None:
-        began = time.time()
-        in_flight: dict[Any, tuple[int, list[RowJob]]] = {}
-        load = [0] * len(workers)
-        failures: collections.Counter[int] = collections.Counter()  # row -> losses
-        strikes = [0] * len(workers)  # losses in a row, per worker
-        alive = set(range(len(workers)))
-        while blocks or in_flight:
-            if cancel.is_set():
-                for ref in in_flight:
-                    ray.cancel(ref)
-                return
-            for index in sorted(alive, key=lambda i: load[i]):
-                while blocks and load[index] < per_worker:
-                    block = blocks.popleft()
-                    in_flight[workers[index].score.remote(block)] = (index, block)
-                    load[index] += 1
-            if not in_flight:
-                raise RunFailed("every Ray worker died; the rows left are saved for a resume")
-            done, _ = ray.wait(list(in_flight), num_returns=1, timeout=0.2)
-            for ref in done:
-                index, block = in_flight.pop(ref)
-                load[index] -= 1
-                try:
-                    report: BlockReport = ray.get(ref)
-                except ray.exceptions.RayActorError as exc:
-                    self._requeue(
-                        block, exc, output, position, names, blocks, failures, lost, progress, stats
-                    )
-                    strikes[index] += 1
-                    if strikes[index] >= self.max_block_failures:
-                        alive.discard(index)  # it keeps dying: stop feeding it
-                    continue
-                except ray.exceptions.RayTaskError as exc:
-                    raise RunFailed(f"a Ray worker failed outside any metric: {exc}") from None
-                strikes[index] = 0
-                stats.rows_scored += report.rows
-                if report.first_call is not None:
-                    first = report.first_call - began
-                    stats.first_call = (
-                        first if stats.first_call is None else min(stats.first_call, first)
-                    )
-                for k in range(report.cells):
-                    progress.advance(failed=k < report.errors)
-
-    def _requeue(
-        self,
-        block: list[RowJob],
-        cause: Exception,
-        output: OutputDirectory,
-        position: dict[str, int],
-        names: list[str],
-        blocks: collections.deque[list[RowJob]],
-        failures: collections.Counter[int],
-        lost: dict[int, Error],
-        progress: CellProgress,
-        stats: RunStats,
-    ) -> None:
-        """A worker died with this block: what it wrote stays, the rest goes back to the queue."""
-        stats.workers_lost += 1
-        subset = {job[0]: position[job[0]] for job in block}
-        written = output.collect(subset, set(names))
-        remaining = [
-            (row_id, index, sample, missing)
-            for row_id, index, sample, wanted in block
-            if (missing := tuple(n for n in wanted if (row_id, n) not in written.cells))
-        ]
-        for _ in range(sum(len(job[3]) for job in block) - sum(len(job[3]) for job in remaining)):
-            progress.advance(failed=False)
-        if not remaining:
-            return
-        again = []
-        for job in remaining:
-            failures[job[1]] += 1
-            if failures[job[1]] >= self.max_block_failures:
-                lost[job[1]] = Error(
-                    error_type="WorkerLost",
-                    attempts=failures[job[1]],
-                    message=f"the Ray worker scoring this row died {failures[job[1]]} times "
-                    f"(last: {type(cause).__name__}); resume to try again",
-                )
-            else:
-                again.append(job)
-        remaining = again
-        if not remaining:
-            return
-        stats.rows_reassigned += len(remaining)
-        blocks.appendleft(remaining)
+        return driver.lost
 
     def _result(
         self,
