@@ -339,6 +339,9 @@ def test_the_demo_project_signs_in_and_shows_its_pages(ui_live, browser, demo_us
         base_url=ui_live.base_url, viewport={"width": 1280, "height": 860}
     )
     page = context.new_page()
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(str(error)))
     page.goto("/ui/login")
     page.fill("input[name=username]", username)
     page.fill("input[name=password]", password)
@@ -363,6 +366,11 @@ def test_the_demo_project_signs_in_and_shows_its_pages(ui_live, browser, demo_us
     assert page.locator("#summary tbody tr").count() == 4  # 2 cohorts × 2 criteria
     compare = shots / "web-ui-compare.png"
     page.screenshot(path=str(compare), full_page=True)
+    page.click("text=Traces")
+    page.click("#traces tbody tr a")
+    page.wait_for_selector("#span-tree")
+    assert page.locator("#span-tree li").count() == 3  # a function span holding two
+    assert problems == []  # no CSP violation, no script error on any page
     for shot in (review, compare):
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
     context.close()

@@ -517,3 +517,20 @@ def test_task_and_criteria_forms_validate_as_the_api_does(live):
     listed = client.get(f"{user.base}/tasks")
     assert "openai/y" in listed.text
     assert client.get(f"{user.base}/queues").status_code == 200  # not shadowed by the forms
+
+
+def test_behind_a_proxy_the_public_url_is_the_origin_and_cookies_are_secure(live, monkeypatch):
+    from assay.platform.server.ui_web import origin_problem
+
+    def scope(origin):
+        headers = [(b"host", b"10.0.0.5:8321")]
+        if origin:
+            headers.append((b"origin", origin.encode()))
+        return {"type": "http", "scheme": "http", "headers": headers}
+
+    assert origin_problem(scope("http://10.0.0.5:8321")) is None
+    monkeypatch.setenv("ASSAY_PUBLIC_URL", "https://assay.example.com/")
+    assert origin_problem(scope("https://assay.example.com")) is None
+    assert "another origin" in origin_problem(scope("http://10.0.0.5:8321"))
+    page = httpx.get(live.base_url + "/ui/login", timeout=30)
+    assert "Secure" in page.headers["set-cookie"]

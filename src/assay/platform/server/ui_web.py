@@ -17,6 +17,7 @@ from __future__ import annotations
 import hmac
 import json
 import logging
+import os
 import secrets
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,8 +100,18 @@ def is_ui_path(path: str) -> bool:
     return path == "/" or path == UI or path.startswith(UI + "/")
 
 
+def public_origin() -> str | None:
+    """`ASSAY_PUBLIC_URL` (e.g. https://assay.example.com behind a TLS proxy) as an origin."""
+    url = os.environ.get("ASSAY_PUBLIC_URL", "").strip()
+    if not url:
+        return None
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
 def own_origin(headers: Headers, scheme: str) -> str:
-    return f"{scheme}://{headers.get('host', '')}".lower()
+    """The origin the UI is served from: `ASSAY_PUBLIC_URL` if set, else scheme and Host."""
+    return public_origin() or f"{scheme}://{headers.get('host', '')}".lower()
 
 
 def origin_problem(scope: Any) -> str | None:
@@ -248,7 +259,7 @@ def _set_cookie(response: Response, request: Request, name: str, value: str, **e
         value,
         httponly=True,
         samesite="lax",
-        secure=request.url.scheme == "https",
+        secure=request.url.scheme == "https" or (public_origin() or "").startswith("https:"),
         path="/",
         **extra,
     )
