@@ -155,3 +155,40 @@ def test_resume_after_a_killed_driver_calls_the_judge_only_for_missing_rows(
     assert len(asked) == N_ROWS - kept
     assert executor.last_run.rows_kept == kept and executor.last_run.rows_scored == N_ROWS - kept
     assert asked_rows(asked) == set(range(N_ROWS)) - kept_rows  # exactly what the first run lacked
+
+
+def test_cancel_stops_the_run_and_a_resume_finishes_it(ray_cluster, judged, server, tmp_path):
+    out = tmp_path / "out"
+    job = evaluate(
+        ROWS,
+        [critic()],
+        llm=judged(latency=0.08),
+        executor=RayExecutor(output=out, **SETTINGS),
+        show_progress=False,
+        return_executor=True,
+    )
+    threading.Thread(
+        target=lambda: (
+            wait_until(lambda: rows_written(out) >= 40, timeout=90, what="rows"),
+            job.cancel(),
+        ),
+        daemon=True,
+    ).start()
+    cut = job.evaluation_result()
+    statuses = [row["has_seven"].status for row in cut.outcomes]
+    cancelled = [row["has_seven"] for row in cut.outcomes if row["has_seven"].status == "error"]
+    assert statuses.count("ok") >= 40 and cancelled
+    assert {cell.error_type for cell in cancelled} == {"Cancelled"}
+    kept = saved_rows(out)
+    assert len(kept) >= statuses.count("ok")
+
+    server.reset_records()
+    done = evaluate(
+        ROWS,
+        [critic()],
+        llm=judged(),
+        executor=RayExecutor(output=out, **SETTINGS),
+        show_progress=False,
+    )
+    assert [row["has_seven"].value for row in done.outcomes] == EXPECTED
+    assert asked_rows({r.last_user_text for r in server.chat_requests}) == set(range(N_ROWS)) - kept
