@@ -46,20 +46,39 @@ class UiUser:
         return self.live.client(self.key)
 
 
+# one reviewer per server, made a member of each new project: argon2 costs ~0.3 s a hash here
+_SHARED: dict[str, tuple[str, str]] = {}
+_CLIENTS: dict[tuple[str, str], httpx.Client] = {}
+
+
 def make_user(
-    live: LiveServer, project: str | None = None, *, name: str | None = None, role: str = "member"
+    live: LiveServer,
+    project: str | None = None,
+    *,
+    name: str | None = None,
+    role: str = "member",
+    fresh: bool = False,
 ) -> UiUser:
-    """A user who is a member of `project` (a new one by default), and an API key of it."""
+    """A member of `project` (a new one by default), with an API key of it: the server's shared
+    reviewer, or (`fresh`, or a `name`) a user of its own."""
     from sqlalchemy import select
 
     from assay.platform.server import models, ui_auth
 
     project = project or live.new_project()
     key = live.key(project)
-    username = name or f"rev-{uuid.uuid4().hex[:8]}"
-    password = secrets.token_urlsafe(12)
+    shared = not fresh and name is None and role == "member"
     with live.app.state.assay.transaction() as session:
-        ui_auth.create_user(session, username, password, projects=[project], role=role)
+        if shared and live.base_url in _SHARED:
+            username, password = _SHARED[live.base_url]
+            user = session.scalar(select(models.User).where(models.User.username == username))
+            ui_auth.add_member(session, user, project, role)
+        else:
+            username = name or f"rev-{uuid.uuid4().hex[:8]}"
+            password = secrets.token_urlsafe(12)
+            ui_auth.create_user(session, username, password, projects=[project], role=role)
+            if shared:
+                _SHARED[live.base_url] = (username, password)
         project_id = session.scalar(select(models.Project.id).where(models.Project.name == project))
     return UiUser(live, project, project_id, username, password, key)
 
@@ -71,8 +90,11 @@ def csrf_in(html: str) -> str:
 
 
 def sign_in(user: UiUser) -> httpx.Client:
-    """An httpx client holding a session cookie of `user` (Origin set as a browser would)."""
+    """An httpx client holding a session cookie of `user` (Origin set as a browser would); one
+    per user and server, signed in once."""
     base = user.live.base_url
+    if (base, user.username) in _CLIENTS:
+        return _CLIENTS[(base, user.username)]
     client = httpx.Client(base_url=base, timeout=30, headers={"Origin": base})
     page = client.get("/ui/login")
     answer = client.post(
@@ -85,6 +107,7 @@ def sign_in(user: UiUser) -> httpx.Client:
         },
     )
     assert answer.status_code == 303, answer.text
+    _CLIENTS[(base, user.username)] = client
     return client
 
 
@@ -144,5 +167,5 @@ def browser_sign_in(browser: Any, user: UiUser, **context_options: Any) -> Any:
     page.fill("input[name=username]", user.username)
     page.fill("input[name=password]", user.password)
     page.click("button[type=submit]")
-    page.wait_for_url(re.compile(r".*/ui/p/\d+/queues$"))
+    page.wait_for_url(re.compile(r".*/ui/(p/\d+/queues)?$"))  # a project's queues, or the list
     return page

@@ -36,7 +36,7 @@ def _labels(user, trace_id):
 
 
 def test_sign_in_sets_a_safe_cookie_and_stores_only_hashes(live):
-    user = make_user(live)
+    user = make_user(live, fresh=True)
     client = httpx.Client(base_url=live.base_url, timeout=30, headers={"Origin": live.base_url})
     page = client.get("/ui/login")
     answer = client.post(
@@ -248,7 +248,7 @@ def test_a_queue_made_from_a_filter_holds_the_matching_traces(live):
 
 
 def test_a_project_the_user_is_not_in_is_not_found(live):
-    user, other = make_user(live), make_user(live)
+    user, other = make_user(live), make_user(live, fresh=True)
     client = sign_in(user)
     assert client.get(f"{other.base}/queues").status_code == 404
     assert client.get(f"{other.base}/traces").status_code == 404
@@ -257,7 +257,7 @@ def test_a_project_the_user_is_not_in_is_not_found(live):
 def test_an_item_is_locked_to_the_reviewer_who_opened_it(live):
     first = make_user(live)
     five_point_criterion(first)
-    second = make_user(live, first.project)
+    second = make_user(live, first.project, fresh=True)
     ids = ingest(first, {"input": "one"}, {"input": "two"})
     queue = _queue(first)
     a, b = sign_in(first), sign_in(second)
@@ -320,8 +320,8 @@ def test_editing_the_output_keeps_a_revision(live):
 
 def test_admins_create_and_revoke_keys_and_manage_members(live):
     owner = make_user(live, role="admin")
-    colleague = make_user(live, owner.project)  # a member, not an admin
-    outsider = make_user(live)
+    colleague = make_user(live, owner.project)  # the shared reviewer: a member, not an admin
+    outsider = make_user(live, fresh=True)
     client = sign_in(owner)
     page = client.get(f"{owner.base}/settings")
     assert page.status_code == 200 and page.headers["cache-control"] == "no-store"
