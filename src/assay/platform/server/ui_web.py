@@ -1,6 +1,7 @@
 """The machinery of the web UI under /ui: Jinja2 templates (autoescaped), the vendored static
-files, the security rules, sign-in and sign-out. The pages themselves are in `ui_review.py`,
-`ui_traces.py`, `ui_experiments.py` and `ui_datasets.py`; `install(app)` adds them all.
+files, the security rules, who is asking. The pages are in `ui_login.py`, `ui_review.py`,
+`ui_traces.py`, `ui_experiments.py`, `ui_datasets.py`, `ui_dataset_files.py`, `ui_objects.py` and
+`ui_settings.py`; `install(app)` mounts them all, as an app of their own, at /ui.
 
 Security rules, enforced before any page code runs (`UiGuard`, pure ASGI):
 - a request to the UI that carries an API key (`Authorization` or `X-API-Key`) is refused (401):
@@ -18,17 +19,15 @@ import hmac
 import json
 import logging
 import os
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from fastapi import APIRouter, FastAPI, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
-from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.staticfiles import StaticFiles
@@ -249,94 +248,6 @@ def see_other(url: str) -> RedirectResponse:
     return RedirectResponse(url, status_code=303)
 
 
-# -- sign in, sign out, home ----------------------------------------------------------------------
-router = APIRouter()
-
-
-def _set_cookie(response: Response, request: Request, name: str, value: str, **extra: Any) -> None:
-    response.set_cookie(
-        name,
-        value,
-        httponly=True,
-        samesite="lax",
-        secure=request.url.scheme == "https" or (public_origin() or "").startswith("https:"),
-        path="/",
-        **extra,
-    )
-
-
-def _safe_next(target: str | None) -> str:
-    """Only a path of this UI (never another site) to go to after signing in."""
-    if target and target.startswith(UI + "/") and not target.startswith("//"):
-        return target
-    return UI + "/"
-
-
-@router.get("/login")
-def login_page(request: Request, next: str = "") -> HTMLResponse:
-    token = secrets.token_urlsafe(24)
-    response = render(request, "login.html", login_csrf=token, next=_safe_next(next), error="")
-    _set_cookie(response, request, ui_auth.LOGIN_CSRF_COOKIE, token, max_age=3600)
-    return response
-
-
-@router.post("/login")
-async def login(request: Request) -> Response:
-    """Double-submit check (cookie = form field) before a password is looked at."""
-    expected = request.cookies.get(ui_auth.LOGIN_CSRF_COOKIE, "")
-    form = await require_csrf(request, expected)
-    username = str(form.get("username") or "").strip().lower()[:100]
-    password = str(form.get("password") or "")[:1_000]
-    state = state_of(request)
-
-    def attempt() -> str | None:
-        with state.transaction() as session:
-            user = ui_auth.verify_login(session, username, password)
-            return None if user is None else ui_auth.start_session(session, user)
-
-    token = await run_in_threadpool(attempt)
-    if token is None:
-        response = render(
-            request,
-            "login.html",
-            status=401,
-            login_csrf=expected,
-            next=_safe_next(str(form.get("next") or "")),
-            error="wrong username or password",
-        )
-        return response
-    response = see_other(_safe_next(str(form.get("next") or "")))
-    _set_cookie(response, request, ui_auth.SESSION_COOKIE, token, max_age=7 * 24 * 3600)
-    response.delete_cookie(ui_auth.LOGIN_CSRF_COOKIE, path="/")
-    return response
-
-
-@router.post("/logout")
-async def logout(request: Request) -> Response:
-    viewer = await run_in_threadpool(signed_in, request)
-    await require_csrf(request, viewer.csrf)
-    token = request.cookies.get(ui_auth.SESSION_COOKIE, "")
-    state = state_of(request)
-
-    def end() -> None:
-        with state.transaction() as session:
-            ui_auth.end_session(session, token)
-
-    await run_in_threadpool(end)
-    response = see_other(UI + "/login")
-    response.delete_cookie(ui_auth.SESSION_COOKIE, path="/")
-    return response
-
-
-@router.get("/")
-def home(request: Request) -> Response:
-    viewer = signed_in(request)
-    if len(viewer.projects) == 1:
-        only = next(iter(viewer.projects.values()))
-        return see_other(f"{UI}/p/{only.project_id}/queues")
-    return render(request, "home.html", project=None, memberships=list(viewer.projects.values()))
-
-
 # -- installing ---------------------------------------------------------------------------------
 def install(app: FastAPI) -> None:
     """Mount the UI on the assay app: a FastAPI app of its own at /ui (its routes, static files
@@ -346,6 +257,7 @@ def install(app: FastAPI) -> None:
         ui_dataset_files,
         ui_datasets,
         ui_experiments,
+        ui_login,
         ui_objects,
         ui_review,
         ui_settings,
@@ -356,7 +268,7 @@ def install(app: FastAPI) -> None:
     ui.state.assay = app.state.assay
     ui.mount("/static", StaticFiles(directory=UI_DIR / "static"), name="static")
     for module_router in (
-        router,
+        ui_login.router,
         ui_review.router,
         ui_traces.router,
         ui_experiments.router,
