@@ -534,3 +534,38 @@ def test_behind_a_proxy_the_public_url_is_the_origin_and_cookies_are_secure(live
     assert "another origin" in origin_problem(scope("http://10.0.0.5:8321"))
     page = httpx.get(live.base_url + "/ui/login", timeout=30)
     assert "Secure" in page.headers["set-cookie"]
+
+
+def test_a_dataset_change_to_an_old_version_is_refused(live):
+    user = make_user(live)
+    made = user.api().post("/datasets", json={"name": "d", "examples": [{"question": "q1"}]})
+    dataset_id = made.json()["id"]
+    client = sign_in(user)
+    token = csrf_in(client.get(f"{user.base}/datasets/{dataset_id}").text)
+    form = {"csrf_token": token, "base_version": "1", "position": "0", "question": "mine"}
+    changed = user.api().put(
+        f"/datasets/{dataset_id}", json={"name": "d", "examples": [{"question": "theirs"}]}
+    )
+    assert changed.json()["version"] == 2  # someone saved meanwhile
+    stale = client.post(f"{user.base}/datasets/{dataset_id}/examples/edit", data=form)
+    assert stale.status_code == 409 and "version 2 now" in stale.text
+    blank = client.post(
+        f"{user.base}/datasets/{dataset_id}/examples/add",
+        data={**form, "base_version": "2", "question": "   "},
+    )
+    assert blank.status_code == 422 and "question" in blank.text
+    (example,) = user.api().get(f"/datasets/{dataset_id}/examples").json()["items"]
+    assert example["question"] == "theirs"
+
+
+def test_signing_out_ends_the_session(live):
+    user = make_user(live, fresh=True)
+    client = sign_in(user)
+    token = csrf_in(client.get(f"{user.base}/queues").text)
+    cookie = client.cookies["assay_session"]
+    out = client.post("/ui/logout", data={"csrf_token": token})
+    assert out.status_code == 303 and out.headers["location"] == "/ui/login"
+    stolen = httpx.get(
+        live.base_url + f"{user.base}/queues", cookies={"assay_session": cookie}, timeout=30
+    )
+    assert stolen.status_code == 303 and stolen.headers["location"].startswith("/ui/login")
