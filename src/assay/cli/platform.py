@@ -178,7 +178,7 @@ def add_user_command(
         typer.Option("--project", help="A project the user belongs to (repeat; default: default)."),
     ] = None,
     role: Annotated[str, typer.Option(help="member or admin.")] = "member",
-    display_name: Annotated[str, typer.Option("--name", help="The name shown on labels.")] = "",
+    display_name: Annotated[str, typer.Option("--name", help="The name the UI shows.")] = "",
     password_stdin: Annotated[
         bool, typer.Option("--password-stdin", help="Read the password from standard input.")
     ] = False,
