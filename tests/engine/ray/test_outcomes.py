@@ -50,19 +50,11 @@ def test_ray_run_gives_the_local_outcomes(ray_cluster, judged, server, tmp_path)
     ]
     assert executor.last_run.rows_scored == 40 and executor.last_run.workers_lost == 0
     assert len(worker_pids(tmp_path / "out")) == 2  # both workers wrote rows
+    check_output_directory(tmp_path / "out", remote)
 
 
-def test_output_directory_holds_every_row_once_and_the_aggregates(ray_cluster, judged, tmp_path):
-    judge = judged()
-    out = tmp_path / "out"
-    metric = AspectCritic(name="has_seven", definition="the response has a seven")
-    result = evaluate(
-        ROWS,
-        [metric],
-        llm=judge,
-        executor=RayExecutor(num_workers=2, block_rows=8, output=out),
-        show_progress=False,
-    )
+def check_output_directory(out, result) -> None:
+    """Every row once, with its outcomes, and the aggregates beside them."""
     records = [
         json.loads(line)
         for part in sorted((out / "rows").glob("part-*.jsonl"))
@@ -71,23 +63,29 @@ def test_output_directory_holds_every_row_once_and_the_aggregates(ray_cluster, j
     ids = row_ids(EvaluationDataset.from_list(ROWS))
     assert sorted(record["row_id"] for record in records) == sorted(ids)
     assert ids[0] == 'id:"r0"'  # the rows' own ids, since they are unique
-    by_row = {record["row_id"]: record["cells"][0] for record in records}
+    by_row = {record["row_id"]: {c["metric"]: c for c in record["cells"]} for record in records}
     for index, row_id in enumerate(ids):
-        assert by_row[row_id]["row"] == index
-        assert by_row[row_id]["outcome"]["status"] == result.outcome(index, "has_seven").status
+        for name in ("has_seven", "test_scripted"):
+            cell = by_row[row_id][name]
+            assert cell["row"] == index
+            assert cell["outcome"]["status"] == result.outcome(index, name).status
 
     summary = json.loads((out / "summary.json").read_text())
-    (item,) = summary["metrics"]
-    ok = sum(1 for row in result.outcomes if row["has_seven"].status == "ok")
-    assert item["n_ok"] == ok and item["n_rows"] == 40 and item["n_error"] == 40 - ok
-    assert item["mean"] == pytest.approx(result.means()["has_seven"])
+    by_metric = {item["name"]: item for item in summary["metrics"]}
+    for name in ("has_seven", "test_scripted"):
+        item, mine = by_metric[name], result.summary(name)
+        assert (item["n_ok"], item["n_skipped"], item["n_error"]) == (
+            mine.n_ok,
+            mine.n_skipped,
+            mine.n_error,
+        )
+        assert item["n_rows"] == 40 and item["mean"] == pytest.approx(mine.mean)
     assert summary["run"]["rows_scored"] == 40
     assert json.loads((out / "run.json").read_text())["n_rows"] == 40
 
-    collected = OutputDirectory(out).collect(
-        {row_id: index for index, row_id in enumerate(ids)}, {"has_seven"}
-    )
-    assert len(collected.cells) == 40 and collected.duplicate_cells == 0
+    position = {row_id: index for index, row_id in enumerate(ids)}
+    collected = OutputDirectory(out).collect(position, {"has_seven", "test_scripted"})
+    assert len(collected.cells) == 80 and collected.duplicate_cells == 0
 
 
 def test_content_hash_ids_tell_repeated_rows_apart():
