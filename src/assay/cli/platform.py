@@ -201,11 +201,23 @@ def add_user_command(
     _err.print(f"user {username} added to {', '.join(project or ['default'])}", highlight=False)
 
 
+@users_app.command("list")
+def list_users_command(db: DbOption = None) -> None:
+    """List the web UI's users and their projects (never a password hash)."""
+    from assay.platform.server.ui_auth import list_users
+
+    for user in list_users(db):
+        projects = ", ".join(user["projects"]) or "no project"  # type: ignore[arg-type]
+        cells = [user["username"], user["name"], projects, "(disabled)" if user["disabled"] else ""]
+        sys.stdout.write("  ".join(str(c) for c in cells if c) + "\n")
+
+
 __all__ = [
     "add_user_command",
     "create_command",
     "keys_app",
     "list_command",
+    "list_users_command",
     "revoke_command",
     "serve_command",
     "users_app",

@@ -47,6 +47,10 @@ def test_users_add_creates_a_member_who_can_sign_in(live, tmp_path):
             select(models.ProjectMember.role).where(models.ProjectMember.user_id == user.id)
         )
     assert user.display_name == "Grace H" and role == "admin"
+    listed = runner.invoke(cli, ["users", "list", "--db", live.db_url])
+    assert listed.exit_code == 0
+    (line,) = [row for row in listed.output.splitlines() if row.startswith("grace ")]
+    assert f"{project} (admin)" in line and "Grace H" in line and "argon2" not in listed.output
     assert "correct horse" not in user.password_hash
     client = httpx.Client(base_url=live.base_url, timeout=30, headers={"Origin": live.base_url})
     token = csrf_in(client.get("/ui/login").text)

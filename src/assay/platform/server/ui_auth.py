@@ -234,6 +234,35 @@ def add_user(
         engine.dispose()
 
 
+def list_users(db: str | None) -> list[dict[str, object]]:
+    """What `assay users list` shows: each user and their projects with roles (never a hash)."""
+    from assay.platform.server.admin import _open
+    from assay.platform.server.db import session_factory
+
+    engine, _url = _open(db)
+    try:
+        with session_factory(engine).begin() as session:
+            users = list(session.scalars(select(models.User).order_by(models.User.username)))
+            roles: dict[int, list[str]] = {}
+            for user_id, name, role in session.execute(
+                select(models.ProjectMember.user_id, models.Project.name, models.ProjectMember.role)
+                .join(models.Project, models.Project.id == models.ProjectMember.project_id)
+                .order_by(models.Project.name)
+            ):
+                roles.setdefault(user_id, []).append(f"{name} ({role})")
+            return [
+                {
+                    "username": u.username,
+                    "name": u.display_name,
+                    "projects": roles.get(u.id, []),
+                    "disabled": u.disabled_at is not None,
+                }
+                for u in users
+            ]
+    finally:
+        engine.dispose()
+
+
 __all__ = [
     "LOGIN_CSRF_COOKIE",
     "ROLES",
@@ -245,6 +274,7 @@ __all__ = [
     "create_user",
     "csrf_for",
     "end_session",
+    "list_users",
     "load_viewer",
     "start_session",
     "verify_login",
