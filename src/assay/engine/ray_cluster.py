@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import socket
@@ -36,7 +37,12 @@ def connect(
     ray = import_ray()
     if ray.is_initialized():  # one Ray connection per process: use the one already made
         return ray, False
-    options: dict[str, Any] = {"log_to_driver": False, "runtime_env": runtime_env}
+    # Ray's own info lines would bury assay's output; its errors still show.
+    options: dict[str, Any] = {
+        "log_to_driver": False,
+        "runtime_env": runtime_env,
+        "logging_level": logging.ERROR,
+    }
     if address == "local":
         cpus = max(os.cpu_count() or 1, math.ceil(cpus_needed))
         ray.init(address="local", num_cpus=cpus, include_dashboard=False, **options)

@@ -99,9 +99,11 @@ class RayExecutor:
                 raise UsageError(f"RayExecutor does not support {what} yet")
         stop = cancel or threading.Event()
         try:
-            return await anyio.to_thread.run_sync(self._run, plan, stop)
+            # Abandoned on cancel (Ctrl-C, a cancelled task): the event below stops the driver
+            # loop, which cancels the blocks in flight and stops the actors.
+            return await anyio.to_thread.run_sync(self._run, plan, stop, abandon_on_cancel=True)
         finally:
-            stop.set()  # the caller was cancelled: the driver loop stops too
+            stop.set()
 
     # -- the driver ------------------------------------------------------------------------
     def _run(self, plan: Any, cancel: threading.Event) -> EvaluationResult:

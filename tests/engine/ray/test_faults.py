@@ -157,6 +157,7 @@ def test_resume_after_a_killed_driver_calls_the_judge_only_for_missing_rows(
     assert asked_rows(asked) == set(range(N_ROWS)) - kept_rows  # exactly what the first run lacked
 
 
+@pytest.mark.slow  # two runs over the same rows: ~15 s
 def test_cancel_stops_the_run_and_a_resume_finishes_it(ray_cluster, judged, server, tmp_path):
     out = tmp_path / "out"
     job = evaluate(
