@@ -4,6 +4,7 @@ and PostgreSQL: sessions, CSRF, Origin, keys vs cookies, the CSP, escaping, lock
 from __future__ import annotations
 
 import re
+import time
 
 import httpx
 from sqlalchemy import select
@@ -569,3 +570,25 @@ def test_signing_out_ends_the_session(live):
         live.base_url + f"{user.base}/queues", cookies={"assay_session": cookie}, timeout=30
     )
     assert stolen.status_code == 303 and stolen.headers["location"].startswith("/ui/login")
+
+
+def test_repeated_failed_sign_ins_are_throttled(live, monkeypatch):
+    from assay.platform.server import ui_login
+
+    monkeypatch.setattr(ui_login, "throttle", ui_login.Throttle(limit=3, window=1.0))
+    user = make_user(live, fresh=True)
+    client = httpx.Client(base_url=live.base_url, timeout=30, headers={"Origin": live.base_url})
+    token = csrf_in(client.get("/ui/login").text)
+
+    def attempt(password):
+        return client.post(
+            "/ui/login",
+            data={"csrf_token": token, "username": user.username, "password": password},
+        )
+
+    assert [attempt("wrong-one").status_code for _ in range(3)] == [401, 401, 401]
+    refused = attempt(user.password)  # the right password, but too soon
+    assert refused.status_code == 429 and int(refused.headers["retry-after"]) >= 1
+    assert "too many failed sign-ins" in refused.text
+    time.sleep(1.1)
+    assert attempt(user.password).status_code == 303

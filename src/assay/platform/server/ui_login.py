@@ -5,7 +5,11 @@ password; the session cookie is HttpOnly, SameSite=Lax, and Secure over https.""
 
 from __future__ import annotations
 
+import collections
+import math
 import secrets
+import threading
+import time
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -45,6 +49,46 @@ def _safe_next(target: str | None) -> str:
     return UI + "/"
 
 
+class Throttle:
+    """Failed sign-ins per username, in this process: after `limit` failures within `window`
+    seconds the username is refused (429) without a password check until the oldest failure
+    ages out — online guessing slows to a crawl, and nobody can make the server spend an argon2
+    verification per request on one account."""
+
+    def __init__(self, limit: int = 5, window: float = 300.0) -> None:
+        self.limit, self.window = limit, window
+        self._failures: dict[str, collections.deque[float]] = {}
+        self._lock = threading.Lock()
+
+    def _recent(self, username: str, now: float) -> collections.deque[float]:
+        failures = self._failures.setdefault(username, collections.deque())
+        while failures and failures[0] <= now - self.window:
+            failures.popleft()
+        return failures
+
+    def wait(self, username: str) -> float:
+        """Seconds until `username` may try again (0: now)."""
+        now = time.monotonic()
+        with self._lock:
+            failures = self._recent(username, now)
+            if len(failures) < self.limit:
+                return 0.0
+            return max(0.0, failures[0] + self.window - now)
+
+    def failed(self, username: str) -> None:
+        with self._lock:
+            if len(self._failures) > 100_000:  # bounded: forget everyone rather than grow
+                self._failures.clear()
+            self._recent(username, time.monotonic()).append(time.monotonic())
+
+    def succeeded(self, username: str) -> None:
+        with self._lock:
+            self._failures.pop(username, None)
+
+
+throttle = Throttle()
+
+
 @router.get("/login")
 def login_page(request: Request, next: str = "") -> HTMLResponse:
     token = secrets.token_urlsafe(24)
@@ -61,6 +105,18 @@ async def login(request: Request) -> Response:
     username = str(form.get("username") or "").strip().lower()[:100]
     password = str(form.get("password") or "")[:1_000]
     state = state_of(request)
+    wait = throttle.wait(username)
+    if wait > 0:
+        response = render(
+            request,
+            "login.html",
+            status=429,
+            login_csrf=expected,
+            next=_safe_next(str(form.get("next") or "")),
+            error=f"too many failed sign-ins for this user: try again in {math.ceil(wait)} s",
+        )
+        response.headers["Retry-After"] = str(math.ceil(wait))
+        return response
 
     def attempt() -> str | None:
         with state.transaction() as session:
@@ -69,6 +125,7 @@ async def login(request: Request) -> Response:
 
     token = await run_in_threadpool(attempt)
     if token is None:
+        throttle.failed(username)
         response = render(
             request,
             "login.html",
@@ -78,6 +135,7 @@ async def login(request: Request) -> Response:
             error="wrong username or password",
         )
         return response
+    throttle.succeeded(username)
     response = see_other(_safe_next(str(form.get("next") or "")))
     _set_cookie(response, request, ui_auth.SESSION_COOKIE, token, max_age=7 * 24 * 3600)
     response.delete_cookie(ui_auth.LOGIN_CSRF_COOKIE, path="/")
