@@ -54,6 +54,15 @@ class EndpointLimiter:
 
     async def _take_now(self, tokens_each: int) -> bool:
         """One more permit if it is free right now; never waits for one."""
+        limiter = self.limiter
+        if limiter.concurrency.in_flight >= limiter.concurrency.limit:
+            return False
+        # Only when the buckets already hold enough (their last known level; a refill since can
+        # only add): a take that had to wait would be cancelled, and a cancelled acquire hands
+        # its slot back as if a call had ended, which the AIMD logic would count as a success.
+        for bucket, amount in ((limiter.requests, 1), (limiter.tokens, tokens_each)):
+            if bucket is not None and bucket.level < min(amount, bucket.capacity):
+                return False
         attempt = asyncio.ensure_future(self.limiter.acquire(tokens_each))
         for _ in range(4):  # acquiring a free permit takes a couple of loop turns
             await asyncio.sleep(0)
