@@ -10,6 +10,7 @@ import math
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from assay.engine.progress import CellProgress
@@ -107,6 +108,15 @@ class Driver:
                 f"{text.splitlines()[-1] if text else ''}"
             ) from None
         self.stats.nodes = sorted({item["node"] for item in ready})
+        for item in ready:
+            mark = Path(item["mark"])
+            if not mark.exists():
+                raise UsageError(
+                    f"the Ray worker on node {item['node'][:12]} writes to {self.output.path}, but "
+                    "this driver does not see what it writes there: give an output directory on a "
+                    "file system every node shares"
+                )
+            mark.unlink()
         return workers
 
     def limiter_states(self) -> None:

@@ -101,11 +101,19 @@ class ScoringWorker:
         self.metrics = {metric.name: metric for metric in ray_shipping.load(payload)}
 
     async def ready(self) -> dict[str, Any]:
-        """Load the metrics (an error here is the driver's to report) and say where we run."""
+        """Load the metrics (an error here is the driver's to report), leave a mark in the output
+        directory (the driver checks it sees it: the directory must be shared), say where we run."""
         import ray
 
         await self._load()
-        return {"pid": os.getpid(), "node": ray.get_runtime_context().get_node_id()}
+        mark = self.writer.path.parent / f".ready-{self.writer.path.stem}"
+        mark.parent.mkdir(parents=True, exist_ok=True)
+        mark.touch()
+        return {
+            "pid": os.getpid(),
+            "node": ray.get_runtime_context().get_node_id(),
+            "mark": str(mark),
+        }
 
     async def score(self, rows: list[RowJob]) -> BlockReport:
         from assay.engine.run import score_cell
