@@ -56,6 +56,25 @@ def test_an_address_with_no_cluster_is_one_line_error(address, tmp_path):
     assert len(lines) == 1 and f"no Ray cluster answers at {address}" in lines[0], done.stderr
 
 
+def test_auto_naming_a_dead_cluster_says_which_address_it_tried(tmp_path, monkeypatch):
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(row) + "\n" for row in ROWS))
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")  # as a stale address would
+    done = assay_cli(
+        "evaluate",
+        str(data),
+        "-m",
+        "exact_match",
+        "--ray",
+        "auto",
+        "--output",
+        str(tmp_path / "o"),
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2
+    assert "no Ray cluster answers at auto (from 127.0.0.1:1)" in done.stderr, done.stderr
+
+
 def test_more_cpus_than_the_cluster_has_is_refused(ray_cluster, tmp_path):
     executor = RayExecutor(num_workers=40, worker_cpus=1, output=tmp_path / "out")
     with pytest.raises(
