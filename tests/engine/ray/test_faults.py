@@ -25,6 +25,7 @@ from tests.engine.ray.conftest import (
     wait_until,
     worker_pids,
 )
+from tests.models.fake_openai import ok
 
 pytestmark = pytest.mark.ray
 
@@ -193,3 +194,40 @@ def test_cancel_stops_the_run_and_a_resume_finishes_it(ray_cluster, judged, serv
     )
     assert [row["has_seven"].value for row in done.outcomes] == EXPECTED
     assert asked_rows({r.last_user_text for r in server.chat_requests}) == set(range(N_ROWS)) - kept
+
+
+def test_resume_retries_only_the_cells_that_failed(ray_cluster, judged, server, tmp_path):
+    from tests.engine.scripted_metrics import ScriptedMetric
+
+    rows = [
+        {"user_input": f"q{n}", "response": "refuse" if n % 4 == 0 else "0.5"} for n in range(20)
+    ]
+    out = tmp_path / "out"
+    settings = {"num_workers": 1, "block_rows": 5, "output": out}
+    metrics = [critic(), ScriptedMetric()]
+    first = evaluate(
+        rows, metrics, llm=judged(), executor=RayExecutor(**settings), show_progress=False
+    )
+    failed = [n for n in range(20) if first.outcome(n, "has_seven").status == "error"]
+    assert failed == [0, 4, 8, 12, 16]
+
+    server.reset_records()
+    server.default = ok("yes")  # the judge no longer refuses
+    second = evaluate(
+        rows,
+        metrics,
+        llm=judge,
+        executor=RayExecutor(**settings),
+        show_progress=False,
+    )
+    assert all(second.outcome(n, "has_seven").status == "ok" for n in range(20))
+    assert [second.outcome(n, "has_seven").value for n in failed] == [1] * 5
+    assert len(server.chat_requests) == len(
+        failed
+    )  # the 15 judged rows and every scripted cell kept
+    assert second.outcome(1, "test_scripted") == first.outcome(1, "test_scripted")
+    ids = row_ids(EvaluationDataset.from_list(rows))
+    found = OutputDirectory(out).collect(
+        {r: i for i, r in enumerate(ids)}, {"has_seven", "test_scripted"}
+    )
+    assert len(found.cells) == 40 and all(found.finished(r, "has_seven") for r in ids)
