@@ -205,8 +205,9 @@ def test_resume_retries_only_the_cells_that_failed(ray_cluster, judged, server, 
     out = tmp_path / "out"
     settings = {"num_workers": 1, "block_rows": 5, "output": out}
     metrics = [critic(), ScriptedMetric()]
+    judge = judged()
     first = evaluate(
-        rows, metrics, llm=judged(), executor=RayExecutor(**settings), show_progress=False
+        rows, metrics, llm=judge, executor=RayExecutor(**settings), show_progress=False
     )
     failed = [n for n in range(20) if first.outcome(n, "has_seven").status == "error"]
     assert failed == [0, 4, 8, 12, 16]
