@@ -93,3 +93,29 @@ def test_content_hash_ids_tell_repeated_rows_apart():
     first, second, third = row_ids(data)
     assert first != second and third == f"{first}#2"
     assert row_ids(data) == [first, second, third]  # stable
+
+
+def test_workers_share_the_sqlite_response_cache(ray_cluster, judged, server, tmp_path):
+    from assay.models import ResponseCache, llm_factory
+    from tests.engine.ray.conftest import FAST_RETRY
+
+    judged()  # the server's verdicts
+    judge = llm_factory(
+        server.model_string(), cache=ResponseCache(tmp_path / "cache.sqlite"), retry=FAST_RETRY
+    )
+    metric = AspectCritic(name="has_seven", definition="the response has a seven")
+    rows = ROWS[:20]
+    first = evaluate(
+        rows, [metric], llm=judge, executor=RayExecutor(output=tmp_path / "a"), show_progress=False
+    )
+    asked = len(server.chat_requests)
+    refused = sum(1 for row in rows if row["response"] == "refuse")
+    assert asked == 20 and refused == 2
+
+    second = evaluate(
+        rows, [metric], llm=judge, executor=RayExecutor(output=tmp_path / "b"), show_progress=False
+    )
+    # Every answer came from the shared file; only the refusals (errors are never cached) again.
+    assert len(server.chat_requests) == asked + refused
+    assert second.outcomes == first.outcomes
+    assert second.total_tokens().cached_requests == asked - refused
