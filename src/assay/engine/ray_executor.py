@@ -15,10 +15,13 @@ instead of its in-process pool. Here:
    with the local engine's `score_cell` and appends each finished row to its own file.
 4. A worker that dies (killed, out of memory, its node lost) is restarted by Ray; the rows of its
    blocks that are not in the output yet go back to the queue, so no row is lost. A row written
-   twice is read once (by row id). A block whose worker died `max_block_failures` times ends as
-   `WorkerLost` error outcomes (not written: a resumed run tries again).
+   twice is read once (by row id). A row whose worker died under it `max_block_failures` times
+   ends as a `WorkerLost` error outcome (not written: a resumed run tries again), and a worker
+   that dies that many times in a row gets no more blocks.
 5. The result is read back from the output directory, so what the files say is what is reported;
    `summary.json` there holds the aggregates with their coverage and the run's counts.
+6. Before any row is scored: the cluster must have the CPUs the workers ask for, run a task
+   that imports this assay version, and the workers' output directory must be the driver's.
 """
 
 from __future__ import annotations
