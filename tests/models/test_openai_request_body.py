@@ -1,6 +1,7 @@
-"""The OpenAI-compatible provider sends chat requests through the SDK's generic `post` (to skip
-`create`'s parameter transform, a large share of the client's CPU). These tests pin that the
-request the server receives and the answer assay reads are the same as through `create`."""
+"""The OpenAI-compatible provider sends chat requests through the SDK's generic `post` and reads
+the answer's JSON itself (to skip `create`'s parameter transform and the SDK's strict validation
+of optional unions, most of the client's CPU). These tests pin that the request the server
+receives and the answer assay reads are the same as through `create` and the SDK's parsing."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from assay.models.providers.openai_compat import OpenAICompatible
 from assay.models.types import ChatMessage, ModelRequest, OutputSpec
-from tests.models.fake_openai import empty_choices, error, ok
+from tests.models.fake_openai import Behaviour, RecordedRequest, Reply, empty_choices, error, ok
 
 SCHEMA = {
     "type": "object",
@@ -122,3 +123,74 @@ def test_errors_keep_their_sdk_classes_on_this_route(server):
 
     assert isinstance(bad_request.value.__cause__, openai.BadRequestError)
     assert "bad field" in str(bad_request.value)
+
+
+class Payload(Behaviour):
+    """Answers 200 with exactly this body."""
+
+    def __init__(self, body: object) -> None:
+        self.body = body
+
+    def respond(self, request: RecordedRequest) -> Reply:
+        if isinstance(self.body, bytes):
+            return Reply(200, None, raw=self.body)
+        return Reply(200, self.body)  # type: ignore[arg-type]
+
+
+def _choice(**message: object) -> dict:
+    return {"index": 0, "message": {"role": "assistant", **message}, "finish_reason": "stop"}
+
+
+ODD_BODIES = {
+    "content null, no usage": {"choices": [_choice(content=None)], "model": "m"},
+    "unknown fields everywhere": {
+        "choices": [{**_choice(content="hi", refusal=None, audio=None), "extra": 1}],
+        "usage": {"prompt_tokens": 3, "completion_tokens": 1, "prompt_tokens_details": {}},
+        "system_fingerprint": "fp",
+        "service_tier": "default",
+    },
+    "cut at the length limit": {
+        "choices": [{**_choice(content="1. yes\n2."), "finish_reason": "length"}],
+        "usage": {"prompt_tokens": 5, "completion_tokens": 64},
+    },
+    "logprobs without alternatives": {
+        "choices": [
+            {
+                **_choice(content="yes"),
+                "logprobs": {"content": [{"token": "yes", "logprob": -0.1, "bytes": None}]},
+            }
+        ]
+    },
+}
+
+
+@pytest.mark.parametrize("name", list(ODD_BODIES))
+def test_odd_but_valid_answers_are_read_as_the_sdk_reads_them(server, name):
+    server.default = Payload(ODD_BODIES[name])
+    request = REQUESTS["plain"]
+    provider = OpenAICompatible("test-model", base_url=server.url, api_key="sk-test")
+
+    ours = asyncio.run(provider.complete(request))
+    theirs = provider._read_response(_sent_by_create(provider, request), request)
+
+    assert ours == theirs
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        (b"\xff\xfe not utf-8", "could not be read"),
+        (b"<html>502 Bad Gateway</html>", "could not be read"),
+        (b"[1, 2]", "not an object"),
+        ({"choices": []}, "no choices"),
+        ({"choices": [{"index": 0, "finish_reason": "stop"}]}, "shape of a completion"),
+    ],
+)
+def test_unreadable_answers_are_malformed_responses(server, body, says):
+    from assay.errors import MalformedResponse
+
+    server.default = Payload(body)
+    provider = OpenAICompatible("test-model", base_url=server.url, api_key="sk-test")
+
+    with pytest.raises(MalformedResponse, match=says):
+        asyncio.run(provider.complete(REQUESTS["plain"]))

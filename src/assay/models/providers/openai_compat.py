@@ -20,6 +20,7 @@ from assay.errors import (
     RateLimited,
 )
 from assay.models.providers.base import Profile, Provider
+from assay.models.providers.openai_wire import decode_completion, post_completion
 from assay.models.types import Generation, ModelRequest, ModelResponse, TokenLogprob, Usage
 
 # Our parameter names -> the chat.completions argument carrying them.
@@ -267,7 +268,8 @@ class OpenAICompatible(Provider):
         arguments = self._arguments(request)
         client = self.client
         if _is_sdk_client(client):
-            raw = await self._sdk_call(lambda: _post_completion(client, arguments))
+            data = await self._sdk_call(lambda: post_completion(client, arguments))
+            raw = decode_completion(data)
         else:
             raw = await self._sdk_call(lambda: client.chat.completions.create(**arguments))
         return self._response(raw, request)
@@ -333,24 +335,6 @@ def _is_sdk_client(client: Any) -> bool:
     import openai
 
     return isinstance(client, (openai.AsyncOpenAI, openai.OpenAI))
-
-
-def _post_completion(client: Any, arguments: dict[str, Any]) -> Any:
-    """`chat.completions.create` without its parameter transform.
-
-    `create` walks every message and the whole JSON schema against the SDK's TypedDict unions
-    (about a quarter of the client's CPU per request in `benchmarks/orchestration.py`) only to
-    produce the plain JSON body that `_arguments` already builds. The SDK's generic `post` (its
-    documented route for requests it has no method for) sends that body through the same
-    client: same headers, timeout, error classes and the same `ChatCompletion` parsing.
-    `tests/models/test_openai_request_body.py` pins the body equal to `create`'s."""
-    from openai.types.chat import ChatCompletion
-
-    body = dict(arguments)
-    extra = body.pop("extra_body", None)
-    if extra:
-        body.update(extra)  # as the SDK merges extra_body into the JSON it sends
-    return client.post("/chat/completions", body=body, cast_to=ChatCompletion)
 
 
 def _pool_of_its_own(client: Any) -> Any:

@@ -1,0 +1,70 @@
+"""The OpenAI-compatible chat request on the wire: the body sent through the SDK's generic `post`,
+and the answer read from its JSON.
+
+`chat.completions.create` walks every message and the whole JSON schema against the SDK's
+TypedDict unions to produce the plain JSON body that the provider already builds, and on the way
+back validates optional unions strictly (a verdict answer's token log-probabilities, above all).
+Together that was more than half of the client's CPU per request in
+`benchmarks/orchestration.py`. `post` (the SDK's documented route for requests it has no method
+for) sends the same body through the same client: same headers, timeout and error classes (a
+4xx/5xx still raises the SDK's `APIStatusError`). The answer comes back as bytes and is read as
+JSON here, through `JsonFields`, so `OpenAICompatible._read_response` reads it exactly as it
+reads the SDK's `ChatCompletion`. `tests/models/test_openai_request_body.py` pins both: the same
+body as `create`, the same `ModelResponse` as the SDK's own parsing.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from assay.errors import MalformedResponse
+
+
+def post_completion(client: Any, arguments: dict[str, Any]) -> Any:
+    """Send `arguments` (the keyword arguments of `create`) as the JSON body; the raw answer bytes
+    (awaitable for an async client)."""
+    body = dict(arguments)
+    extra = body.pop("extra_body", None)
+    if extra:
+        body.update(extra)  # as the SDK merges extra_body into the JSON it sends
+    return client.post("/chat/completions", body=body, cast_to=bytes)
+
+
+def decode_completion(data: bytes) -> JsonFields:
+    """The answer's JSON object, readable by attribute; `MalformedResponse` for anything else."""
+    try:
+        payload = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise MalformedResponse(
+            f"the provider's answer could not be read ({type(exc).__name__}: {exc})"
+        ) from exc
+    if not isinstance(payload, dict):
+        raise MalformedResponse(
+            f"the provider's answer is JSON but not an object: {json.dumps(payload)[:300]}"
+        )
+    return JsonFields(payload)
+
+
+class JsonFields(dict):
+    """A JSON object whose keys read as attributes, an absent key as None (as the SDK's models
+    read an optional field the server left out); objects and lists inside read the same way."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _view(self.get(name))
+
+    def model_dump(self) -> dict[str, Any]:
+        return dict(self)
+
+
+def _view(value: Any) -> Any:
+    if isinstance(value, dict):
+        return JsonFields(value)
+    if isinstance(value, list):
+        return [_view(item) for item in value]
+    return value
+
+
+__all__ = ["JsonFields", "decode_completion", "post_completion"]
