@@ -77,7 +77,7 @@ def test_evaluate_prints_summary_and_writes_rows(data_file, tmp_path):
         ),
         (
             ["--metrics", "faithfulness(scoring=Binary)"],
-            "scoring must be 'probability' or 'binary', got 'Binary'",
+            "scoring must be one of 'probability', 'binary', got 'Binary'",
         ),
     ],
 )
