@@ -308,9 +308,9 @@ def create_app(
     app.state.worker = None
     _install_handlers(app)
     app.router.routes.extend(api.router.routes)  # flat, so `app.routes` lists every route
-    from assay.platform.server import api_review, api_traces, otlp
+    from assay.platform.server import api_pipelines, api_review, api_traces, otlp
 
-    for module in (api_traces, api_review, otlp):
+    for module in (api_traces, api_review, api_pipelines, otlp):
         app.router.routes.extend(module.router.routes)
     from assay.platform.server import ui_web
 

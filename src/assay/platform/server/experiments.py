@@ -90,10 +90,13 @@ class ExperimentRepo(ProjectScoped):
                     "give exactly one of generator_model or rag_pipeline",
                 )
             if cohort.get("rag_pipeline") is not None:
-                raise invalid(
+                from assay.platform.server.api_pipelines import check_cohort_pipeline
+
+                check_cohort_pipeline(
+                    self.session,
+                    self.project_id,
+                    cohort["rag_pipeline"],
                     f"cohorts[{index}].rag_pipeline",
-                    "RAG pipeline cohorts need a registered pipeline, which this server does not offer yet; "
-                    "use generator_model",
                 )
             if cohort["name"] in names:
                 raise invalid(f"cohorts[{index}].name", f"two cohorts are named {cohort['name']!r}")

@@ -497,6 +497,22 @@ class ReviewLock(Base):
     expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
+class RagPipeline(Base):
+    """An HTTP endpoint a cohort can use instead of a model: POST {"question"} -> {"answer",
+    "contexts"}. Registered per project by name; experiments call it from the worker."""
+
+    __tablename__ = "rag_pipelines"
+    __table_args__ = (UniqueConstraint("project_id", "name"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(200))
+    url: Mapped[str] = mapped_column(String(2000))
+    timeout_s: Mapped[float] = mapped_column(Float, default=60.0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 __all__ = [
     "ApiKey",
     "Base",
@@ -510,6 +526,7 @@ __all__ = [
     "LoggedTrace",
     "Project",
     "ProjectMember",
+    "RagPipeline",
     "ReviewLock",
     "ReviewQueue",
     "ReviewQueueItem",

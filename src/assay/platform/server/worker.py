@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+import httpx
 from sqlalchemy import or_, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
@@ -241,6 +242,8 @@ class ExperimentRun:
     def __init__(self, state: Any, claim: Claim, should_stop: Any, *, owner: str) -> None:
         self.state, self.claim, self.should_stop, self.owner = state, claim, should_stop, owner
         self._models: dict[str, Any] = {}
+        self._pipelines: dict[str, tuple[str, float]] = {}
+        self._http: httpx.AsyncClient | None = None  # for RAG pipeline cohorts, made when needed
 
     def _insert(self, table: Any) -> Any:
         return (pg_insert if self.state.engine.dialect.name == "postgresql" else sqlite_insert)(
@@ -257,6 +260,13 @@ class ExperimentRun:
 
     async def run(self) -> bool:
         """True when every cell is stored; False when asked to stop first."""
+        try:
+            return await self._run()
+        finally:
+            if self._http is not None:  # closed on the loop it was made on
+                await self._http.aclose()
+
+    async def _run(self) -> bool:
         from assay.platform.server.experiments import ExperimentRepo
 
         with self.state.transaction() as session:
@@ -273,6 +283,14 @@ class ExperimentRun:
             )
             traces = {(t.cohort_id, t.example_id): t for t in repo.traces(experiment)}
             scored = {(s.trace_id, s.criteria_key) for s in repo.scores(experiment)}
+            self._pipelines = {
+                p.name: (p.url, p.timeout_s)
+                for p in session.scalars(
+                    select(models.RagPipeline).where(
+                        models.RagPipeline.project_id == self.claim.project_id
+                    )
+                )
+            }
         units = [Unit(c, e) for c in cohorts for e in examples]
         judge = None
         if any(c["criteria_type"] == "llm_judge" for c in criteria):
@@ -299,6 +317,8 @@ class ExperimentRun:
         return True
 
     async def _generate(self, task: dict[str, Any], unit: Unit) -> dict[str, Any]:
+        if unit.cohort.rag_pipeline is not None:
+            return await self._ask_pipeline(unit)
         from assay.errors import AssayError
 
         model = unit.cohort.generator_model or task.get("generator_model") or ""
@@ -348,6 +368,47 @@ class ExperimentRun:
                 input_tokens=response.usage.input_tokens,
                 output_tokens=response.usage.output_tokens,
             )
+        row["latency_ms"] = round((time.monotonic() - started) * 1000, 1)
+        return row
+
+    async def _ask_pipeline(self, unit: Unit) -> dict[str, Any]:
+        """The cohort's registered RAG pipeline answers the example: its answer and retrieved
+        contexts become the trace (a failure is the trace's typed error)."""
+        from assay.platform.server.api_pipelines import PipelineError, pipeline_answer
+
+        name = unit.cohort.rag_pipeline
+        row: dict[str, Any] = {
+            "project_id": self.claim.project_id,
+            "experiment_id": self.claim.experiment_id,
+            "cohort_id": unit.cohort.id,
+            "example_id": unit.example.id,
+            "input": unit.example.question,
+            "contexts": [],
+            "raw_input": {"rag_pipeline": name, "question": unit.example.question},
+            "meta": {"cohort": unit.cohort.name, "source": "experiment", "rag_pipeline": name},
+            "model": f"pipeline:{name}",
+            "output": None,
+            "raw_output": None,
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "latency_ms": 0.0,
+            "error_type": None,
+            "error_message": None,
+        }
+        started = time.monotonic()
+        registered = self._pipelines.get(name)
+        try:
+            if registered is None:
+                raise PipelineError(f"no RAG pipeline named {name!r} is registered any more")
+            if self._http is None:
+                self._http = httpx.AsyncClient()
+            answer, contexts, raw = await pipeline_answer(
+                self._http, registered[0], unit.example.question, registered[1]
+            )
+        except PipelineError as exc:
+            row.update(error_type="PipelineError", error_message=str(exc)[:4000])
+        else:
+            row.update(output=answer, contexts=contexts, raw_output=raw)
         row["latency_ms"] = round((time.monotonic() - started) * 1000, 1)
         return row
 
