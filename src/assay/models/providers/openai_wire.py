@@ -34,7 +34,8 @@ def post_completion(client: Any, arguments: dict[str, Any]) -> Any:
 def decode_completion(data: bytes) -> JsonFields:
     """The answer's JSON object, readable by attribute; `MalformedResponse` for anything else."""
     try:
-        payload = json.loads(data)
+        # Every JSON object becomes a JsonFields as it is parsed, so reading is plain lookups.
+        payload = json.loads(data, object_hook=JsonFields)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise MalformedResponse(
             f"the provider's answer could not be read ({type(exc).__name__}: {exc})"
@@ -43,28 +44,19 @@ def decode_completion(data: bytes) -> JsonFields:
         raise MalformedResponse(
             f"the provider's answer is JSON but not an object: {json.dumps(payload)[:300]}"
         )
-    return JsonFields(payload)
+    return payload
 
 
 class JsonFields(dict):
     """A JSON object whose keys read as attributes, an absent key as None (as the SDK's models
-    read an optional field the server left out); objects and lists inside read the same way."""
+    read an optional field the server left out)."""
 
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return _view(self.get(name))
+    # Called only for names the dict itself lacks; dict.get runs in C, which matters for the
+    # thousands of token log-probabilities a verdict answer can carry.
+    __getattr__ = dict.get
 
     def model_dump(self) -> dict[str, Any]:
         return dict(self)
-
-
-def _view(value: Any) -> Any:
-    if isinstance(value, dict):
-        return JsonFields(value)
-    if isinstance(value, list):
-        return [_view(item) for item in value]
-    return value
 
 
 __all__ = ["JsonFields", "decode_completion", "post_completion"]
