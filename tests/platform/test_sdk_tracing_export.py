@@ -293,6 +293,9 @@ def test_a_forked_child_exports_with_its_own_thread(collector):
     assert exporter.flush(5)
     pid = os.fork()
     if pid == 0:  # the child: its parent's thread is gone, a new one must start
+        import signal
+
+        signal.alarm(30)  # a lock inherited mid-use from another thread must not hang it forever
         try:
             exporter.submit(record, 2)
             os._exit(0 if exporter.flush(5) else 1)

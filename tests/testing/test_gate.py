@@ -266,40 +266,47 @@ def test_the_testing_surface_stays_out_of_the_library_and_light():
     assert loaded.stdout.strip() == "|"  # the library never loads it; it loads no pytest or scipy
 
 
-def _open_at_once(path: str, barrier: Any, results: Any) -> None:
-    try:
-        barrier.wait(timeout=30)
-        cache = RepeatCache(path)
-        cache.put_meta("opened", "yes")
-        cache.close()
-        budget = SharedBudget(path + ".budget", max_calls=100)
-        budget.reserve()
-        budget.close()
-        results.put("ok")
-    except Exception as exc:
-        results.put(f"{type(exc).__name__}: {exc}")
+def _open_at_once(paths: list[str], barrier: Any, results: Any) -> None:
+    for path in paths:  # every process opens the same new files at the same moment
+        try:
+            barrier.wait(timeout=60)
+            cache = RepeatCache(path)
+            cache.put_meta("opened", "yes")
+            cache.close()
+            budget = SharedBudget(path + ".budget", max_calls=100)
+            budget.reserve()
+            budget.close()
+            results.put("ok")
+        except Exception as exc:
+            results.put(f"{type(exc).__name__}: {exc}")
 
 
 OPENERS = 8
+TRIALS = 12
 
 
 def test_workers_opening_a_new_cache_and_budget_at_once_all_succeed(tmp_path):
     # Several xdist workers create the same new SQLite files at the same moment; setting WAL
     # mode then fails with "database is locked" without waiting, unless the open is retried.
-    context = multiprocessing.get_context("fork")
-    for trial in range(12):
-        path = str(tmp_path / f"cache{trial}.sqlite")
-        barrier, results = context.Barrier(OPENERS), context.Queue()
-        workers = [
-            context.Process(target=_open_at_once, args=(path, barrier, results))
-            for _ in range(OPENERS)
-        ]
+    # Spawned, not forked: a fork of this many-threaded test process can inherit a held lock.
+    context = multiprocessing.get_context("spawn")
+    paths = [str(tmp_path / f"cache{trial}.sqlite") for trial in range(TRIALS)]
+    barrier, results = context.Barrier(OPENERS), context.Queue()
+    workers = [
+        context.Process(target=_open_at_once, args=(paths, barrier, results), daemon=True)
+        for _ in range(OPENERS)
+    ]
+    for worker in workers:
+        worker.start()
+    try:
+        outcomes = [results.get(timeout=120) for _ in range(OPENERS * TRIALS)]
+    finally:
         for worker in workers:
-            worker.start()
-        outcomes = [results.get(timeout=60) for _ in workers]
-        for worker in workers:
-            worker.join(timeout=60)
-        assert outcomes == ["ok"] * OPENERS
+            worker.join(timeout=30)
+            if worker.is_alive():
+                worker.kill()
+    assert outcomes == ["ok"] * OPENERS * TRIALS
+    for path in paths:
         assert SharedBudget(path + ".budget", max_calls=100).used()[0] == OPENERS
 
 

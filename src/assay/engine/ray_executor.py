@@ -73,7 +73,7 @@ class RayExecutor:
     worker_cpus: float = 0.25
     block_rows: int = 16
     lease_size: int = 16
-    start_timeout: float = 60.0
+    start_timeout: float = 180.0  # a worker imports assay and its models: slow on a loaded node
     runtime_env: dict[str, Any] | None = None
     max_block_failures: int = 3
     last_run: RunStats | None = field(default=None, init=False, repr=False)

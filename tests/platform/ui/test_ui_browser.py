@@ -228,8 +228,8 @@ def test_experiment_progress_reaches_100_percent_live_and_the_comparison_matches
     ui_live, browser, fake
 ):
     user = make_user(ui_live)
-    experiment = _experiment(user, fake, latency=0.6)
-    page = browser_sign_in(browser, user)
+    page = browser_sign_in(browser, user)  # first: signing in can take seconds on a loaded machine
+    experiment = _experiment(user, fake, latency=1.0)
     page.goto(f"{user.base}/experiments/{experiment['id']}")
     navigations: list[str] = []
     page.on("framenavigated", lambda frame: navigations.append(frame.url))
