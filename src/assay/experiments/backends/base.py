@@ -95,15 +95,20 @@ class FileBackend(DatasetBackend):
     def replace_atomically(self, name: str, write: Any) -> None:
         """Call `write(temporary_path)`, then move the file into place, so a crash mid-save
         leaves the previous version intact."""
-        target = self.path(name)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        try:
-            write(temporary)
-            os.replace(temporary, target)
-        finally:
-            if temporary.exists():
-                temporary.unlink()
+        write_atomically(self.path(name), write)
 
 
-__all__ = ["DatasetBackend", "FileBackend", "check_name"]
+def write_atomically(target: Path, write: Any) -> None:
+    """`write(temporary_path)` beside `target`, then move it into place (a crash mid-write
+    leaves the previous file intact)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        write(temporary)
+        os.replace(temporary, target)
+    finally:
+        if temporary.exists():
+            temporary.unlink()
+
+
+__all__ = ["DatasetBackend", "FileBackend", "check_name", "write_atomically"]

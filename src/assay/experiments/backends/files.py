@@ -15,12 +15,11 @@ import hashlib
 import io
 import json
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
 from assay.errors import DataError
-from assay.experiments.backends.base import FileBackend
+from assay.experiments.backends.base import FileBackend, write_atomically
 from assay.experiments.codec import decode_cell, dumps, encode_cell, encode_row, misread_as_json
 
 log = logging.getLogger(__name__)
@@ -166,9 +165,7 @@ def write_csv_rows(target: Path, rows: list[dict[str, Any]], *, replace: Any = N
     sidecar = sidecar_path(target)
     if strings:
         recorded = {"sha256": hashlib.sha256(data).hexdigest(), "strings": strings}
-        temporary = sidecar.with_name(f".{sidecar.name}.{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(recorded), encoding="utf-8")
-        os.replace(temporary, sidecar)
+        write_atomically(sidecar, lambda path: path.write_text(json.dumps(recorded), "utf-8"))
     else:
         sidecar.unlink(missing_ok=True)
 

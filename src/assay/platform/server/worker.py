@@ -330,24 +330,13 @@ class ExperimentRun:
         messages = ([{"role": "system", "content": system}] if system else []) + [
             {"role": "user", "content": _user_message(unit.example)}
         ]
-        row: dict[str, Any] = {
-            "project_id": self.claim.project_id,
-            "experiment_id": self.claim.experiment_id,
-            "cohort_id": unit.cohort.id,
-            "example_id": unit.example.id,
-            "input": unit.example.question,
-            "contexts": _contexts(unit.example.ground_truth_context),
-            "raw_input": {"model": model, "messages": messages},
-            "meta": {"cohort": unit.cohort.name, "source": "experiment"},
-            "model": model or "default",
-            "output": None,
-            "raw_output": None,
-            "input_tokens": 0,
-            "output_tokens": 0,
-            "latency_ms": 0.0,
-            "error_type": None,
-            "error_message": None,
-        }
+        row = self._trace_row(
+            unit,
+            contexts=_contexts(unit.example.ground_truth_context),
+            raw_input={"model": model, "messages": messages},
+            meta={"cohort": unit.cohort.name, "source": "experiment"},
+            model=model or "default",
+        )
         started = time.monotonic()
         try:
             response = await self._llm(model).agenerate(messages)
@@ -371,22 +360,14 @@ class ExperimentRun:
         row["latency_ms"] = round((time.monotonic() - started) * 1000, 1)
         return row
 
-    async def _ask_pipeline(self, unit: Unit) -> dict[str, Any]:
-        """The cohort's registered RAG pipeline answers the example: its answer and retrieved
-        contexts become the trace (a failure is the trace's typed error)."""
-        from assay.platform.server.api_pipelines import PipelineError, pipeline_answer
-
-        name = unit.cohort.rag_pipeline
-        row: dict[str, Any] = {
+    def _trace_row(self, unit: Unit, **fields: Any) -> dict[str, Any]:
+        """A generation's trace row before it runs: no output, no usage, no error yet."""
+        return {
             "project_id": self.claim.project_id,
             "experiment_id": self.claim.experiment_id,
             "cohort_id": unit.cohort.id,
             "example_id": unit.example.id,
             "input": unit.example.question,
-            "contexts": [],
-            "raw_input": {"rag_pipeline": name, "question": unit.example.question},
-            "meta": {"cohort": unit.cohort.name, "source": "experiment", "rag_pipeline": name},
-            "model": f"pipeline:{name}",
             "output": None,
             "raw_output": None,
             "input_tokens": 0,
@@ -394,7 +375,22 @@ class ExperimentRun:
             "latency_ms": 0.0,
             "error_type": None,
             "error_message": None,
+            **fields,
         }
+
+    async def _ask_pipeline(self, unit: Unit) -> dict[str, Any]:
+        """The cohort's registered RAG pipeline answers the example: its answer and retrieved
+        contexts become the trace (a failure is the trace's typed error)."""
+        from assay.platform.server.api_pipelines import PipelineError, pipeline_answer
+
+        name = unit.cohort.rag_pipeline
+        row = self._trace_row(
+            unit,
+            contexts=[],
+            raw_input={"rag_pipeline": name, "question": unit.example.question},
+            meta={"cohort": unit.cohort.name, "source": "experiment", "rag_pipeline": name},
+            model=f"pipeline:{name}",
+        )
         started = time.monotonic()
         registered = self._pipelines.get(name)
         try:
