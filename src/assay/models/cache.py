@@ -27,8 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import tenacity
-
+from assay._util.sqlite_wal import use_wal
 from assay.errors import ModelError
 from assay.models.types import ModelRequest, ModelResponse
 
@@ -77,12 +76,6 @@ class CacheMiss(ModelError):
     """A replay-only cache has no stored answer for a request; no call was made."""
 
 
-def _is_busy(exc: BaseException) -> bool:
-    return isinstance(exc, sqlite3.OperationalError) and (
-        "locked" in str(exc) or "busy" in str(exc)
-    )
-
-
 class ResponseCache:
     """Thread-safe; several processes may share the file (SQLite WAL mode)."""
 
@@ -93,16 +86,7 @@ class ResponseCache:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
         with self._lock:
-            # Switching a new file to WAL answers "database is locked" at once, without waiting
-            # out the timeout, while another process is switching it too; so it is retried.
-            for attempt in tenacity.Retrying(
-                retry=tenacity.retry_if_exception(_is_busy),
-                wait=tenacity.wait_random(0.005, 0.05),
-                stop=tenacity.stop_after_delay(30),
-                reraise=True,
-            ):
-                with attempt:
-                    self._db.execute("PRAGMA journal_mode=WAL")
+            use_wal(self._db)  # other processes may be opening the same new file
             # In WAL mode NORMAL never corrupts the file; it only skips the fsync per commit, so
             # an answer written just before a power cut (not a process kill) may be asked again.
             # FULL's fsync blocked the event loop for up to a millisecond on every answer stored.

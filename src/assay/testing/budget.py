@@ -14,11 +14,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from assay._util.sqlite_wal import use_wal
 from assay.errors import BudgetExhausted
 from assay.models.providers.base import Provider
 from assay.models.types import ModelRequest, ModelResponse
 from assay.models.usage import Price
-from assay.testing.cache import opened_despite_races
 
 
 class SharedBudget:
@@ -30,23 +30,18 @@ class SharedBudget:
         self.max_usd = max_usd
         self._lock = threading.Lock()
         self._db: sqlite3.Connection | None = None
-        opened_despite_races(self._open, self._close_quietly)
+        self._open()
 
     def _open(self) -> None:
         self._db = sqlite3.connect(
             self.path, timeout=30, isolation_level=None, check_same_thread=False
         )
-        self._db.execute("PRAGMA journal_mode=WAL")
+        use_wal(self._db)  # the workers of `pytest -n` open the new file at once
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS spent (id INTEGER PRIMARY KEY CHECK (id = 0), "
             "calls INTEGER NOT NULL, usd REAL NOT NULL)"
         )
         self._db.execute("INSERT OR IGNORE INTO spent VALUES (0, 0, 0.0)")
-
-    def _close_quietly(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
 
     def describe(self) -> str:
         if self.max_calls is not None:

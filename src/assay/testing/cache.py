@@ -13,17 +13,14 @@ from __future__ import annotations
 
 import contextvars
 import hashlib
-import sqlite3
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from assay.models.cache import CacheMiss, ResponseCache
 from assay.models.types import ModelResponse
 
-_OPEN_ATTEMPTS = 40  # about 16 s of waiting in all
 _repeat: contextvars.ContextVar[int] = contextvars.ContextVar("assay_judging_repeat", default=0)
 
 
@@ -41,29 +38,11 @@ def current_repeat() -> int:
     return _repeat.get()
 
 
-def opened_despite_races(open_once: Callable[[], None], close: Callable[[], None]) -> None:
-    """Run `open_once` (which sets up an SQLite file), again after a short wait while another
-    process holds the lock: several pytest-xdist workers opening a new file at once make
-    `PRAGMA journal_mode=WAL` fail with "database is locked" without waiting for the lock."""
-    for attempt in range(_OPEN_ATTEMPTS):
-        try:
-            open_once()
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or attempt == _OPEN_ATTEMPTS - 1:
-                raise
-            close()
-            time.sleep(0.02 * (attempt + 1))
-
-
 class RepeatCache(ResponseCache):
     """A `ResponseCache` whose chat answers are kept per repeat, counting replay misses."""
 
     def __init__(self, path: str | Path, *, replay_only: bool = False) -> None:
-        opened_despite_races(
-            lambda: super(RepeatCache, self).__init__(path, replay_only=replay_only),
-            lambda: self._db.close() if getattr(self, "_db", None) is not None else None,
-        )
+        super().__init__(path, replay_only=replay_only)
         self._count_lock = threading.Lock()
         self.misses = 0
 
@@ -94,4 +73,4 @@ class RepeatCache(ResponseCache):
             raise
 
 
-__all__ = ["RepeatCache", "current_repeat", "judging_repeat", "opened_despite_races"]
+__all__ = ["RepeatCache", "current_repeat", "judging_repeat"]

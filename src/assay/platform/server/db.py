@@ -11,6 +11,7 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.orm import Session, sessionmaker
 
 from assay._util.deps import require
+from assay._util.sqlite_wal import use_wal
 from assay.errors import UsageError
 from assay.platform.server.config import resolve_db_url, sqlite_path
 
@@ -33,14 +34,10 @@ def make_engine(url: str | None = None) -> Engine:
         def _connect(dbapi_connection: Any, _record: Any) -> None:
             dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN itself (below)
             cursor = dbapi_connection.cursor()
-            for pragma in (
-                "journal_mode=WAL",
-                "foreign_keys=ON",
-                "busy_timeout=30000",
-                "synchronous=NORMAL",
-            ):
+            for pragma in ("busy_timeout=30000", "foreign_keys=ON", "synchronous=NORMAL"):
                 cursor.execute(f"PRAGMA {pragma}")
             cursor.close()
+            use_wal(dbapi_connection)  # several servers or workers may open a new file at once
 
         @event.listens_for(engine, "begin")
         def _begin(connection: Any) -> None:
