@@ -11,6 +11,7 @@ from assay.metrics.classic import __all__ as _classic_all
 from assay.metrics.criteria import Criteria
 from assay.metrics.custom import *  # noqa: F403
 from assay.metrics.custom import __all__ as _custom_all
+from assay.metrics.faithfulness_hhem import FaithfulnesswithHHEM
 from assay.metrics.general import *  # noqa: F403
 from assay.metrics.general import __all__ as _general_all
 from assay.metrics.llm_metric import LLMMetric
@@ -28,6 +29,7 @@ __all__ = [
     "CallEstimate",
     "Criteria",
     "EvaluationCallback",
+    "FaithfulnesswithHHEM",
     "LLMMetric",
     "Metric",
     "MetricResult",
