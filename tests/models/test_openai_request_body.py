@@ -1,7 +1,9 @@
-"""The OpenAI-compatible provider sends chat requests through the SDK's generic `post` and reads
-the answer's JSON itself (to skip `create`'s parameter transform and the SDK's strict validation
-of optional unions, most of the client's CPU). These tests pin that the request the server
-receives and the answer assay reads are the same as through `create` and the SDK's parsing."""
+"""The OpenAI-compatible provider builds the request body itself and reads the answer's JSON
+itself: through its own aiohttp client for the clients assay makes (`openai_http.py`), through
+the SDK's generic `post` for a caller's own client (`openai_wire.py`). Both skip `create`'s
+parameter transform and the SDK's strict validation of optional unions, most of the client's CPU.
+These tests pin that the request the server receives and the answer assay reads are the same as
+through `create` and the SDK's parsing, on both routes."""
 
 from __future__ import annotations
 
@@ -63,8 +65,10 @@ REQUESTS = {
     ),
 }
 
-# Headers that legitimately differ between two otherwise identical requests.
+# Headers that legitimately differ between two otherwise identical requests on the SDK's route.
 VARYING = {"content-length", "x-stainless-retry-count", "x-stainless-read-timeout"}
+# What a server reads from the SDK's headers; assay's own client sends these alike.
+MEANINGFUL = ("authorization", "content-type", "accept", "host")
 
 
 def _sent_by_create(provider: OpenAICompatible, request: ModelRequest):
@@ -91,11 +95,65 @@ def test_the_body_and_the_answer_are_those_of_create(server, name):
 
     sent, reference = server.chat_requests
     assert sent.body == reference.body
+    assert {k: sent.headers.get(k) for k in MEANINGFUL} == {
+        k: reference.headers.get(k) for k in MEANINGFUL
+    }
+    assert sent.headers["user-agent"].startswith("assay/")
+    assert ours == theirs
+    assert ours.usage.input_tokens == 11 and ours.usage.output_tokens == 4
+
+
+@pytest.mark.parametrize("name", ["plain", "system, sampling and provider knobs", "forced tool"])
+def test_a_callers_async_client_sends_the_same_request_through_the_sdk(server, name):
+    server.default = ok('{"verdicts": [1, 0]}', usage=(11, 4))
+    request = REQUESTS[name]
+    client = openai.AsyncOpenAI(api_key="sk-test", base_url=server.url, max_retries=0)
+    provider = OpenAICompatible("test-model", client=client)
+
+    ours = asyncio.run(provider.complete(request))
+    theirs = provider._read_response(_sent_by_create(provider, request), request)
+
+    sent, reference = server.chat_requests
+    assert sent.body == reference.body
     assert {k: v for k, v in sent.headers.items() if k not in VARYING} == {
         k: v for k, v in reference.headers.items() if k not in VARYING
     }
     assert ours == theirs
-    assert ours.usage.input_tokens == 11 and ours.usage.output_tokens == 4
+
+
+def test_headers_from_the_environment_and_the_caller_are_sent(server, monkeypatch):
+    monkeypatch.setenv("OPENAI_ORG_ID", "org-42")
+    monkeypatch.setenv("OPENAI_PROJECT_ID", "proj-7")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    server.default = ok("yes")
+    provider = OpenAICompatible(
+        "test-model", base_url=server.url, default_headers={"X-Team": "evals"}
+    )
+
+    asyncio.run(provider.complete(REQUESTS["plain"]))
+
+    [sent] = server.chat_requests
+    assert sent.headers["authorization"] == "Bearer sk-from-env"
+    assert sent.headers["openai-organization"] == "org-42"
+    assert sent.headers["openai-project"] == "proj-7"
+    assert sent.headers["x-team"] == "evals"
+
+
+def test_embeddings_are_read_alike_on_both_routes(server):
+    from tests.models.fake_openai import embed
+
+    server.embedding_default = embed(reverse=True)  # data out of order: read by index
+    ours_provider = OpenAICompatible("emb-model", base_url=server.url, api_key="sk-test")
+    client = openai.AsyncOpenAI(api_key="sk-test", base_url=server.url, max_retries=0)
+    sdk_provider = OpenAICompatible("emb-model", client=client)
+
+    ours = asyncio.run(ours_provider.embed(["one", "two words", "three more words"]))
+    theirs = asyncio.run(sdk_provider.embed(["one", "two words", "three more words"]))
+
+    assert ours == theirs
+    vectors, tokens = ours
+    assert len(vectors) == 3 and tokens == 9
+    assert vectors[0] != vectors[1]
 
 
 def test_a_callers_sync_client_takes_the_same_route(server):
@@ -110,19 +168,33 @@ def test_a_callers_sync_client_takes_the_same_route(server):
     assert sent.body["response_format"]["json_schema"]["name"] == "Verdicts"
 
 
-def test_errors_keep_their_sdk_classes_on_this_route(server):
-    from assay.errors import MalformedResponse, ModelError
+@pytest.mark.parametrize("route", ["assay's client", "the caller's SDK client"])
+def test_error_statuses_become_the_same_assay_errors_on_both_routes(server, route):
+    from assay.errors import MalformedResponse, ProviderError, RateLimited
 
-    provider = OpenAICompatible("test-model", base_url=server.url, api_key="sk-test")
-    server.script(error(400, "bad field"), empty_choices())
+    if route == "assay's client":
+        provider = OpenAICompatible("test-model", base_url=server.url, api_key="sk-test")
+    else:
+        client = openai.AsyncOpenAI(api_key="sk-test", base_url=server.url, max_retries=0)
+        provider = OpenAICompatible("test-model", client=client)
+    server.script(error(400, "bad field"), empty_choices(), error(429, "slow down"))
 
-    with pytest.raises(ModelError) as bad_request:
-        asyncio.run(provider.complete(REQUESTS["plain"]))
-    with pytest.raises(MalformedResponse):
-        asyncio.run(provider.complete(REQUESTS["plain"]))
+    async def three_calls() -> list[BaseException]:
+        outcomes = []
+        for _ in range(3):  # on one loop: a caller's async client belongs to its loop
+            try:
+                await provider.complete(REQUESTS["plain"])
+            except Exception as exc:
+                outcomes.append(exc)
+        return outcomes
 
-    assert isinstance(bad_request.value.__cause__, openai.BadRequestError)
-    assert "bad field" in str(bad_request.value)
+    bad_request, malformed, limited = asyncio.run(three_calls())
+
+    assert isinstance(bad_request, ProviderError) and not isinstance(bad_request, RateLimited)
+    assert bad_request.status == 400 and "bad field" in str(bad_request)
+    assert isinstance(malformed, MalformedResponse)
+    assert isinstance(limited, RateLimited)
+    assert limited.status == 429 and "slow down" in limited.body
 
 
 class Payload(Behaviour):

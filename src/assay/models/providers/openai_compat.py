@@ -12,15 +12,16 @@ import anyio
 
 from assay._util.loop_local import LoopLocal
 from assay._util.sync import on_temporary_loop
-from assay.errors import (
-    MalformedResponse,
-    ModelConnectionError,
-    ModelTimeout,
-    ProviderError,
-    RateLimited,
-)
+from assay.errors import MalformedResponse, ModelConnectionError, ModelTimeout
 from assay.models.providers.base import Profile, Provider
-from assay.models.providers.openai_wire import decode_completion, post_completion
+from assay.models.providers.openai_http import (
+    OpenAIHttp,
+    aiohttp_cause,
+    resolve_base_url,
+    retry_after_seconds,
+    status_error,
+)
+from assay.models.providers.openai_wire import decode_completion, post_completion, wire_body
 from assay.models.types import Generation, ModelRequest, ModelResponse, TokenLogprob, Usage
 
 # Our parameter names -> the chat.completions argument carrying them.
@@ -36,21 +37,6 @@ _SAMPLING = (
     "presence_penalty",
     "frequency_penalty",
 )
-
-
-def retry_after_seconds(headers: Any) -> float | None:
-    """Read `retry-after-ms` or `retry-after` (seconds) from response headers."""
-    if headers is None:
-        return None
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            return float(value) * scale
-        except ValueError:
-            continue  # an HTTP date; the exponential backoff handles it
-    return None
 
 
 # Raised by the SDK (or below it) while it decodes a 200 answer's body.
@@ -71,7 +57,7 @@ def translate_openai_error(exc: Exception) -> Exception:
         return MalformedResponse(
             f"the provider's answer does not have the shape of a completion: {exc}"
         )
-    wire = _aiohttp_cause(exc)
+    wire = aiohttp_cause(exc)
     if wire is not None:
         return wire
     if _from_http_stack(exc):
@@ -83,41 +69,8 @@ def translate_openai_error(exc: Exception) -> Exception:
     if isinstance(exc, openai.APIConnectionError):
         return ModelConnectionError(f"could not reach the provider: {exc}")
     if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
-        body = _body_text(exc)
-        if status == 429 or (status == 503 and "overload" in body.lower()):
-            return RateLimited(
-                f"rate limited (HTTP {status}): {body[:300]}",
-                retry_after=retry_after_seconds(exc.response.headers),
-                status=status,
-                body=body,
-            )
-        return ProviderError(
-            f"HTTP {status}: {body[:500]}",
-            status=status,
-            body=body,
-            retry_after=retry_after_seconds(exc.response.headers),
-        )
+        return status_error(exc.status_code, _body_text(exc), exc.response.headers)
     return exc
-
-
-def _aiohttp_cause(exc: BaseException) -> Exception | None:
-    """The assay error for a failure of the aiohttp transport, read from aiohttp's own exception.
-
-    The SDK's adapter maps every `aiohttp.ClientConnectionError` (a connection the server cut,
-    among them) to `httpx.ConnectTimeout`, which would report a dropped connection as a
-    timeout."""
-    import aiohttp
-
-    seen = 0
-    cause: BaseException | None = exc
-    while cause is not None and seen < 8:
-        if isinstance(cause, (aiohttp.ServerTimeoutError, aiohttp.SocketTimeoutError)):
-            return ModelTimeout(f"the request timed out: {type(cause).__name__}: {cause}")
-        if isinstance(cause, aiohttp.ClientError):
-            return ModelConnectionError(f"the connection failed: {type(cause).__name__}: {cause}")
-        cause, seen = cause.__cause__ or cause.__context__, seen + 1
-    return None
 
 
 def _from_http_stack(exc: Exception) -> bool:
@@ -166,32 +119,21 @@ class OpenAICompatible(Provider):
             self._copies = LoopLocal(lambda: _pool_of_its_own(client)) if self._is_async else None
             self.api_key = getattr(client, "api_key", None)
             return
-        import openai
-
-        self.api_key = api_key  # None: the SDK reads OPENAI_API_KEY
-
-        def new_client() -> Any:
-            # Retries are assay's job (one policy for every provider), so the SDK's are off.
-            # The SDK's aiohttp transport: httpx's pool walks all its connections on every
-            # request, which at a few hundred requests in flight was a third of the client's CPU
-            # (`benchmarks/orchestration.py`, 29 -> 20 ms per sample).
-            return openai.AsyncOpenAI(
+        self.api_key = api_key  # None: OPENAI_API_KEY, as the SDK reads it
+        self.base_url = resolve_base_url(base_url)
+        # assay's own client (`openai_http.py`): the SDK's request machinery was about 40% of
+        # the loop's CPU per judge call. Retries are assay's job (one policy for every provider).
+        self._clients = LoopLocal(
+            lambda: OpenAIHttp(
+                base_url=self.base_url,
                 api_key=api_key,
-                base_url=base_url,
                 timeout=timeout,
-                max_retries=0,
                 default_headers=default_headers,
-                http_client=openai.DefaultAioHttpClient(timeout=timeout),
             )
-
-        self._clients = LoopLocal(new_client)
+        )
         self._given = None
         self._copies = None
         self._is_async = True
-        # As the SDK resolves it, without building a client just to ask.
-        self.base_url = (
-            base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
-        ).rstrip("/") + "/"
 
     @property
     def client(self) -> Any:
@@ -267,7 +209,9 @@ class OpenAICompatible(Provider):
     async def complete(self, request: ModelRequest) -> ModelResponse:
         arguments = self._arguments(request)
         client = self.client
-        if _is_sdk_client(client):
+        if isinstance(client, OpenAIHttp):
+            raw = decode_completion(await client.post("chat/completions", wire_body(arguments)))
+        elif _is_sdk_client(client):
             data = await self._sdk_call(lambda: post_completion(client, arguments))
             raw = decode_completion(data)
         else:
@@ -314,11 +258,16 @@ class OpenAICompatible(Provider):
         )
 
     async def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
-        raw = await self._sdk_call(
-            lambda: self.client.embeddings.create(model=self.model, input=texts)
-        )
+        client = self.client
+        if isinstance(client, OpenAIHttp):
+            body = {"model": self.model, "input": texts, "encoding_format": "float"}
+            raw = decode_completion(await client.post("embeddings", body))
+        else:
+            raw = await self._sdk_call(
+                lambda: client.embeddings.create(model=self.model, input=texts)
+            )
         try:
-            ordered = sorted(raw.data, key=lambda item: item.index)
+            ordered = sorted(raw.data or [], key=lambda item: item.index)
             tokens = getattr(raw.usage, "prompt_tokens", 0) or 0 if raw.usage else 0
             return [list(item.embedding) for item in ordered], tokens
         except (AttributeError, TypeError, ValueError) as exc:

@@ -21,14 +21,19 @@ from typing import Any
 from assay.errors import MalformedResponse
 
 
-def post_completion(client: Any, arguments: dict[str, Any]) -> Any:
-    """Send `arguments` (the keyword arguments of `create`) as the JSON body; the raw answer bytes
-    (awaitable for an async client)."""
+def wire_body(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The JSON body `create(**arguments)` would send (`extra_body` merged in, as the SDK does)."""
     body = dict(arguments)
     extra = body.pop("extra_body", None)
     if extra:
-        body.update(extra)  # as the SDK merges extra_body into the JSON it sends
-    return client.post("/chat/completions", body=body, cast_to=bytes)
+        body.update(extra)
+    return body
+
+
+def post_completion(client: Any, arguments: dict[str, Any]) -> Any:
+    """Send `arguments` (the keyword arguments of `create`) through an SDK client's `post`; the
+    raw answer bytes (awaitable for an async client)."""
+    return client.post("/chat/completions", body=wire_body(arguments), cast_to=bytes)
 
 
 def decode_completion(data: bytes) -> JsonFields:
@@ -59,4 +64,4 @@ class JsonFields(dict):
         return dict(self)
 
 
-__all__ = ["JsonFields", "decode_completion", "post_completion"]
+__all__ = ["JsonFields", "decode_completion", "post_completion", "wire_body"]
