@@ -37,8 +37,11 @@ def verdicts(request) -> str:
     return verdict_lines("yes")
 
 
-def evaluated(**first_row_metadata: Any) -> EvaluationResult:
-    """Three rows through the real engine: ok, one failed judge call, one skipped row."""
+def evaluated(
+    *, second: dict[str, Any] | None = None, third: dict[str, Any] | None = None, **first: Any
+) -> EvaluationResult:
+    """Three rows through the real engine: ok, one failed judge call, one skipped row; each
+    keyword's items join that row (as metadata when they are not sample fields)."""
     llm, _provider = judge(verdicts, repeat_last=True)
     rows = [
         {
@@ -47,7 +50,7 @@ def evaluated(**first_row_metadata: Any) -> EvaluationResult:
             "response": "Paris is the capital of France.",
             "reference": "Paris is the capital of France.",
             "retrieved_contexts": CONTEXTS,
-            **first_row_metadata,
+            **first,
         },
         {
             "id": "q2",
@@ -55,8 +58,15 @@ def evaluated(**first_row_metadata: Any) -> EvaluationResult:
             "response": "garbled",
             "reference": "Madrid.",
             "retrieved_contexts": CONTEXTS,
+            **(second or {}),
         },
-        {"id": "q3", "user_input": "Capital of Italy?", "response": "", "reference": "Rome."},
+        {
+            "id": "q3",
+            "user_input": "Capital of Italy?",
+            "response": "",
+            "reference": "Rome.",
+            **(third or {}),
+        },
     ]
     result = evaluate(
         rows,
