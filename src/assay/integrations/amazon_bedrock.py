@@ -228,11 +228,8 @@ def _tool_call_of(
         if body is not None:
             args.update(_parameters(index, body.get("properties"), f"{field}.requestBody", what))
         name = group.get("function") or group.get("apiPath")
-        details = {
-            "action_group": group.get("actionGroupName"),
-            "verb": group.get("verb"),
-            "api_path": group.get("apiPath"),
-        }
+        named = {"action_group": "actionGroupName", "verb": "verb", "api_path": "apiPath"}
+        details = {key: group[raw] for key, raw in named.items() if group.get(raw) is not None}
         return tool_call(name, args, index=index, what=what, field=f"{field}.function"), details
     if "knowledgeBaseLookupInput" in invocation:
         lookup = invocation["knowledgeBaseLookupInput"] or {}
