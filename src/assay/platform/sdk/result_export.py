@@ -1,0 +1,205 @@
+"""Upload an `EvaluationResult` to the assay platform: each row as a logged trace, each cell as a
+score on it, so the web UI, review-queue conditions (`score.faithfulness < 0.5`) and dataset export
+see results computed elsewhere.
+
+Through the existing routes (`POST /api/v1/traces`, `POST /api/v1/traces/{id}/scores`):
+
+- A row whose metadata names a platform trace (`trace_id`: the trace's UUID, or the 32 hex digits
+  of the OpenTelemetry trace id it was ingested under) gets its scores on that trace. Every such
+  trace is looked up first, so an unknown id uploads nothing.
+- Every other row becomes a new trace: input = `user_input`, output = `response`, contexts =
+  `retrieved_contexts`, metadata `assay` = the run id, experiment, row index and id, reference and
+  the row's cells as `EvaluationResult.row_records` has them; tags `assay` and `assay-run:<id>`.
+  Its id is derived from the run id and the row index, so uploading the same result again stores
+  no second copy (the server ignores an id it has).
+- Each cell is one score, source `assay:<run id>`: an ok number (bools and pass/fail labels as 1/0)
+  with its reason; a failed cell with status `error` and `<ExceptionType>: <message>` as reason,
+  never a value; a skipped cell with status `skipped` and its reason. A label that does not read as
+  a number, or a ranking, has no place in the score route (it takes numbers): it is kept in the
+  new trace's metadata and listed in `UploadedResult.not_scored`.
+- Scores already stored for this run (the latest score of the criterion has this run's source) are
+  not sent again, so an upload cut off midway is completed by calling it again.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from assay.errors import DataError, UsageError
+from assay.platform.sdk.client import current
+from assay.platform.sdk.errors import NotFound
+from assay.platform.sdk.trace_body import CONTEXT_MAX, CONTEXTS_MAX, NAME_MAX, jsonable, text
+from assay.schema.outcome import Error, Ok, Skipped
+from assay.schema.result import EvaluationResult
+from assay.schema.values import as_number
+
+BATCH = 100  # traces per request (the server takes 500)
+MAX_BODY = 900_000  # bytes per request: the server's body cap is 1 MB
+REASON_MAX = 20_000
+# Row ids name traces: the same result uploaded twice names the same traces.
+_NAMESPACE = uuid.UUID("6f1c1f4e-2b7a-4c55-9a51-0d7c3c2b9e21")
+
+
+@dataclass(frozen=True)
+class UploadedResult:
+    """What the upload did: the trace of each row, how many traces and scores were stored."""
+
+    run_id: str
+    trace_ids: list[str]
+    traces_created: int
+    scores_sent: int
+    scores_already_there: int
+    not_scored: list[tuple[int, str]] = field(default_factory=list)  # (row, metric)
+
+
+def platform_trace_id(value: Any, row: int, key: str) -> str:
+    """A trace id from row metadata as the platform names traces (a UUID string)."""
+    try:
+        return str(uuid.UUID(str(value).strip()))
+    except ValueError:
+        raise DataError(
+            f"{key} must be a platform trace id (a UUID, or 32 hex digits), got {value!r}",
+            row=row,
+            field=key,
+            row_is_index=True,
+        ) from None
+
+
+def score_body(name: str, cell: Any, source: str) -> dict[str, Any] | None:
+    """One cell as the score route's body; None for a value the route cannot hold."""
+    if isinstance(cell, Ok):
+        number = as_number(cell.value)
+        if number is None:
+            return None
+        body: dict[str, Any] = {"criterion": name, "status": "ok", "value": number}
+        if cell.reason:
+            body["reason"] = text(cell.reason, REASON_MAX)
+    elif isinstance(cell, Skipped):
+        body = {"criterion": name, "status": "skipped", "reason": text(cell.reason, REASON_MAX)}
+    elif isinstance(cell, Error):
+        reason = f"{cell.error_type}: {cell.message}"
+        body = {"criterion": name, "status": "error", "reason": text(reason, REASON_MAX)}
+    else:  # pragma: no cover - Outcome is a closed union
+        raise UsageError(f"unknown outcome {cell!r}")
+    body["source"] = source
+    return body
+
+
+def _trace_body(
+    result: EvaluationResult, index: int, trace_id: str, record: dict[str, Any]
+) -> dict[str, Any]:
+    sample = result.dataset[index]
+    fields = sample.to_dict()
+    contexts = [text(str(c), CONTEXT_MAX) for c in (fields.get("retrieved_contexts") or [])]
+    metadata = {k: v for k, v in (fields.get("metadata") or {}).items() if k != "assay"}
+    metadata["assay"] = {
+        "run_id": str(result.run_id),
+        "experiment": result.experiment_name,
+        "row": index,
+        "row_id": metadata.get("id"),
+        "reference": fields.get("reference"),
+        "metrics": record["metrics"],
+    }
+    run_tag = f"assay-run:{result.run_id}"
+    return {
+        "id": trace_id,
+        "input": jsonable(fields.get("user_input")),
+        "output": jsonable(fields.get("response")),
+        "contexts": contexts[:CONTEXTS_MAX],
+        "metadata": jsonable(metadata),
+        "tags": ["assay", run_tag]
+        + ([f"experiment:{result.experiment_name}"[:NAME_MAX]] if result.experiment_name else []),
+    }
+
+
+def _batches(bodies: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+    batches: list[list[dict[str, Any]]] = []
+    size = 0
+    for body in bodies:
+        weight = len(json.dumps(body, ensure_ascii=False).encode()) + 1
+        if not batches or len(batches[-1]) >= BATCH or size + weight > MAX_BODY:
+            batches.append([])
+            size = 0
+        batches[-1].append(body)
+        size += weight
+    return batches
+
+
+def upload_result(result: EvaluationResult, *, trace_key: str = "trace_id") -> UploadedResult:
+    """Upload `result` to the logged-in platform (`assay.platform.login`); see the module.
+
+    Needs a key with the `write` scope (scores are written with it)."""
+    if not isinstance(result, EvaluationResult):
+        raise UsageError(f"upload_result needs an EvaluationResult, got {type(result).__name__}")
+    for name in result.metric_names:
+        if not name or len(name) > NAME_MAX:
+            raise UsageError(
+                f"metric name {name!r}: the platform takes criterion names of 1 to {NAME_MAX} "
+                "characters"
+            )
+    client = current()
+    run_id = str(result.run_id)
+    source = f"assay:{run_id}"
+    trace_ids: list[str] = []
+    linked: set[int] = set()
+    for index, sample in enumerate(result.dataset):
+        given = (sample.metadata or {}).get(trace_key)
+        if given not in (None, ""):
+            trace_ids.append(platform_trace_id(given, index, trace_key))
+            linked.add(index)
+        else:
+            trace_ids.append(str(uuid.uuid5(_NAMESPACE, f"{run_id}/{index}")))
+
+    stored: dict[str, dict[str, Any]] = {}  # trace id -> latest score per criterion
+    for index in sorted(linked):
+        try:
+            found = client.request("GET", f"/traces/{trace_ids[index]}")
+        except NotFound:
+            raise DataError(
+                f"{trace_key} {trace_ids[index]}: no such trace in this project",
+                row=index,
+                field=trace_key,
+                row_is_index=True,
+            ) from None
+        stored[trace_ids[index]] = found.get("scores") or {}
+
+    records = result.row_records()
+    fresh = [
+        _trace_body(result, index, trace_ids[index], records[index])
+        for index in range(len(trace_ids))
+        if index not in linked
+    ]
+    created = 0
+    for batch in _batches(fresh):
+        answer = client.request("POST", "/traces", json={"traces": batch})
+        created += int(answer.get("accepted", 0))
+        if answer.get("duplicates"):  # uploaded before: read what it already holds
+            for body in batch:
+                got = client.request("GET", f"/traces/{body['id']}")
+                stored[body["id"]] = got.get("scores") or {}
+
+    sent = already = 0
+    not_scored: list[tuple[int, str]] = []
+    for index, cells in enumerate(result.outcomes):
+        trace_id = trace_ids[index]
+        latest = stored.get(trace_id, {})
+        for name, cell in cells.items():
+            body = score_body(name, cell, source)
+            if body is None:
+                not_scored.append((index, name))
+                continue
+            previous = latest.get(name)
+            if isinstance(previous, dict) and str(previous.get("source", "")).endswith(
+                f":{source}"
+            ):
+                already += 1
+                continue
+            client.request("POST", f"/traces/{trace_id}/scores", json=body)
+            sent += 1
+    return UploadedResult(run_id, trace_ids, created, sent, already, not_scored)
+
+
+__all__ = ["UploadedResult", "platform_trace_id", "score_body", "upload_result"]
