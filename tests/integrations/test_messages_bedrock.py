@@ -175,9 +175,7 @@ def test_user_input_overrides_the_prompt_and_metadata_keeps_trace_details():
         booking_stream(), user_input="Table for two?", metadata=True
     )
     assert messages[0] == HumanMessage(content="Table for two?")
-    assert messages[3].metadata["calls"] == [
-        {"action_group": "bookings", "verb": None, "api_path": None}
-    ]
+    assert messages[3].metadata["calls"] == [{"action_group": "bookings"}]
     assert messages[-1].metadata["rationale"] == "Done; I can answer."
 
 
