@@ -3,7 +3,9 @@
 It answers every chat completion without a model:
 - a request with a JSON schema (`response_format` json_schema, or a forced tool) gets an object
   built from the schema: the first choice of each enum, placeholder text and numbers. The
-  calculator agent's step schema gets one tool call, then a final answer;
+  calculator agent's step schema gets one tool call, then a final answer; the text2sql app's
+  query schema gets `TEXT2SQL_QUERY`. Numbers are the schema's minimum, or its maximum for a
+  model whose name ends in "high" (two models that answer differently);
 - a request whose last user message holds numbered items ("1. ...") gets "N. yes" per item
   (the faithfulness verdict format);
 - anything else gets a short sentence (the apps' free-text answers).
@@ -17,6 +19,8 @@ from typing import Any
 
 from tests.models.fake_openai import Behaviour, FakeOpenAI, RecordedRequest, dynamic, ok
 
+TEXT2SQL_QUERY = "SELECT COUNT(*) FROM customers"
+
 
 def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
     while "$ref" in schema:
@@ -24,7 +28,8 @@ def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
     return schema
 
 
-def fill(schema: dict[str, Any], root: dict[str, Any]) -> Any:
+def fill(schema: dict[str, Any], root: dict[str, Any], high: bool = False) -> Any:
+    """A value of `schema`; numbers are its minimum (its maximum when `high`), else 1."""
     schema = _resolve(schema, root)
     if "enum" in schema:
         return schema["enum"][0]
@@ -33,20 +38,20 @@ def fill(schema: dict[str, Any], root: dict[str, Any]) -> Any:
     options = schema.get("anyOf") or schema.get("oneOf")
     if options:
         chosen = next((o for o in options if _resolve(o, root).get("type") != "null"), options[0])
-        return fill(chosen, root)
+        return fill(chosen, root, high)
     kind = schema.get("type")
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "null")
     if kind == "object" or "properties" in schema:
-        return {name: fill(sub, root) for name, sub in schema.get("properties", {}).items()}
+        return {name: fill(sub, root, high) for name, sub in schema.get("properties", {}).items()}
     if kind == "array":
         return [
-            fill(schema.get("items", {"type": "string"}), root)
+            fill(schema.get("items", {"type": "string"}), root, high)
             for _ in range(max(1, schema.get("minItems", 1)))
         ]
     if kind in ("number", "integer"):
-        low, high = schema.get("minimum"), schema.get("maximum")
-        value = low if low is not None else high if high is not None else 1
+        bounds = [schema.get("minimum"), schema.get("maximum")]
+        value = next((b for b in (bounds[::-1] if high else bounds) if b is not None), 1)
         return int(value) if kind == "integer" else float(value)
     if kind == "boolean":
         return True
@@ -59,7 +64,7 @@ def _user_texts(messages: list[dict[str, Any]]) -> list[str]:
     return [str(m.get("content", "")) for m in messages if m.get("role") == "user"]
 
 
-def structured(schema: dict[str, Any], messages: list[dict[str, Any]]) -> Any:
+def structured(schema: dict[str, Any], messages: list[dict[str, Any]], model: str = "") -> Any:
     properties = schema.get("properties", {})
     if "tool_call" in properties and "final_answer" in properties:  # the calculator agent's step
         done = any("Tool result:" in text for text in _user_texts(messages))
@@ -70,7 +75,9 @@ def structured(schema: dict[str, Any], messages: list[dict[str, Any]]) -> Any:
             "tool_call": {"name": "add", "a": 2, "b": 3},
             "final_answer": None,
         }
-    return fill(schema, schema)
+    if set(properties) == {"sql"}:  # the text2sql app: a query that runs on its shop.db
+        return {"sql": TEXT2SQL_QUERY}
+    return fill(schema, schema, high=model.endswith("high"))
 
 
 def text_answer(messages: list[dict[str, Any]]) -> str:
@@ -88,9 +95,12 @@ def _reply(request: RecordedRequest) -> Behaviour:
     fmt = body.get("response_format") or {}
     if body.get("tools") and not fmt:
         function = body["tools"][0]["function"]
-        return ok(json.dumps(structured(function["parameters"], messages)), usage=_usage(messages))
+        return ok(
+            json.dumps(structured(function["parameters"], messages, body.get("model", ""))),
+            usage=_usage(messages),
+        )
     if fmt.get("type") == "json_schema":
-        text = json.dumps(structured(fmt["json_schema"]["schema"], messages))
+        text = json.dumps(structured(fmt["json_schema"]["schema"], messages, body.get("model", "")))
     elif fmt.get("type") == "json_object":
         text = "{}"
     else:

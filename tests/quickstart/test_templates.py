@@ -5,22 +5,28 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from assay.quickstart import TEMPLATES
-from tests.quickstart.loopback_llm import LoopbackLLM
+from assay import DiscreteMetric
+from assay.quickstart import TEMPLATES, create_project
+from tests.quickstart.loopback_llm import TEXT2SQL_QUERY, LoopbackLLM
 
-# template -> (dataset rows, score columns every finished row must have)
+# template -> (dataset rows, score columns every finished row must have), for templates of one run
 EXPECTED = {
     "rag_eval": (5, ["correctness", "faithfulness"]),
     "prompt_evals": (6, ["accuracy"]),
     "agent_evals": (5, ["correctness", "tool_call_f1"]),
     "workflow_eval": (5, ["response_quality"]),
+    "text2sql": (6, ["execution_accuracy", "sql_equivalence"]),
 }
+# templates that compare (two runs, or a judge before and after), each tested on its own below
+COMPARING = {"judge_alignment", "improve_rag", "benchmark_llm"}
+NEW = {"judge_alignment", "text2sql", "improve_rag", "benchmark_llm"}
 
 
 def assay(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -50,8 +56,40 @@ def results_of(project: Path) -> list[Path]:
     return sorted((project / "evals" / "experiments").glob("*.jsonl"))
 
 
+def records_of(results: Path) -> list[dict]:
+    return [json.loads(line) for line in results.read_text().splitlines()]
+
+
+def check_text2sql(records: list[dict], stdout: str) -> None:
+    """The loopback always writes TEXT2SQL_QUERY: run on shop.db, it returns the expected rows for
+    the one question it answers and the wrong rows (or columns) for the others."""
+    execution = {r["result"]["id"]: r["result"]["execution_accuracy"] for r in records}
+    assert all(r["result"]["predicted_sql"] == TEXT2SQL_QUERY for r in records)
+    assert execution.pop("count-customers")["value"] == 1.0
+    assert {name: score["value"] for name, score in execution.items()} == dict.fromkeys(
+        execution, 0.0
+    )
+    assert execution["orders-per-customer"]["reason"] == "returns 1 column(s), expected 2"
+    assert "execution_accuracy: 1/6 queries return the expected rows" in stdout
+
+
+CHECKS = {"text2sql": check_text2sql}
+
+
 def test_every_template_is_covered():
-    assert set(EXPECTED) == set(TEMPLATES)
+    assert set(EXPECTED) | COMPARING == set(TEMPLATES)
+    assert not set(EXPECTED) & COMPARING
+
+
+@pytest.mark.parametrize("template", sorted(NEW))
+def test_new_templates_carry_a_project_file_and_a_readme(template, tmp_path):
+    project = create_project(template, tmp_path / template)
+    # read by hand: tomllib is not in Python 3.10's standard library
+    text = (project / "pyproject.toml").read_text()
+    assert text.startswith("[project]\n")
+    assert re.search(r'^name = "[a-z0-9-]+"$', text, re.MULTILINE)
+    assert re.search(r'^dependencies = \["assay(\[[a-z,]+\])?"\]$', text, re.MULTILINE)
+    assert "python evals.py" in (project / "README.md").read_text()
 
 
 @pytest.mark.parametrize("template", sorted(EXPECTED))
@@ -69,7 +107,7 @@ def test_template_runs_against_a_loopback_model(template, tmp_path):
     assert {request.body["model"] for request in server.chat_requests} == {"test"}
 
     [results] = results_of(project)
-    records = [json.loads(line) for line in results.read_text().splitlines()]
+    records = records_of(results)
     rows, scores = EXPECTED[template]
     assert sorted(record["index"] for record in records) == list(range(rows))
     assert [r for r in records if r["status"] != "ok"] == []
@@ -83,6 +121,8 @@ def test_template_runs_against_a_loopback_model(template, tmp_path):
     html = report.read_text()
     assert all(f"<h3>{name}</h3>" in html for name in scores)
     assert str(results) in done.stdout and "report:" in done.stdout
+    if template in CHECKS:
+        CHECKS[template](records, done.stdout)
 
 
 def test_prompt_versions_compare_in_a_report(tmp_path):
@@ -98,6 +138,89 @@ def test_prompt_versions_compare_in_a_report(tmp_path):
     assert made.returncode == 0, made.stderr
     html = (tmp_path / "compare.html").read_text()
     assert f"{first.stem} vs {second.stem}" in html and "mean difference" in html
+
+
+def test_judge_alignment_reports_agreement_before_and_after(tmp_path):
+    project = create_project("judge_alignment", tmp_path / "project")
+    with LoopbackLLM() as server:
+        done = run_evals(project, server, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [report_json] = (project / "evals" / "reports").glob("*-alignment.json")
+    report = json.loads(report_json.read_text())
+    assert report["metric"] == "correctness" and report["label_kind"] == "nominal"
+    n = report["rows"]
+    assert f"{20 - n} training labels, {n} test labels" in done.stdout
+    assert report["rows_scored"] == report["rows_paired"] == n
+    # The loopback judge always answers the first choice, "pass": agreement is the share of
+    # test rows a person passed, before and after, so the difference is 0.
+    passed = sum(row["label"] == "pass" for row in report["per_row"]) / n
+    for block in ("before", "statistics"):
+        assert report[block]["agreement"]["value"] == pytest.approx(passed)
+    assert report["differences"]["agreement"]["value"] == 0
+    assert report_json.with_suffix(".html").is_file() and "agreement" in done.stdout
+
+    # One call per test row before and one after; the aligned calls carry four worked examples,
+    # all from training rows (no test row is shown to the judge as an example).
+    test_ids = {row["id"] for row in report["per_row"]}
+    assert len(server.chat_requests) == 2 * n
+    aligned = [r for r in server.chat_requests if len(r.messages) == 1 + 2 * 4 + 1]
+    assert len(aligned) == n
+    [saved] = (project / "evals" / "judges").glob("*-correctness.json")
+    judge = DiscreteMetric.load(saved, llm=None)
+    state = judge.alignment
+    assert state.selection == "fixed" and len(state.fixed_ids) == 4
+    assert not set(state.fixed_ids) & test_ids
+    assert (
+        sorted(e.label for e in state.examples if e.id in state.fixed_ids)
+        == ["fail"] * 2 + ["pass"] * 2
+    )
+
+
+def test_improve_rag_compares_two_retrieval_settings(tmp_path):
+    project = create_project("improve_rag", tmp_path / "project")
+    with LoopbackLLM() as server:
+        done = run_evals(project, server, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    top1, top3 = results_of(project)
+    assert top1.stem.endswith("-top1") and top3.stem.endswith("-top3")
+    recall = {
+        run.stem[-4:]: {
+            r["result"]["id"]: r["result"]["context_recall"]["value"] for r in records_of(run)
+        }
+        for run in (top1, top3)
+    }
+    # Keyword retrieval is deterministic: one article misses half of the two-article questions.
+    assert recall["top1"]["winter"] == 0.5 and recall["top3"]["winter"] == 1.0
+    assert all(recall["top3"][q] >= recall["top1"][q] for q in recall["top1"])
+    assert "context_recall: 0.750 (8/8) -> 0.938 (8/8); difference +0.188" in done.stdout
+    assert "top3 higher: CI excludes 0" in done.stdout
+    assert "correctness: 1.000 (8/8) -> 1.000 (8/8); difference +0.000" in done.stdout
+    [report] = (project / "evals" / "reports").glob("*-compare.html")
+    html = report.read_text()
+    assert f"{top1.stem} vs {top3.stem}" in html and "mean difference" in html
+
+
+def test_benchmark_llm_compares_two_models_row_by_row(tmp_path):
+    project = create_project("benchmark_llm", tmp_path / "project")
+    with LoopbackLLM() as server:
+        # Two models behind one server: "low" answers each number's minimum (0%), "high" its
+        # maximum (35%); two customers get 0% and four get the 35% cap.
+        models = [f"vllm/{name}@{server.url}" for name in ("low", "high")]
+        done = run_evals(project, server, tmp_path, "--models", *models)
+    assert done.returncode == 0, done.stdout + done.stderr
+    first, second = results_of(project)
+    assert "-A-vllm_low" in first.stem and "-B-vllm_high" in second.stem
+    assert sorted(r.body["model"] for r in server.chat_requests) == ["high"] * 10 + ["low"] * 10
+    discounts = (
+        {r["result"]["discount"] for r in records_of(first)},
+        {r["result"]["discount"] for r in records_of(second)},
+    )
+    assert discounts == ({0}, {35})
+    assert f"A {models[0]}: accuracy 0.200 over 10/10 customers" in done.stdout
+    assert f"B {models[1]}: accuracy 0.400 over 10/10 customers" in done.stdout
+    assert "B - A: +0.200 [" in done.stdout and "(B better on 4, worse on 2)" in done.stdout
+    [report] = (project / "evals" / "reports").glob("*-benchmark.html")
+    assert f"{first.stem} vs {second.stem}" in report.read_text()
 
 
 def test_refuses_a_non_empty_directory(tmp_path):
@@ -122,8 +245,10 @@ def test_an_empty_directory_is_fine_and_the_default_is_the_template_name(tmp_pat
 
 def test_unknown_template_and_listing(tmp_path):
     done = assay("quickstart", "nope", cwd=tmp_path)
-    assert (
-        done.returncode == 2 and "rag_eval, prompt_evals, agent_evals, workflow_eval" in done.stderr
-    )
+    assert done.returncode == 2 and ", ".join(TEMPLATES) in done.stderr
     listed = assay("quickstart", cwd=tmp_path)
-    assert listed.returncode == 0 and all(name in listed.stdout for name in TEMPLATES)
+    assert listed.returncode == 0
+    lines = listed.stdout.splitlines()
+    assert len(TEMPLATES) == 8 and len(lines) == 1 + 8
+    for (name, description), line in zip(TEMPLATES.items(), lines[1:], strict=True):
+        assert line.split() == [name, *description.split()]
