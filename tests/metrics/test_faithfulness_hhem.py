@@ -306,6 +306,7 @@ class _ClassifierServer:
     def __init__(self) -> None:
         self.bodies: list[dict] = []
         self.failures_left = 0
+        self.failure_status = 503
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -317,7 +318,7 @@ class _ClassifierServer:
                 outer.bodies.append(body)
                 if outer.failures_left:
                     outer.failures_left -= 1
-                    self._send(503, {"error": "busy"})
+                    self._send(outer.failure_status, {"error": "busy"})
                 elif "pairs" in body:
                     scores = [expected(p["premise"], p["hypothesis"]) for p in body["pairs"]]
                     self._send(200, {"scores": scores})
@@ -342,8 +343,10 @@ class _ClassifierServer:
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/score"
 
     def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        if self.thread.is_alive():
+            self.httpd.shutdown()
+            self.httpd.server_close()
+            self.thread.join(timeout=5)
 
 
 @pytest.fixture
@@ -379,6 +382,9 @@ def test_http_failures_are_retried_then_typed_error_outcomes(server):
     metric = FaithfulnesswithHHEM(classifier=server.url, statements="sentences")
     server.failures_left = 1  # one 503, then an answer: retried
     assert metric.score(response="Claim.", retrieved_contexts=CONTEXT).value == 1.0
+    server.failure_status, server.failures_left = 429, 1  # rate limited: retried too
+    assert metric.score(response="Claim.", retrieved_contexts=CONTEXT).value == 1.0
+    server.failure_status = 503
     server.failures_left = 10
     data = EvaluationDataset(
         samples=[SingleTurnSample(response="Claim.", retrieved_contexts=CONTEXT)]
@@ -386,6 +392,19 @@ def test_http_failures_are_retried_then_typed_error_outcomes(server):
     [(_, _, error)] = evaluate(data, [metric], show_progress=False).errors()
     assert error.error_type == "ProviderError" and "503" in error.message
     assert error.attempts == 3
+
+
+def test_an_unreachable_classifier_is_a_connection_error(server):
+    url = server.url
+    server.close()  # nothing listens on the port any more
+    metric = FaithfulnesswithHHEM(
+        classifier=url, statements="sentences", classifier_options={"attempts": 1}
+    )
+    data = EvaluationDataset(
+        samples=[SingleTurnSample(response="Claim.", retrieved_contexts=CONTEXT)]
+    )
+    [(_, _, error)] = evaluate(data, [metric], show_progress=False).errors()
+    assert error.error_type == "ModelConnectionError" and url in error.message
 
 
 def test_http_classifier_with_a_wrong_answer_shape_is_malformed(server):

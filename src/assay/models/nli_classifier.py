@@ -48,6 +48,7 @@ from assay.errors import (
     ModelError,
     ModelTimeout,
     ProviderError,
+    RateLimited,
     UsageError,
 )
 
@@ -409,6 +410,10 @@ class HttpNLIClassifier:
             raise ModelTimeout(f"{self.url}: no answer within {self.timeout:g} s") from exc
         except httpx.HTTPError as exc:
             raise ModelConnectionError(f"{self.url}: {type(exc).__name__}: {exc}") from exc
+        if reply.status_code == 429:
+            raise RateLimited(
+                f"{self.url} answered 429: {reply.text[:200]}", body=reply.text[:2000]
+            )
         if reply.status_code >= 400:
             raise ProviderError(
                 f"{self.url} answered {reply.status_code}: {reply.text[:200]}",
