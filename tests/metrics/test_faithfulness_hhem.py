@@ -26,7 +26,8 @@ import assay
 from assay import SingleTurnSample, evaluate
 from assay.errors import MetricError, UsageError
 from assay.metrics import FaithfulnesswithHHEM
-from assay.models.nli_classifier import ClassifierFailed, HttpNLIClassifier, OnnxNLIClassifier
+from assay.models.nli_classifier import ClassifierFailed, OnnxNLIClassifier
+from assay.models.nli_http import HttpNLIClassifier
 from assay.schema.dataset import EvaluationDataset
 from tests.metrics.rag.scripted import claims, judge
 
