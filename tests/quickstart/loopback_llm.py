@@ -4,10 +4,12 @@ It answers every chat completion without a model:
 - a request with a JSON schema (`response_format` json_schema, or a forced tool) gets an object
   built from the schema: the first choice of each enum, placeholder text and numbers. The
   calculator agent's step schema gets one tool call, then a final answer; the text2sql app's
-  query schema gets `TEXT2SQL_QUERY`. Numbers are the schema's minimum, or its maximum for a
+  query schema gets `TEXT2SQL_QUERY`; the LlamaIndex agent's step one call of its first tool,
+  then (once a tool result came back) an answer. Numbers are the schema's minimum, or its maximum for a
   model whose name ends in "high" (two models that answer differently);
 - a request whose last user message holds numbered items ("1. ...") gets "N. yes" per item
   (the faithfulness verdict format);
+- a verdict prompt asking for "exactly one word" gets its first choice;
 - anything else gets a short sentence (the apps' free-text answers).
 """
 
@@ -75,14 +77,25 @@ def structured(schema: dict[str, Any], messages: list[dict[str, Any]], model: st
             "tool_call": {"name": "add", "a": 2, "b": 3},
             "final_answer": None,
         }
+    if set(properties) == {"tool_calls", "answer"}:  # the LlamaIndex agent's step
+        if any(text.startswith("Tool result:") for text in _user_texts(messages)):
+            return {"tool_calls": [], "answer": "Done."}
+        return fill(schema, schema)  # one call of the first tool, with placeholder arguments
     if set(properties) == {"sql"}:  # the text2sql app: a query that runs on its shop.db
         return {"sql": TEXT2SQL_QUERY}
     return fill(schema, schema, high=model.endswith("high"))
 
 
+def system_text(messages: list[dict[str, Any]]) -> str:
+    return "\n".join(str(m.get("content", "")) for m in messages if m.get("role") == "system")
+
+
 def text_answer(messages: list[dict[str, Any]]) -> str:
     users = _user_texts(messages)
     last = users[-1] if users else ""
+    one_word = re.search(r"Answer with exactly one word: (\w+)", system_text(messages))
+    if one_word:  # a yes/no or rating verdict: its first choice
+        return one_word.group(1)
     numbers = list(dict.fromkeys(re.findall(r"^(\d+)\. ", last, flags=re.MULTILINE)))
     if numbers:
         return "\n".join(f"{number}. yes" for number in numbers)

@@ -23,10 +23,11 @@ EXPECTED = {
     "agent_evals": (5, ["correctness", "tool_call_f1"]),
     "workflow_eval": (5, ["response_quality"]),
     "text2sql": (6, ["execution_accuracy", "sql_equivalence"]),
+    "llamaIndex_agent_evals": (6, ["tool_call_accuracy", "goal_accuracy"]),
 }
 # templates that compare (two runs, or a judge before and after), each tested on its own below
 COMPARING = {"judge_alignment", "improve_rag", "benchmark_llm"}
-NEW = {"judge_alignment", "text2sql", "improve_rag", "benchmark_llm"}
+NEW = {"judge_alignment", "llamaIndex_agent_evals", "text2sql", "improve_rag", "benchmark_llm"}
 
 
 def assay(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -73,7 +74,26 @@ def check_text2sql(records: list[dict], stdout: str) -> None:
     assert "execution_accuracy: 1/6 queries return the expected rows" in stdout
 
 
-CHECKS = {"text2sql": check_text2sql}
+def check_llama_index_agent(records: list[dict], stdout: str) -> None:
+    """The loopback calls the first tool (add_item) with a placeholder, then answers: the
+    LlamaIndex agent really ran the tool on the row's own list, and the trace shows the call."""
+    for record in records:
+        row = record["result"]
+        assert row["items_after"] == [*row["items"], "a test answer"]
+        assert [m["type"] for m in row["trace"]] == ["human", "ai", "tool", "ai"]
+        assert row["trace"][1]["tool_calls"] == [
+            {"name": "add_item", "args": {"item": "a test answer"}}
+        ]
+        assert row["trace"][2]["content"] == "added a test answer"
+        assert row["response"] == row["trace"][3]["content"] == "Done."
+        assert row["tool_call_accuracy"]["value"] == 0.0  # never the expected calls
+        assert row["goal_accuracy"]["value"] == 1.0  # the loopback judge says "yes"
+    reasons = {r["result"]["id"]: r["result"]["tool_call_accuracy"]["reason"] for r in records}
+    assert "expected ['list_items'], called ['add_item']" in reasons["whats-on-it"]
+    assert "tool_call_accuracy: mean 0.000 over 6/6 requests" in stdout
+
+
+CHECKS = {"text2sql": check_text2sql, "llamaIndex_agent_evals": check_llama_index_agent}
 
 
 def test_every_template_is_covered():
@@ -88,7 +108,9 @@ def test_new_templates_carry_a_project_file_and_a_readme(template, tmp_path):
     text = (project / "pyproject.toml").read_text()
     assert text.startswith("[project]\n")
     assert re.search(r'^name = "[a-z0-9-]+"$', text, re.MULTILINE)
-    assert re.search(r'^dependencies = \["assay(\[[a-z,]+\])?"\]$', text, re.MULTILINE)
+    assert re.search(
+        r'^dependencies = \["assay(\[[a-z,]+\])?"(, "[a-z-]+>=[0-9.]+")*\]$', text, re.MULTILINE
+    )
     assert "python evals.py" in (project / "README.md").read_text()
 
 
@@ -249,6 +271,6 @@ def test_unknown_template_and_listing(tmp_path):
     listed = assay("quickstart", cwd=tmp_path)
     assert listed.returncode == 0
     lines = listed.stdout.splitlines()
-    assert len(TEMPLATES) == 8 and len(lines) == 1 + 8
+    assert len(TEMPLATES) == 9 and len(lines) == 1 + 9
     for (name, description), line in zip(TEMPLATES.items(), lines[1:], strict=True):
         assert line.split() == [name, *description.split()]

@@ -20,6 +20,7 @@ TEMPLATES = {
     "agent_evals": "a calculator agent that calls tools, scored on its answer and its tool calls",
     "workflow_eval": "an email-triage workflow (classify, extract, reply), judged against pass criteria",
     "judge_alignment": "a pass/fail judge aligned to human labels, agreement before and after with intervals",
+    "llamaIndex_agent_evals": "a LlamaIndex FunctionAgent keeping a list, scored on tool calls and goal",
     "text2sql": "an LLM writing SQL for a shipped SQLite shop, scored on execution results and equivalence",
     "improve_rag": "one RAG app, two retrieval settings, the difference as a paired interval",
     "benchmark_llm": "two models on one task (discount rules), compared row by row with a paired interval",
