@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -138,3 +139,30 @@ def test_an_unknown_trace_is_refused_before_anything_is_logged(experiment):
 def test_metric_names_become_valid_mlflow_keys():
     assert key_of("answer relevancy (v2)") == "answer relevancy _v2_"
     assert key_of("rouge/L-sum.f1") == "rouge/L-sum.f1"
+
+
+def test_the_docs_example_runs(tracking, tmp_path, monkeypatch):
+    """docs/integrations/mlflow.md as written, in a fresh directory, on the module's store (a new
+    sqlite store takes seconds to create its tables)."""
+    doc = Path(__file__).resolve().parents[2] / "docs" / "integrations" / "mlflow.md"
+    blocks = re.findall(r"```python\n(.*?)```", doc.read_text(), re.S)
+    assert len(blocks) == 1 and '"sqlite:///mlflow.db"' in blocks[0]
+    previous = mlflow.get_tracking_uri()
+    code = blocks[0].replace('"sqlite:///mlflow.db"', repr(previous))
+    # the store's default artifact root is where it was created: keep this experiment's in tmp
+    mlflow.create_experiment("rag-evals", artifact_location=(tmp_path / "mlruns").as_uri())
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {}
+    try:
+        exec(compile(code, str(doc), "exec"), namespace)
+        logged = namespace["logged"]
+        assert logged.feedback == 4
+        run = MlflowClient().get_run(logged.run_id)
+        assert run.data.metrics["exact_match"] == 0.5
+        assert run.data.metrics["non_llm_string_similarity/coverage"] == 1.0
+        traces = [row["trace_id"] for row in namespace["rows"]]
+        spain = {a.name: a for a in mlflow.get_trace(traces[1]).info.assessments}
+        assert spain["exact_match"].value == 0.0
+    finally:
+        mlflow.set_tracking_uri(previous)
+    assert (tmp_path / "mlruns").is_dir()  # the experiment's artifacts, where the example ran

@@ -5,8 +5,10 @@ anything is sent, and a real OTLP/HTTP export to `assay serve`'s own receiver on
 from __future__ import annotations
 
 import json
+import re
 import socket
 import uuid
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -336,3 +338,33 @@ def test_a_refused_key_is_an_error(platform):
             endpoint=f"{platform.base_url}/otlp/v1/traces",
             headers={"Authorization": "Bearer assay_1_wrong"},
         )
+
+
+def test_the_docs_examples_run(platform):
+    """docs/integrations/opentelemetry.md as written, Phoenix's URL swapped for assay serve's."""
+    doc = Path(__file__).resolve().parents[2] / "docs" / "integrations" / "opentelemetry.md"
+    blocks = re.findall(r"```python\n(.*?)```", doc.read_text(), re.S)
+    assert len(blocks) == 3
+    key = platform.key()
+    headers = {"Authorization": f"Bearer {key}"}
+    phoenix = 'endpoint="http://127.0.0.1:6006/v1/traces"'
+    assert phoenix in blocks[0]
+    url = f"{platform.base_url}/otlp/v1/traces"
+    blocks[0] = blocks[0].replace(phoenix, f"endpoint={url!r}, headers={headers!r}")
+    namespace: dict[str, Any] = {}
+    for block in blocks:
+        exec(compile(block, str(doc), "exec"), namespace)
+    sent = namespace["sent"]
+    assert len(sent.rows) == 2 and sent.events == 4
+    with httpx.Client(base_url=platform.base_url + "/api/v1", headers=headers, timeout=10) as api:
+        stored = api.get(f"/traces/{uuid.UUID(hex=sent.trace_id)}").json()
+        assert stored["scores"]["exact_match"]["value"] in (0.0, 1.0)
+        assert len(stored["spans"]) == 3
+    # the last example evaluated inside the application's span
+    finished = namespace["spans"].get_finished_spans()
+    app = next(s for s in finished if s.name == "answer")
+    linked = [
+        s for s in finished if s.parent is not None and s.parent.span_id == app.context.span_id
+    ]
+    assert [s.name for s in linked] == ["assay.evaluation.row"]
+    assert events_of(linked[0])["exact_match"]["gen_ai.evaluation.score.value"] == 1.0

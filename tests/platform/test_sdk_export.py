@@ -4,8 +4,10 @@ logged trace score it, an unknown trace uploads nothing, and uploading again add
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
@@ -124,3 +126,19 @@ def test_the_upload_imports_no_server_dependency():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_docs_examples_run(live, monkeypatch):
+    """docs/integrations/platform-export.md as written, logged in from the environment."""
+    doc = Path(__file__).resolve().parents[2] / "docs" / "integrations" / "platform-export.md"
+    blocks = re.findall(r"```python\n(.*?)```", doc.read_text(), re.S)
+    assert len(blocks) == 2
+    monkeypatch.setenv("ASSAY_API_KEY", live.key())
+    monkeypatch.setenv("ASSAY_BASE_URL", live.base_url)
+    namespace: dict = {}
+    for block in blocks:
+        exec(compile(block, str(doc), "exec"), namespace)
+    assert namespace["uploaded"].scores_sent == 4
+    assert [trace.input for trace in namespace["failing"]] == ["Capital of Spain?"]
+    logged = namespace["logged"]
+    assert Trace.download(id=logged.id).scores["exact_match"]["value"] == 1.0
