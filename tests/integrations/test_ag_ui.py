@@ -318,3 +318,31 @@ def test_bad_snapshots_and_conversions_are_refused():
         convert_messages_snapshot(orphan)
     with pytest.raises(DataError, match="answers no tool call"):
         convert_messages_to_ag_ui([HumanMessage(content="q"), ToolMessage(content="x")])
+
+
+def test_converting_needs_no_framework_package_and_the_endpoint_names_its_extra(monkeypatch):
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "for name in ('ag_ui', 'agents', 'langchain_core', 'httpx_sse', 'boto3', 'swarm'):\n"
+        "    sys.modules[name] = None  # importing any of them now fails\n"
+        "from assay.integrations import ag_ui, amazon_bedrock, langgraph, openai_agents, swarm\n"
+        "events = [{'type': 'TEXT_MESSAGE_START', 'messageId': 'm', 'role': 'assistant'},\n"
+        "          {'type': 'TEXT_MESSAGE_CONTENT', 'messageId': 'm', 'delta': 'hi'},\n"
+        "          {'type': 'TEXT_MESSAGE_END', 'messageId': 'm'}]\n"
+        "print(ag_ui.convert_to_ragas_messages(events)[0].content)\n"
+        "print(swarm.convert_to_ragas_messages([{'role': 'user', 'content': 'q'}])[0].type)\n"
+        "print(openai_agents.convert_to_ragas_messages([{'role': 'user', 'content': 'q'}])[0].type)\n"
+        "print(langgraph.convert_to_ragas_messages([{'type': 'human', 'content': 'q'}])[0].type)\n"
+    )
+    ran = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split() == ["hi", "human", "human", "human"]
+
+    from assay.errors import MissingDependency
+
+    monkeypatch.setitem(sys.modules, "ag_ui.core", None)
+    with pytest.raises(MissingDependency, match=r"ag-ui-protocol.*pip install 'assay\[ag-ui\]'"):
+        convert_messages_to_ag_ui([HumanMessage(content="q")])

@@ -165,7 +165,7 @@ async def call_ag_ui_endpoint(
 
     try:
         with anyio.fail_after(timeout):
-            async with httpx.AsyncClient(timeout=httpx.Timeout(timeout)) as client:
+            async with httpx.AsyncClient(timeout=httpx.Timeout(None, connect=timeout)) as client:
                 body = run.model_dump(mode="json", by_alias=True)
                 async with httpx_sse.aconnect_sse(
                     client, "POST", endpoint_url, json=body, headers=headers

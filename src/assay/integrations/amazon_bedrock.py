@@ -300,4 +300,4 @@ def _question_in_prompt(invocation: Mapping[str, Any]) -> str | None:
     return None
 
 
-__all__ = ["convert_to_ragas_messages", "extract_kb_trace"]
+__all__ = ["AgentRunFailed", "convert_to_ragas_messages", "extract_kb_trace"]
