@@ -473,3 +473,14 @@ def test_an_interpreter_without_ragas_is_named_with_the_install_line(metaeval_di
             show_progress=False,
         )
     assert judge.count == 0
+
+
+def test_hand_written_notes_are_appended_to_the_table_of_record(tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    merge_results(results)
+    assert "## Notes" not in (results / "README.md").read_text()
+    (results / "notes.md").write_text("- X was not measured: no model offline.\n")
+    merge_results(results)
+    table = (results / "README.md").read_text()
+    assert table.rstrip().endswith("## Notes\n\n- X was not measured: no model offline.")

@@ -332,6 +332,10 @@ def side_by_side_markdown(records: list[dict[str, Any]]) -> list[str]:
     ]
 
 
+# Hand-written notes in the results folder (e.g. what could not be measured), appended to README.md.
+NOTES_FILE = "notes.md"
+
+
 def merge_results(output_dir: str | Path) -> tuple[Path, int]:
     """Write `README.md` in `output_dir` from every record there; return its path and the count."""
     folder = Path(output_dir)
@@ -340,12 +344,22 @@ def merge_results(output_dir: str | Path) -> tuple[Path, int]:
             f"no results directory {folder}; run `assay benchmark SUITE --metric M` first"
         )
     records = read_records(folder)
+    text = merged_markdown(records)
+    notes = folder / NOTES_FILE
+    if notes.is_file():  # what was not measured, and why: kept beside the table of record
+        text = (
+            text.rstrip("\n")
+            + "\n\n## Notes\n\n"
+            + notes.read_text(encoding="utf-8").strip()
+            + "\n"
+        )
     path = folder / "README.md"
-    path.write_text(merged_markdown(records), encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
     return path, len(records)
 
 
 __all__ = [
+    "NOTES_FILE",
     "WIKIEVAL_REFERENCE",
     "engine_label",
     "merge_results",
