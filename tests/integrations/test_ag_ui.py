@@ -145,6 +145,13 @@ def test_chunk_events_build_messages_and_calls():
         ToolMessage(content="2"),
         AIMessage(content="Done"),
     ]
+    collector = AGUIEventCollector()  # reading mid-stream leaves a chunked message open
+    for event in events[:2]:
+        collector.process_event(event)
+    assert collector.get_messages() == [AIMessage(content="Hello")]
+    for event in events[2:]:
+        collector.process_event(event)
+    assert collector.get_messages()[0].tool_calls == [ToolCall(name="add", args={"a": 1})]
 
 
 def test_a_run_error_is_a_typed_failure_naming_the_run():
@@ -195,7 +202,7 @@ def test_arguments_that_are_not_json_name_the_start_event():
             0,
             "answers no tool call",
         ),
-        ([{"type": "TEXT_MESSAGE_START", "role": "assistant"}], 0, "field 'message_id' is missing"),
+        ([{"type": "TEXT_MESSAGE_START", "role": "assistant"}], 0, "field 'messageId' is missing"),
         ([{"type": "TELEPORT"}], 0, "'TELEPORT', not an AG-UI event type"),
         ([{"delta": "x"}], 0, "field 'type' is missing"),
         (

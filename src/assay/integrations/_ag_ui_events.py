@@ -76,7 +76,7 @@ class AGUIEventCollector:
             self._start_text(
                 index,
                 what,
-                required_str(event, "message_id", index=index, what=what),
+                required_str(event, "message_id", index=index, what=what, wire_name=True),
                 field_of(event, "role"),
             )
         elif kind == "TEXT_MESSAGE_CONTENT":
@@ -87,20 +87,22 @@ class AGUIEventCollector:
         elif kind == "TEXT_MESSAGE_CHUNK":
             self._text_chunk(index, what, event)
         elif kind == "TOOL_CALL_START":
-            call_id = required_str(event, "tool_call_id", index=index, what=what)
-            name = required_str(event, "tool_call_name", index=index, what=what)
+            call_id = required_str(event, "tool_call_id", index=index, what=what, wire_name=True)
+            name = required_str(event, "tool_call_name", index=index, what=what, wire_name=True)
             self._start_call(index, what, call_id, name, field_of(event, "parent_message_id"))
         elif kind == "TOOL_CALL_ARGS":
             call = self._open_call(index, what, event)
             call["args"].append(
-                required_str(event, "delta", index=index, what=what, allow_empty=True)
+                required_str(
+                    event, "delta", index=index, what=what, allow_empty=True, wire_name=True
+                )
             )
         elif kind == "TOOL_CALL_END":
             self._open_call(index, what, event)["ended"] = True
         elif kind == "TOOL_CALL_CHUNK":
             self._call_chunk(index, what, event)
         elif kind == "TOOL_CALL_RESULT":
-            call_id = required_str(event, "tool_call_id", index=index, what=what)
+            call_id = required_str(event, "tool_call_id", index=index, what=what, wire_name=True)
             if call_id not in self._calls:
                 raise bad_input(
                     index, what, "toolCallId", f"is {call_id!r}, which answers no tool call"
@@ -113,9 +115,8 @@ class AGUIEventCollector:
             raise bad_input(index, what, "type", f"is {kind!r}, not an AG-UI event type")
 
     def get_messages(self) -> list[ConvertedMessage]:
-        """The conversation so far. A tool call still streaming its arguments is an error."""
-        if self._chunking:
-            self._close_chunk()
+        """The conversation so far. A tool call still streaming its arguments is an error (one
+        built from chunks counts as complete: chunks have no end event)."""
         built: list[ConvertedMessage] = []
         run = {"run_id": self.run_id, "thread_id": self.thread_id}
         for entry in self._entries:
@@ -149,7 +150,7 @@ class AGUIEventCollector:
         self._open_texts.add(message_id)
 
     def _known_text(self, index: int, what: str, event: Any) -> str:
-        message_id = required_str(event, "message_id", index=index, what=what)
+        message_id = required_str(event, "message_id", index=index, what=what, wire_name=True)
         if message_id not in self._open_texts:
             state = "has ended" if message_id in self._texts else "was never started"
             raise bad_input(index, what, "messageId", f"is {message_id!r}, which {state}")
@@ -157,7 +158,9 @@ class AGUIEventCollector:
 
     def _text_delta(self, index: int, what: str, event: Any) -> None:
         message_id = self._known_text(index, what, event)
-        delta = required_str(event, "delta", index=index, what=what, allow_empty=True)
+        delta = required_str(
+            event, "delta", index=index, what=what, allow_empty=True, wire_name=True
+        )
         self._texts[message_id]["text"].append(delta)
 
     def _text_chunk(self, index: int, what: str, event: Any) -> None:
@@ -190,7 +193,7 @@ class AGUIEventCollector:
         }
 
     def _open_call(self, index: int, what: str, event: Any) -> dict[str, Any]:
-        call_id = required_str(event, "tool_call_id", index=index, what=what)
+        call_id = required_str(event, "tool_call_id", index=index, what=what, wire_name=True)
         call = self._calls.get(call_id)
         if call is None or call["ended"]:
             state = "was never started" if call is None else "has ended"
@@ -199,8 +202,8 @@ class AGUIEventCollector:
 
     def _call_chunk(self, index: int, what: str, event: Any) -> None:
         if self._chunking is None:
-            call_id = required_str(event, "tool_call_id", index=index, what=what)
-            name = required_str(event, "tool_call_name", index=index, what=what)
+            call_id = required_str(event, "tool_call_id", index=index, what=what, wire_name=True)
+            name = required_str(event, "tool_call_name", index=index, what=what, wire_name=True)
             self._start_call(index, what, call_id, name, field_of(event, "parent_message_id"))
             self._chunking = ("call", call_id)
         self._calls[self._chunking[1]]["args"].append(field_of(event, "delta") or "")
@@ -224,7 +227,7 @@ class AGUIEventCollector:
     def _finished_call(self, call_id: str) -> ToolCall:
         call = self._calls[call_id]
         what = "TOOL_CALL_START event"
-        if not call["ended"]:
+        if not call["ended"] and self._chunking != ("call", call_id):
             raise bad_input(call["start"], what, "toolCallId", f"is {call_id!r}, which never ended")
         field = f"arguments of {call_id!r}"
         args = parse_arguments("".join(call["args"]), index=call["start"], what=what, field=field)

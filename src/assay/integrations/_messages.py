@@ -32,7 +32,7 @@ def bad_input(index: int, what: str, field: str, problem: str) -> DataError:
     )
 
 
-def _camel(name: str) -> str:
+def camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part.title() for part in rest)
 
@@ -43,20 +43,30 @@ def field_of(item: Any, name: str, default: Any = None) -> Any:
     if isinstance(item, Mapping):
         value = item.get(name, _MISSING)
         if value is _MISSING:
-            value = item.get(_camel(name), default)
+            value = item.get(camel(name), default)
         return value
     return getattr(item, name, default)
 
 
-def required_str(item: Any, name: str, *, index: int, what: str, allow_empty: bool = False) -> str:
-    """A field that must be a (non-empty) string."""
+def required_str(
+    item: Any,
+    name: str,
+    *,
+    index: int,
+    what: str,
+    allow_empty: bool = False,
+    wire_name: bool = False,
+) -> str:
+    """A field that must be a (non-empty) string. `wire_name` names it in errors as the JSON
+    on the wire spells it (camelCase)."""
+    label = camel(name) if wire_name else name
     value = field_of(item, name)
     if value is None:
-        raise bad_input(index, what, name, "is missing")
+        raise bad_input(index, what, label, "is missing")
     if not isinstance(value, str):
-        raise bad_input(index, what, name, f"must be a string, got {type(value).__name__}")
+        raise bad_input(index, what, label, f"must be a string, got {type(value).__name__}")
     if not value and not allow_empty:
-        raise bad_input(index, what, name, "is empty")
+        raise bad_input(index, what, label, "is empty")
     return value
 
 
@@ -194,6 +204,7 @@ __all__ = [
     "AgentRunFailed",
     "ConvertedMessage",
     "bad_input",
+    "camel",
     "checked",
     "enum_value",
     "field_of",

@@ -26,6 +26,7 @@ ids of their tool calls, tool messages the `toolCallId` they answer.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -65,8 +66,6 @@ def convert_messages_snapshot(snapshot: Any, metadata: bool = False) -> list[Con
 def convert_messages_to_ag_ui(messages: Iterable[ConvertedMessage]) -> list[Any]:
     """assay messages as `ag_ui.core` messages (ids from metadata when present, else made up),
     e.g. to send a multi-turn `user_input` to an agent."""
-    import json
-
     core = require("ag_ui.core", extra="ag-ui", package="ag-ui-protocol", feature="AG-UI messages")
     converted: list[Any] = []
     pending: list[str] = []  # ids of calls not yet answered, in order
