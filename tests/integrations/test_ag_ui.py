@@ -353,3 +353,29 @@ def test_converting_needs_no_framework_package_and_the_endpoint_names_its_extra(
     monkeypatch.setitem(sys.modules, "ag_ui.core", None)
     with pytest.raises(MissingDependency, match=r"ag-ui-protocol.*pip install 'assay\[ag-ui\]'"):
         convert_messages_to_ag_ui([HumanMessage(content="q")])
+
+
+def test_ragas_integration_names_are_where_ragas_users_import_them():
+    import importlib
+
+    expected = {
+        "ag_ui": [
+            "convert_to_ragas_messages",
+            "convert_messages_snapshot",
+            "convert_messages_to_ag_ui",
+            "extract_response",
+            "extract_tool_calls",
+            "extract_contexts",
+            "call_ag_ui_endpoint",
+            "run_ag_ui_row",
+            "AGUIEventCollector",
+        ],
+        "langgraph": ["convert_to_ragas_messages"],
+        "swarm": ["convert_to_ragas_messages"],
+        "amazon_bedrock": ["convert_to_ragas_messages", "extract_kb_trace"],
+        "openai_agents": ["convert_to_ragas_messages"],
+    }
+    for module_name, names in expected.items():
+        module = importlib.import_module(f"assay.integrations.{module_name}")
+        assert [n for n in names if not callable(getattr(module, n, None))] == [], module_name
+        assert set(names) <= set(module.__all__), module_name
