@@ -212,8 +212,9 @@ def test_labels_bools_and_rankings_keep_their_kind():
         {"trace_id": APP_TRACE, "span_id": APP_SPAN},
         {"traceparent": f"00-{APP_TRACE}-{APP_SPAN}-01"},
         {"trace_id": str(uuid.UUID(hex=APP_TRACE)), "span_id": APP_SPAN.upper()},
+        {"trace_id": f"tr-{APP_TRACE}", "span_id": APP_SPAN},
     ],
-    ids=["ids", "traceparent", "uuid"],
+    ids=["ids", "traceparent", "uuid", "mlflow"],
 )
 def test_a_row_naming_a_span_is_evaluated_inside_that_trace(metadata):
     provider, exporter = memory()

@@ -74,6 +74,8 @@ class OtelExport:
 # -- linking a row to its application trace ---------------------------------------------------------
 def _hex_id(value: Any, width: int, row: int, name: str) -> int:
     text = str(value).strip().lower()
+    if width == 32 and text.startswith("tr-"):  # MLflow names OpenTelemetry traces tr-<hex>
+        text = text[3:]
     if width == 32 and len(text) == 36:  # an assay platform trace id is the same 128 bits as a UUID
         with contextlib.suppress(ValueError):
             text = uuid.UUID(text).hex
@@ -83,7 +85,8 @@ def _hex_id(value: Any, width: int, row: int, name: str) -> int:
         number = 0
     if not number:
         raise DataError(
-            f"{name} must be {width} hex digits (not all zero){' or a UUID' if width == 32 else ''}, "
+            f"{name} must be {width} hex digits (not all zero)"
+            f"{', a UUID or tr-<32 hex>' if width == 32 else ''}, "
             f"got {value!r}",
             row=row,
             field=name,
@@ -103,7 +106,8 @@ def trace_parent(
     """The (trace id, span id or None) a row's metadata names, or None when it names none.
 
     Read from `traceparent` (W3C `00-<32 hex>-<16 hex>-<2 hex>`) or from `trace_id` (32 hex digits,
-    or a UUID: the assay platform's trace ids) with an optional `span_id` (16 hex digits). A value
+    a UUID: the assay platform's trace ids, or `tr-<32 hex>`: MLflow's) with an optional `span_id`
+    (16 hex digits). A value
     that is not an id is a `DataError` naming the row and the key."""
     if metadata.get(traceparent_key):
         propagation = require(
