@@ -212,6 +212,19 @@ def test_configuration_mistakes_are_refused_before_the_app_is_asked():
     assert calls == []
 
 
+def test_a_metric_needing_what_the_app_never_reported_is_refused_clearly():
+    judge, provider = reading_judge()
+    with pytest.raises(UsageError, match=r"needs retrieved_contexts.*the chain reported none"):
+        evaluate_chain(
+            RunnableLambda(lambda q: "an answer"),
+            [{"user_input": "a"}, {"user_input": "b"}],
+            [Faithfulness()],
+            llm=judge,
+            show_progress=False,
+        )
+    assert provider.requests == []
+
+
 def test_evaluator_chain_scores_its_inputs_as_a_runnable():
     judge, _ = reading_judge()
     chain = EvaluatorChain(Faithfulness(), llm=judge)

@@ -17,11 +17,17 @@ from llama_index.core.agent.workflow import (
     ToolCallResult,
 )
 from llama_index.core.embeddings import MockEmbedding
-from llama_index.core.llms import ChatMessage, CompletionResponse, MockLLM, TextBlock
+from llama_index.core.llms import (
+    ChatMessage,
+    CompletionResponse,
+    ImageBlock,
+    MockLLM,
+    TextBlock,
+)
 from llama_index.core.tools import ToolOutput, ToolSelection
 
 from assay import evaluate as assay_evaluate
-from assay.errors import UsageError
+from assay.errors import DataError, UsageError
 from assay.integrations.llama_index import (
     LlamaIndexLLMWrapper,
     convert_to_ragas_messages,
@@ -185,5 +191,20 @@ def test_agent_events_become_messages_and_score():
         show_progress=False,
     )
     assert scored["tool_call_accuracy"] == [1.0]
-    with pytest.raises(UsageError, match=r"events\[0\]"):
+    with pytest.raises(DataError, match="index 0: expected a LlamaIndex workflow event"):
         convert_to_ragas_messages(["not an event"])
+    with_image = AgentInput(
+        input=[
+            ChatMessage(
+                role="user",
+                blocks=[TextBlock(text="what is this?"), ImageBlock(url="http://x/y.png")],
+            )
+        ],
+        current_agent_name="a",
+    )
+    with pytest.raises(DataError, match=r"blocks\[1\].*ImageBlock"):
+        convert_to_ragas_messages([with_image])
+    # a tool result answering no tool call is refused, not scored as a conversation
+    orphan = agent_run()[4]
+    with pytest.raises(DataError, match="out of order"):
+        convert_to_ragas_messages([agent_run()[0], orphan])

@@ -112,6 +112,19 @@ def _check_metrics_fit(metrics: list[Metric], data: EvaluationDataset) -> None:
         check_metric_fits(metric, preview)
 
 
+def _check_app_filled(metrics: list[Metric], answered: EvaluationDataset, app_name: str) -> None:
+    """A metric needing what the application never reported (say, contexts from an app whose
+    retrieval assay cannot see) would skip every row: that is refused, saying so."""
+    for metric in metrics:
+        try:
+            check_metric_fits(metric, answered)
+        except UsageError as exc:
+            raise UsageError(
+                f"{exc}: the {app_name} reported none for any of the {len(answered)} row(s) it "
+                "answered (see the integration's options for where its output is read)"
+            ) from None
+
+
 def _failure(exc: BaseException, app_name: str, timeout: float | None, timed_out: bool) -> Error:
     if timed_out:
         return Error(
@@ -251,8 +264,10 @@ async def aevaluate_app(
     answered = [row for row, answer in enumerate(answers) if not isinstance(answer, Error)]
 
     if answered:
+        scoring = EvaluationDataset([filled[row] for row in answered], name=data.name)
+        _check_app_filled(chosen, scoring, app_name)
         scored = await aevaluate(
-            EvaluationDataset([filled[row] for row in answered], name=data.name),
+            scoring,
             chosen,
             llm=llm,
             embeddings=embeddings,

@@ -20,11 +20,18 @@ from typing import Any
 
 from assay._util.deps import require
 from assay._util.sync import run_sync
-from assay.errors import UsageError
+from assay.errors import DataError, UsageError
 from assay.integrations._apps import AppAnswer, UnreadableAppOutput, aevaluate_app, in_thread
+from assay.integrations._messages import (
+    ConvertedMessage,
+    bad_input,
+    checked,
+    enum_value,
+    tool_call,
+)
 from assay.metrics.base import Metric
 from assay.models.providers.llamaindex import LlamaIndexEmbeddingsWrapper, LlamaIndexLLMWrapper
-from assay.schema.messages import AIMessage, HumanMessage, ToolCall, ToolMessage
+from assay.schema.messages import AIMessage, HumanMessage, ToolMessage
 from assay.schema.result import EvaluationResult
 from assay.schema.samples import SingleTurnSample
 
@@ -38,6 +45,7 @@ from llama_index.core.base.response.schema import (  # noqa: E402
     StreamingResponse,
 )
 from llama_index.core.schema import MetadataMode  # noqa: E402
+from llama_index.core.workflow import Event  # noqa: E402
 
 
 async def _text_of_response(response: Any) -> str:
@@ -135,54 +143,75 @@ def evaluate(
 
 
 # -- agent events -> messages ---------------------------------------------------------------
-def _user_text(event: AgentInput) -> str | None:
+def _user_text(event: AgentInput, index: int) -> str | None:
+    """The text of the event's last user message; a part that is not text (an image, a file)
+    is refused rather than dropped, since the turn without it is not what the user sent."""
     for message in reversed(event.input):
-        if str(getattr(message.role, "value", message.role)) == "user":
-            parts = [block.text for block in message.blocks if isinstance(block, TextBlock)]
-            return "\n".join(parts)
+        if enum_value(message.role) != "user":
+            continue
+        parts = []
+        for position, block in enumerate(message.blocks):
+            if not isinstance(block, TextBlock):
+                raise bad_input(
+                    index,
+                    "AgentInput event",
+                    f"input[-1].blocks[{position}]",
+                    f"is a {type(block).__name__}; only text can become message content",
+                )
+            parts.append(block.text)
+        return "\n".join(parts)
     return None
 
 
-def convert_to_ragas_messages(
-    events: Iterable[Any],
-) -> list[HumanMessage | AIMessage | ToolMessage]:
+def convert_to_ragas_messages(events: Iterable[Any]) -> list[ConvertedMessage]:
     """The conversation in a LlamaIndex agent run's events, as assay messages.
 
     `AgentInput` is the user's turn (the text of its last user message), except right after a
     tool result, where the agent is only reading that result; `AgentOutput` is the assistant's
     turn, with the tool calls it asked for (each tool call id once across the run);
     `ToolCallResult` is the tool's answer (an assistant message when the tool returns directly
-    to the user). Other events (streamed deltas, `ToolCall` announcements) carry nothing new."""
-    messages: list[HumanMessage | AIMessage | ToolMessage] = []
+    to the user). Other workflow events (streamed deltas, `ToolCall` announcements) carry
+    nothing new. Anything that is not a workflow event is a `DataError` naming its index."""
+    messages: list[ConvertedMessage] = []
     seen_calls: set[str] = set()
-    for position, event in enumerate(events):
+    for index, event in enumerate(events):
         if isinstance(event, AgentInput):
             if messages and isinstance(messages[-1], ToolMessage):
                 continue
-            text = _user_text(event)
+            text = _user_text(event, index)
             if text is not None:
                 messages.append(HumanMessage(content=text))
         elif isinstance(event, AgentOutput):
             calls = []
-            for selection in event.tool_calls:
+            for position, selection in enumerate(event.tool_calls):
                 if selection.tool_id in seen_calls:
                     continue
                 seen_calls.add(selection.tool_id)
-                calls.append(ToolCall(name=selection.tool_name, args=dict(selection.tool_kwargs)))
+                calls.append(
+                    tool_call(
+                        selection.tool_name,
+                        dict(selection.tool_kwargs),
+                        index=index,
+                        what="AgentOutput event",
+                        field=f"tool_calls[{position}].tool_name",
+                    )
+                )
             content = event.response.content or ""
             messages.append(AIMessage(content=content, tool_calls=calls or None))
         elif isinstance(event, ToolCallResult):
             output = event.tool_output
-            text = str(output.content) if output is not None else ""
+            text = str(output.content or "") if output is not None else ""
             if event.return_direct:
                 messages.append(AIMessage(content=text))
             else:
                 messages.append(ToolMessage(content=text))
-        elif not hasattr(event, "model_dump"):
-            raise UsageError(
-                f"events[{position}] is a {type(event).__name__}, not a LlamaIndex workflow event"
+        elif not isinstance(event, Event):
+            raise DataError(
+                f"expected a LlamaIndex workflow event, got {type(event).__name__}",
+                row=index,
+                row_is_index=True,
             )
-    return messages
+    return checked(messages)
 
 
 __all__ = [
