@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -160,6 +161,49 @@ def test_prompt_versions_compare_in_a_report(tmp_path):
     assert made.returncode == 0, made.stderr
     html = (tmp_path / "compare.html").read_text()
     assert f"{first.stem} vs {second.stem}" in html and "mean difference" in html
+
+
+TEXT2SQL_CASES = """
+import asyncio, json, sys
+from evals import execution_accuracy
+cases = [
+    ("SELEC name FROM customers", "SELECT name FROM customers"),
+    ("DELETE FROM customers", "SELECT name FROM customers"),
+    ("SELECT name AS who FROM customers ORDER BY name DESC", "SELECT name FROM customers"),
+    ("SELECT name FROM customers ORDER BY name DESC", "SELECT name FROM customers ORDER BY name"),
+    ("SELECT name, city FROM customers", "SELECT name FROM customers"),
+    ("SELECT name FROM customers WHERE name < 'C'", "SELECT name FROM customers"),
+    ("SELECT COUNT(*) FROM customers", "SELECT COUNT(*) FROM customers"),
+]
+scores = [asyncio.run(execution_accuracy(p, e)) for p, e in cases]
+json.dump([[s.value, s.reason] for s in scores], sys.stdout)
+"""
+
+
+def test_text2sql_execution_accuracy_compares_results_not_spelling(tmp_path):
+    project = create_project("text2sql", tmp_path / "project")
+    with LoopbackLLM() as server:  # evals.py builds its model on import; nothing is asked here
+        env = {**os.environ, "ASSAY_LLM": server.model_string, "NO_COLOR": "1"}
+        done = subprocess.run(
+            [sys.executable, "-c", TEXT2SQL_CASES],
+            capture_output=True,
+            text=True,
+            cwd=project,
+            env=env,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        assert server.chat_requests == []
+    broken, write, alias, reversed_order, extra_column, subset, same = json.loads(done.stdout)
+    assert broken[0] == 0.0 and broken[1].startswith("the query does not run: ")
+    assert write[0] == 0.0 and "readonly" in write[1]  # the database is opened read-only
+    assert alias[0] == 1.0  # another column name and row order: the same rows
+    assert reversed_order[0] < 1.0  # ... unless the expected query fixes the order
+    assert extra_column == [0.0, "returns 2 column(s), expected 1"]
+    assert subset[0] == pytest.approx(2 * 0.4 / 1.4)  # 2 of 5 rows: precision 1, recall 0.4
+    assert same[0] == 1.0
+    with sqlite3.connect(project / "shop.db") as db:
+        assert db.execute("SELECT COUNT(*) FROM customers").fetchone() == (5,)
 
 
 def test_judge_alignment_reports_agreement_before_and_after(tmp_path):

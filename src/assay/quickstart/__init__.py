@@ -1,8 +1,10 @@
 """`assay quickstart TEMPLATE [DIR]`: a small project to copy, run and change.
 
 Each template (under `templates/`, shipped as package data) holds an app, a dataset under
-`evals/datasets/`, `evals.py` running the app over it as an `@experiment` with assay metrics, and a
-README. `python evals.py` uses the embedded offline model unless `ASSAY_LLM` names another.
+`evals/datasets/`, `evals.py` running the app over it as an `@experiment` with assay metrics
+(judge_alignment aligns a judge instead; improve_rag and benchmark_llm run twice and compare the
+runs with paired intervals), and a README; the newer ones a pyproject.toml too. `python evals.py`
+uses the embedded offline model unless `ASSAY_LLM` names another.
 """
 
 from __future__ import annotations

@@ -56,6 +56,10 @@ async def benchmark_experiment(row: dict, model: str) -> dict:
     }
 
 
+def number(value: float | None, spec: str = ".3f") -> str:
+    return "n/a" if value is None else format(value, spec)  # None: no row to compare
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs=2, default=[MODEL, MODEL], metavar=("A", "B"))
@@ -71,13 +75,13 @@ def main() -> None:
 
     for side, model, run in zip("AB", models, runs, strict=True):
         mean = comparison.mean(run.name, "accuracy")
-        print(f"{side} {model}: accuracy {mean.mean:.3f} over {mean.coverage} customers")
+        print(f"{side} {model}: accuracy {number(mean.mean)} over {mean.coverage} customers")
         for error in run.errors:
             print(f"  row {error['index']} failed: {error['type']}: {error['message']}")
     diff = comparison.difference(runs[1].name, "accuracy")
-    interval = f" [{diff.low:+.3f}, {diff.high:+.3f}]" if diff.low is not None else ""
     print(
-        f"B - A: {diff.mean_delta:+.3f}{interval} over {diff.n_pairs} customers "
+        f"B - A: {number(diff.mean_delta, '+.3f')} [{number(diff.low, '+.3f')}, "
+        f"{number(diff.high, '+.3f')}] over {diff.n_pairs} customers "
         f"(B better on {diff.better}, worse on {diff.worse}): {diff.verdict}"
     )
     report = write_report([run.path for run in runs], ROOT / "reports" / f"{stamp}-benchmark.html")

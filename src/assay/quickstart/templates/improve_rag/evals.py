@@ -57,6 +57,10 @@ async def rag_experiment(row: dict, top_k: int) -> dict:
     }
 
 
+def number(value: float | None, spec: str = ".3f") -> str:
+    return "n/a" if value is None else format(value, spec)  # None: no row to average
+
+
 def main() -> None:
     dataset = Dataset.load("questions", backend="local/jsonl", root_dir=ROOT)
     stamp = f"{datetime.now():%Y%m%d-%H%M%S}"
@@ -70,10 +74,11 @@ def main() -> None:
     for metric in comparison.metrics:
         base, other = (comparison.mean(run.name, metric) for run in runs)
         diff = comparison.difference(runs[1].name, metric)
-        interval = f"[{diff.low:+.3f}, {diff.high:+.3f}]" if diff.low is not None else ""
         print(
-            f"{metric}: {base.mean:.3f} ({base.coverage}) -> {other.mean:.3f} ({other.coverage}); "
-            f"difference {diff.mean_delta:+.3f} {interval} over {diff.n_pairs} questions: {diff.verdict}"
+            f"{metric}: {number(base.mean)} ({base.coverage}) -> {number(other.mean)} "
+            f"({other.coverage}); difference {number(diff.mean_delta, '+.3f')} "
+            f"[{number(diff.low, '+.3f')}, {number(diff.high, '+.3f')}] over {diff.n_pairs} "
+            f"questions: {diff.verdict}"
         )
     for run in runs:
         for error in run.errors:

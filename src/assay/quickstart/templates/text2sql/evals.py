@@ -37,7 +37,9 @@ def as_csv(columns: list[str], rows: list[tuple], ordered: bool) -> str:
     sorted unless the expected query fixes their order."""
     frame = pd.DataFrame(rows, columns=[f"column_{i}" for i in range(len(columns))])
     if not ordered and len(frame.columns):
-        frame = frame.sort_values(list(frame.columns), ignore_index=True)
+        frame = frame.sort_values(
+            list(frame.columns), key=lambda c: c.astype(str), ignore_index=True
+        )
     return frame.to_csv(index=False)
 
 
