@@ -19,7 +19,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from assay import EvaluationDataset, Faithfulness, evaluate
-from assay.errors import DataError, MissingDependency
+from assay.errors import DataError, MissingDependency, UsageError
 from assay.integrations import otel
 from assay.integrations.otel import OtelExportFailed, export_result
 from assay.metrics.classic import ExactMatch
@@ -258,6 +258,17 @@ def test_a_bad_trace_link_names_row_and_field_and_sends_nothing(metadata, field)
     assert caught.value.row == 0 and caught.value.field == field
     assert str(caught.value).startswith("index 0: ")
     assert exporter.get_finished_spans() == ()
+
+
+def test_without_a_provider_or_endpoint_it_says_what_to_pass():
+    # no test sets the process-wide provider (it can be set only once per process)
+    assert isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+    with pytest.raises(UsageError, match=re.escape("pass tracer_provider=... or endpoint=")):
+        export_result(evaluated())
+    with pytest.raises(UsageError, match="not both"):
+        export_result(evaluated(), tracer_provider=memory()[0], endpoint="http://127.0.0.1:9/")
+    with pytest.raises(UsageError, match="EvaluationResult"):
+        export_result([{"score": 1}])
 
 
 def test_missing_opentelemetry_names_the_extra(monkeypatch):
