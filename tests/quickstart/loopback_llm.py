@@ -2,11 +2,11 @@
 
 It answers every chat completion without a model:
 - a request with a JSON schema (`response_format` json_schema, or a forced tool) gets an object
-  built from the schema: the first choice of each enum, placeholder text and numbers. The
-  calculator agent's step schema gets one tool call, then a final answer; the text2sql app's
-  query schema gets `TEXT2SQL_QUERY`; the LlamaIndex agent's step one call of its first tool,
-  then (once a tool result came back) an answer. Numbers are the schema's minimum, or its maximum for a
-  model whose name ends in "high" (two models that answer differently);
+  built from the schema: the first choice of each enum, placeholder text, and numbers at the
+  schema's minimum (its maximum for a model whose name ends in "high", so that two models answer
+  differently). The calculator agent's step schema gets one tool call, then a final answer; the
+  LlamaIndex agent's step one call of its first tool, then (once a tool result came back) an
+  answer; the text2sql app's query schema gets `TEXT2SQL_QUERY`;
 - a request whose last user message holds numbered items ("1. ...") gets "N. yes" per item
   (the faithfulness verdict format);
 - a verdict prompt asking for "exactly one word" gets its first choice;

@@ -1,15 +1,15 @@
 """A LlamaIndex FunctionAgent that keeps a shopping list with three tools.
 
 `run_agent(llm, request, items)` runs it on one request, starting from `items`, and returns its
-reply, the list it left, and the conversation as assay messages (with the tool calls it made),
-which is what the agent metrics read.
+reply, the list it left, and the conversation as assay messages (with the tool calls it made,
+from the agent's events), which is what the agent metrics read.
 """
 
 from __future__ import annotations
 
-from llama_index.core.agent.workflow import AgentOutput, FunctionAgent, ToolCallResult
+from llama_index.core.agent.workflow import FunctionAgent
 
-from assay import AIMessage, HumanMessage, ToolCall, ToolMessage
+from assay.integrations.llama_index import convert_to_ragas_messages
 
 SYSTEM = (
     "You manage the user's shopping list with the tools add_item, remove_item and list_items. "
@@ -52,14 +52,11 @@ async def run_agent(llm, request: str, items: list[str]) -> dict:
     """{"response": str, "items": the list afterwards, "trace": [HumanMessage, AIMessage, ...]}."""
     items = list(items)
     handler = make_agent(llm, items).run(user_msg=request)
-    trace: list = [HumanMessage(content=request)]
-    async for event in handler.stream_events():
-        if isinstance(event, AgentOutput) and event.tool_calls:
-            calls = [ToolCall(name=c.tool_name, args=c.tool_kwargs) for c in event.tool_calls]
-            trace.append(AIMessage(content=event.response.content or "", tool_calls=calls))
-        elif isinstance(event, ToolCallResult):
-            trace.append(ToolMessage(content=str(event.tool_output.content)))
+    events = [event async for event in handler.stream_events()]
     result = await handler
-    response = str(result.response.content or "")
-    trace.append(AIMessage(content=response))
-    return {"response": response, "items": items, "trace": trace}
+    return {
+        "response": str(result.response.content or ""),
+        "items": items,
+        # AgentInput, AgentOutput (with its tool calls) and ToolCallResult events as messages
+        "trace": convert_to_ragas_messages(events),
+    }

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import operator
+import uuid
 from functools import reduce
 from typing import Any, Literal
 
@@ -72,7 +73,14 @@ class AssayLLM(FunctionCallingLLM):
             reply = await self.model.agenerate(chat)
             return ChatResponse(message=ChatMessage(role="assistant", content=reply.text))
         step = (await self.model.agenerate(chat, schema=_step_schema(list(tools)))).parsed
-        calls = [{"name": c.name, "arguments": c.arguments.model_dump()} for c in step.tool_calls]
+        calls = [
+            {
+                "id": f"call_{uuid.uuid4().hex[:12]}",
+                "name": c.name,
+                "arguments": c.arguments.model_dump(),
+            }
+            for c in step.tool_calls
+        ]
         return ChatResponse(
             message=ChatMessage(
                 role="assistant",
@@ -86,10 +94,8 @@ class AssayLLM(FunctionCallingLLM):
         if not calls and error_on_no_tool_call:
             raise ValueError(f"expected a tool call, got {response.message.content!r}")
         return [
-            ToolSelection(
-                tool_id=f"call_{i}", tool_name=call["name"], tool_kwargs=call["arguments"]
-            )
-            for i, call in enumerate(calls)
+            ToolSelection(tool_id=call["id"], tool_name=call["name"], tool_kwargs=call["arguments"])
+            for call in calls
         ]
 
     # The synchronous and streaming methods: FunctionAgent(streaming=False) never calls them.
