@@ -137,7 +137,7 @@ def test_dict_outputs_messages_and_keys_are_read():
     assert "'foo'" in outcome.message
 
 
-def test_concurrency_is_bounded_and_dataset_order_kept():
+def test_concurrency_is_bounded_and_dataset_order_kept(capsys: pytest.CaptureFixture[str]):
     in_flight, peak = 0, 0
 
     async def slow_echo(question: str) -> str:
@@ -155,9 +155,11 @@ def test_concurrency_is_bounded_and_dataset_order_kept():
         rows,
         ["exact_match"],
         app_concurrency=3,
-        show_progress=False,
+        show_progress=True,
     )
     assert peak == 3
+    shown = capsys.readouterr().err  # the engine's progress bars: the app's rows, then the cells
+    assert "Asking the chain" in shown and "12/12" in shown and "Evaluating" in shown
     assert [s.response for s in result.dataset] == [f"answer-{i}" for i in range(12)]
     assert result["exact_match"] == [1.0] * 12
 
@@ -255,6 +257,9 @@ def test_evaluator_chain_scores_its_inputs_as_a_runnable():
             {"question": "q", "answer": "Madrid is big.", "contexts": [CAPITALS[2]]},
         ]
     ) == [{"faithfulness": 1.0}, {"faithfulness": 0.0}]
+    by_name = EvaluatorChain("exact_match")
+    assert by_name.invoke({"response": "x", "reference": "x"}) == {"exact_match": 1.0}
+    assert by_name.input_keys == ["response", "reference"]
     with pytest.raises(UsageError, match="needs response"):
         chain.invoke({"question": "q", "contexts": ["c"]})
     with pytest.raises(UsageError, match="cannot score this input: row has no response"):

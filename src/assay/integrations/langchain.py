@@ -28,6 +28,7 @@ from assay.engine.run import aevaluate
 from assay.errors import RunFailed, UsageError
 from assay.integrations._apps import AppAnswer, UnreadableAppOutput, aevaluate_app
 from assay.metrics.base import Metric
+from assay.metrics.registry import create_metric
 from assay.schema.dataset import EvaluationDataset
 from assay.schema.outcome import Error, Ok
 from assay.schema.result import EvaluationResult
@@ -248,7 +249,7 @@ class EvaluatorChain(Runnable[dict[str, Any], dict[str, Any]]):
 
     def __init__(
         self,
-        metric: Metric,
+        metric: Metric | str,
         *,
         llm: Any = None,
         embeddings: Any = None,
@@ -256,8 +257,10 @@ class EvaluatorChain(Runnable[dict[str, Any], dict[str, Any]]):
         column_map: Mapping[str, str] | None = None,
         **kwargs: Any,
     ) -> None:
+        if isinstance(metric, str):
+            metric = create_metric(metric)
         if not isinstance(metric, Metric):
-            raise UsageError(f"metric must be a metric object, got {type(metric).__name__}")
+            raise UsageError(f"metric must be a metric object or name, got {type(metric).__name__}")
         if metric.sample_kind != "single_turn":
             raise UsageError(
                 f"EvaluatorChain scores single-turn metrics; {metric.name} is {metric.sample_kind}"
@@ -374,9 +377,6 @@ class RagasEvaluatorChain(EvaluatorChain):
         "source_documents": "retrieved_contexts",
         "ground_truths": "reference",
     }
-
-    def __init__(self, metric: Metric, **kwargs: Any) -> None:
-        super().__init__(metric, **kwargs)
 
     @property
     def output_key(self) -> str:
