@@ -119,6 +119,21 @@ def test_legacy_attributes_events_and_spans_sent_one_by_one_merge(live):
                     "gen_ai.evaluation.explanation": "on topic",
                 },
             )
+            llm.add_event(
+                "gen_ai.evaluation.result",
+                {
+                    "gen_ai.evaluation.name": "Faithfulness",
+                    "error.type": "OutputTruncated",
+                    "assay.error.message": "the judge's answer was cut off twice",
+                },
+            )
+            llm.add_event(
+                "gen_ai.evaluation.result",
+                {
+                    "gen_ai.evaluation.name": "Recall",
+                    "gen_ai.evaluation.explanation": "no reference",
+                },
+            )
         with tracer.start_as_current_span("tool") as tool:
             tool.set_attribute("gen_ai.operation.name", "execute_tool")
             tool.set_attribute("gen_ai.tool.call.arguments", json.dumps({"city": "Rome"}))
@@ -138,6 +153,12 @@ def test_legacy_attributes_events_and_spans_sent_one_by_one_merge(live):
         assert got["metadata"]["provider"] == "openai"
         assert got["scores"]["Relevance"]["value"] == 0.75
         assert got["scores"]["Relevance"]["source"].startswith("otel:")
+        failed = got["scores"]["Faithfulness"]["outcome"]
+        skipped = got["scores"]["Recall"]["outcome"]
+        assert failed["status"] == "error" and failed["value"] is None, failed
+        assert failed["error_type"] == "OutputTruncated"
+        assert failed["error_message"] == "the judge's answer was cut off twice"
+        assert skipped["status"] == "skipped" and skipped["reason"] == "no reference", skipped
         assert {s["kind"] for s in got["spans"]} == {"llm", "function", "other"}
         tool_span = next(s for s in got["spans"] if s["kind"] == "function")
         assert tool_span["input"] == {"city": "Rome"} and tool_span["error"] == "the tool timed out"

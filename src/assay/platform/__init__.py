@@ -31,6 +31,7 @@ from assay.platform.sdk import (
     login,
     monitor,
     trace_function_call,
+    upload_result,
     whoami,
 )
 
@@ -55,5 +56,6 @@ __all__ = [
     "login",
     "monitor",
     "trace_function_call",
+    "upload_result",
     "whoami",
 ]

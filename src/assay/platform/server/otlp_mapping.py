@@ -285,17 +285,28 @@ def evaluation_scores(trace_id: str, span: dict[str, Any]) -> list[dict[str, Any
         )
         if number is not None and not math.isfinite(number):
             number = None
+        outcome: dict[str, Any] = {
+            "status": "ok" if number is not None else "skipped",
+            "value": number,
+            "label": a.get("gen_ai.evaluation.score.label"),
+            "reason": a.get("gen_ai.evaluation.explanation"),
+        }
+        # The convention's `error.type` (assay's exporter also says `assay.outcome`): an
+        # evaluation that failed, kept as a failure with its cause rather than as "skipped".
+        failed = a.get("error.type") or (a.get("assay.outcome") == "error" and "Error")
+        if failed and number is None:
+            message = a.get("assay.error.message") or a.get("gen_ai.evaluation.explanation")
+            outcome.update(
+                status="error",
+                error_type=str(failed)[:200],
+                error_message=str(message)[:2000] if message is not None else None,
+            )
         rows.append(
             {
                 "trace_id": trace_id,
                 "criterion": name,
                 "value": number,
-                "outcome": {
-                    "status": "ok" if number is not None else "skipped",
-                    "value": number,
-                    "label": a.get("gen_ai.evaluation.score.label"),
-                    "reason": a.get("gen_ai.evaluation.explanation"),
-                },
+                "outcome": outcome,
                 "source": f"otel:{span['id']}",
                 "queue_id": None,
             }
