@@ -130,3 +130,12 @@ async def test_scores_a_sample():
 
 def test_empty_tables_with_different_columns_do_not_agree():
     assert DataCompyScore().score(response="a,b\n", reference="a,c\n").value == 0.0
+
+
+def test_tables_with_no_column_in_common_match_no_row():
+    metric = DataCompyScore(metric="f1")
+    result = metric.score(response="a\n3\n4\n", reference="b\n3\n4\n")
+    assert result.value == 0.0
+    assert result.details["matched"] == 0
+    same = metric.score(response="b\n3\n4\n", reference="b\n3\n4\n")
+    assert same.value == 1.0

@@ -32,7 +32,7 @@ class DataCompyScore(Metric):
     """Precision, recall or F1 of matching rows (or columns) between response and reference.
 
     Rows are paired by position (datacompy `on_index=True`); a row matches when every column
-    present in both tables is equal. In "columns" mode a shared column matches when all its
+    present in both tables is equal (so tables with no column in common match no row). In "columns" mode a shared column matches when all its
     paired values are equal. Precision divides by the response's rows (columns), recall by
     the reference's. The datacompy report is the reason.
     """
@@ -71,7 +71,10 @@ class DataCompyScore(Metric):
         )
 
         if self.mode == "rows":
-            matched = int(comparison.count_matching_rows())
+            shared = set(reference_df.columns) & set(response_df.columns)
+            # With no column in common nothing was compared, so no row can be said to match
+            # (datacompy counts every row as matching then).
+            matched = int(comparison.count_matching_rows()) if shared else 0
             in_response, in_reference = len(response_df), len(reference_df)
         else:
             matched = sum(
