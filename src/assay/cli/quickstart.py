@@ -12,7 +12,7 @@ Opt = Optional  # typer reads Optional[...] annotations; 3.10 needs them spelled
 
 def quickstart_command(
     template: Annotated[
-        Opt[str], typer.Argument(help="rag_eval, prompt_evals, agent_evals or workflow_eval")
+        Opt[str], typer.Argument(help="a template name; run without one to list all nine")
     ] = None,
     directory: Annotated[
         Opt[Path],
