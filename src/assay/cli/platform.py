@@ -28,9 +28,27 @@ def serve_command(
     demo: Annotated[
         bool, typer.Option("--demo", help="Seed a demo project and print its sign-in.")
     ] = False,
+    rate_limit: Annotated[
+        str | None,
+        typer.Option(
+            "--rate-limit",
+            help="Requests per API key, as N/s, N/min or N/h (default: $ASSAY_RATE_LIMIT, "
+            "else off); over it the API answers 429 with Retry-After.",
+        ),
+    ] = None,
+    rate_limit_burst: Annotated[
+        int | None,
+        typer.Option(
+            "--rate-limit-burst",
+            min=1,
+            help="Requests a key may send at once before the rate applies (default: one "
+            "second's worth; $ASSAY_RATE_LIMIT_BURST).",
+        ),
+    ] = None,
 ) -> None:
     """Run the platform server (web UI under /ui, API under /api/v1) on HOST:PORT, with one
-    experiment worker."""
+    experiment worker. SIGTERM or Ctrl-C stops it within a few seconds: a running experiment is
+    interrupted and handed back to the queue, and resumes where it stopped."""
     from assay._util.deps import require
 
     uvicorn = require("uvicorn", extra="platform", feature="assay serve")
@@ -38,7 +56,7 @@ def serve_command(
     from assay.platform.server.config import resolve_db_url
 
     url = resolve_db_url(db)
-    app = create_app(url, worker=True)
+    app = create_app(url, worker=True, rate_limit=rate_limit, rate_limit_burst=rate_limit_burst)
     shown = url.split("@", 1)[-1] if "@" in url else url
     if demo:
         from assay.platform.server.ui_demo import DEMO_USER, seed_demo
@@ -52,7 +70,11 @@ def serve_command(
         f"assay server on http://{host}:{port} (database {shown}); stop with Ctrl-C",
         highlight=False,
     )
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    if app.state.rate_limit is not None:
+        _err.print(f"rate limit: {app.state.rate_limit.describe()}", highlight=False)
+    # a request still running after SIGTERM gets this long before uvicorn closes it, so the
+    # stop is bounded even with a client holding a slow request open
+    uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
 
 
 def worker_command(

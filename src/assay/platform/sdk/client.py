@@ -1,12 +1,28 @@
-"""The HTTP session of the SDK: `login`, and one place where httpx errors become `PlatformError`s."""
+"""The HTTP session of the SDK: `login`, and one place where httpx errors become `PlatformError`s.
+
+A 429 (the server's per-key rate limit) is retried with tenacity: after the wait the server asked
+for (its `retry_after_s`, else the `Retry-After` header), else an exponential backoff with jitter;
+at most `rate_limit_retries` times, never waiting more than `max_retry_wait` seconds at once. The
+request was refused before anything ran, so retrying a POST is safe. When the retries run out, or
+the server asks for a longer wait, `RateLimited` says so with the server's message.
+"""
 
 from __future__ import annotations
 
+import email.utils
 import os
 import threading
+import time
 from typing import Any
 
 import httpx
+from tenacity import (
+    RetryCallState,
+    Retrying,
+    retry_if_exception,
+    stop_after_attempt,
+    wait_random_exponential,
+)
 
 from assay.platform.sdk.errors import (
     AuthError,
@@ -19,17 +35,71 @@ from assay.platform.sdk.errors import (
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8321"
 API_PREFIX = "/api/v1"
+RATE_LIMIT_RETRIES = 5
+MAX_RETRY_WAIT = 30.0
+
+
+class RateLimited(PlatformError):
+    """429: the key is over the server's rate limit; `retry_after` is the wait it asked for."""
+
+    def __init__(self, message: str, *, retry_after: float | None, status: int = 429) -> None:
+        self.retry_after = retry_after
+        super().__init__(message, status=status)
+
+
+def _retry_after(response: httpx.Response, body: Any) -> float | None:
+    """The wait a 429 asks for: our server's exact `retry_after_s`, else `Retry-After` (seconds or
+    an HTTP date)."""
+    error = body.get("error") if isinstance(body, dict) else None
+    exact = error.get("retry_after_s") if isinstance(error, dict) else None
+    if isinstance(exact, (int, float)) and exact >= 0:
+        return float(exact)
+    header = response.headers.get("retry-after")
+    if header is None:
+        return None
+    try:
+        return max(0.0, float(header))
+    except ValueError:
+        pass
+    try:
+        moment = email.utils.parsedate_to_datetime(header)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, moment.timestamp() - time.time())
+
+
+class _WaitAsAsked:
+    """Tenacity's wait: what the server asked for, else exponential backoff with full jitter."""
+
+    def __init__(self, max_wait: float) -> None:
+        self.backoff = wait_random_exponential(multiplier=0.5, max=max_wait)
+
+    def __call__(self, state: RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, RateLimited) and exc.retry_after is not None:
+            return exc.retry_after
+        return self.backoff(state)
 
 
 class Client:
     """One authenticated connection to an assay server (thread-safe: httpx.Client is)."""
 
     def __init__(
-        self, key: str | None, base_url: str, *, off: bool = False, timeout: float = 30.0
+        self,
+        key: str | None,
+        base_url: str,
+        *,
+        off: bool = False,
+        timeout: float = 30.0,
+        rate_limit_retries: int = RATE_LIMIT_RETRIES,
+        max_retry_wait: float = MAX_RETRY_WAIT,
     ) -> None:
+        if rate_limit_retries < 0:
+            raise ValueError("rate_limit_retries must be 0 or more")
         self.key = key
         self.base_url = base_url.rstrip("/")
         self.off = off
+        self.rate_limit_retries, self.max_retry_wait = rate_limit_retries, max_retry_wait
         self._http = httpx.Client(
             base_url=self.base_url,
             timeout=timeout,
@@ -49,6 +119,20 @@ class Client:
                 "no API key: pass one to assay.platform.login(key) or set ASSAY_API_KEY "
                 "(create one with `assay keys create`)"
             )
+
+        def worth_retrying(exc: BaseException) -> bool:
+            # a wait longer than the cap is not waited for: the error says how long instead
+            return isinstance(exc, RateLimited) and (exc.retry_after or 0.0) <= self.max_retry_wait
+
+        retrying = Retrying(
+            stop=stop_after_attempt(self.rate_limit_retries + 1),
+            wait=_WaitAsAsked(self.max_retry_wait),
+            retry=retry_if_exception(worth_retrying),
+            reraise=True,
+        )
+        return retrying(self._send, method, path, json, params)
+
+    def _send(self, method: str, path: str, json: Any, params: dict[str, Any] | None) -> Any:
         try:
             response = self._http.request(
                 method,
@@ -92,6 +176,8 @@ def _decode(response: httpx.Response) -> Any:
         raise Conflict(
             message, status=status, existing_id=existing if isinstance(existing, int) else None
         )
+    if status == 429:
+        raise RateLimited(message, retry_after=_retry_after(response, body))
     if status in (400, 413, 422):
         raise ValidationFailed(
             message, status=status, field=field if isinstance(field, str) else None
@@ -142,4 +228,4 @@ def whoami() -> dict[str, Any]:
     return current().request("GET", "/auth/whoami")
 
 
-__all__ = ["DEFAULT_BASE_URL", "Client", "current", "login", "whoami"]
+__all__ = ["DEFAULT_BASE_URL", "Client", "RateLimited", "current", "login", "whoami"]

@@ -4,9 +4,16 @@
 returns the results when it is done. `run_async()` only submits and returns a `Future` of the
 server's answer (`{"id", "status", ...}`); `results()` fetches the results at any time.
 
+`cancel()` stops the experiment on the server (what was generated and judged is kept; a `run()`
+waiting on it returns the partial results with status "cancelled"); `resume()` queues a cancelled
+or failed experiment again, and the next `run()` waits for it instead of submitting a new one. A
+resumed experiment repeats no stored generation or judgement, and ends with the results an
+uninterrupted run would have had.
+
 The results dict:
 
-    {"id", "name", "status": "completed" | "failed" | "running" | "queued", "error": str | None,
+    {"id", "name", "status": "completed" | "failed" | "cancelled" | "running" | "queued",
+     "error": str | None,
      "dataset": {"id", "version"}, "judge_model", "cohorts": [name, ...], "criteria": [name, ...],
      "summary": [{"cohort", "criterion", "mean", "n", "n_scored", "coverage", "ci95": [low, high]}],
      "scores": {cohort: {criterion: {"mean", "n", "n_scored", "coverage", "ci95"}}},
@@ -15,11 +22,13 @@ The results dict:
                "scores": {criterion: {"status": "ok", "value", "reason"}
                                    | {"status": "skipped", "reason"}
                                    | {"status": "error", "error_type", "message"}}}],
-     "progress": {"total", "completed", "failed", "percent", "eta_s"}}
+     "progress": {"total", "completed", "failed", "pending", "percent", "eta_s"}}
 
 `mean` is over the rows with a value (None when there is none, never NaN), `n` counts every
 example, `n_scored` those with a value, `coverage` = n_scored / n; `ci95` is a seeded bootstrap
 interval of the mean (None without a value). Rows are in cohort order, then dataset order.
+A cancelled experiment's rows are those generated before it stopped; its cells not yet judged
+count in `n` but not in `n_scored`, and `progress.pending` says how many there are.
 """
 
 from __future__ import annotations
@@ -34,7 +43,7 @@ from assay.platform.sdk.errors import PlatformError, ValidationFailed
 from assay.platform.sdk.objects import Cohort, Criteria, Dataset, Task, _pages
 
 _executor: ThreadPoolExecutor | None = None
-FINISHED = ("completed", "failed")
+FINISHED = ("completed", "failed", "cancelled")
 
 
 def _pool() -> ThreadPoolExecutor:
@@ -58,6 +67,7 @@ class Experiment:
         self.cohorts, self.criteria, self.judge_model = cohorts, criteria, judge_model or ""
         self._process_cohorts()  # a malformed cohort list is an error before anything is sent
         self.id: int | None = None
+        self._resumed = False  # the next run() waits for the resumed experiment
 
     # -- the seed's processing steps -------------------------------------------------------------
     def _process_dataset(self, dataset: Any) -> int:
@@ -125,7 +135,31 @@ class Experiment:
     def _call_api(self, payload: dict[str, Any]) -> dict[str, Any]:
         response = current().request("POST", "/experiments", json=payload)
         self.id = response["id"]
+        self._resumed = False
         return response
+
+    def _submitted(self, action: str) -> int:
+        if self.id is None:
+            raise PlatformError(
+                f"experiment {self.name!r} has not been submitted, so it cannot be {action}: "
+                "call run() or run_async() first"
+            )
+        return self.id
+
+    # -- cancel and resume -------------------------------------------------------------------------
+    def cancel(self) -> dict[str, Any]:
+        """Stop the experiment on the server; what is stored is kept. Returns its progress
+        (status "cancelled"). `Conflict` when it has already finished."""
+        ident = self._submitted("cancelled")
+        return current().request("POST", f"/experiments/{ident}/cancel")
+
+    def resume(self) -> dict[str, Any]:
+        """Queue a cancelled or failed experiment again (it continues where it stopped); the next
+        `run()` waits for it. Returns its progress (status "queued"). `Conflict` otherwise."""
+        ident = self._submitted("resumed")
+        progress = current().request("POST", f"/experiments/{ident}/resume")
+        self._resumed = True
+        return progress
 
     # -- running -----------------------------------------------------------------------------------
     def run_async(self) -> Future:
@@ -133,12 +167,15 @@ class Experiment:
         return _pool().submit(lambda: self._call_api(self._build_payload()))
 
     def run(self, poll_interval: float = 2) -> dict[str, Any]:
-        """Submit, show the server's progress live, and return the results (see the module doc)."""
+        """Submit, show the server's progress live, and return the results (see the module doc).
+        After `resume()`, wait for the resumed experiment instead of submitting a new one."""
         if not isinstance(poll_interval, (int, float)) or poll_interval <= 0:
             raise ValidationFailed(
                 "poll_interval must be a positive number of seconds", field="poll_interval"
             )
-        self._call_api(self._build_payload())
+        if not self._resumed:
+            self._call_api(self._build_payload())
+        self._resumed = False
         progress = self._watch(poll_interval)
         if progress["status"] == "failed":
             raise PlatformError(
@@ -170,14 +207,17 @@ class Experiment:
             while True:
                 state = client.request("GET", f"/experiments/{self.id}/progress")
                 eta = state.get("eta_s")
+                finished = state["status"] in FINISHED
+                stopped = state["status"] in ("failed", "cancelled")
                 bar.update(
                     task,
                     total=state["total"] or None,
                     completed=state["completed"] + state["failed"],
                     failed=state["failed"],
-                    eta="…" if eta is None else f"{eta:.0f}s",
+                    eta="-" if finished else "…" if eta is None else f"{eta:.0f}s",
+                    description=f"{self.name} ({state['status']})" if stopped else self.name,
                 )
-                if state["status"] in FINISHED:
+                if finished:  # the bar stops where the experiment did (e.g. cancelled at 40%)
                     return state
                 time.sleep(poll_interval)
 

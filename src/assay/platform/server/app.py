@@ -1,8 +1,9 @@
 """The app factory: `create_app(db_url)` migrates the database and returns the FastAPI app.
 
 Every request under /api/ except `/api/v1/health` passes the key check first (pure ASGI, before
-any body is read or parsed), then the body cap (Content-Length over the cap, or a streamed body
-that grows past it: 413). Every error is `{"error": {"code", "message", "field"?, "existing_id"?}}`.
+any body is read or parsed), then the key's rate limit when one is set (429 with Retry-After; see
+rate_limit.py), then the body cap (Content-Length over the cap, or a streamed body that grows past
+it: 413). Every error is `{"error": {"code", "message", "field"?, "existing_id"?}}`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from assay._version import __version__
 from assay.platform.server import auth
-from assay.platform.server.config import pepper, resolve_db_url
+from assay.platform.server.config import pepper, rate_limit_setting, resolve_db_url
 from assay.platform.server.db import make_engine, migrate, session_factory
 from assay.platform.server.errors import ApiError
 
@@ -201,6 +202,7 @@ _CODES = {
     409: "conflict",
     413: "too_large",
     422: "validation_error",
+    429: "rate_limited",
 }
 
 
@@ -270,16 +272,21 @@ def create_app(
     run_migrations: bool = True,
     worker: bool = False,
     worker_options: dict[str, Any] | None = None,
+    rate_limit: str | None = None,
+    rate_limit_burst: int | None = None,
 ) -> FastAPI:
     """The assay server for the database at `db_url` (default: the embedded SQLite file).
 
     `worker=True` runs one job worker in a thread while the app is served (started and stopped
-    with the app's lifespan), as `assay serve` does."""
+    with the app's lifespan), as `assay serve` does. `rate_limit` ("20/s", "600/min", "off";
+    default `ASSAY_RATE_LIMIT`, else off) limits each API key (rate_limit.py)."""
     from contextlib import asynccontextmanager
 
     from assay.platform.server import api
+    from assay.platform.server.rate_limit import RateLimitMiddleware, parse_rate_limit
     from assay.platform.server.worker import Worker
 
+    limit = parse_rate_limit(*rate_limit_setting(rate_limit, rate_limit_burst))
     url = resolve_db_url(db_url)
     engine = make_engine(url)
     if run_migrations:
@@ -308,15 +315,24 @@ def create_app(
     app.state.worker = None
     _install_handlers(app)
     app.router.routes.extend(api.router.routes)  # flat, so `app.routes` lists every route
-    from assay.platform.server import api_pipelines, api_review, api_traces, otlp
+    from assay.platform.server import (
+        api_experiment_control,
+        api_pipelines,
+        api_review,
+        api_traces,
+        otlp,
+    )
 
-    for module in (api_traces, api_review, api_pipelines, otlp):
+    for module in (api_experiment_control, api_traces, api_review, api_pipelines, otlp):
         app.router.routes.extend(module.router.routes)
     from assay.platform.server import ui_web
 
     ui_web.install(app)  # the web UI under /ui: its routes, static files, error pages and guard
-    app.add_middleware(BodyLimit, limit=max_body_bytes)
-    app.add_middleware(AuthMiddleware, state=state)
+    app.state.rate_limit = limit
+    app.add_middleware(BodyLimit, limit=max_body_bytes)  # innermost: runs last
+    if limit is not None:
+        app.add_middleware(RateLimitMiddleware, limit=limit)
+    app.add_middleware(AuthMiddleware, state=state)  # outermost: runs first
     return app
 
 

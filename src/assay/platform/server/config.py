@@ -1,4 +1,5 @@
-"""Where the server keeps its data: the database URL and the pepper of the API-key hashes."""
+"""Where the server keeps its data (the database URL, the pepper of the API-key hashes) and the
+per-key rate limit it enforces."""
 
 from __future__ import annotations
 
@@ -33,6 +34,16 @@ def resolve_db_url(url: str | None) -> str:
             f"database URL must be sqlite:///PATH or postgresql+psycopg://…, got {scheme}://…"
         )
     return url
+
+
+def rate_limit_setting(spec: str | None, burst: int | None) -> tuple[str | None, str | None]:
+    """The rate limit to enforce: the given one, else `ASSAY_RATE_LIMIT` (and
+    `ASSAY_RATE_LIMIT_BURST`); nothing set means off. Parsed by `rate_limit.parse_rate_limit`."""
+    if spec is None:
+        spec = os.environ.get("ASSAY_RATE_LIMIT")
+    if burst is None:
+        return spec, os.environ.get("ASSAY_RATE_LIMIT_BURST")
+    return spec, str(burst)
 
 
 def sqlite_path(url: str) -> Path | None:
@@ -73,4 +84,11 @@ def pepper(url: str) -> bytes:
     return value.encode()
 
 
-__all__ = ["assay_home", "default_db_url", "pepper", "resolve_db_url", "sqlite_path"]
+__all__ = [
+    "assay_home",
+    "default_db_url",
+    "pepper",
+    "rate_limit_setting",
+    "resolve_db_url",
+    "sqlite_path",
+]

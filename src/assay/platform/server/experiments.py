@@ -4,6 +4,12 @@ traces and scores, so a resumed experiment reports exactly what an uninterrupted
 Units of progress are score cells: cohorts × examples × criteria. A cell is `completed` when its
 criterion gave a value or skipped the row, `failed` when it ended in a typed error (a failed
 generation fails all of its row's cells).
+
+Cancel and resume: `cancel` marks the job and the experiment `cancelled` in one transaction; the
+worker running it writes nothing after that commits (its claim check sees the job cancelled) and
+stops at its next store or heartbeat. What was stored stays: the results are partial and say so
+(`coverage`, `progress.pending`). `resume` queues a cancelled or failed experiment again; the worker
+skips every stored trace and score, so the final results equal an uninterrupted run's.
 """
 
 from __future__ import annotations
@@ -11,14 +17,16 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from assay.platform import criteria_rules
 from assay.platform.server import models
-from assay.platform.server.errors import ApiError, invalid, not_found
+from assay.platform.server.errors import ApiError, conflict, invalid, not_found
 from assay.platform.server.repos import CriteriaRepo, DatasetRepo, ProjectScoped, TaskRepo, iso
 
 MAX_UNITS = 50_000  # cohorts × examples of one experiment
+FINISHED = frozenset({"completed", "failed", "cancelled"})
+RESUMABLE = frozenset({"cancelled", "failed"})
 
 
 class ExperimentRepo(ProjectScoped):
@@ -156,6 +164,95 @@ class ExperimentRepo(ProjectScoped):
         self.session.flush()
         return experiment
 
+    # -- cancel and resume ---------------------------------------------------------------------------
+    def _lock(self, experiment_id: int) -> models.Experiment:
+        """The experiment, with its job rows and then its own row locked on PostgreSQL (SQLite's
+        BEGIN IMMEDIATE serialises every write already). Jobs first, as the worker does (it
+        locks its job, then writes rows that point at the experiment): one order, no deadlock."""
+        postgres = self.session.get_bind().dialect.name == "postgresql"
+        jobs = (
+            select(models.Job.id)
+            .where(
+                models.Job.project_id == self.project_id,
+                models.Job.kind == "experiment",
+                models.Job.experiment_id == experiment_id,
+            )
+            .order_by(models.Job.id)
+        )
+        query = self._select(models.Experiment).where(models.Experiment.id == experiment_id)
+        if postgres:
+            self.session.execute(jobs.with_for_update()).all()
+            query = query.with_for_update(key_share=True)  # FOR NO KEY UPDATE
+        row = self.session.scalar(query)
+        if row is None:
+            raise not_found("experiment", experiment_id)
+        return row
+
+    def cancel(self, experiment_id: int) -> models.Experiment:
+        experiment = self._lock(experiment_id)
+        if experiment.status in FINISHED:
+            raise conflict(
+                f"experiment {experiment.id} is already {experiment.status}: there is nothing "
+                "to cancel"
+                + (" (resume it with POST …/resume)" if experiment.status in RESUMABLE else "")
+            )
+        now = datetime.now(timezone.utc)
+        self.session.execute(
+            update(models.Job)
+            .where(
+                models.Job.project_id == self.project_id,
+                models.Job.kind == "experiment",
+                models.Job.experiment_id == experiment.id,
+                models.Job.status.in_(("queued", "running")),
+            )
+            .values(status="cancelled", finished_at=now, error="cancelled")
+        )
+        experiment.status, experiment.finished_at, experiment.error = "cancelled", now, None
+        self.session.flush()
+        return experiment
+
+    def resume(self, experiment_id: int) -> models.Experiment:
+        experiment = self._lock(experiment_id)
+        if experiment.status not in RESUMABLE:
+            why = (
+                "it has completed"
+                if experiment.status == "completed"
+                else f"it is {experiment.status} (not cancelled or failed)"
+            )
+            raise conflict(f"experiment {experiment.id} cannot be resumed: {why}")
+        reset = {
+            "status": "queued",
+            "claimed_by": None,
+            "heartbeat_at": None,
+            "error": None,
+            "finished_at": None,
+        }
+        job = self.session.scalar(
+            select(models.Job)
+            .where(
+                models.Job.project_id == self.project_id,
+                models.Job.kind == "experiment",
+                models.Job.experiment_id == experiment.id,
+            )
+            .order_by(models.Job.id.desc())
+            .limit(1)
+        )
+        if job is None:  # not made by this server's submit; give it one
+            self.session.add(
+                models.Job(
+                    project_id=self.project_id,
+                    kind="experiment",
+                    experiment_id=experiment.id,
+                    status="queued",
+                )
+            )
+        else:
+            for name, value in reset.items():
+                setattr(job, name, value)
+        experiment.status, experiment.error, experiment.finished_at = "queued", None, None
+        self.session.flush()
+        return experiment
+
     # -- reading -------------------------------------------------------------------------------------
     def progress(self, experiment: models.Experiment) -> dict[str, Any]:
         cohorts = int(
@@ -196,6 +293,8 @@ class ExperimentRepo(ProjectScoped):
         started = _aware(experiment.started_at)
         if done >= total:
             eta = 0.0
+        elif experiment.status in FINISHED:  # cancelled or failed part way: nothing is coming
+            eta = None
         elif started is not None and done > 0:
             elapsed = (datetime.now(timezone.utc) - started).total_seconds()
             eta = round(max(0.0, elapsed / done * (total - done)), 1)
@@ -205,6 +304,7 @@ class ExperimentRepo(ProjectScoped):
             "total": total,
             "completed": completed,
             "failed": failed,
+            "pending": max(0, total - done),
             "percent": round(100.0 * done / total, 1) if total else 100.0,
             "eta_s": eta,
             "error": experiment.error,
@@ -341,4 +441,12 @@ def experiment_json(
     }
 
 
-__all__ = ["MAX_UNITS", "ApiError", "ExperimentRepo", "experiment_json", "score_json"]
+__all__ = [
+    "FINISHED",
+    "MAX_UNITS",
+    "RESUMABLE",
+    "ApiError",
+    "ExperimentRepo",
+    "experiment_json",
+    "score_json",
+]

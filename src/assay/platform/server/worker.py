@@ -6,6 +6,12 @@ whose heartbeat is older than `stale_after` seconds (its worker died) is claimed
 generations and scores already stored are skipped, and the model layer's response cache answers
 any call that was made but not yet stored, so nothing is generated or judged twice.
 
+A job is stopped mid-chunk, not at the chunk's end: `Worker.stop()` (the server shutting down) and a
+heartbeat that finds the job cancelled (`POST /experiments/{id}/cancel`) or taken over cancel the
+run's asyncio task. Database writes are synchronous between awaits, so a cancellation never cuts
+one in half; what was stored stays, the calls in flight are dropped (their answers, if they came,
+are in the response cache for a resume). A stopping worker hands its job back as `queued`.
+
 An experiment job, per chunk of cohort × example units: generate the missing answers through
 `assay.models.llm_factory` (the cohort's model and system prompt override the task's; the example's
 context is given with the question), store each as a trace, then judge the missing cells with the
@@ -16,6 +22,7 @@ RE2), storing each typed outcome.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import threading
@@ -57,6 +64,25 @@ class LostClaim(Exception):
     """Another worker took the job over (this one's heartbeat went stale)."""
 
 
+class JobCancelled(LostClaim):
+    """The job was cancelled (its experiment too, by the cancel endpoint): write nothing more."""
+
+
+def _claim_lost(session: Any, job_id: int, owner: str) -> LostClaim | None:
+    """Why this worker may no longer write for the job, or None while it holds it. On PostgreSQL
+    the job row stays locked until the caller's transaction ends, so a cancel or a takeover waits
+    for a write in progress instead of slipping in between this check and the write."""
+    query = select(models.Job.claimed_by, models.Job.status).where(models.Job.id == job_id)
+    if session.get_bind().dialect.name == "postgresql":
+        query = query.with_for_update()
+    row = session.execute(query).first()
+    if row is not None and row.status == "cancelled":
+        return JobCancelled(f"job {job_id} was cancelled")
+    if row is None or row.claimed_by != owner or row.status != "running":
+        return LostClaim(f"job {job_id} was taken over")
+    return None
+
+
 class Worker:
     def __init__(
         self,
@@ -75,6 +101,8 @@ class Worker:
         self.name = name or f"worker-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._running: tuple[asyncio.AbstractEventLoop, asyncio.Task] | None = None
+        self._running_lock = threading.Lock()
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self) -> Worker:
@@ -83,9 +111,34 @@ class Worker:
         return self
 
     def stop(self, timeout: float = 30.0) -> None:
+        """Stop at once: a job in progress is interrupted and handed back (`queued`)."""
         self._stop.set()
+        self._interrupt()
         if self._thread is not None:
             self._thread.join(timeout)
+
+    def _interrupt(self) -> None:
+        """Cancel the job's asyncio task (from any thread); the worker thread decides what next."""
+        with self._running_lock:
+            running = self._running
+        if running is not None:
+            loop, task = running
+            # RuntimeError: the loop has just closed, so the run is over anyway
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(task.cancel)
+
+    async def _supervised(self, run: Any) -> bool:
+        task = asyncio.current_task()
+        assert task is not None
+        with self._running_lock:
+            self._running = (asyncio.get_running_loop(), task)
+        try:
+            if self._stop.is_set():  # stop() came before this task could be cancelled
+                raise asyncio.CancelledError
+            return await run.run()
+        finally:
+            with self._running_lock:
+                self._running = None
 
     @property
     def stopping(self) -> bool:
@@ -132,6 +185,7 @@ class Worker:
         return Claim(*row) if row else None
 
     def heartbeat(self, claim: Claim) -> None:
+        """Keep the claim fresh; `JobCancelled` or `LostClaim` when the job is no longer ours."""
         with self.state.transaction() as session:
             done = session.execute(
                 update(models.Job)
@@ -142,8 +196,9 @@ class Worker:
                 )
                 .values(heartbeat_at=datetime.now(timezone.utc))
             )
+            lost = _claim_lost(session, claim.job_id, self.name) if done.rowcount == 0 else None
         if done.rowcount == 0:
-            raise LostClaim(f"job {claim.job_id} was taken over")
+            raise lost or LostClaim(f"job {claim.job_id} was taken over")
 
     def _finish(
         self,
@@ -154,9 +209,13 @@ class Worker:
     ) -> None:
         now = datetime.now(timezone.utc)
         with self.state.transaction() as session:
-            session.execute(
+            done = session.execute(
                 update(models.Job)
-                .where(models.Job.id == claim.job_id, models.Job.claimed_by == self.name)
+                .where(
+                    models.Job.id == claim.job_id,
+                    models.Job.claimed_by == self.name,
+                    models.Job.status == "running",  # not one cancelled meanwhile
+                )
                 .values(
                     status=status,
                     error=error,
@@ -164,7 +223,7 @@ class Worker:
                     claimed_by=None if status == "queued" else self.name,
                 )
             )
-            if experiment_status is not None:
+            if experiment_status is not None and done.rowcount:
                 session.execute(
                     update(models.Experiment)
                     .where(
@@ -175,15 +234,17 @@ class Worker:
                 )
 
     def process(self, claim: Claim) -> None:
-        lost = threading.Event()
+        lost = threading.Event()  # taken over, or cancelled: either way write nothing more
         beating = threading.Event()
 
         def beat() -> None:
             while not beating.wait(self.heartbeat_interval):
                 try:
                     self.heartbeat(claim)
-                except LostClaim:
+                except LostClaim as exc:
+                    log.info("job %s: %s; stopping it", claim.job_id, exc)
                     lost.set()
+                    self._interrupt()
                     return
                 except Exception:
                     log.warning("heartbeat of job %s failed", claim.job_id, exc_info=True)
@@ -197,9 +258,11 @@ class Worker:
             run = runner(
                 self.state, claim, lambda: self._stop.is_set() or lost.is_set(), owner=self.name
             )
-            finished = asyncio.run(run.run())
+            finished = asyncio.run(self._supervised(run))
         except LostClaim:
             return
+        except asyncio.CancelledError:  # stop() or the heartbeat interrupted the run
+            finished = False
         except Exception as exc:
             log.exception("job %s (%s) failed", claim.job_id, claim.kind)
             message = f"{type(exc).__name__}: {exc}".strip()
@@ -270,6 +333,7 @@ class ExperimentRun:
         from assay.platform.server.experiments import ExperimentRepo
 
         with self.state.transaction() as session:
+            self._check_claim(session)  # cancelled between the claim and now: leave it so
             repo = ExperimentRepo(session, self.claim.project_id)
             experiment = repo.get(self.claim.experiment_id)
             if experiment.started_at is None:
@@ -434,12 +498,11 @@ class ExperimentRun:
         }
 
     def _check_claim(self, session: Any) -> None:
-        """Write only while this worker still holds the job (a stale one may have been taken over)."""
-        owner = session.scalar(
-            select(models.Job.claimed_by).where(models.Job.id == self.claim.job_id)
-        )
-        if owner != self.owner:
-            raise LostClaim(f"job {self.claim.job_id} was taken over")
+        """Write only while this worker still holds the job: not once it was taken over (a stale
+        heartbeat) or cancelled."""
+        lost = _claim_lost(session, self.claim.job_id, self.owner)
+        if lost is not None:
+            raise lost
 
     async def _judge(
         self, criterion: dict[str, Any], todo: list[tuple[Unit, models.Trace]], judge: Any
@@ -552,4 +615,4 @@ def _outcome_row(outcome: Any) -> dict[str, Any]:
     }
 
 
-__all__ = ["CHUNK", "Claim", "ExperimentRun", "LostClaim", "Worker"]
+__all__ = ["CHUNK", "Claim", "ExperimentRun", "JobCancelled", "LostClaim", "Worker"]

@@ -1,0 +1,293 @@
+"""Cancel and resume an experiment, and a server that stops promptly while its worker is busy.
+
+Cancel: the experiment is `cancelled` at once, nothing is stored after the cancel answered, the
+worker stops calling models, and the partial results say how much was done (never NaN). Resume:
+the experiment continues without repeating a stored generation or judgement and ends with the
+results of an uninterrupted run. SIGTERM to `assay serve` mid-experiment: the process is gone in a
+few seconds (not the worker's 30 s join) and the job is back in the queue.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import signal
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+from sqlalchemy import select
+
+import assay.platform as ragmetrics
+from assay.platform import Cohort, Conflict, Dataset, Example, Experiment, PlatformError
+from tests.platform.test_experiments import CAPITALS, behaviour, seed_objects
+from tests.platform.test_resume import comparable, start
+
+from .conftest import free_port
+
+LATENCY = 0.15
+
+
+def _key_of(sdk) -> str:
+    return sdk.login.__globals__["_client"].key
+
+
+def _many(fake, tag: str):
+    """20 questions (unique to this test, so no earlier response is cached), 2 cohorts, 3 criteria."""
+    _dataset, task, criteria = seed_objects(fake, f"-{tag}")
+    dataset = Dataset(
+        name=f"Many capitals {tag}",
+        examples=[
+            Example(
+                f"What is the capital of {country}? ({tag} {i})",
+                f"The capital of {country} is {capital}.",
+                capital,
+            )
+            for i in range(5)
+            for country, capital in CAPITALS.items()
+        ],
+    )
+    dataset.save()
+    cohorts = [
+        Cohort(
+            name="Smart",
+            generator_model=fake.model_string(f"gen-{tag}-a"),
+            system_prompt="You are smart.",
+        ),
+        Cohort(name="Plain", generator_model=fake.model_string(f"gen-{tag}-b")),
+    ]
+    return dataset, task, cohorts, criteria
+
+
+def _request_key(record) -> tuple[str, str]:
+    return record.body.get("model", ""), json.dumps(record.messages, sort_keys=True)
+
+
+def test_cancel_keeps_partial_results_and_resume_matches_an_uninterrupted_run(
+    sdk, live, fake, capsys
+):
+    fake.default = behaviour(latency=LATENCY)
+    tag = uuid.uuid4().hex[:8]
+    dataset, task, cohorts, criteria = _many(fake, tag)
+    judge = fake.model_string(f"judge-{tag}")
+    experiment = Experiment(
+        name="cancelled",
+        dataset=dataset,
+        task=task,
+        cohorts=cohorts,
+        criteria=criteria,
+        judge_model=judge,
+    )
+    with ThreadPoolExecutor(1) as pool, live.client(_key_of(sdk)) as api:
+        running = pool.submit(experiment.run, poll_interval=0.05)  # its bar is live meanwhile
+        deadline = time.monotonic() + 60
+        while True:
+            progress = (
+                api.get(f"/experiments/{experiment.id}/progress").json()
+                if experiment.id is not None
+                else {"completed": 0, "failed": 0, "total": 1}
+            )
+            done = progress["completed"] + progress["failed"]
+            if 0 < done < progress["total"] * 0.5:
+                break
+            assert done < progress["total"] * 0.5 and time.monotonic() < deadline, progress
+            time.sleep(0.02)
+        cancelled = experiment.cancel()
+        cancelled_at = time.monotonic()
+        assert cancelled["status"] == "cancelled" and cancelled["eta_s"] is None
+        assert (
+            cancelled["pending"]
+            == cancelled["total"] - cancelled["completed"] - cancelled["failed"]
+        )
+        assert cancelled["pending"] > 0
+        # the run() that was waiting ends cleanly with the partial results
+        partial = running.result(timeout=30)
+    assert partial["status"] == "cancelled"
+    assert f"{experiment.name} (cancelled)" in capsys.readouterr().err
+    json.dumps(partial, allow_nan=False)  # never NaN
+    assert partial["progress"]["pending"] > 0
+    coverage = [line["coverage"] for line in partial["summary"]]
+    assert all(0.0 <= c <= 1.0 for c in coverage) and min(coverage) < 1.0
+    assert all(line["n"] == 20 for line in partial["summary"])
+    stored = sum(len(row["scores"]) for row in partial["rows"])
+    assert stored == partial["progress"]["completed"] + partial["progress"]["failed"]
+
+    # the worker notices (next store or heartbeat): nothing more is stored, no model is called
+    time.sleep(1.0)
+    quiet_from = len(fake.chat_requests)
+    time.sleep(0.5)
+    assert len(fake.chat_requests) == quiet_from
+    assert comparable(experiment.results()) == comparable(partial)
+    from assay.platform.server import models
+
+    with live.app.state.assay.transaction() as session:
+        job = session.scalar(select(models.Job).where(models.Job.experiment_id == experiment.id))
+        assert job.status == "cancelled"
+
+    # resume: the same experiment goes on; run() waits for it again
+    resumed_at = time.monotonic()
+    assert experiment.resume()["status"] == "queued"
+    resumed = experiment.run(poll_interval=0.05)
+    assert resumed["status"] == "completed" and resumed["id"] == partial["id"]
+    assert resumed["progress"]["pending"] == 0 and len(resumed["rows"]) == 40
+    # nothing twice, except a call that was in flight (unanswered) when the cancel came
+    requests = [r for r in fake.chat_requests if "model" in r.body]
+    seen = collections.Counter(_request_key(r) for r in requests)
+    in_flight = {
+        _request_key(r)
+        for r in requests
+        if r.time <= resumed_at and (r.done is None or r.done >= cancelled_at - 0.05)
+    }
+    repeated = {k for k, count in seen.items() if count > 1}
+    assert repeated <= in_flight, repeated - in_flight
+    assert len({_request_key(r) for r in requests if r.body["model"].startswith("gen")}) == 40
+    # and the results of an uninterrupted run of the same experiment
+    again = Experiment(
+        name="uninterrupted",
+        dataset=dataset,
+        task=task,
+        cohorts=cohorts,
+        criteria=criteria,
+        judge_model=judge,
+    ).run(poll_interval=0.05)
+    assert comparable(again) == comparable(resumed)
+    json.dumps(resumed, allow_nan=False)
+
+
+def test_cancel_and_resume_refuse_what_they_cannot_do(sdk, live, fake):
+    fake.default = behaviour()
+    tag = uuid.uuid4().hex[:8]
+    dataset, task, criteria = seed_objects(fake, f"-refuse-{tag}")
+    quick = Experiment(
+        name="quick",
+        dataset=dataset,
+        task=task,
+        cohorts=[Cohort(name="c", generator_model=fake.model_string(f"gen-{tag}"))],
+        criteria=criteria[2:],
+        judge_model="",
+    )
+    with pytest.raises(PlatformError, match="has not been submitted"):
+        quick.cancel()
+    assert quick.run(poll_interval=0.05)["status"] == "completed"
+    with pytest.raises(Conflict, match=f"experiment {quick.id} is already completed"):
+        quick.cancel()
+    with pytest.raises(Conflict, match="cannot be resumed: it has completed"):
+        quick.resume()
+
+    # a slow one: cancel it, cancel again (409), resume, resume again (409)
+    fake.default = behaviour(latency=2.0)
+    slow = Experiment(
+        name="slow",
+        dataset=dataset,
+        task=task,
+        cohorts=[Cohort(name="c", generator_model=fake.model_string(f"gen-slow-{tag}"))],
+        criteria=criteria[2:],
+        judge_model="",
+    )
+    slow.run_async().result(timeout=30)
+    assert slow.cancel()["status"] == "cancelled"
+    with pytest.raises(Conflict, match=r"already cancelled.*resume it"):
+        slow.cancel()
+    assert slow.resume()["status"] == "queued"
+    with pytest.raises(Conflict, match=r"cannot be resumed: it is (queued|running)"):
+        slow.resume()
+    assert slow.cancel()["status"] == "cancelled"  # leave the worker free
+
+    # another project's key: 404; a read-only key: 403; an unknown id: 404
+    other = live.client(live.key())
+    reader = live.client(live.key(live.projects[-2], scopes=("read",)))
+    mine = live.client(_key_of(sdk))
+    with other, reader, mine:
+        for action in ("cancel", "resume"):
+            answer = other.post(f"/experiments/{slow.id}/{action}")
+            assert answer.status_code == 404, answer.text
+            assert (
+                answer.json()["error"]["message"]
+                == f"no experiment with id {slow.id} in this project"
+            )
+            assert reader.post(f"/experiments/{slow.id}/{action}").status_code == 403
+            assert mine.post(f"/experiments/2147483647/{action}").status_code == 404
+            assert mine.post(f"/experiments/0/{action}").status_code == 422
+        assert mine.get(f"/experiments/{slow.id}").json()["status"] == "cancelled"
+
+
+def _fresh_database(backend: str, tmp_path, request) -> str:
+    """Its own database, so no other test's worker takes the job."""
+    if backend == "sqlite":
+        return f"sqlite:///{tmp_path / 'stop.sqlite'}"
+    import psycopg
+
+    url = request.getfixturevalue("pg_url")
+    name = f"stop_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(
+        url.replace("postgresql+psycopg://", "postgresql://"), autocommit=True
+    ) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return f"{url.rsplit('/', 1)[0]}/{name}"
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_sigterm_stops_a_busy_server_promptly_and_requeues_its_job(
+    backend, tmp_path, fake, request
+):
+    """The worker is stuck in a generation whose provider is down (connection refused: retried
+    with backoff for minutes). SIGTERM must not wait for that chunk to end."""
+    from assay.platform.server import models
+    from assay.platform.server.admin import create_key
+    from assay.platform.server.db import make_engine
+
+    db = _fresh_database(backend, tmp_path, request)
+    key = create_key(db, project="stop")
+    env = {**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")}
+    server, base = start(db, env)
+    engine = None
+    try:
+        ragmetrics.login(key, base_url=base)
+        dataset, task, criteria = seed_objects(fake, "-stop")
+        down = f"vllm/gen@http://127.0.0.1:{free_port()}/v1"  # nobody listens there
+        experiment = Experiment(
+            name="stuck",
+            dataset=dataset,
+            task=task,
+            cohorts=[Cohort(name="c", generator_model=down)],
+            criteria=criteria[2:],
+            judge_model="",
+        )
+        experiment.run_async().result(timeout=30)
+        deadline = time.monotonic() + 30
+        with httpx.Client(
+            base_url=f"{base}/api/v1", headers={"Authorization": f"Bearer {key}"}
+        ) as api:
+            while api.get(f"/experiments/{experiment.id}").json()["status"] != "running":
+                assert time.monotonic() < deadline, "the worker never claimed the experiment"
+                time.sleep(0.05)
+        time.sleep(0.5)  # inside the generation's retries
+        asked = time.monotonic()
+        server.send_signal(signal.SIGTERM)
+        code = server.wait(20)
+        took = time.monotonic() - asked
+        assert took < 8.0, f"assay serve took {took:.1f} s to stop after SIGTERM"
+        assert code in (0, -signal.SIGTERM), server.stderr.read().decode()[-2000:]
+        engine = make_engine(db)
+        with engine.connect() as connection:
+            job = connection.execute(
+                select(models.Job.status, models.Job.claimed_by).where(
+                    models.Job.experiment_id == experiment.id
+                )
+            ).one()
+        assert tuple(job) == ("queued", None)  # handed back: the next worker resumes it at once
+        with engine.connect() as connection:
+            for table in (models.Trace, models.Score):  # the interrupted chunk left no half row
+                found = connection.execute(
+                    select(table.id).where(table.experiment_id == experiment.id)
+                ).first()
+                assert found is None, table.__tablename__
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait(10)
+        if engine is not None:
+            engine.dispose()
