@@ -286,7 +286,7 @@ def create_app(
     from assay.platform.server.rate_limit import RateLimitMiddleware, parse_rate_limit
     from assay.platform.server.worker import Worker
 
-    limit = parse_rate_limit(*rate_limit_setting(rate_limit, rate_limit_burst))
+    limit = parse_rate_limit(**rate_limit_setting(rate_limit, rate_limit_burst))
     url = resolve_db_url(db_url)
     engine = make_engine(url)
     if run_migrations:

@@ -7,6 +7,7 @@ import contextlib
 import os
 import secrets
 from pathlib import Path
+from typing import Any
 
 from assay.errors import UsageError
 
@@ -36,14 +37,21 @@ def resolve_db_url(url: str | None) -> str:
     return url
 
 
-def rate_limit_setting(spec: str | None, burst: int | None) -> tuple[str | None, str | None]:
-    """The rate limit to enforce: the given one, else `ASSAY_RATE_LIMIT` (and
-    `ASSAY_RATE_LIMIT_BURST`); nothing set means off. Parsed by `rate_limit.parse_rate_limit`."""
-    if spec is None:
+def rate_limit_setting(spec: str | None, burst: int | None) -> dict[str, Any]:
+    """The rate limit to enforce, as `rate_limit.parse_rate_limit`'s arguments: the given one,
+    else `ASSAY_RATE_LIMIT` (and `ASSAY_RATE_LIMIT_BURST`); nothing set means off."""
+    from_env = spec is None
+    if from_env:
         spec = os.environ.get("ASSAY_RATE_LIMIT")
     if burst is None:
-        return spec, os.environ.get("ASSAY_RATE_LIMIT_BURST")
-    return spec, str(burst)
+        burst_value: str | None = os.environ.get("ASSAY_RATE_LIMIT_BURST")
+    else:
+        burst_value = str(burst)
+    return {
+        "spec": spec,
+        "burst": burst_value,
+        "source": "ASSAY_RATE_LIMIT" if from_env else "--rate-limit",
+    }
 
 
 def sqlite_path(url: str) -> Path | None:

@@ -70,15 +70,16 @@ def parse_rate_limit(
     if count <= 0:
         return None
     rate = count / _UNITS[unit]
+    burst_source = f"{source}-burst" if source.startswith("--") else f"{source}_BURST"
     if burst is None or (isinstance(burst, str) and not burst.strip()):
         size = max(1, math.ceil(rate))
     else:
         try:
             size = int(burst)
         except ValueError:
-            raise UsageError(f"{source} burst: {burst!r} is not a whole number") from None
+            raise UsageError(f"{burst_source}: {burst!r} is not a whole number") from None
         if size < 1:
-            raise UsageError(f"{source} burst: must be at least 1, got {size}")
+            raise UsageError(f"{burst_source}: must be at least 1, got {size}")
     return RateLimit(rate=rate, burst=size, spec=f"{match.group(1)}/{unit}")
 
 
