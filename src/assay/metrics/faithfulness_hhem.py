@@ -19,8 +19,7 @@ from typing import Any, ClassVar, Literal
 from assay.errors import NotApplicable, UsageError
 from assay.metrics.base import CallEstimate
 from assay.metrics.llm_metric import LLMMetric
-from assay.metrics.rag.claims import extract_claims, join_contexts
-from assay.metrics.text import asplit_sentences
+from assay.metrics.rag.claims import grounded_statements
 from assay.models.nli_classifier import ClassifierFailed, NLIClassifier, nli_classifier
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
@@ -82,19 +81,7 @@ class FaithfulnesswithHHEM(LLMMetric):
     async def _ascore(
         self, *, response: str, retrieved_contexts: list[str], user_input: str | None = None
     ) -> MetricResult:
-        if not response.strip():
-            raise NotApplicable("the response is empty")
-        source = join_contexts(retrieved_contexts)
-        if not source:
-            raise NotApplicable("there are no retrieved contexts to check the response against")
-        if self.statements == "sentences":
-            claims = await asplit_sentences(response)
-        else:
-            claims = await extract_claims(
-                self.llm, self.judge_prompt("claims"), response, user_input or ""
-            )
-        if not claims:
-            raise NotApplicable("the response makes no factual claims to check")
+        source, claims = await grounded_statements(self, response, retrieved_contexts, user_input)
         probabilities = await self.classifier.consistency(
             [(source, claim) for claim in claims], batch_size=self.batch_size
         )

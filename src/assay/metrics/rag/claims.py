@@ -46,6 +46,24 @@ async def statements_of(
     return await extract_claims(llm, prompt, text, question)
 
 
+async def grounded_statements(
+    metric: Any, response: str, contexts: Sequence[str], question: str | None
+) -> tuple[str, list[str]]:
+    """The joined contexts and the statements of a response to check against them, for a metric
+    with `statements` ("sentences" or "claims"), `llm` and `judge_prompt("claims")`; the cases
+    with nothing to check are `NotApplicable`."""
+    if not response.strip():
+        raise NotApplicable("the response is empty")
+    source = join_contexts(contexts)
+    if not source:
+        raise NotApplicable("there are no retrieved contexts to check the response against")
+    prompt = metric.judge_prompt("claims") if metric.statements != "sentences" else None
+    statements = await statements_of(metric.llm, prompt, response, question or "")
+    if not statements:
+        raise NotApplicable("the response makes no factual claims to check")
+    return source, statements
+
+
 @dataclass
 class CrossCheck:
     """Statements of a response checked against a reference, and the reference's against the

@@ -27,12 +27,11 @@ from assay.metrics.rag.claims import (
     check_support,
     chunk_text,
     claim_details,
-    extract_claims,
+    grounded_statements,
     join_contexts,
     judged,
     skipped_note,
 )
-from assay.metrics.text import asplit_sentences
 from assay.prompts.faithfulness import NLIStatementPrompt, StatementGeneratorPrompt
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
@@ -68,19 +67,7 @@ class Faithfulness(LLMMetric):
     async def _ascore(
         self, *, response: str, retrieved_contexts: list[str], user_input: str | None = None
     ) -> MetricResult:
-        if not response.strip():
-            raise NotApplicable("the response is empty")
-        source = join_contexts(retrieved_contexts)
-        if not source:
-            raise NotApplicable("there are no retrieved contexts to check the response against")
-        if self.statements == "sentences":
-            claims = await asplit_sentences(response)
-        else:
-            claims = await extract_claims(
-                self.llm, self.judge_prompt("claims"), response, user_input or ""
-            )
-        if not claims:
-            raise NotApplicable("the response makes no factual claims to check")
+        source, claims = await grounded_statements(self, response, retrieved_contexts, user_input)
         raw = await check_support(self.llm, self.judge_prompt("supported"), source, claims)
         claims, verdicts, unjudged = judged(claims, raw)
         score = faithfulness_score(verdicts, scoring=self.scoring)
