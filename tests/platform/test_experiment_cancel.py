@@ -291,3 +291,40 @@ def test_sigterm_stops_a_busy_server_promptly_and_requeues_its_job(
             server.wait(10)
         if engine is not None:
             engine.dispose()
+
+
+def test_the_experiment_page_cancels_and_resumes(live, fake):
+    from tests.platform.ui.conftest import csrf_in, make_user, sign_in
+
+    user = make_user(live)
+    ragmetrics.login(user.key, base_url=live.base_url)
+    fake.default = behaviour(latency=2.0)
+    tag = uuid.uuid4().hex[:8]
+    dataset, task, criteria = seed_objects(fake, f"-ui-{tag}")
+    experiment = Experiment(
+        name="from the page",
+        dataset=dataset,
+        task=task,
+        cohorts=[Cohort(name="c", generator_model=fake.model_string(f"gen-ui-{tag}"))],
+        criteria=criteria[2:],
+        judge_model="",
+    )
+    experiment.run_async().result(timeout=30)
+    browser = sign_in(user)
+    page_url = f"{user.base}/experiments/{experiment.id}"
+    page = browser.get(page_url)
+    assert page.status_code == 200 and 'id="cancel"' in page.text and 'id="resume"' not in page.text
+    refused = browser.post(f"{page_url}/cancel", data={"csrf_token": "wrong"})
+    assert refused.status_code == 403
+    assert user.api().get(f"/experiments/{experiment.id}").json()["status"] != "cancelled"
+    done = browser.post(f"{page_url}/cancel", data={"csrf_token": csrf_in(page.text)})
+    assert done.status_code == 303 and done.headers["location"] == page_url
+    page = browser.get(page_url)
+    assert 'data-status="cancelled"' in page.text and 'id="resume"' in page.text
+    assert 'id="cancel"' not in page.text
+    again = browser.post(f"{page_url}/cancel", data={"csrf_token": csrf_in(page.text)})
+    assert again.status_code == 409 and "already cancelled" in again.text
+    resumed = browser.post(f"{page_url}/resume", data={"csrf_token": csrf_in(page.text)})
+    assert resumed.status_code == 303
+    assert user.api().get(f"/experiments/{experiment.id}").json()["status"] in ("queued", "running")
+    assert experiment.cancel()["status"] == "cancelled"  # leave the worker free

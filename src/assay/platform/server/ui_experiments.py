@@ -2,7 +2,8 @@
 (htmx polls the progress fragment every second while the experiment runs; the fragment of a
 finished experiment has no trigger, so polling stops) and the comparison page: cohort × criterion
 means with 95% intervals and coverage, a bar chart with the same numbers in a table beside it, and
-the examples side by side, filterable to those where cohort A scored worse than cohort B."""
+the examples side by side, filterable to those where cohort A scored worse than cohort B. A running
+experiment's page has a Cancel button, a cancelled or failed one's a Resume button (POST, CSRF)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,19 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
+from starlette.concurrency import run_in_threadpool
 
 from assay.platform.server.errors import ApiError
 from assay.platform.server.experiments import ExperimentRepo
-from assay.platform.server.ui_web import UiError, member, render, state_of, templates
+from assay.platform.server.ui_web import (
+    UiError,
+    member,
+    render,
+    require_csrf,
+    see_other,
+    state_of,
+    templates,
+)
 
 router = APIRouter(prefix="/p/{project_id}")  # under the UI app, mounted at /ui
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
@@ -66,9 +76,35 @@ def progress_fragment(request: Request, project_id: int, experiment_id: int) -> 
         repo = ExperimentRepo(session, project_id)
         context = _progress_context(repo, _experiment(repo, experiment_id))
     body = templates.get_template("fragments/progress.html").render(
-        project=access.project, **context
+        project=access.project, csrf=access.viewer.csrf, **context
     )
     return HTMLResponse(body)
+
+
+@router.post("/experiments/{experiment_id}/{action}")
+async def cancel_or_resume(
+    request: Request, project_id: int, experiment_id: int, action: str
+) -> Response:
+    """The page's Cancel and Resume buttons: the API's cancel and resume, then the page again."""
+    if action not in ("cancel", "resume"):
+        raise UiError(404, f"no such action {action!r}")
+    access = await run_in_threadpool(member, request, project_id)
+    await require_csrf(request, access.viewer.csrf)
+
+    def change() -> None:
+        with state_of(request).transaction() as session:
+            repo = ExperimentRepo(session, project_id)
+            _experiment(repo, experiment_id)
+            try:
+                if action == "cancel":
+                    repo.cancel(experiment_id)
+                else:
+                    repo.resume(experiment_id)
+            except ApiError as exc:
+                raise UiError(exc.status, exc.message) from None
+
+    await run_in_threadpool(change)
+    return see_other(f"/ui/p/{project_id}/experiments/{experiment_id}")
 
 
 def compare_rows(
