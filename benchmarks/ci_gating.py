@@ -50,7 +50,6 @@ from assay.testing.runs import Runs
 THRESHOLD = 0.80
 CLEAR_FLIP, BORDERLINE_FLIP, BORDERLINE_SHARE = 0.03, 0.25, 0.25
 RATES = {"healthy": 0.88, "regressed": 0.65}
-ROUNDS = 3
 RESULTS = Path(__file__).parent / "results"
 
 
@@ -76,24 +75,33 @@ def judged(dataset: EvaluationDataset, verdicts: np.ndarray) -> EvaluationResult
     return EvaluationResult(dataset, [{"name": "verdict"}], outcomes)
 
 
-def simulate(size: int, rate: float, runs: int, seed: int, gates: list[tuple[str, float]]):
+def gate_name(mode: str, ci: float, repeats: int) -> str:
+    return f"{mode}@{ci:g}" + (f" x{repeats}" if repeats != 3 else "")
+
+
+def simulate(
+    size: int, rate: float, runs: int, seed: int, gates: list[tuple[str, float, int]]
+) -> dict[str, dict[str, float]]:
     rng = np.random.default_rng(seed)
     dataset = EvaluationDataset.from_list([{"response": f"case {i}"} for i in range(size)])
-    fails = {"naive": 0, **{f"{mode}@{ci:g}": 0 for mode, ci in gates}}
+    rounds_needed = max([1, *(repeats for _, _, repeats in gates)])
+    fails = {"naive": 0, **{gate_name(*gate): 0 for gate in gates}}
     judgements = {name: 0 for name in fails}
     for _ in range(runs):
         truth = (rng.random(size) < rate).astype(int)
         flip = np.where(rng.random(size) < BORDERLINE_SHARE, BORDERLINE_FLIP, CLEAR_FLIP)
-        votes = np.where(rng.random((ROUNDS, size)) < flip, 1 - truth, truth)
-        rounds = [judged(dataset, votes[k]) for k in range(ROUNDS)]
+        votes = np.where(rng.random((rounds_needed, size)) < flip, 1 - truth, truth)
+        rounds = [judged(dataset, votes[k]) for k in range(rounds_needed)]
         naive = aggregate(rounds[0]["verdict"]).mean
         fails["naive"] += naive < THRESHOLD
         judgements["naive"] += size
-        for mode, ci in gates:
-            name = f"{mode}@{ci:g}"
+        for mode, ci, repeats in gates:
+            name = gate_name(mode, ci, repeats)
             gate_runs = SimulatedRuns(rounds)
             try:
-                assert_scores(gate_runs, {"verdict": f">={THRESHOLD}"}, mode=mode, ci=ci, repeats=3)
+                assert_scores(
+                    gate_runs, {"verdict": f">={THRESHOLD}"}, mode=mode, ci=ci, repeats=repeats
+                )
             except GateFailed:
                 fails[name] += 1
             judgements[name] += size * len(gate_runs.results)
@@ -109,13 +117,22 @@ def simulate(size: int, rate: float, runs: int, seed: int, gates: list[tuple[str
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=500)
-    parser.add_argument("--sizes", default="50,100,200", help="suite sizes (cases per run)")
+    parser.add_argument(
+        "--sizes", default="50,100,200,500,1000", help="suite sizes (cases per run)"
+    )
     parser.add_argument("--seed", type=int, default=20261201)
     parser.add_argument("--out", default=str(RESULTS / "ci_gating"))
     args = parser.parse_args(argv)
     warnings.simplefilter("ignore", GateInconclusive)  # lenient passes of straddling intervals
     sizes = [int(s) for s in args.sizes.split(",")]
-    gates = [("strict", 0.95), ("lenient", 0.95), ("strict", 0.90), ("lenient", 0.90)]
+    gates = [
+        ("strict", 0.95, 3),
+        ("lenient", 0.95, 3),
+        ("strict", 0.90, 3),
+        ("lenient", 0.90, 3),
+        ("strict", 0.95, 5),
+        ("strict", 0.90, 5),
+    ]
     started = time.perf_counter()
     table = {}
     for size in sizes:
@@ -133,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
             "borderline_flip_rate": BORDERLINE_FLIP,
             "borderline_share": BORDERLINE_SHARE,
         },
-        "max_judgements_per_case": ROUNDS,
+        "max_judgements_per_case": max(repeats for _, _, repeats in gates),
         "seconds": round(time.perf_counter() - started, 1),
         "results": table,
     }
@@ -153,7 +170,7 @@ def render(document: dict) -> str:
         f"{document['runs_per_scenario']} simulated CI runs per row, seed {document['seed']}, "
         f"threshold >= {document['threshold']}; true pass rate 0.88 (healthy) or 0.65 "
         "(regressed); judge flips a verdict with probability 0.03 (3/4 of cases) or 0.25 "
-        "(1/4); at most 3 judgements per case. Healthy: share of runs the gate FAILS (lower "
+        "(1/4); at most 3 judgements per case (5 for the x5 gates). Healthy: share of runs the gate FAILS (lower "
         "is better). Regressed: share of runs the gate FAILS, i.e. catches the drop (higher is "
         "better). In brackets: judgements per case.",
         "",
