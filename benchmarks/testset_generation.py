@@ -1,4 +1,5 @@
-"""Test-set generation on a real corpus: the gate's pass rates, duplicates, coverage, calls and
+"""Test-set generation on a real corpus, assay's generator and Ragas 0.4.3's side by side: exact
+size, crashes, share of references supported, answerable, duplicates, coverage, LLM calls and
 seconds per sample, plus the tiny-corpus cases (issue 19's "Measure it").
 
 The corpus is the Python tutorial's reStructuredText sources from Debian's `python3.11-doc`
@@ -6,21 +7,36 @@ package (PSF licence), read in place; install it with `apt-get install python3.1
 point `--docs` at any folder of .rst/.md/.txt files. The FAQ pages are not read (they are the
 human questions a later human-likeness check holds out).
 
-    .venv/bin/python benchmarks/testset_generation.py [--size 20] [--llm local] [--docs DIR]
+    .venv/bin/python benchmarks/testset_generation.py [--size 20] [--llm local] [--engine both]
 
-Writes benchmarks/results/testset_generation.{json,md}. With the default `--llm local` this runs
-the embedded judge (not yet measured here); `--llm vllm/<model>@<url>` uses a served one.
-`graph_calls_per_document` counts the knowledge graph's model calls (embedding batches only,
-unless LLM extractors are asked for).
+Ragas runs in its own virtualenv (`--ragas-python`, default /tmp/ragas-venv/bin/python; make it
+with `python3 -m venv /tmp/ragas-venv && /tmp/ragas-venv/bin/pip install ragas==0.4.3
+langchain-community==0.4.1 rapidfuzz`): `ragas_testset_worker.py` generates from the same files
+against the same judge over loopback (the embedded llama.cpp server's URL, or a served judge's)
+and embeds with assay's embedding model behind a loopback `/v1/embeddings`. Its samples are then
+judged here by assay's quality gate (the faithfulness and `answers_question` checks, with the
+judge and thresholds assay's kept samples passed), so both columns are measured with one ruler.
+Seconds are generation only; judging Ragas' samples is timed apart.
+
+Writes benchmarks/results/testset_generation.{json,md}. `llm_calls` counts chat requests; `calls`
+adds embedding requests (assay's knowledge graph makes no LLM call by default).
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import collections
+import importlib.util
 import itertools
 import json
+import os
 import platform
 import re
+import subprocess
+import sys
+import tempfile
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,112 +45,536 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from assay import __version__
+from assay._util.sync import run_sync
 from assay.testset import TestsetGenerator, load_documents
+from assay.testset.gate import QualityGate, leans_on_context
+from assay.testset.terms import detect_language
+from assay.testset.text import count_tokens, normalize_space
 
 ROOT = Path(__file__).resolve().parent
 DEFAULT_DOCS = Path("/usr/share/doc/python3.11/html/_sources/tutorial")
+DEFAULT_RAGAS_PYTHON = Path("/tmp/ragas-venv/bin/python")
+RAGAS_WORKER = ROOT / "ragas_testset_worker.py"
+KEY_VARIABLE = "ASSAY_RAGAS_JUDGE_KEY"  # as ragas_testset_worker.py reads it
+GATE = QualityGate()  # its thresholds say what "supported", "answerable", "duplicate" mean
 
 
+# -- the figures both engines are compared on -----------------------------------------------------
 def _duplicates(questions: list[str]) -> int:
-    """Kept questions with a near-copy among the others (token-sort ratio >= 90)."""
+    """Questions with a near-copy among the earlier ones (the gate's token-sort ratio)."""
     norm = [" ".join(re.findall(r"\w+", q.lower())) for q in questions]
     dup = set()
     for a, b in itertools.combinations(range(len(norm)), 2):
-        if fuzz.token_sort_ratio(norm[a], norm[b]) >= 90:
+        if fuzz.token_sort_ratio(norm[a], norm[b]) >= GATE.duplicate_threshold:
             dup.add(b)
     return len(dup)
 
 
-def _measure(testset: Any, seconds: float, documents: int) -> dict[str, Any]:
-    report = testset.report
-    judged = [r for r in report.rejected if "reference_supported" in r.gate]
-    kept_gates = [s.provenance.gate for s in testset]
-    supported = [g.get("reference_supported", 0.0) >= 0.8 for g in kept_gates]
-    candidates = report.produced + len(report.rejected)
-    calls = sum(report.calls.values())
+def _share(flags: list[bool]) -> float | None:
+    return round(sum(flags) / len(flags), 4) if flags else None
+
+
+def _per(total: float, count: int) -> float | None:
+    return round(total / count, 2) if count else None
+
+
+def figures(
+    samples: list[dict[str, Any]],
+    *,
+    requested: int,
+    documents: int,
+    llm_calls: int,
+    calls: int,
+    seconds: float,
+    error: str | None = None,
+) -> dict[str, Any]:
+    """A sample is a dict with `user_input`, `synthesizer`, `document_ids` and the judge's
+    `reference_supported` and `answerable` scores (None: not judged). Shares say what they cover."""
+    produced = len(samples)
+    supported = [
+        s["reference_supported"] for s in samples if s.get("reference_supported") is not None
+    ]
+    answerable = [s["answerable"] for s in samples if s.get("answerable") is not None]
+    duplicates = _duplicates([s.get("user_input") or "" for s in samples])
+    seeded = {d for s in samples for d in s.get("document_ids") or []}
     return {
-        "requested": report.requested,
-        "produced": report.produced,
-        "exact_size": report.produced == report.requested,
-        "shortfall_reasons": report.shortfall_reasons,
-        "candidates": candidates,
-        "gate_pass_rate": round(report.produced / candidates, 4) if candidates else None,
-        "rejections": report.rejection_counts(),
-        "kept_with_supported_reference": round(sum(supported) / len(supported), 4)
-        if supported
-        else None,
-        "judged_candidates_supported": round(
-            (
-                len(kept_gates)
-                + sum(g.get("reference_supported", 0) >= 0.8 for g in (r.gate for r in judged))
-            )
-            / (len(kept_gates) + len(judged)),
-            4,
-        )
-        if kept_gates or judged
-        else None,
-        "answerable": round(
-            sum(g.get("answerable", 0) >= 0.5 for g in kept_gates) / len(kept_gates), 4
-        )
-        if kept_gates
-        else None,
-        "duplicates": _duplicates([s.eval_sample.user_input or "" for s in testset]),
-        "coverage": round(report.coverage, 4),
-        "documents": documents,
-        "produced_split": report.produced_split,
-        "reassigned": [m.model_dump() for m in report.reassigned],
-        "calls": report.calls,
-        "graph_calls_per_document": round(
-            report.calls.get("knowledge_graph", 0) / max(documents, 1), 3
+        "requested": requested,
+        "produced": produced,
+        "exact_size": error is None and produced == requested,
+        "crashed": error is not None,
+        "error": error,
+        "reference_supported": _share([v >= GATE.support_threshold for v in supported]),
+        "supported_judged": len(supported),
+        "answerable": _share([v >= GATE.answer_threshold for v in answerable]),
+        "answerable_judged": len(answerable),
+        "duplicates": duplicates,
+        "duplicate_share": round(duplicates / produced, 4) if produced else None,
+        "leaning_on_context": sum(
+            bool(leans_on_context(s.get("user_input") or "")) for s in samples
         ),
-        "calls_per_sample": round(calls / max(report.produced, 1), 2),
+        "coverage": round(len(seeded) / documents, 4) if documents else None,
+        "documents": documents,
+        "synthesizers": dict(collections.Counter(s.get("synthesizer") or "?" for s in samples)),
+        "llm_calls": llm_calls,
+        "calls": calls,
+        "llm_calls_per_sample": _per(llm_calls, produced),
         "seconds": round(seconds, 1),
-        "seconds_per_sample": round(seconds / max(report.produced, 1), 1),
-        "failures": len(report.failures) + sum(r.kind == "failed" for r in report.rejected),
+        "seconds_per_sample": _per(seconds, produced),
     }
 
 
-def _tiny_cases(documents: list[tuple[str, dict]]) -> dict[str, list[Any]]:
+def _brief(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """What the results file keeps of each sample (contexts left out: they are the corpus)."""
+    keys = ("user_input", "reference", "synthesizer", "reference_supported", "answerable")
+    return [{k: s.get(k) for k in keys} for s in samples]
+
+
+# -- assay's side ---------------------------------------------------------------------------------
+def assay_samples(testset: Any) -> list[dict[str, Any]]:
+    out = []
+    for sample in testset:
+        gate = sample.provenance.gate if sample.provenance else {}
+        out.append(
+            {
+                "user_input": sample.eval_sample.user_input,
+                "reference": sample.eval_sample.reference,
+                "synthesizer": sample.synthesizer_name,
+                "document_ids": list(sample.provenance.document_ids) if sample.provenance else [],
+                "reference_supported": gate.get("reference_supported"),
+                "answerable": gate.get("answerable"),
+            }
+        )
+    return out
+
+
+def assay_details(testset: Any) -> dict[str, Any]:
+    report = testset.report
+    judged = [r.gate for r in report.rejected if "reference_supported" in r.gate]
+    kept = [s.provenance.gate for s in testset if s.provenance]
+    candidates = report.produced + len(report.rejected)
+    both = [*kept, *judged]
+    return {
+        "candidates": candidates,
+        "gate_pass_rate": round(report.produced / candidates, 4) if candidates else None,
+        "rejections": report.rejection_counts(),
+        "judged_candidates_supported": _share(
+            [g.get("reference_supported", 0) >= GATE.support_threshold for g in both]
+        ),
+        "shortfall_reasons": report.shortfall_reasons,
+        "produced_split": report.produced_split,
+        "reassigned": [m.model_dump() for m in report.reassigned],
+        "calls_by_stage": report.calls,
+        "seconds_by_stage": report.seconds,
+        "graph_calls_per_document": _per(report.calls.get("knowledge_graph", 0), report.documents),
+        "failures": len(report.failures) + sum(r.kind == "failed" for r in report.rejected),
+        "notes": report.notes,
+    }
+
+
+def run_assay(
+    documents: list[Any], size: int, llm: Any, embeddings: Any, seed: int, checkpoint: Any = None
+) -> dict[str, Any]:
+    started = time.monotonic()
+    try:
+        testset = TestsetGenerator(llm=llm, embedding_model=embeddings).generate_with_documents(
+            documents, testset_size=size, seed=seed, checkpoint_dir=checkpoint
+        )
+    except Exception as exc:  # a crash is what the figures report
+        error = f"{type(exc).__name__}: {exc}"
+        return {
+            "figures": figures(
+                [],
+                requested=size,
+                documents=len(documents),
+                llm_calls=0,
+                calls=0,
+                seconds=time.monotonic() - started,
+                error=error,
+            )
+        }
+    seconds = time.monotonic() - started
+    calls = testset.report.calls
+    samples = assay_samples(testset)
+    return {
+        "figures": figures(
+            samples,
+            requested=size,
+            documents=testset.report.documents,
+            llm_calls=calls.get("personas", 0) + calls.get("samples", 0),
+            calls=sum(calls.values()),
+            seconds=seconds,
+        ),
+        "details": assay_details(testset),
+        "samples": _brief(samples),
+    }
+
+
+# -- Ragas' side ----------------------------------------------------------------------------------
+def tiktoken_cache() -> str | None:
+    """A folder with tiktoken's cl100k_base for the offline worker: $TIKTOKEN_CACHE_DIR, else the
+    copy llama-index-core ships, when it is installed here."""
+    if os.environ.get("TIKTOKEN_CACHE_DIR"):
+        return os.environ["TIKTOKEN_CACHE_DIR"]
+    try:
+        spec = importlib.util.find_spec("llama_index.core")
+    except ImportError:
+        return None
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        folder = Path(location) / "_static" / "tiktoken_cache"
+        if folder.is_dir():
+            return str(folder)
+    return None
+
+
+def run_worker(command: list[str], env: dict[str, str], timeout: float) -> tuple[dict, dict]:
+    """Run the worker, passing its stderr (Ragas' progress bars) through. Returns its `ready` and
+    `summary` lines; a worker that fails to start or exits badly is a SystemExit with its tail."""
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
+    tail: collections.deque[str] = collections.deque(maxlen=15)
+
+    def pump() -> None:
+        for text in process.stderr or []:
+            tail.append(text)
+            sys.stderr.write(text)
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
+    timer = threading.Timer(timeout, process.kill)
+    timer.start()
+    ready: dict[str, Any] = {}
+    summary: dict[str, Any] | None = None
+    try:
+        for text in process.stdout or []:
+            try:
+                line = json.loads(text)
+            except ValueError:
+                continue  # a library printing to stdout
+            if isinstance(line, dict) and line.get("ready"):
+                ready = line
+            elif isinstance(line, dict) and line.get("summary"):
+                summary = line
+        code = process.wait(timeout=60)
+    finally:
+        timer.cancel()
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        reader.join(timeout=5)
+    if code != 0 or summary is None:
+        raise SystemExit(
+            f"the Ragas test-set worker ({command[0]}) failed with exit code {code}:\n"
+            + "".join(tail).strip()
+        )
+    return ready, summary
+
+
+def _distinct_texts(texts: list[str]) -> list[str]:
+    return list(dict.fromkeys(normalize_space(t).lower() for t in texts if t.strip()))
+
+
+def documents_of(contexts: list[str], distinct: list[str]) -> list[int]:
+    """Which documents (indexes into `distinct`, normalized texts) the contexts come from: the
+    first holding the context, or else its first 120 characters."""
+    found = []
+    for context in contexts:
+        wanted = normalize_space(context).lower()
+        for probe in (wanted, wanted[:120]):
+            hits = [i for i, text in enumerate(distinct) if probe and probe in text]
+            if hits:
+                found.append(hits[0])
+                break
+    return sorted(set(found))
+
+
+async def _judge(samples: list[dict[str, Any]], llm: Any, language: str, concurrency: int) -> None:
+    """Score each sample with the gate's judged checks (thresholds at 0 so both always run)."""
+    from assay.schema.samples import SingleTurnSample
+
+    gate = QualityGate(llm=llm, support_threshold=0.0, answer_threshold=0.0)
+    limit = asyncio.Semaphore(concurrency)
+
+    async def one(sample: dict[str, Any]) -> None:
+        async with limit:
+            try:
+                candidate = SingleTurnSample(
+                    user_input=sample.get("user_input") or "",
+                    reference=sample.get("reference") or "",
+                    reference_contexts=list(sample.get("reference_contexts") or []),
+                )
+                result = await gate.judged_checks(candidate, language)
+            except Exception as exc:  # a failed judge call: recorded, the sample not judged
+                sample["judge_error"] = f"{type(exc).__name__}: {exc}"[:300]
+                return
+        # No score means the faithfulness judge found nothing to check it against (no
+        # contexts, say): the gate refuses that as unsupported.
+        sample["reference_supported"] = result.scores.get("reference_supported", 0.0)
+        sample["answerable"] = result.scores.get("answerable")
+        if result.reason:
+            sample["judge_note"] = result.reason[:300]
+
+    await asyncio.gather(*(one(s) for s in samples))
+
+
+def assay_gate_verdicts(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    """Which of assay's gate checks Ragas' samples would fail (the evidence check left out:
+    Ragas writes no quote), in the gate's order."""
+    kept: list[str] = []
+    refusals: collections.Counter[str] = collections.Counter()
+    for s in samples:
+        question = s.get("user_input") or ""
+        contexts = set(s.get("reference_contexts") or [])
+        if (
+            count_tokens(question) < GATE.min_question_tokens
+            or not (s.get("reference") or "").strip()
+        ):
+            refusals["empty"] += 1
+        elif leans_on_context(question):
+            refusals["standalone"] += 1
+        elif (s.get("synthesizer") or "").startswith("multi_hop") and len(contexts) < 2:
+            refusals["multi_hop"] += 1
+        elif GATE.nearest(question, kept) >= GATE.duplicate_threshold:
+            refusals["duplicate"] += 1
+        elif (
+            s.get("reference_supported") is None
+            or s["reference_supported"] < GATE.support_threshold
+        ):
+            refusals["unsupported"] += 1
+        elif s.get("answerable") is None or s["answerable"] < GATE.answer_threshold:
+            refusals["unanswered"] += 1
+        else:
+            kept.append(question)
+    return {
+        "would_pass_assay_gate": _share([True] * len(kept) + [False] * sum(refusals.values())),
+        "assay_gate_refusals": dict(refusals),
+    }
+
+
+def run_ragas(
+    paths: list[Path],
+    size: int,
+    seed: int,
+    *,
+    python: Path,
+    llm: Any,
+    embeddings: Any,
+    concurrency: int,
+    timeout: float,
+    worker: Path = RAGAS_WORKER,
+) -> dict[str, Any]:
+    """Generate with Ragas from `paths` (in its virtualenv), then judge its samples here."""
+    from assay.benchmark.ragas_side import embeddings_endpoint, judge_endpoint
+
+    texts = [p.read_text(encoding="utf-8") for p in paths]
+    distinct = _distinct_texts(texts)
+    url, model, api_key = judge_endpoint(llm)
+    env = {**os.environ, "RAGAS_DO_NOT_TRACK": "true"}
+    env.pop(KEY_VARIABLE, None)
+    if api_key:
+        env[KEY_VARIABLE] = api_key  # never on the command line, which `ps` shows
+    cache = tiktoken_cache()
+    if cache:
+        env["TIKTOKEN_CACHE_DIR"] = cache
+    with tempfile.TemporaryDirectory(prefix="assay-ragas-testset-") as work:
+        listing, out = Path(work) / "documents.txt", Path(work) / "samples.jsonl"
+        listing.write_text("".join(f"{p.resolve()}\n" for p in paths), encoding="utf-8")
+        with embeddings_endpoint(embeddings) as embeddings_url:
+            command = [
+                str(python), "-I", str(worker),
+                "--docs-list", str(listing), "--out", str(out),
+                "--llm-url", url, "--llm-model", model,
+                "--embeddings-url", embeddings_url, "--embeddings-model", str(embeddings.model),
+                "--size", str(size), "--seed", str(seed), "--concurrency", str(concurrency),
+            ]  # fmt: skip
+            ready, summary = run_worker(command, env, timeout)
+        lines = [json.loads(t) for t in out.read_text(encoding="utf-8").splitlines() if t.strip()]
+    jobs = [line for line in lines if not line.get("summary")]
+    samples = [
+        {**line, "synthesizer": line.get("synthesizer_name")}
+        for line in jobs
+        if line.get("error") is None
+    ]
+    judging = time.monotonic()
+    language = detect_language(" ".join(texts[:3]))
+    run_sync(_judge(samples, llm, language, concurrency))
+    for sample in samples:
+        sample["document_ids"] = documents_of(sample.get("reference_contexts") or [], distinct)
+    sample_errors = collections.Counter(
+        str(line["error"]).split(":", 1)[0] for line in jobs if line.get("error") is not None
+    )
+    return {
+        "figures": figures(
+            samples,
+            requested=size,
+            documents=len(distinct),
+            llm_calls=summary["llm_calls"],
+            calls=summary["llm_calls"] + summary["embedding_calls"],
+            seconds=summary["seconds"],
+            error=summary.get("error"),
+        ),
+        "details": {
+            "ragas": ready.get("ragas"),
+            "openai": ready.get("openai"),
+            "sample_jobs": summary.get("jobs"),
+            "failed_samples": summary.get("failed_samples"),
+            "sample_errors": dict(sample_errors),
+            "plain_generate_would_raise": summary.get("plain_generate_would_raise"),
+            "llm_failed_calls": summary.get("llm_failed_calls"),
+            "embedding_calls": summary.get("embedding_calls"),
+            "input_tokens": summary.get("input_tokens"),
+            "output_tokens": summary.get("output_tokens"),
+            "samples_without_context": sum(not s.get("reference_contexts") for s in samples),
+            "contexts_matched_to_no_document": sum(
+                bool(s.get("reference_contexts")) and not s["document_ids"] for s in samples
+            ),
+            "judge_errors": sum("judge_error" in s for s in samples),
+            "judging_seconds": round(time.monotonic() - judging, 1),
+            **assay_gate_verdicts(samples),
+        },
+        "samples": _brief(samples),
+    }
+
+
+# -- the tiny corpora ---------------------------------------------------------------------------
+def tiny_cases(documents: list[tuple[str, dict]]) -> dict[str, list[str]]:
     first = documents[0][0]
     no_headings = "\n".join(
         line for line in first.splitlines() if not re.match(r"^\s*[=\-~^*#]{3,}\s*$", line)
     )
     return {
-        "one document": [documents[0]],
+        "one document": [first],
         "very short documents": [text[:300] for text, _ in documents[:5]],
         "no headings": [no_headings],
-        "duplicate documents": [documents[0], documents[0], documents[1]],
+        "duplicate documents": [first, first, documents[1 % len(documents)][0]],
     }
 
 
-def main() -> None:
+def write_case(texts: list[str], folder: Path) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = [folder / f"document-{i}.rst.txt" for i in range(len(texts))]
+    for path, text in zip(paths, texts, strict=True):
+        path.write_text(text, encoding="utf-8")
+    return paths
+
+
+# -- the report ---------------------------------------------------------------------------------
+ROWS = [
+    ("requested", "requested"),
+    ("produced", "produced"),
+    ("exact size", "exact_size"),
+    ("crashed", "crashed"),
+    ("references supported (share of judged)", "reference_supported"),
+    ("samples judged for support", "supported_judged"),
+    ("answerable (share of judged)", "answerable"),
+    ("duplicates", "duplicates"),
+    ("questions leaning on 'the context'", "leaning_on_context"),
+    ("coverage (documents seeding a sample)", "coverage"),
+    ("LLM calls", "llm_calls"),
+    ("LLM calls per sample", "llm_calls_per_sample"),
+    ("calls incl. embeddings", "calls"),
+    ("seconds", "seconds"),
+    ("seconds per sample", "seconds_per_sample"),
+]
+
+
+def _cell(value: Any) -> str:
+    return "-" if value is None else str(value)
+
+
+def markdown(record: dict[str, Any]) -> str:
+    engines = record["engines"]
+    names = [n for n in ("assay", "ragas") if "figures" in engines.get(n, {})]
+    title = {
+        "assay": f"assay {record['assay']}",
+        "ragas": "Ragas " + str(engines.get("ragas", {}).get("details", {}).get("ragas", "")),
+    }
+    lines = [
+        f"# Test-set generation ({record['llm']}, {record['documents']} documents, size {record['size']})",
+        "",
+        f"{record['date']}, {record['machine']}; corpus {record['docs']}; seed {record['seed']}.",
+        "Both engines' samples are judged by assay's quality gate with the same judge "
+        f"(supported: faithfulness >= {GATE.support_threshold}; answerable: answers_question >= "
+        f"{GATE.answer_threshold}). Seconds are generation only.",
+        "",
+        "| measure | " + " | ".join(title[n] for n in names) + " |",
+        "|---|" + "---|" * len(names),
+        *(
+            f"| {label} | "
+            + " | ".join(_cell(engines[n]["figures"].get(key)) for n in names)
+            + " |"
+            for label, key in ROWS
+        ),
+    ]
+    for name in names:
+        details = engines[name].get("details", {})
+        lines += ["", f"## {title[name]}: details", "", "| measure | value |", "|---|---|"]
+        lines += [
+            f"| {k} | {_cell(v)} |" for k, v in details.items() if k not in ("ragas", "notes")
+        ]
+        if engines[name]["figures"].get("error"):
+            lines.append(f"| error | {engines[name]['figures']['error'][:300]} |")
+    for name, engine in engines.items():
+        if "note" in engine:
+            lines += ["", f"{name}: {engine['note']}"]
+    if record["tiny"]:
+        lines += ["", f"## Tiny corpora (size {record['tiny_size']})", "",
+                  "| case | engine | crashed | produced | supported | reasons or error |",
+                  "|---|---|---|---|---|---|"]  # fmt: skip
+        for case, by_engine in record["tiny"].items():
+            for name, run in by_engine.items():
+                f, d = run["figures"], run.get("details", {})
+                why = f.get("error") or "; ".join(d.get("shortfall_reasons") or []) or ""
+                lines.append(
+                    f"| {case} | {name} | {f['crashed']} | {f['produced']} | "
+                    f"{_cell(f['reference_supported'])} | {why[:200]} |"
+                )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--docs", type=Path, default=DEFAULT_DOCS)
     parser.add_argument("--size", type=int, default=20)
     parser.add_argument("--llm", default="local", help="model string of the writer and judge")
-    parser.add_argument(
-        "--embeddings", default=None, help="embedding model string (default: local)"
-    )
+    parser.add_argument("--embeddings", default=None, help="embedding model (default: local)")
     parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--checkpoint", type=Path, default=None, help="resume an interrupted run")
-    parser.add_argument(
-        "--tiny-size", type=int, default=3, help="size asked of each tiny-corpus case"
-    )
+    parser.add_argument("--engine", choices=("assay", "ragas", "both"), default=None,
+                        help="default: both when the Ragas interpreter exists, else assay")  # fmt: skip
+    parser.add_argument("--ragas-python", type=Path,
+                        default=Path(os.environ.get("ASSAY_RAGAS_PYTHON") or DEFAULT_RAGAS_PYTHON))  # fmt: skip
+    parser.add_argument("--ragas-worker", type=Path, default=RAGAS_WORKER, help=argparse.SUPPRESS)
+    parser.add_argument("--ragas-timeout", type=float, default=6 * 3600.0,
+                        help="seconds a Ragas run may take before it is stopped")  # fmt: skip
+    parser.add_argument("--concurrency", type=int, default=8, help="Ragas' max_workers, at most")
+    parser.add_argument("--checkpoint", type=Path, default=None, help="resume assay's run")
+    parser.add_argument("--tiny-size", type=int, default=3, help="size asked of each tiny case")
     parser.add_argument("--skip-tiny", action="store_true")
-    parser.add_argument(
-        "--out",
-        type=Path,
-        default=ROOT / "results" / "testset_generation",
-        help="results path without suffix (.json and .md are written)",
-    )
-    args = parser.parse_args()
+    parser.add_argument("--out", type=Path, default=ROOT / "results" / "testset_generation",
+                        help="results path without suffix (.json and .md are written)")  # fmt: skip
+    args = parser.parse_args(argv)
     if not args.docs.exists():
         raise SystemExit(
             f"{args.docs} does not exist: install python3.11-doc (apt-get install python3.11-doc) "
             "or pass --docs FOLDER"
         )
+    notes: dict[str, str] = {}
+    engine = args.engine
+    if engine is None:
+        engine = "both" if args.ragas_python.is_file() else "assay"
+        if engine == "assay":
+            notes["ragas"] = (
+                f"not run: no Ragas interpreter at {args.ragas_python} (make one with `python3 -m "
+                "venv /tmp/ragas-venv && /tmp/ragas-venv/bin/pip install ragas==0.4.3 "
+                "langchain-community==0.4.1 rapidfuzz`, or pass --ragas-python)"
+            )
+            print(f"note: Ragas {notes['ragas']}", file=sys.stderr)
+    elif engine != "assay" and not args.ragas_python.is_file():
+        raise SystemExit(f"--engine {engine}: no Python interpreter at {args.ragas_python}")
+
+    from assay.benchmark.runner import fit_to_judge, start_local_judge
     from assay.models.defaults import default_embeddings
     from assay.models.factory import embedding_factory, llm_factory
 
@@ -144,58 +584,64 @@ def main() -> None:
         if args.embeddings
         else default_embeddings(cache=False)
     )
+    start_local_judge(llm)  # loading weights is nobody's generation time
     documents = load_documents(args.docs)
-    started = time.monotonic()
-    testset = TestsetGenerator(llm=llm, embedding_model=embeddings).generate_with_documents(
-        documents, testset_size=args.size, seed=args.seed, checkpoint_dir=args.checkpoint
-    )
-    main_run = _measure(testset, time.monotonic() - started, len(documents))
-    tiny: dict[str, Any] = {}
+    base = args.docs if args.docs.is_dir() else args.docs.parent
+    paths = [base / meta["source"] for _, meta in documents]
+    ragas_options = {
+        "python": args.ragas_python,
+        "llm": llm,
+        "embeddings": embeddings,
+        "concurrency": fit_to_judge(llm, args.concurrency),
+        "timeout": args.ragas_timeout,
+        "worker": args.ragas_worker,
+    }
+    engines: dict[str, Any] = {}
+    if engine in ("assay", "both"):
+        engines["assay"] = run_assay(
+            documents, args.size, llm, embeddings, args.seed, args.checkpoint
+        )
+    if engine in ("ragas", "both"):
+        engines["ragas"] = run_ragas(paths, args.size, args.seed, **ragas_options)
+    for name, note in notes.items():
+        engines[name] = {"note": note}
+    tiny: dict[str, dict[str, Any]] = {}
     if not args.skip_tiny:
-        for name, docs in _tiny_cases(documents).items():
-            began = time.monotonic()
-            try:
-                result = TestsetGenerator(
-                    llm=llm, embedding_model=embeddings
-                ).generate_with_documents(docs, testset_size=args.tiny_size, seed=args.seed)
-                tiny[name] = {
-                    "crashed": False,
-                    **_measure(result, time.monotonic() - began, len(docs)),
-                }
-            except Exception as exc:  # a crash is what this case measures
-                tiny[name] = {"crashed": True, "error": f"{type(exc).__name__}: {exc}"}
+        with tempfile.TemporaryDirectory(prefix="assay-tiny-") as folder:
+            for number, (case, texts) in enumerate(tiny_cases(documents).items()):
+                tiny[case] = {}
+                if engine in ("assay", "both"):
+                    tiny[case]["assay"] = run_assay(
+                        texts, args.tiny_size, llm, embeddings, args.seed
+                    )
+                if engine in ("ragas", "both"):
+                    case_paths = write_case(texts, Path(folder) / str(number))
+                    tiny[case]["ragas"] = run_ragas(
+                        case_paths, args.tiny_size, args.seed, **ragas_options
+                    )
     record = {
         "benchmark": "testset_generation",
         "assay": __version__,
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()} {platform.system()}, python {platform.python_version()}",
         "llm": args.llm,
+        "embeddings": str(getattr(embeddings, "model", args.embeddings)),
         "docs": str(args.docs),
-        "main": main_run,
+        "documents": len(documents),
+        "size": args.size,
+        "seed": args.seed,
+        "tiny_size": args.tiny_size,
+        "engines": engines,
         "tiny": tiny,
     }
     out = args.out
+    out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(
-        json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8"
+        json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
-    lines = [
-        f"# Test-set generation ({args.llm}, {len(documents)} documents, size {args.size})",
-        "",
-        "| measure | value |",
-        "|---|---|",
-        *(f"| {k} | {v} |" for k, v in main_run.items() if not isinstance(v, (dict, list))),
-        "",
-        "## Tiny corpora",
-        "",
-        "| case | crashed | produced | shortfall reasons |",
-        "|---|---|---|---|",
-        *(
-            f"| {name} | {r['crashed']} | {r.get('produced', '-')} | {'; '.join(r.get('shortfall_reasons', [])) or r.get('error', '')} |"
-            for name, r in tiny.items()
-        ),
-    ]
-    out.with_suffix(".md").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    print("\n".join(lines))
+    text = markdown(record)
+    out.with_suffix(".md").write_text(text, encoding="utf-8")
+    print(text)
 
 
 if __name__ == "__main__":
