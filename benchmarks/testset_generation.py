@@ -25,7 +25,6 @@ adds embedding requests (assay's knowledge graph makes no LLM call by default).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import collections
 import importlib.util
 import itertools
@@ -33,10 +32,8 @@ import json
 import os
 import platform
 import re
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -45,18 +42,25 @@ from typing import Any
 from rapidfuzz import fuzz
 
 from assay import __version__
-from assay._util.sync import run_sync
 from assay.testset import TestsetGenerator, load_documents
 from assay.testset.gate import QualityGate, leans_on_context
-from assay.testset.terms import detect_language
-from assay.testset.text import count_tokens, normalize_space
 
 ROOT = Path(__file__).resolve().parent
 DEFAULT_DOCS = Path("/usr/share/doc/python3.11/html/_sources/tutorial")
 DEFAULT_RAGAS_PYTHON = Path("/tmp/ragas-venv/bin/python")
-RAGAS_WORKER = ROOT / "ragas_testset_worker.py"
-KEY_VARIABLE = "ASSAY_RAGAS_JUDGE_KEY"  # as ragas_testset_worker.py reads it
 GATE = QualityGate()  # its thresholds say what "supported", "answerable", "duplicate" mean
+
+
+def _sibling(name: str) -> Any:
+    """A module beside this script (benchmarks/ is not a package)."""
+    spec = importlib.util.spec_from_file_location(f"benchmarks_{name}", ROOT / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+ragas_side = _sibling("testset_ragas_side")
 
 
 # -- the figures both engines are compared on -----------------------------------------------------
@@ -210,196 +214,10 @@ def run_assay(
 
 
 # -- Ragas' side ----------------------------------------------------------------------------------
-def tiktoken_cache() -> str | None:
-    """A folder with tiktoken's cl100k_base for the offline worker: $TIKTOKEN_CACHE_DIR, else the
-    copy llama-index-core ships, when it is installed here."""
-    if os.environ.get("TIKTOKEN_CACHE_DIR"):
-        return os.environ["TIKTOKEN_CACHE_DIR"]
-    try:
-        spec = importlib.util.find_spec("llama_index.core")
-    except ImportError:
-        return None
-    for location in (spec.submodule_search_locations or []) if spec else []:
-        folder = Path(location) / "_static" / "tiktoken_cache"
-        if folder.is_dir():
-            return str(folder)
-    return None
-
-
-def run_worker(command: list[str], env: dict[str, str], timeout: float) -> tuple[dict, dict]:
-    """Run the worker, passing its stderr (Ragas' progress bars) through. Returns its `ready` and
-    `summary` lines; a worker that fails to start or exits badly is a SystemExit with its tail."""
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-    )
-    tail: collections.deque[str] = collections.deque(maxlen=15)
-
-    def pump() -> None:
-        for text in process.stderr or []:
-            tail.append(text)
-            sys.stderr.write(text)
-
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
-    timer = threading.Timer(timeout, process.kill)
-    timer.start()
-    ready: dict[str, Any] = {}
-    summary: dict[str, Any] | None = None
-    try:
-        for text in process.stdout or []:
-            try:
-                line = json.loads(text)
-            except ValueError:
-                continue  # a library printing to stdout
-            if isinstance(line, dict) and line.get("ready"):
-                ready = line
-            elif isinstance(line, dict) and line.get("summary"):
-                summary = line
-        code = process.wait(timeout=60)
-    finally:
-        timer.cancel()
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        reader.join(timeout=5)
-    if code != 0 or summary is None:
-        raise SystemExit(
-            f"the Ragas test-set worker ({command[0]}) failed with exit code {code}:\n"
-            + "".join(tail).strip()
-        )
-    return ready, summary
-
-
-def _distinct_texts(texts: list[str]) -> list[str]:
-    return list(dict.fromkeys(normalize_space(t).lower() for t in texts if t.strip()))
-
-
-def documents_of(contexts: list[str], distinct: list[str]) -> list[int]:
-    """Which documents (indexes into `distinct`, normalized texts) the contexts come from: the
-    first holding the context, or else its first 120 characters."""
-    found = []
-    for context in contexts:
-        wanted = normalize_space(context).lower()
-        for probe in (wanted, wanted[:120]):
-            hits = [i for i, text in enumerate(distinct) if probe and probe in text]
-            if hits:
-                found.append(hits[0])
-                break
-    return sorted(set(found))
-
-
-async def _judge(samples: list[dict[str, Any]], llm: Any, language: str, concurrency: int) -> None:
-    """Score each sample with the gate's judged checks (thresholds at 0 so both always run)."""
-    from assay.schema.samples import SingleTurnSample
-
-    gate = QualityGate(llm=llm, support_threshold=0.0, answer_threshold=0.0)
-    limit = asyncio.Semaphore(concurrency)
-
-    async def one(sample: dict[str, Any]) -> None:
-        async with limit:
-            try:
-                candidate = SingleTurnSample(
-                    user_input=sample.get("user_input") or "",
-                    reference=sample.get("reference") or "",
-                    reference_contexts=list(sample.get("reference_contexts") or []),
-                )
-                result = await gate.judged_checks(candidate, language)
-            except Exception as exc:  # a failed judge call: recorded, the sample not judged
-                sample["judge_error"] = f"{type(exc).__name__}: {exc}"[:300]
-                return
-        # No score means the faithfulness judge found nothing to check it against (no
-        # contexts, say): the gate refuses that as unsupported.
-        sample["reference_supported"] = result.scores.get("reference_supported", 0.0)
-        sample["answerable"] = result.scores.get("answerable")
-        if result.reason:
-            sample["judge_note"] = result.reason[:300]
-
-    await asyncio.gather(*(one(s) for s in samples))
-
-
-def assay_gate_verdicts(samples: list[dict[str, Any]]) -> dict[str, Any]:
-    """Which of assay's gate checks Ragas' samples would fail (the evidence check left out:
-    Ragas writes no quote), in the gate's order."""
-    kept: list[str] = []
-    refusals: collections.Counter[str] = collections.Counter()
-    for s in samples:
-        question = s.get("user_input") or ""
-        contexts = set(s.get("reference_contexts") or [])
-        if (
-            count_tokens(question) < GATE.min_question_tokens
-            or not (s.get("reference") or "").strip()
-        ):
-            refusals["empty"] += 1
-        elif leans_on_context(question):
-            refusals["standalone"] += 1
-        elif (s.get("synthesizer") or "").startswith("multi_hop") and len(contexts) < 2:
-            refusals["multi_hop"] += 1
-        elif GATE.nearest(question, kept) >= GATE.duplicate_threshold:
-            refusals["duplicate"] += 1
-        elif (
-            s.get("reference_supported") is None
-            or s["reference_supported"] < GATE.support_threshold
-        ):
-            refusals["unsupported"] += 1
-        elif s.get("answerable") is None or s["answerable"] < GATE.answer_threshold:
-            refusals["unanswered"] += 1
-        else:
-            kept.append(question)
-    return {
-        "would_pass_assay_gate": _share([True] * len(kept) + [False] * sum(refusals.values())),
-        "assay_gate_refusals": dict(refusals),
-    }
-
-
-def run_ragas(
-    paths: list[Path],
-    size: int,
-    seed: int,
-    *,
-    python: Path,
-    llm: Any,
-    embeddings: Any,
-    concurrency: int,
-    timeout: float,
-    worker: Path = RAGAS_WORKER,
-) -> dict[str, Any]:
-    """Generate with Ragas from `paths` (in its virtualenv), then judge its samples here."""
-    from assay.benchmark.ragas_side import embeddings_endpoint, judge_endpoint
-
-    texts = [p.read_text(encoding="utf-8") for p in paths]
-    distinct = _distinct_texts(texts)
-    url, model, api_key = judge_endpoint(llm)
-    env = {**os.environ, "RAGAS_DO_NOT_TRACK": "true"}
-    env.pop(KEY_VARIABLE, None)
-    if api_key:
-        env[KEY_VARIABLE] = api_key  # never on the command line, which `ps` shows
-    cache = tiktoken_cache()
-    if cache:
-        env["TIKTOKEN_CACHE_DIR"] = cache
-    with tempfile.TemporaryDirectory(prefix="assay-ragas-testset-") as work:
-        listing, out = Path(work) / "documents.txt", Path(work) / "samples.jsonl"
-        listing.write_text("".join(f"{p.resolve()}\n" for p in paths), encoding="utf-8")
-        with embeddings_endpoint(embeddings) as embeddings_url:
-            command = [
-                str(python), "-I", str(worker),
-                "--docs-list", str(listing), "--out", str(out),
-                "--llm-url", url, "--llm-model", model,
-                "--embeddings-url", embeddings_url, "--embeddings-model", str(embeddings.model),
-                "--size", str(size), "--seed", str(seed), "--concurrency", str(concurrency),
-            ]  # fmt: skip
-            ready, summary = run_worker(command, env, timeout)
-        lines = [json.loads(t) for t in out.read_text(encoding="utf-8").splitlines() if t.strip()]
-    jobs = [line for line in lines if not line.get("summary")]
-    samples = [
-        {**line, "synthesizer": line.get("synthesizer_name")}
-        for line in jobs
-        if line.get("error") is None
-    ]
-    judging = time.monotonic()
-    language = detect_language(" ".join(texts[:3]))
-    run_sync(_judge(samples, llm, language, concurrency))
-    for sample in samples:
-        sample["document_ids"] = documents_of(sample.get("reference_contexts") or [], distinct)
+def run_ragas(paths: list[Path], size: int, seed: int, **options: Any) -> dict[str, Any]:
+    """Ragas' figures on `paths`: generated in its virtualenv, judged here by assay's gate."""
+    run = ragas_side.generate_with_ragas(paths, size, seed, **options)
+    summary, jobs, samples = run["summary"], run["jobs"], run["samples"]
     sample_errors = collections.Counter(
         str(line["error"]).split(":", 1)[0] for line in jobs if line.get("error") is not None
     )
@@ -407,15 +225,15 @@ def run_ragas(
         "figures": figures(
             samples,
             requested=size,
-            documents=len(distinct),
+            documents=run["documents"],
             llm_calls=summary["llm_calls"],
             calls=summary["llm_calls"] + summary["embedding_calls"],
             seconds=summary["seconds"],
             error=summary.get("error"),
         ),
         "details": {
-            "ragas": ready.get("ragas"),
-            "openai": ready.get("openai"),
+            "ragas": run["ready"].get("ragas"),
+            "openai": run["ready"].get("openai"),
             "sample_jobs": summary.get("jobs"),
             "failed_samples": summary.get("failed_samples"),
             "sample_errors": dict(sample_errors),
@@ -429,8 +247,8 @@ def run_ragas(
                 bool(s.get("reference_contexts")) and not s["document_ids"] for s in samples
             ),
             "judge_errors": sum("judge_error" in s for s in samples),
-            "judging_seconds": round(time.monotonic() - judging, 1),
-            **assay_gate_verdicts(samples),
+            "judging_seconds": round(run["judging_seconds"], 1),
+            **ragas_side.assay_gate_verdicts(samples),
         },
         "samples": _brief(samples),
     }
@@ -519,14 +337,14 @@ def markdown(record: dict[str, Any]) -> str:
             lines += ["", f"{name}: {engine['note']}"]
     if record["tiny"]:
         lines += ["", f"## Tiny corpora (size {record['tiny_size']})", "",
-                  "| case | engine | crashed | produced | supported | reasons or error |",
-                  "|---|---|---|---|---|---|"]  # fmt: skip
+                  "| case | engine | crashed | produced | exact size | supported | reasons or error |",
+                  "|---|---|---|---|---|---|---|"]  # fmt: skip
         for case, by_engine in record["tiny"].items():
             for name, run in by_engine.items():
                 f, d = run["figures"], run.get("details", {})
                 why = f.get("error") or "; ".join(d.get("shortfall_reasons") or []) or ""
                 lines.append(
-                    f"| {case} | {name} | {f['crashed']} | {f['produced']} | "
+                    f"| {case} | {name} | {f['crashed']} | {f['produced']} | {f['exact_size']} | "
                     f"{_cell(f['reference_supported'])} | {why[:200]} |"
                 )
     return "\n".join(lines) + "\n"
@@ -545,7 +363,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="default: both when the Ragas interpreter exists, else assay")  # fmt: skip
     parser.add_argument("--ragas-python", type=Path,
                         default=Path(os.environ.get("ASSAY_RAGAS_PYTHON") or DEFAULT_RAGAS_PYTHON))  # fmt: skip
-    parser.add_argument("--ragas-worker", type=Path, default=RAGAS_WORKER, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--ragas-worker", type=Path, default=ragas_side.RAGAS_WORKER, help=argparse.SUPPRESS
+    )
     parser.add_argument("--ragas-timeout", type=float, default=6 * 3600.0,
                         help="seconds a Ragas run may take before it is stopped")  # fmt: skip
     parser.add_argument("--concurrency", type=int, default=8, help="Ragas' max_workers, at most")
