@@ -214,10 +214,8 @@ def test_cancel_and_resume_refuse_what_they_cannot_do(sdk, live, fake):
         assert mine.get(f"/experiments/{slow.id}").json()["status"] == "cancelled"
 
 
-def _fresh_database(backend: str, tmp_path, request) -> str:
-    """Its own database, so no other test's worker takes the job."""
-    if backend == "sqlite":
-        return f"sqlite:///{tmp_path / 'stop.sqlite'}"
+def _fresh_database(request) -> str:
+    """A database of its own in the test PostgreSQL, so no other test's worker takes the job."""
     import psycopg
 
     url = request.getfixturevalue("pg_url")
@@ -229,68 +227,103 @@ def _fresh_database(backend: str, tmp_path, request) -> str:
     return f"{url.rsplit('/', 1)[0]}/{name}"
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
-def test_sigterm_stops_a_busy_server_promptly_and_requeues_its_job(
-    backend, tmp_path, fake, request
-):
-    """The worker is stuck in a generation whose provider is down (connection refused: retried
-    with backoff for minutes). SIGTERM must not wait for that chunk to end."""
+def _stuck_experiment(fake) -> Experiment:
+    """Its provider is down (connection refused: retried with backoff for minutes)."""
+    dataset, task, criteria = seed_objects(fake, f"-stop-{uuid.uuid4().hex[:8]}")
+    down = f"vllm/gen@http://127.0.0.1:{free_port()}/v1"  # nobody listens there
+    experiment = Experiment(
+        name="stuck",
+        dataset=dataset,
+        task=task,
+        cohorts=[Cohort(name="c", generator_model=down)],
+        criteria=criteria[2:],
+        judge_model="",
+    )
+    experiment.run_async().result(timeout=30)
+    return experiment
+
+
+def _wait_running(base: str, key: str, experiment_id: int) -> None:
+    deadline = time.monotonic() + 30
+    headers = {"Authorization": f"Bearer {key}"}
+    with httpx.Client(base_url=f"{base}/api/v1", headers=headers) as api:
+        while api.get(f"/experiments/{experiment_id}").json()["status"] != "running":
+            assert time.monotonic() < deadline, "the worker never claimed the experiment"
+            time.sleep(0.05)
+    time.sleep(0.5)  # inside the generation's retries
+
+
+def _job_and_rows(db: str, experiment_id: int) -> tuple[tuple, list]:
     from assay.platform.server import models
-    from assay.platform.server.admin import create_key
     from assay.platform.server.db import make_engine
 
-    db = _fresh_database(backend, tmp_path, request)
+    engine = make_engine(db)
+    try:
+        with engine.connect() as connection:
+            job = connection.execute(
+                select(models.Job.status, models.Job.claimed_by).where(
+                    models.Job.experiment_id == experiment_id
+                )
+            ).one()
+            rows = [
+                table.__tablename__
+                for table in (models.Trace, models.Score)
+                if connection.execute(
+                    select(table.id).where(table.experiment_id == experiment_id)
+                ).first()
+                is not None
+            ]
+    finally:
+        engine.dispose()
+    return tuple(job), rows
+
+
+def test_stopping_a_busy_server_is_prompt_and_requeues_its_job(tmp_path, fake):
+    """In process, on SQLite: the app's shutdown stops the worker mid-generation."""
+    from .conftest import start_server, stop_server
+
+    db = f"sqlite:///{tmp_path / 'stop.sqlite'}"
+    live = start_server("sqlite", db)
+    try:
+        key = live.key()
+        ragmetrics.login(key, base_url=live.base_url)
+        experiment = _stuck_experiment(fake)
+        _wait_running(live.base_url, key, experiment.id)
+    finally:
+        asked = time.monotonic()
+        stop_server(live)
+        took = time.monotonic() - asked
+    assert took < 8.0, f"the server took {took:.1f} s to stop"
+    assert live._thread is not None and not live._thread.is_alive()
+    job, rows = _job_and_rows(db, experiment.id)
+    assert job == ("queued", None) and rows == []  # handed back; no half-made row
+
+
+def test_sigterm_stops_a_busy_assay_serve_promptly_and_requeues_its_job(tmp_path, fake, request):
+    """`assay serve` on PostgreSQL, as CI saw it: SIGTERM must not wait for the stuck chunk
+    (it waited for the worker's 30 s join before)."""
+    from assay.platform.server.admin import create_key
+
+    db = _fresh_database(request)
     key = create_key(db, project="stop")
     env = {**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")}
     server, base = start(db, env)
-    engine = None
     try:
         ragmetrics.login(key, base_url=base)
-        dataset, task, criteria = seed_objects(fake, "-stop")
-        down = f"vllm/gen@http://127.0.0.1:{free_port()}/v1"  # nobody listens there
-        experiment = Experiment(
-            name="stuck",
-            dataset=dataset,
-            task=task,
-            cohorts=[Cohort(name="c", generator_model=down)],
-            criteria=criteria[2:],
-            judge_model="",
-        )
-        experiment.run_async().result(timeout=30)
-        deadline = time.monotonic() + 30
-        with httpx.Client(
-            base_url=f"{base}/api/v1", headers={"Authorization": f"Bearer {key}"}
-        ) as api:
-            while api.get(f"/experiments/{experiment.id}").json()["status"] != "running":
-                assert time.monotonic() < deadline, "the worker never claimed the experiment"
-                time.sleep(0.05)
-        time.sleep(0.5)  # inside the generation's retries
+        experiment = _stuck_experiment(fake)
+        _wait_running(base, key, experiment.id)
         asked = time.monotonic()
         server.send_signal(signal.SIGTERM)
         code = server.wait(20)
         took = time.monotonic() - asked
         assert took < 8.0, f"assay serve took {took:.1f} s to stop after SIGTERM"
         assert code in (0, -signal.SIGTERM), server.stderr.read().decode()[-2000:]
-        engine = make_engine(db)
-        with engine.connect() as connection:
-            job = connection.execute(
-                select(models.Job.status, models.Job.claimed_by).where(
-                    models.Job.experiment_id == experiment.id
-                )
-            ).one()
-        assert tuple(job) == ("queued", None)  # handed back: the next worker resumes it at once
-        with engine.connect() as connection:
-            for table in (models.Trace, models.Score):  # the interrupted chunk left no half row
-                found = connection.execute(
-                    select(table.id).where(table.experiment_id == experiment.id)
-                ).first()
-                assert found is None, table.__tablename__
     finally:
         if server.poll() is None:
             server.kill()
             server.wait(10)
-        if engine is not None:
-            engine.dispose()
+    job, rows = _job_and_rows(db, experiment.id)
+    assert job == ("queued", None) and rows == []  # the next worker resumes it at once
 
 
 def test_the_experiment_page_cancels_and_resumes(live, fake):

@@ -3,8 +3,6 @@ Retry-After and a JSON error naming the limit, other keys untouched, the SDK wai
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 
@@ -123,10 +121,12 @@ def test_the_rate_limit_setting_is_checked():
 
 
 def test_assay_serve_refuses_a_bad_rate_limit(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-m", "assay", "serve", "--db", f"sqlite:///{tmp_path / 'x.sqlite'}",
-         "--rate-limit", "lots"],
-        capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert done.returncode == 2 and "--rate-limit: 'lots' is not a rate" in done.stderr
-    assert "Traceback" not in done.stderr
+    from typer.testing import CliRunner
+
+    from assay.cli.app import app
+
+    db = f"sqlite:///{tmp_path / 'x.sqlite'}"
+    done = CliRunner().invoke(app, ["serve", "--db", db, "--rate-limit", "lots"])
+    assert isinstance(done.exception, UsageError)  # main() prints it as one line, exit code 2
+    assert "--rate-limit: 'lots' is not a rate; write N/s, N/min or N/h" in str(done.exception)
+    assert not (tmp_path / "x.sqlite").exists()  # refused before the database was touched

@@ -23,7 +23,11 @@ def cancel_experiment(experiment_id: Id, request: Request, principal: Writer) ->
     """Stop generating and judging; keep what is stored (the results are partial)."""
     with state_of(request).transaction() as session:
         repo = ExperimentRepo(session, principal.project_id)
-        return repo.progress(repo.cancel(experiment_id))
+        progress = repo.progress(repo.cancel(experiment_id))
+    worker = getattr(request.app.state, "worker", None)
+    if worker is not None:  # this server's own worker stops now, not at its next heartbeat
+        worker.cancelled(experiment_id)
+    return progress
 
 
 @router.post("/experiments/{experiment_id}/resume", status_code=202)

@@ -103,6 +103,7 @@ class Worker:
         self._thread: threading.Thread | None = None
         self._running: tuple[asyncio.AbstractEventLoop, asyncio.Task] | None = None
         self._running_lock = threading.Lock()
+        self._claim: Claim | None = None  # the job in progress
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def start(self) -> Worker:
@@ -126,6 +127,18 @@ class Worker:
             # RuntimeError: the loop has just closed, so the run is over anyway
             with contextlib.suppress(RuntimeError):
                 loop.call_soon_threadsafe(task.cancel)
+
+    def cancelled(self, experiment_id: int) -> None:
+        """The experiment was cancelled (committed): stop at once if this worker is running it,
+        rather than at its next write or heartbeat. The job is no longer `running`, so nothing
+        this worker does afterwards is stored."""
+        claim = self._claim
+        if (
+            claim is not None
+            and claim.kind == "experiment"
+            and claim.experiment_id == experiment_id
+        ):
+            self._interrupt()
 
     async def _supervised(self, run: Any) -> bool:
         task = asyncio.current_task()
@@ -234,6 +247,13 @@ class Worker:
                 )
 
     def process(self, claim: Claim) -> None:
+        self._claim = claim
+        try:
+            self._process(claim)
+        finally:
+            self._claim = None
+
+    def _process(self, claim: Claim) -> None:
         lost = threading.Event()  # taken over, or cancelled: either way write nothing more
         beating = threading.Event()
 
