@@ -8,8 +8,9 @@ exact wait. Off unless configured: `assay serve --rate-limit 20/s [--rate-limit-
 
 The buckets live in the server process's memory: every request of one `assay serve` shares them
 (they run on one event loop, so a take is never raced), but several server processes behind one
-address each keep their own, so a key gets the limit once per process. The health route and the
-web UI (signed in with a session, not a key) are not limited.
+address each keep their own, so a key gets the limit once per process. The health route, the web
+UI (signed in with a session, not a key) and OTLP ingestion (its route checks the key itself) are
+not limited.
 """
 
 from __future__ import annotations
