@@ -30,11 +30,11 @@ def evaluate_command(
         ),
     ],
     output: Annotated[
-        Opt[Path],
+        Opt[str],
         typer.Option(
             "--output",
             "-o",
-            help="Write one JSON object per row with its metric outcomes (checked before the run, written atomically)",
+            help="Write one JSON object per row with its metric outcomes (checked before the run, written atomically); with --ray a directory or an fsspec URI",
         ),
     ] = None,
     run_dir: Annotated[
@@ -123,8 +123,9 @@ def evaluate_command(
     if concurrency is not None and concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1, got {concurrency}")
     executor = _ray_executor(ray, workers, output, resume, run_dir, concurrency)
-    if output is not None and executor is None:
-        _check_output(output, data, run_dir)
+    output_file = Path(output) if output is not None and executor is None else None
+    if output_file is not None:
+        _check_output(output_file, data, run_dir)
     if run_dir is not None and run_dir.exists() and not run_dir.is_dir():
         raise UsageError(
             f"--run-dir {run_dir} is a file, not a directory; give a directory (it is created if missing)"
@@ -158,7 +159,7 @@ def evaluate_command(
         where = (
             f"; finished cells are saved in {run_dir}: run the same command to resume"
             if run_dir
-            else f"; finished rows are saved in {output}: run the same command with --resume"
+            else f"; finished rows are saved in {_shown(output)}: run the same command with --resume"
             if executor is not None
             else ""
         )
@@ -166,9 +167,9 @@ def evaluate_command(
         raise typer.Exit(130) from None
     print_summary(result, stdout)
     if executor is not None:
-        _print_ray_run(executor, output, stdout)
-    elif output is not None:
-        _write_output(result, output, run_dir)
+        _print_ray_run(executor, _shown(output), stdout)
+    elif output_file is not None:
+        _write_output(result, output_file, run_dir)
         stdout.print(f"per-row results written to {output}", highlight=False)
     failures = _failures(result, fail_under)
     for line in failures:
@@ -180,7 +181,7 @@ def evaluate_command(
 def _ray_executor(
     address: str | None,
     workers: int,
-    output: Path | None,
+    output: str | None,
     resume: bool,
     run_dir: Path | None,
     concurrency: int | None,
@@ -192,7 +193,9 @@ def _ray_executor(
         return None
     if output is None:
         raise UsageError("--ray needs --output DIR: the directory the workers write rows to")
-    if output.exists() and not output.is_dir():
+    from assay.engine.ray_storage import is_uri
+
+    if not is_uri(output) and Path(output).exists() and not Path(output).is_dir():
         raise UsageError(f"--output {output} is a file; with --ray it is a directory")
     if run_dir is not None:
         raise UsageError(
@@ -211,7 +214,14 @@ def _ray_executor(
     )
 
 
-def _print_ray_run(executor: Any, output: Path | None, console: Any) -> None:
+def _shown(output: str | None) -> str:
+    """--output as messages name it (a URI without its password)."""
+    from assay.engine.ray_storage import shown
+
+    return shown(output) if output is not None else ""
+
+
+def _print_ray_run(executor: Any, output: str, console: Any) -> None:
     stats = executor.last_run
     if stats is None:
         return

@@ -10,7 +10,6 @@ import math
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from assay.engine.progress import CellProgress
@@ -81,7 +80,7 @@ class Driver:
             worker_class.remote(
                 [self.shipped],
                 limiters,
-                str(self.output.path.resolve()),
+                self.output.storage.for_worker(),
                 f"w{index}",
                 max_in_flight=settings.max_in_flight,
                 timeout=timeout,
@@ -108,15 +107,15 @@ class Driver:
                 f"{text.splitlines()[-1] if text else ''}"
             ) from None
         self.stats.nodes = sorted({item["node"] for item in ready})
+        storage = self.output.storage
         for item in ready:
-            mark = Path(item["mark"])
-            if not mark.exists():
+            if not storage.exists(item["mark"]):
                 raise UsageError(
-                    f"the Ray worker on node {item['node'][:12]} writes to {self.output.path}, but "
+                    f"the Ray worker on node {item['node'][:12]} writes to {self.output.shown}, but "
                     "this driver does not see what it writes there: give an output directory on a "
-                    "file system every node shares"
+                    "file system every node shares (memory:// lives in one process only)"
                 )
-            mark.unlink()
+            storage.remove(item["mark"])
         return workers
 
     def limiter_states(self) -> None:

@@ -55,7 +55,8 @@ class RayExecutor:
         on this machine, or RAY_ADDRESS), "host:port" or "ray://host:port".
     num_workers: scoring actors. max_in_flight: cells each scores at once.
     output: the directory every worker writes its rows to (a shared file system on a
-        multi-node cluster); also the checkpoint. None: a temporary directory.
+        multi-node cluster), or any fsspec URI ("s3://bucket/run", "file:///..."); also the
+        checkpoint. None: a temporary directory. storage_options: passed to fsspec for a URI.
     resume: with an output holding rows of this run, score only what is missing or failed
         (False: refuse such a directory).
     worker_cpus: CPUs reserved per worker (judges over HTTP wait, they do not compute).
@@ -70,6 +71,7 @@ class RayExecutor:
     max_in_flight: int = 16
     output: str | Path | None = None
     resume: bool = True
+    storage_options: dict[str, Any] | None = None
     worker_cpus: float = 0.25
     block_rows: int = 16
     lease_size: int = 16
@@ -115,7 +117,8 @@ class RayExecutor:
         ids = row_ids(data)
         position = {row_id: index for index, row_id in enumerate(ids)}
         output = OutputDirectory(
-            self.output if self.output is not None else tempfile.mkdtemp(prefix="assay-ray-")
+            self.output if self.output is not None else tempfile.mkdtemp(prefix="assay-ray-"),
+            self.storage_options,
         )
         output.open(
             run_fingerprint=fingerprint(data.to_list(), plan.specs, {"executor": "ray"}),
@@ -222,7 +225,7 @@ class RayExecutor:
             outcomes,
             usages=usages,
             seconds=stats.seconds,
-            run_dir=str(output.path),
+            run_dir=output.shown,
             experiment_name=plan.experiment_name,
         )
 

@@ -1,10 +1,11 @@
 """The output directory of a Ray run: the rows the workers wrote, which is also the checkpoint.
 
-Layout:
+Layout (a local directory or any fsspec URI, see `ray_storage.py`):
 
     run.json           what the run is (fingerprint of data + metrics, sizes); written first
-    rows/part-*.jsonl  one finished row per line, `{"row_id", "cells": [Cell, ...]}`, one file
-                       per worker process, appended and flushed as rows finish
+    rows/part-*.jsonl  one finished row per line, `{"row_id", "cells": [Cell, ...]}`: on a local
+                       directory one file per worker process, appended and flushed as rows
+                       finish; elsewhere whole files committed by each worker as it goes
     summary.json       per-metric aggregates and the run's counts, written at the end
 
 Every row has a stable id before anything is distributed: its `id` when every row has a distinct
@@ -27,8 +28,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from assay._version import __version__
+from assay.engine.ray_storage import Storage
 from assay.errors import CheckpointMismatch, UsageError
-from assay.schema.dataset import EvaluationDataset, atomic_open
+from assay.schema.dataset import EvaluationDataset
 from assay.schema.outcome import Cell
 
 FORMAT = "assay-ray-run/1"
@@ -68,43 +70,55 @@ class Collected:
 
 
 class OutputDirectory:
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self.manifest_path = self.path / "run.json"
-        self.rows_dir = self.path / "rows"
+    """A run's output: a local directory or any fsspec URI (`ray_storage.Storage`)."""
+
+    def __init__(
+        self, location: str | Path | Storage, storage_options: dict[str, Any] | None = None
+    ) -> None:
+        self.storage = (
+            location if isinstance(location, Storage) else Storage(location, storage_options)
+        )
+        # What messages and the result name: the local path, or the URI without its password.
+        self.path: Path | str = self.storage.local or self.storage.shown
+        self.shown = self.storage.shown
 
     def open(self, *, run_fingerprint: str, description: dict[str, Any], resume: bool) -> bool:
         """Create the directory or check it holds this run. True when rows were already saved."""
-        if self.path.exists() and not self.path.is_dir():
-            raise UsageError(f"output {self.path} is a file; give RayExecutor a directory")
-        has_rows = self.rows_dir.is_dir() and any(self.rows_dir.glob("part-*.jsonl"))
-        if self.manifest_path.exists():
+        store = self.storage
+        try:
+            if store.is_file():
+                raise UsageError(f"output {self.shown} is a file; give RayExecutor a directory")
+            has_rows = bool(store.parts())
+            manifest_exists = store.exists("run.json")
+        except OSError as exc:
+            raise UsageError(f"cannot read output {self.shown}: {exc.strerror or exc}") from None
+        if manifest_exists:
             try:
-                manifest = json.loads(self.manifest_path.read_text(encoding="utf-8"))
+                manifest = json.loads(store.read_bytes("run.json").decode("utf-8"))
             except (OSError, ValueError) as exc:
                 raise CheckpointMismatch(
-                    f"output {self.path}: run.json cannot be read ({exc}); use another output "
+                    f"output {self.shown}: run.json cannot be read ({exc}); use another output "
                     "directory or delete this one"
                 ) from None
             if not isinstance(manifest, dict) or manifest.get("fingerprint") != run_fingerprint:
                 raise CheckpointMismatch(
-                    f"output {self.path} holds a run over different data or metrics (started "
+                    f"output {self.shown} holds a run over different data or metrics (started "
                     f"{manifest.get('created', '?') if isinstance(manifest, dict) else '?'}); use "
                     "another output directory or delete this one"
                 )
             if has_rows and not resume:
                 raise UsageError(
-                    f"output {self.path} already holds rows of this run; pass resume=True "
+                    f"output {self.shown} already holds rows of this run; pass resume=True "
                     "(--resume) to finish it, or use another output directory"
                 )
             return has_rows
         if has_rows:
             raise CheckpointMismatch(
-                f"output {self.path} has rows but no run.json, so it cannot tell which run they "
+                f"output {self.shown} has rows but no run.json, so it cannot tell which run they "
                 "belong to; use another output directory"
             )
         try:
-            self.rows_dir.mkdir(parents=True, exist_ok=True)
+            store.make_dirs("rows")
             manifest = {
                 "format": FORMAT,
                 "assay_version": __version__,
@@ -112,17 +126,18 @@ class OutputDirectory:
                 "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                 **description,
             }
-            with atomic_open(self.manifest_path) as handle:
-                handle.write(json.dumps(manifest, indent=2, ensure_ascii=True))
+            store.write_whole(
+                "run.json", json.dumps(manifest, indent=2, ensure_ascii=True).encode()
+            )
         except OSError as exc:
-            raise UsageError(f"cannot write output {self.path}: {exc.strerror or exc}") from None
+            raise UsageError(f"cannot write output {self.shown}: {exc.strerror or exc}") from None
         return False
 
     def lines(self) -> Iterator[bytes | None]:
         """Every complete line of every part file (None for a torn last line)."""
-        for part in sorted(self.rows_dir.glob("part-*.jsonl")):
+        for part in self.storage.parts():
             try:
-                data = part.read_bytes()
+                data = self.storage.read_bytes(part)
             except OSError:
                 continue
             cut = data.rfind(b"\n") + 1
@@ -161,8 +176,8 @@ class OutputDirectory:
         return found
 
     def write_summary(self, summary: dict[str, Any]) -> None:
-        with atomic_open(self.path / "summary.json") as handle:
-            handle.write(json.dumps(summary, indent=2, ensure_ascii=True, default=str))
+        text = json.dumps(summary, indent=2, ensure_ascii=True, default=str)
+        self.storage.write_whole("summary.json", text.encode("utf-8"))
 
 
 def _parse(line: bytes | None) -> tuple[str, list[Cell]] | None:

@@ -4,9 +4,12 @@
 `ray_shipping.ship`, and are loaded after the run's limiters are installed. Each call of `score`
 takes a block of rows; its cells run with the local engine's own `score_cell` (so a Ray run and
 a local run give the same outcomes), at most `max_in_flight` cells at once for the whole worker.
-A row is written when all its cells are done: one JSON line appended and flushed to this worker's
-own part file, `rows/part-<worker>-<pid>-<random>.jsonl`, so a restarted worker never appends to
-the file of the process it replaces, and a kill loses only the rows in flight.
+A row is written when all its cells are done: on a local directory, one JSON line appended and
+flushed to this worker's own part file, `rows/part-<worker>-<pid>-<random>.jsonl`, so a restarted
+worker never appends to the file of the process it replaces, and a kill loses only the rows in
+flight; on any other file system, gathered and committed as whole part files
+(`...-<n>.jsonl`) at the end of each block and every second or so (`ray_storage.py`), so a kill
+loses at most those rows, which the driver hands out again.
 
 Whatever a metric does ends as a typed outcome inside `score_cell`; `score` itself raises only if
 the output cannot be written, which the driver reports and stops on.
@@ -24,6 +27,7 @@ from typing import IO, Any
 
 import anyio
 
+from assay.engine.ray_storage import COMMIT_ROWS, COMMIT_SECONDS, Storage
 from assay.schema.dataset import json_line
 from assay.schema.outcome import Cell
 
@@ -45,20 +49,60 @@ class BlockReport:
 
 
 class PartWriter:
-    """This worker process's own JSONL file of finished rows."""
+    """This worker process's finished rows (see `ray_storage.py` for the two ways of writing).
 
-    def __init__(self, rows_dir: Path, worker: str) -> None:
-        self.path = rows_dir / f"part-{worker}-{os.getpid()}-{secrets.token_hex(4)}.jsonl"
+    A local directory: one JSONL file, appended and flushed per row. Any other file system: rows
+    are gathered and committed as whole part files, `<stem>-<n>.jsonl`, by `commit`."""
+
+    def __init__(self, storage: Storage, worker: str) -> None:
+        self.storage = storage
+        self.stem = f"part-{worker}-{os.getpid()}-{secrets.token_hex(4)}"
+        self.appends = storage.local is not None
         self._handle: IO[str] | None = None
+        self._pending: list[str] = []
+        self._since = 0.0  # when the oldest pending row was written
+        self._commits = 0
+
+    @property
+    def path(self) -> Path:  # the local file (a local directory only)
+        assert self.storage.local is not None
+        return self.storage.local / "rows" / f"{self.stem}.jsonl"
 
     def write(self, row_id: str, cells: list[Cell]) -> None:
+        record = {"row_id": row_id, "cells": [cell.model_dump(mode="json") for cell in cells]}
+        if not self.appends:
+            if not self._pending:
+                self._since = time.monotonic()
+            self._pending.append(json_line(record))
+            return
         if self._handle is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._handle = self.path.open("a", encoding="utf-8", newline="")
-        record = {"row_id": row_id, "cells": [cell.model_dump(mode="json") for cell in cells]}
         self._handle.write(json_line(record))
         # Flushed per row: the OS keeps the line even if this process is killed right after.
         self._handle.flush()
+
+    def due(self) -> bool:
+        """Whether the gathered rows should be committed now (not a local directory)."""
+        return bool(self._pending) and (
+            len(self._pending) >= COMMIT_ROWS or time.monotonic() - self._since >= COMMIT_SECONDS
+        )
+
+    def take(self) -> tuple[str, bytes] | None:
+        """The gathered rows as the next part file's name and content (None when there are none)."""
+        if not self._pending:
+            return None
+        data = "".join(self._pending).encode("utf-8", "surrogatepass")
+        self._pending = []
+        self._commits += 1
+        return f"rows/{self.stem}-{self._commits:06d}.jsonl", data
+
+    def mark(self) -> str:
+        """Leave an empty mark in rows/ for the driver to find; its relative path."""
+        relative = f"rows/.ready-{self.stem}"
+        self.storage.make_dirs("rows")
+        self.storage.touch(relative)
+        return relative
 
     def close(self) -> None:
         if self._handle is not None:
@@ -73,7 +117,7 @@ class ScoringWorker:
         self,
         payload: list[Any],
         limiters: dict[str, Any],
-        output: str,
+        output: Storage,
         worker: str,
         *,
         max_in_flight: int,
@@ -86,7 +130,8 @@ class ScoringWorker:
         self._limiters = limiters
         self._lease_size = lease_size
         self.metrics: dict[str, Any] = {}
-        self.writer = PartWriter(Path(output) / "rows", worker)
+        self.writer = PartWriter(output, worker)
+        self._committing: asyncio.Lock | None = None
         self.max_in_flight = max_in_flight
         self.timeout = timeout
         self._slots: asyncio.Semaphore | None = None
@@ -106,13 +151,11 @@ class ScoringWorker:
         import ray
 
         await self._load()
-        mark = self.writer.path.parent / f".ready-{self.writer.path.stem}"
-        mark.parent.mkdir(parents=True, exist_ok=True)
-        mark.touch()
+        mark = await anyio.to_thread.run_sync(self.writer.mark)
         return {
             "pid": os.getpid(),
             "node": ray.get_runtime_context().get_node_id(),
-            "mark": str(mark),
+            "mark": mark,
         }
 
     async def score(self, rows: list[RowJob]) -> BlockReport:
@@ -150,6 +193,8 @@ class ScoringWorker:
                     group.start_soon(one_cell, position, name)
             done = [cell for cell in cells if cell is not None]
             self.writer.write(row_id, done)
+            if self.writer.due():
+                await self._commit()
             report.rows += 1
             report.cells += len(done)
             report.errors += sum(cell.outcome.status == "error" for cell in done)
@@ -160,13 +205,24 @@ class ScoringWorker:
             async with anyio.create_task_group() as group:
                 for row_id, index, sample, names in rows:
                     group.start_soon(one_row, row_id, index, sample, names)
+        await self._commit()  # every row of the block is in the output before the report
         report.seconds = time.perf_counter() - began
         return report
 
+    async def _commit(self) -> None:
+        """Commit the gathered rows as one part file (a no-op on a local directory)."""
+        if self._committing is None:
+            self._committing = asyncio.Lock()
+        async with self._committing:
+            taken = self.writer.take()
+            if taken is not None:
+                await anyio.to_thread.run_sync(self.writer.storage.write_whole, *taken)
+
     async def close(self) -> None:
-        """End of the run: close the part file and this loop's HTTP clients."""
+        """End of the run: commit what is gathered, close the part file and this loop's clients."""
         from assay._util.loop_local import close_loop_locals
 
+        await self._commit()
         self.writer.close()
         await close_loop_locals()
 

@@ -1,0 +1,157 @@
+"""Where a Ray run keeps its files: a local directory, or any fsspec URI (`s3://bucket/run`,
+`ftp://host/run`, `memory://run`, chained `simplecache::s3://...`).
+
+A `Storage` is the run's directory seen through one small interface; it is pickled as it is and
+sent to the workers, so each reopens the same place (an fsspec filesystem pickles as its class and
+options, credentials included, in Ray's memory only). Two ways of writing rows:
+
+- a local directory (a plain path or a `file://` URI) is appended to: each worker keeps one file
+  open and flushes every finished row, so a kill loses only the rows in flight, and a line torn by
+  a kill is passed over when reading;
+- any other file system gets whole files: a worker gathers finished rows and commits them as a
+  new part file (at the end of each block, and at least every `COMMIT_SECONDS` or `COMMIT_ROWS`).
+  A file is written under a temporary name the readers never list and then moved into place, so
+  a part file that is there is complete (object stores only show an object once it is complete).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+from pathlib import Path, PurePosixPath
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from assay._util.deps import require
+from assay.errors import UsageError
+from assay.schema.dataset import atomic_open
+
+COMMIT_SECONDS = 1.0
+COMMIT_ROWS = 64
+PART_GLOB = "part-*.jsonl"
+
+
+def is_uri(location: Any) -> bool:
+    return isinstance(location, str) and ("://" in location or "::" in location)
+
+
+def shown(location: str) -> str:
+    """The location without a password, for messages and results."""
+    parts = urlsplit(location.rsplit("::", 1)[-1])
+    if parts.password is None:
+        return location
+    host = parts.hostname or ""
+    netloc = f"{parts.username}:***@{host}" + (f":{parts.port}" if parts.port else "")
+    prefix = location.rsplit("::", 1)[0] + "::" if "::" in location else ""
+    return prefix + urlunsplit(parts._replace(netloc=netloc))
+
+
+class Storage:
+    """A directory of a Ray run, by paths relative to it (`"rows/part-w0-....jsonl"`)."""
+
+    def __init__(self, location: str | Path, storage_options: dict[str, Any] | None = None) -> None:
+        self.fs: Any = None
+        if is_uri(location):
+            text = str(location)
+            fsspec = require("fsspec", extra="ray", feature="a Ray output given as a URI")
+            try:
+                fs, root = fsspec.core.url_to_fs(text, **(storage_options or {}))
+            except (ImportError, ValueError, TypeError, OSError) as exc:
+                raise UsageError(f"output {shown(text)}: cannot open it ({exc})") from None
+            from fsspec.implementations.local import LocalFileSystem
+
+            if isinstance(fs, LocalFileSystem):  # file://: a local directory like any other
+                self.local: Path | None = Path(root)
+            else:
+                self.local, self.fs, self.root = None, fs, root.rstrip("/") or "/"
+            self.shown = shown(text)
+        else:
+            if storage_options:
+                raise UsageError("storage_options apply only to an output given as a URI")
+            self.local = Path(location)
+            self.shown = str(location)
+
+    # -- paths ---------------------------------------------------------------------------
+    def _full(self, relative: str) -> str:
+        return f"{self.root}/{relative}" if relative else self.root
+
+    def for_worker(self) -> Storage:
+        """This storage as a worker opens it (a local directory by its absolute path)."""
+        if self.local is not None and not self.local.is_absolute():
+            copy = Storage(self.local.resolve())
+            copy.shown = self.shown
+            return copy
+        return self
+
+    # -- queries -------------------------------------------------------------------------
+    def is_file(self, relative: str = "") -> bool:
+        if self.local is not None:
+            return (self.local / relative).is_file()
+        self.fs.invalidate_cache()  # other processes write here: never trust a cached listing
+        return bool(self.fs.isfile(self._full(relative)))
+
+    def exists(self, relative: str) -> bool:
+        if self.local is not None:
+            return (self.local / relative).exists()
+        self.fs.invalidate_cache()
+        return bool(self.fs.exists(self._full(relative)))
+
+    def parts(self) -> list[str]:
+        """The committed part files under rows/, sorted (temporary files are never listed)."""
+        if self.local is not None:
+            rows = self.local / "rows"
+            return (
+                sorted(f"rows/{part.name}" for part in rows.glob(PART_GLOB))
+                if rows.is_dir()
+                else []
+            )
+        self.fs.invalidate_cache()
+        try:
+            found = self.fs.glob(self._full(f"rows/{PART_GLOB}"))
+        except FileNotFoundError:
+            return []
+        return sorted(f"rows/{PurePosixPath(str(path)).name}" for path in found)
+
+    def read_bytes(self, relative: str) -> bytes:
+        if self.local is not None:
+            return (self.local / relative).read_bytes()
+        return bytes(self.fs.cat_file(self._full(relative)))
+
+    # -- writes --------------------------------------------------------------------------
+    def make_dirs(self, relative: str) -> None:
+        if self.local is not None:
+            (self.local / relative).mkdir(parents=True, exist_ok=True)
+        else:
+            self.fs.makedirs(self._full(relative), exist_ok=True)
+
+    def write_whole(self, relative: str, data: bytes) -> None:
+        """Write a file that appears complete or not at all (temporary name, then moved)."""
+        if self.local is not None:
+            with atomic_open(self.local / relative, newline="") as handle:
+                handle.write(data.decode("utf-8"))
+            return
+        folder, _, name = relative.rpartition("/")
+        temporary = f"{folder}/.tmp-{secrets.token_hex(6)}-{name}" if folder else f".tmp-{name}"
+        self.fs.pipe_file(self._full(temporary), data)
+        try:
+            self.fs.mv(self._full(temporary), self._full(relative))
+        except BaseException:
+            with contextlib.suppress(Exception):  # the move's error is the one to report
+                self.fs.rm(self._full(temporary))
+            raise
+
+    def touch(self, relative: str) -> None:
+        if self.local is not None:
+            (self.local / relative).parent.mkdir(parents=True, exist_ok=True)
+            (self.local / relative).touch()
+        else:
+            self.fs.pipe_file(self._full(relative), b"")
+
+    def remove(self, relative: str) -> None:
+        if self.local is not None:
+            (self.local / relative).unlink(missing_ok=True)
+        elif self.fs.exists(self._full(relative)):
+            self.fs.rm(self._full(relative))
+
+
+__all__ = ["COMMIT_ROWS", "COMMIT_SECONDS", "Storage", "is_uri", "shown"]
