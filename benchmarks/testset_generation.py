@@ -216,7 +216,15 @@ def run_assay(
 # -- Ragas' side ----------------------------------------------------------------------------------
 def run_ragas(paths: list[Path], size: int, seed: int, **options: Any) -> dict[str, Any]:
     """Ragas' figures on `paths`: generated in its virtualenv, judged here by assay's gate."""
-    run = ragas_side.generate_with_ragas(paths, size, seed, **options)
+    try:
+        run = ragas_side.generate_with_ragas(paths, size, seed, **options)
+    except ragas_side.WorkerFailed as exc:  # recorded; assay's figures are not lost with it
+        print(f"warning: {exc}", file=sys.stderr)
+        return {
+            "figures": figures([], requested=size, documents=len(paths), llm_calls=0, calls=0,
+                               seconds=0.0, error=str(exc)),
+            "details": {"worker_failed": True},
+        }  # fmt: skip
     summary, jobs, samples = run["summary"], run["jobs"], run["samples"]
     sample_errors = collections.Counter(
         str(line["error"]).split(":", 1)[0] for line in jobs if line.get("error") is not None
@@ -416,29 +424,8 @@ def main(argv: list[str] | None = None) -> None:
         "timeout": args.ragas_timeout,
         "worker": args.ragas_worker,
     }
-    engines: dict[str, Any] = {}
-    if engine in ("assay", "both"):
-        engines["assay"] = run_assay(
-            documents, args.size, llm, embeddings, args.seed, args.checkpoint
-        )
-    if engine in ("ragas", "both"):
-        engines["ragas"] = run_ragas(paths, args.size, args.seed, **ragas_options)
-    for name, note in notes.items():
-        engines[name] = {"note": note}
+    engines: dict[str, Any] = {name: {"note": note} for name, note in notes.items()}
     tiny: dict[str, dict[str, Any]] = {}
-    if not args.skip_tiny:
-        with tempfile.TemporaryDirectory(prefix="assay-tiny-") as folder:
-            for number, (case, texts) in enumerate(tiny_cases(documents).items()):
-                tiny[case] = {}
-                if engine in ("assay", "both"):
-                    tiny[case]["assay"] = run_assay(
-                        texts, args.tiny_size, llm, embeddings, args.seed
-                    )
-                if engine in ("ragas", "both"):
-                    case_paths = write_case(texts, Path(folder) / str(number))
-                    tiny[case]["ragas"] = run_ragas(
-                        case_paths, args.tiny_size, args.seed, **ragas_options
-                    )
     record = {
         "benchmark": "testset_generation",
         "assay": __version__,
@@ -454,14 +441,40 @@ def main(argv: list[str] | None = None) -> None:
         "engines": engines,
         "tiny": tiny,
     }
-    out = args.out
+    # Written after every run, so a long run stopped halfway keeps what it measured.
+    if engine in ("assay", "both"):
+        engines["assay"] = run_assay(
+            documents, args.size, llm, embeddings, args.seed, args.checkpoint
+        )
+        write_results(record, args.out)
+    if engine in ("ragas", "both"):
+        engines["ragas"] = run_ragas(paths, args.size, args.seed, **ragas_options)
+        write_results(record, args.out)
+    if not args.skip_tiny:
+        with tempfile.TemporaryDirectory(prefix="assay-tiny-") as folder:
+            for number, (case, texts) in enumerate(tiny_cases(documents).items()):
+                tiny[case] = {}
+                if engine in ("assay", "both"):
+                    tiny[case]["assay"] = run_assay(
+                        texts, args.tiny_size, llm, embeddings, args.seed
+                    )
+                if engine in ("ragas", "both"):
+                    case_paths = write_case(texts, Path(folder) / str(number))
+                    tiny[case]["ragas"] = run_ragas(
+                        case_paths, args.tiny_size, args.seed, **ragas_options
+                    )
+                write_results(record, args.out)
+    print(write_results(record, args.out))
+
+
+def write_results(record: dict[str, Any], out: Path) -> str:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(
         json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
     )
     text = markdown(record)
     out.with_suffix(".md").write_text(text, encoding="utf-8")
-    print(text)
+    return text
 
 
 if __name__ == "__main__":

@@ -30,6 +30,11 @@ KEY_VARIABLE = "ASSAY_RAGAS_JUDGE_KEY"  # as ragas_testset_worker.py reads it
 _GATE = QualityGate()  # the thresholds of assay's gate
 
 
+class WorkerFailed(RuntimeError):
+    """The worker did not finish (no interpreter, a missing package, killed at the timeout...):
+    not a measurement of Ragas' generator."""
+
+
 def tiktoken_cache() -> str | None:
     """A folder with tiktoken's cl100k_base for the offline worker: $TIKTOKEN_CACHE_DIR, else the
     copy llama-index-core ships, when it is installed here."""
@@ -48,10 +53,13 @@ def tiktoken_cache() -> str | None:
 
 def run_worker(command: list[str], env: dict[str, str], timeout: float) -> tuple[dict, dict]:
     """Run the worker, passing its stderr (Ragas' progress bars) through. Returns its `ready` and
-    `summary` lines; a worker that fails to start or exits badly is a SystemExit with its tail."""
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-    )
+    `summary` lines; a worker that fails to start or exits badly raises WorkerFailed with its tail."""
+    try:
+        process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        )
+    except OSError as exc:
+        raise WorkerFailed(f"the Ragas test-set worker could not start: {exc}") from exc
     tail: collections.deque[str] = collections.deque(maxlen=15)
 
     def pump() -> None:
@@ -61,8 +69,15 @@ def run_worker(command: list[str], env: dict[str, str], timeout: float) -> tuple
 
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
-    timer = threading.Timer(timeout, process.kill)
+    fired = threading.Event()
+
+    def stop() -> None:
+        fired.set()
+        process.kill()
+
+    timer = threading.Timer(timeout, stop)
     timer.start()
+    code: int | None = None
     ready: dict[str, Any] = {}
     summary: dict[str, Any] | None = None
     try:
@@ -76,6 +91,8 @@ def run_worker(command: list[str], env: dict[str, str], timeout: float) -> tuple
             elif isinstance(line, dict) and line.get("summary"):
                 summary = line
         code = process.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        pass  # stdout closed but the process lingers: killed below, reported as failed
     finally:
         timer.cancel()
         if process.poll() is None:
@@ -83,8 +100,9 @@ def run_worker(command: list[str], env: dict[str, str], timeout: float) -> tuple
             process.wait()
         reader.join(timeout=5)
     if code != 0 or summary is None:
-        raise SystemExit(
-            f"the Ragas test-set worker ({command[0]}) failed with exit code {code}:\n"
+        stopped = f" (stopped after {timeout:g} s)" if fired.is_set() else ""
+        raise WorkerFailed(
+            f"the Ragas test-set worker ({command[0]}) failed with exit code {code}{stopped}:\n"
             + "".join(tail).strip()
         )
     return ready, summary
@@ -234,6 +252,7 @@ def generate_with_ragas(
 
 
 __all__ = [
+    "WorkerFailed",
     "assay_gate_verdicts",
     "documents_of",
     "generate_with_ragas",

@@ -251,6 +251,36 @@ def test_ragas_samples_are_judged_by_assays_gate_and_measured_alike(fake, fake_w
     assert writer.calls["supported"] >= 2 and writer.calls["answers_question"] == 2
 
 
+@pytest.mark.parametrize(
+    ("script", "timeout", "expected"),
+    [
+        ("import sys\nsys.stderr.write('no module named ragas')\nsys.exit(2)", 30, "no module named ragas"),
+        ("import time\ntime.sleep(30)", 1, "stopped after 1 s"),
+    ],
+)  # fmt: skip
+def test_a_worker_that_fails_or_hangs_is_recorded_not_fatal(
+    fake, tmp_path, script, timeout, expected
+):
+    server, _, _ = fake
+    llm, embeddings = _models(server)
+    worker = tmp_path / "broken_worker.py"
+    worker.write_text(script, encoding="utf-8")
+    run = bench.run_ragas(
+        _corpus(tmp_path),
+        2,
+        0,
+        python=Path(sys.executable),
+        llm=llm,
+        embeddings=embeddings,
+        concurrency=1,
+        timeout=timeout,
+        worker=worker,
+    )
+    assert run["details"] == {"worker_failed": True}
+    assert run["figures"]["crashed"] is True and run["figures"]["produced"] == 0
+    assert expected in run["figures"]["error"]
+
+
 def test_main_writes_both_engines_side_by_side(fake, fake_worker, tmp_path):
     server, _, _ = fake
     _corpus(tmp_path)
