@@ -12,6 +12,7 @@ import collections
 import importlib.util
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -27,6 +28,7 @@ from assay.testset.text import count_tokens, normalize_space
 
 RAGAS_WORKER = Path(__file__).resolve().with_name("ragas_testset_worker.py")
 KEY_VARIABLE = "ASSAY_RAGAS_JUDGE_KEY"  # as ragas_testset_worker.py reads it
+_HOP = re.compile(r"^\s*<\d+-hop>\s*")
 _GATE = QualityGate()  # the thresholds of assay's gate
 
 
@@ -117,7 +119,8 @@ def documents_of(contexts: list[str], distinct: list[str]) -> list[int]:
     first holding the context, or else its first 120 characters."""
     found = []
     for context in contexts:
-        wanted = normalize_space(context).lower()
+        # Ragas' multi-hop samples mark each context "<1-hop>", "<2-hop>"...
+        wanted = normalize_space(_HOP.sub("", context)).lower()
         for probe in (wanted, wanted[:120]):
             hits = [i for i, text in enumerate(distinct) if probe and probe in text]
             if hits:
@@ -164,7 +167,7 @@ def assay_gate_verdicts(samples: list[dict[str, Any]]) -> dict[str, Any]:
     refusals: collections.Counter[str] = collections.Counter()
     for s in samples:
         question = s.get("user_input") or ""
-        contexts = set(s.get("reference_contexts") or [])
+        contexts = {_HOP.sub("", c) for c in s.get("reference_contexts") or []}
         if (
             count_tokens(question) < _GATE.min_question_tokens
             or not (s.get("reference") or "").strip()

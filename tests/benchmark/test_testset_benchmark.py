@@ -91,6 +91,8 @@ def test_contexts_are_traced_to_their_document_through_collapsed_whitespace():
     assert ragas_side.documents_of(["The for statement iterates"], distinct) == [0]
     assert ragas_side.documents_of(["an EXCEPTION stops", "Loops ====="], distinct) == [0, 1]
     assert ragas_side.documents_of(["nothing like it anywhere"], distinct) == []
+    hops = ["<1-hop>\n\nLoops ===== The for", "<2-hop>\n\nAn exception stops"]
+    assert ragas_side.documents_of(hops, distinct) == [0, 1]
 
 
 def test_ragas_samples_are_refused_by_the_checks_assays_gate_makes():
