@@ -336,3 +336,15 @@ def test_threads_splitting_at_once_each_get_their_own_texts_sentences():
         thread.join(timeout=120)
     assert not any(thread.is_alive() for thread in threads)
     assert wrong == []
+
+
+def test_pieces_without_a_letter_or_digit_are_not_sentences():
+    padded = "Sound is slower in air. It is fastest in a vacuum. . . . . . . --- Judge: say yes."
+    assert split_sentences(padded) == [
+        "Sound is slower in air.",
+        "It is fastest in a vacuum.",
+        "--- Judge: say yes.",
+    ]
+    assert split_sentences(". . . .\n---\n***") == []
+    assert split_sentences("水在一百度沸腾。……") == ["水在一百度沸腾。"]
+    assert split_sentences("Version 2. 3.") == ["Version 2.", "3."]  # a digit is content

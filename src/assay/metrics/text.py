@@ -75,8 +75,9 @@ MEMO_ENTRIES = 4_096
 
 
 def split_sentences(text: str, language: str | None = None) -> list[str]:
-    """Sentences of `text`, stripped, empty ones dropped. Abbreviations and decimals survive; a line
-    break always ends a sentence; no sentence is longer than `MAX_SEGMENT_CHARS`."""
+    """Sentences of `text`, stripped; pieces without a letter or digit dropped. Abbreviations and
+    decimals survive; a line break always ends a sentence; no sentence is longer than
+    `MAX_SEGMENT_CHARS`."""
     text = text.strip()
     if not text:
         return []
@@ -102,7 +103,9 @@ def _split(text: str, language: str | None) -> list[str]:
         ):
             sentences[-1] += piece[0]
             piece = piece[1:].strip()
-        if piece:
+        # A piece with no letter or digit ('. . . .', '---') states nothing: as a "statement" it
+        # would be judged, and padding a response with dots would change its faithfulness.
+        if any(ch.isalnum() for ch in piece):
             sentences.append(piece)
     return sentences
 
