@@ -133,6 +133,25 @@ def exit_with_parent() -> None:
     threading.Thread(target=watch, name="exit-with-parent", daemon=True).start()
 
 
+def transforms_within(limit: int | None, documents: list[Any], llm: Any, embeddings: Any) -> Any:
+    """Ragas' default transforms, their LLM extractors sending at most `limit` tokens of text
+    per request (Ragas' default is 32,000, more than a small local judge's context holds).
+    None: Ragas builds its defaults itself, untouched."""
+    if limit is None:
+        return None
+    from ragas.testset.transforms import Parallel, default_transforms
+
+    transforms = default_transforms(documents=documents, llm=llm, embedding_model=embeddings)
+    pending = list(transforms)
+    while pending:
+        step = pending.pop()
+        if isinstance(step, Parallel):
+            pending.extend(step.transformations)
+        elif hasattr(step, "max_token_limit"):
+            step.max_token_limit = limit
+    return transforms
+
+
 def load_documents(listing: Path) -> list[Any]:
     from langchain_community.document_loaders import TextLoader
 
@@ -189,6 +208,7 @@ def generate(args: argparse.Namespace, documents: list[Any]) -> dict[str, Any]:
         ).generate_with_langchain_docs(
             documents,
             testset_size=args.size,
+            transforms=transforms_within(args.max_token_limit, documents, llm, embeddings),
             run_config=run_config,
             raise_exceptions=False,
             return_executor=True,
@@ -223,6 +243,7 @@ def generate(args: argparse.Namespace, documents: list[Any]) -> dict[str, Any]:
         "failed_samples": failed,
         "plain_generate_would_raise": crash is not None or failed > 0,
         "documents": len(documents),
+        "max_token_limit": args.max_token_limit,
         "llm_calls": llm_calls.requests,
         "llm_failed_calls": llm_calls.failed,
         "embedding_calls": embedding_calls.requests,
@@ -248,6 +269,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="JSON lines written here")
     parser.add_argument("--concurrency", type=int, default=2, help="Ragas' max_workers")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds per HTTP request")
+    parser.add_argument(
+        "--max-token-limit", type=int, default=None, help="tokens of text per extractor request"
+    )
     args = parser.parse_args(argv)
 
     try:

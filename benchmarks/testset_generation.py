@@ -241,6 +241,7 @@ def run_ragas(paths: list[Path], size: int, seed: int, **options: Any) -> dict[s
         ),
         "details": {
             "ragas": run["ready"].get("ragas"),
+            "max_token_limit": summary.get("max_token_limit"),
             "openai": run["ready"].get("openai"),
             "sample_jobs": summary.get("jobs"),
             "failed_samples": summary.get("failed_samples"),
@@ -376,6 +377,13 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--ragas-timeout", type=float, default=6 * 3600.0,
                         help="seconds a Ragas run may take before it is stopped")  # fmt: skip
+    parser.add_argument(
+        "--ragas-max-token-limit",
+        type=int,
+        default=None,
+        help="cap the text Ragas' LLM extractors send per request (default: Ragas' 32,000 "
+        "tokens; a 4,096-token local judge needs about 2,000)",
+    )
     parser.add_argument("--concurrency", type=int, default=8, help="Ragas' max_workers, at most")
     parser.add_argument("--checkpoint", type=Path, default=None, help="resume assay's run")
     parser.add_argument("--tiny-size", type=int, default=3, help="size asked of each tiny case")
@@ -423,6 +431,7 @@ def main(argv: list[str] | None = None) -> None:
         "concurrency": fit_to_judge(llm, args.concurrency),
         "timeout": args.ragas_timeout,
         "worker": args.ragas_worker,
+        "max_token_limit": args.ragas_max_token_limit,
     }
     engines: dict[str, Any] = {name: {"note": note} for name, note in notes.items()}
     tiny: dict[str, dict[str, Any]] = {}

@@ -205,6 +205,7 @@ def generate_with_ragas(
     concurrency: int,
     timeout: float,
     worker: Path = RAGAS_WORKER,
+    max_token_limit: int | None = None,
 ) -> dict[str, Any]:
     """Generate with Ragas from `paths` (in its virtualenv), then judge its samples here. Returns
     the worker's `ready` and `summary` lines, its sample jobs (a sample or an error each), the
@@ -232,6 +233,8 @@ def generate_with_ragas(
                 "--embeddings-url", embeddings_url, "--embeddings-model", str(embeddings.model),
                 "--size", str(size), "--seed", str(seed), "--concurrency", str(concurrency),
             ]  # fmt: skip
+            if max_token_limit is not None:
+                command += ["--max-token-limit", str(max_token_limit)]
             ready, summary = run_worker(command, env, timeout)
         lines = [json.loads(t) for t in out.read_text(encoding="utf-8").splitlines() if t.strip()]
     jobs = [line for line in lines if not line.get("summary")]

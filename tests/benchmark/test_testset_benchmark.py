@@ -168,7 +168,7 @@ FAKE_WORKER = textwrap.dedent(
 
     parser = argparse.ArgumentParser()
     for name in ("--docs-list", "--out", "--llm-url", "--llm-model", "--embeddings-url",
-                 "--embeddings-model", "--size", "--seed", "--concurrency"):
+                 "--embeddings-model", "--size", "--seed", "--concurrency", "--max-token-limit"):
         parser.add_argument(name)
     args = parser.parse_args()
     print("a chatty library says hello", flush=True)
@@ -196,7 +196,8 @@ FAKE_WORKER = textwrap.dedent(
                "llm_failed_calls": 0, "embedding_calls": 5, "input_tokens": 100,
                "output_tokens": 50, "seconds": 8.0,
                "seed": args.seed, "key_seen": os.environ.get("ASSAY_RAGAS_JUDGE_KEY"),
-               "llm_url": args.llm_url, "size": args.size}
+               "llm_url": args.llm_url, "size": args.size,
+               "max_token_limit": args.max_token_limit and int(args.max_token_limit)}
     with open(args.out, "w") as handle:
         for line in [*lines, summary]:
             handle.write(json.dumps(line) + "\\n")
@@ -292,13 +293,14 @@ def test_main_writes_both_engines_side_by_side(fake, fake_worker, tmp_path):
             "--docs", str(tmp_path / "docs"), "--size", "2", "--seed", "3",
             "--llm", server.model_string("writer"), "--embeddings", f"vllm/bow@{server.url}",
             "--ragas-python", sys.executable, "--ragas-worker", str(fake_worker),
-            "--skip-tiny", "--out", str(out),
+            "--ragas-max-token-limit", "1500", "--skip-tiny", "--out", str(out),
         ]
     )  # fmt: skip
     record = json.loads(out.with_suffix(".json").read_text(encoding="utf-8"))
     assert set(record["engines"]) == {"assay", "ragas"}
     assert record["engines"]["assay"]["figures"]["exact_size"] is True
     assert record["engines"]["ragas"]["figures"]["produced"] == 2
+    assert record["engines"]["ragas"]["details"]["max_token_limit"] == 1500
     assert record["documents"] == 3 and record["tiny"] == {}
     table = out.with_suffix(".md").read_text(encoding="utf-8")
     assert "| measure | assay " in table and "| Ragas 0.0-fake |" in table
