@@ -228,7 +228,8 @@ def _print_ray_run(executor: Any, output: str, console: Any) -> None:
     console.print(
         f"ray: {stats.rows_scored} rows scored, {stats.rows_kept} already in {output}; "
         f"{stats.workers_lost} worker loss(es), {stats.rows_reassigned} rows re-assigned, "
-        f"{stats.repeated_requests} repeated model requests; rows and summary.json in {output}",
+        f"{stats.repeated_requests} repeated model requests, {stats.reassigned_cached_requests} "
+        f"answers to re-assigned rows from the cache; rows and summary.json in {output}",
         highlight=False,
         soft_wrap=True,
     )

@@ -29,6 +29,10 @@ class RunStats:
     blocks: int = 0
     workers_lost: int = 0  # blocks whose worker died under them
     rows_reassigned: int = 0
+    # The cells of re-assigned rows, once written: the model requests they made, and the answers
+    # the response cache gave them (with a shared cache, the calls the lost worker had finished).
+    reassigned_requests: int = 0
+    reassigned_cached_requests: int = 0
     duplicate_cells: int = 0  # cells written twice (read once)
     repeated_requests: int = 0  # model requests spent on those repeats
     unreadable_lines: int = 0
@@ -51,6 +55,7 @@ class Driver:
     stats: RunStats
     lost: dict[int, Error] = field(default_factory=dict)  # rows given up on, as outcomes
     failures: collections.Counter[int] = field(default_factory=collections.Counter)
+    reassigned: set[str] = field(default_factory=set)  # ids of rows handed out again
     actors: list[Any] = field(default_factory=list)
     n_limiters: int = 0
     endpoints: list[str] = field(default_factory=list)  # their keys, in limiter order
@@ -223,6 +228,7 @@ class Driver:
             )
         if again:
             self.stats.rows_reassigned += len(again)
+            self.reassigned.update(job[0] for job in again)
             blocks.appendleft(again)
 
 

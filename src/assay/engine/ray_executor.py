@@ -133,9 +133,14 @@ class RayExecutor:
                 jobs.append((row_id, index, data[index], missing))
         stats = RunStats(rows=len(data), rows_kept=len(data) - len(jobs))
         lost: dict[int, Error] = {}
+        reassigned: set[str] = set()
         if jobs:
-            lost = self._distribute(plan, jobs, output, position, names, cancel, stats)
+            lost, reassigned = self._distribute(plan, jobs, output, position, names, cancel, stats)
         final = output.collect(position, set(names))
+        for (row_id, _), cell in final.cells.items():
+            if row_id in reassigned and cell.usage is not None:
+                stats.reassigned_requests += cell.usage.requests
+                stats.reassigned_cached_requests += cell.usage.cached_requests
         stats.duplicate_cells = final.duplicate_cells
         stats.repeated_requests = final.repeated_requests
         stats.unreadable_lines = final.unreadable_lines
@@ -156,8 +161,9 @@ class RayExecutor:
         names: list[str],
         cancel: threading.Event,
         stats: RunStats,
-    ) -> dict[int, Error]:
-        """Score `jobs` on the cluster; the rows given up on, as outcomes."""
+    ) -> tuple[dict[int, Error], set[str]]:
+        """Score `jobs` on the cluster; the rows given up on, as outcomes, and the ids of the rows
+        handed out again after a loss."""
         from assay.engine.ray_shipping import ship
 
         payload, endpoints = ship(plan.metrics)  # before connecting: a metric that cannot travel
@@ -180,7 +186,7 @@ class RayExecutor:
             driver.stop()
             if owned:
                 ray.shutdown()
-        return driver.lost
+        return driver.lost, driver.reassigned
 
     def _result(
         self,

@@ -7,7 +7,8 @@ worker:
 
 - an `Endpoint` becomes the worker's one `Endpoint` for that key, whose limiter leases from the
   run's global limiter actor for the endpoint (`ray_limits.py`), so every worker spends one budget;
-- a `ResponseCache` reopens the same SQLite file (one node, or a shared file system);
+- a `ResponseCache` reopens the same SQLite file (one node, or a shared file system) or the same
+  PostgreSQL database (`cache_postgres.py`, any cluster);
 - a per-loop holder (`LoopLocal`) starts empty and builds its clients on the worker's loops;
 - a lock is a new lock.
 
@@ -44,7 +45,12 @@ def ship(metrics: list[Any]) -> tuple[bytes, dict[str, Limits]]:
                 endpoints[obj.key] = obj.limiter.limits
                 return _endpoint_on_worker, (obj.key, obj.limiter.limits)
             if isinstance(obj, ResponseCache):
-                return _cache_on_worker, (str(obj.path), obj.replay_only)
+                # The SQLite file's path, or the PostgreSQL URL (with its password: the workers
+                # must log in too)
+                return _cache_on_worker, (
+                    getattr(obj, "url", None) or str(obj.path),
+                    obj.replay_only,
+                )
             if isinstance(obj, LoopLocal):
                 return LoopLocal, (obj._factory,)
             if isinstance(obj, _LOCK_TYPES):

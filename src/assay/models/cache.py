@@ -32,6 +32,7 @@ from assay.errors import ModelError
 from assay.models.types import ModelRequest, ModelResponse
 
 _IGNORED_PARAMS = frozenset({"timeout"})
+_DATABASE_SCHEMES = ("postgresql", "postgresql+psycopg", "postgres")  # see cache_postgres.py
 
 
 def default_cache_path() -> Path:
@@ -77,7 +78,19 @@ class CacheMiss(ModelError):
 
 
 class ResponseCache:
-    """Thread-safe; several processes may share the file (SQLite WAL mode)."""
+    """Thread-safe; several processes may share the file (SQLite WAL mode).
+
+    A `postgresql://` URL for `path` (or, with no path, in `ASSAY_CACHE_URL`) gives the same
+    cache in PostgreSQL instead, for a cluster (`cache_postgres.py`)."""
+
+    def __new__(cls, path: str | Path | None = None, *, replay_only: bool = False) -> Any:
+        if cls is ResponseCache:
+            chosen = path if path is not None else os.environ.get("ASSAY_CACHE_URL")
+            if isinstance(chosen, str) and chosen.split("://", 1)[0].lower() in _DATABASE_SCHEMES:
+                from assay.models.cache_postgres import PostgresResponseCache
+
+                return super().__new__(PostgresResponseCache)
+        return super().__new__(cls)
 
     def __init__(self, path: str | Path | None = None, *, replay_only: bool = False) -> None:
         self.path = Path(path) if path is not None else default_cache_path()
