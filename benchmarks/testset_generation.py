@@ -306,7 +306,8 @@ ROWS = [
 
 
 def _cell(value: Any) -> str:
-    return "-" if value is None else str(value)
+    """A table cell: one line, no column breaks."""
+    return "-" if value is None else " ".join(str(value).split()).replace("|", "\\|")
 
 
 def markdown(record: dict[str, Any]) -> str:
@@ -314,7 +315,8 @@ def markdown(record: dict[str, Any]) -> str:
     names = [n for n in ("assay", "ragas") if "figures" in engines.get(n, {})]
     title = {
         "assay": f"assay {record['assay']}",
-        "ragas": "Ragas " + str(engines.get("ragas", {}).get("details", {}).get("ragas", "")),
+        "ragas": "Ragas "
+        + str(engines.get("ragas", {}).get("details", {}).get("ragas") or "(did not run)"),
     }
     lines = [
         f"# Test-set generation ({record['llm']}, {record['documents']} documents, size {record['size']})",
@@ -322,7 +324,8 @@ def markdown(record: dict[str, Any]) -> str:
         f"{record['date']}, {record['machine']}; corpus {record['docs']}; seed {record['seed']}.",
         "Both engines' samples are judged by assay's quality gate with the same judge "
         f"(supported: faithfulness >= {GATE.support_threshold}; answerable: answers_question >= "
-        f"{GATE.answer_threshold}). Seconds are generation only.",
+        f"{GATE.answer_threshold}): assay's while it generates (it keeps only samples that pass), "
+        "Ragas' afterwards. Seconds are generation only (assay's include its gate).",
         "",
         "| measure | " + " | ".join(title[n] for n in names) + " |",
         "|---|" + "---|" * len(names),
@@ -340,7 +343,7 @@ def markdown(record: dict[str, Any]) -> str:
             f"| {k} | {_cell(v)} |" for k, v in details.items() if k not in ("ragas", "notes")
         ]
         if engines[name]["figures"].get("error"):
-            lines.append(f"| error | {engines[name]['figures']['error'][:300]} |")
+            lines.append(f"| error | {_cell(engines[name]['figures']['error'][:300])} |")
     for name, engine in engines.items():
         if "note" in engine:
             lines += ["", f"{name}: {engine['note']}"]
@@ -351,7 +354,7 @@ def markdown(record: dict[str, Any]) -> str:
         for case, by_engine in record["tiny"].items():
             for name, run in by_engine.items():
                 f, d = run["figures"], run.get("details", {})
-                why = f.get("error") or "; ".join(d.get("shortfall_reasons") or []) or ""
+                why = _cell(f.get("error") or "; ".join(d.get("shortfall_reasons") or []) or "")
                 lines.append(
                     f"| {case} | {name} | {f['crashed']} | {f['produced']} | {f['exact_size']} | "
                     f"{_cell(f['reference_supported'])} | {why[:200]} |"
