@@ -60,20 +60,26 @@ class Driver:
     n_limiters: int = 0
     endpoints: list[str] = field(default_factory=list)  # their keys, in limiter order
     shipped: Any = None  # the metrics in the object store, kept alive for restarting workers
+    judges: dict[str, dict[str, Any]] = field(default_factory=dict)  # node -> key -> judge actor
 
     # -- start and stop ------------------------------------------------------------------
     def start(self, payload: bytes, endpoints: dict[str, Any], timeout: float | None) -> list[Any]:
         """One limiter per endpoint, then the workers; returns the workers once all are ready."""
         from assay.engine.ray_limits import EndpointLimiter
+        from assay.engine.ray_local import local_settings, start_judges
         from assay.engine.ray_worker import ScoringWorker
 
         ray, settings = self.ray, self.settings
         limiter_class = ray.remote(EndpointLimiter).options(
             num_cpus=0, max_restarts=-1, max_task_retries=-1, max_concurrency=10_000
         )
-        limiters = {key: limiter_class.remote(limits) for key, limits in endpoints.items()}
+        # A remote endpoint gets one limiter for the cluster; a local judge one per node (its
+        # judge actor, whose slots are that node's capacity).
+        remote = {key: limits for key, limits in endpoints.items() if local_settings(key) is None}
+        limiters = {key: limiter_class.remote(limits) for key, limits in remote.items()}
         self.actors, self.n_limiters = list(limiters.values()), len(limiters)
-        self.endpoints = list(endpoints)
+        self.endpoints = list(remote)
+        self.judges = start_judges(ray, endpoints, settings.start_timeout)
         worker_class = ray.remote(ScoringWorker).options(
             num_cpus=settings.worker_cpus,
             max_restarts=-1,
@@ -90,6 +96,7 @@ class Driver:
                 max_in_flight=settings.max_in_flight,
                 timeout=timeout,
                 lease_size=settings.lease_size,
+                local_judges=self.judges,
             )
             for index in range(settings.num_workers)
         ]
@@ -134,16 +141,22 @@ class Driver:
                 if address.get("base_url"):
                     name += f"@{address['base_url']}"
                 self.stats.limiters[name] = state
+            for node, by_key in self.judges.items():
+                found = self.ray.get([judge.state.remote() for judge in by_key.values()], timeout=5)
+                for key, state in zip(by_key, found, strict=True):
+                    address = json.loads(key).get("address", {})
+                    self.stats.limiters[f"local/{address.get('model')}@node:{node[:12]}"] = state
 
     def stop(self) -> None:
         ray = self.ray
         closing = [actor.close.remote() for actor in self.actors[self.n_limiters :]]
         with contextlib.suppress(Exception):  # best effort: a dead worker has nothing to close
             ray.wait(closing, num_returns=len(closing), timeout=5)
-        for actor in self.actors:
+        judges = [judge for by_key in self.judges.values() for judge in by_key.values()]
+        for actor in self.actors + judges:
             with contextlib.suppress(Exception):
                 ray.kill(actor, no_restart=True)
-        self.actors, self.shipped = [], None
+        self.actors, self.shipped, self.judges = [], None, {}
 
     # -- the loop ------------------------------------------------------------------------
     def run(self, workers: list[Any], jobs: list[RowJob], progress: CellProgress) -> None:

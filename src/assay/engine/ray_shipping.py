@@ -9,6 +9,8 @@ worker:
   run's global limiter actor for the endpoint (`ray_limits.py`), so every worker spends one budget;
 - a `ResponseCache` reopens the same SQLite file (one node, or a shared file system) or the same
   PostgreSQL database (`cache_postgres.py`, any cluster);
+- a local GGUF judge (`LocalProvider`) becomes a provider calling its node's judge actor
+  (`ray_local.py`) instead of loading the model in every worker;
 - a per-loop holder (`LoopLocal`) starts empty and builds its clients on the worker's loops;
 - a lock is a new lock.
 
@@ -29,6 +31,7 @@ from assay.errors import UsageError
 from assay.models.cache import ResponseCache
 from assay.models.endpoint import Endpoint
 from assay.models.limits import Limits
+from assay.models.local import LocalProvider
 
 _LOCK_TYPES = (type(threading.Lock()), type(threading.RLock()))
 
@@ -44,6 +47,10 @@ def ship(metrics: list[Any]) -> tuple[bytes, dict[str, Limits]]:
             if isinstance(obj, Endpoint):
                 endpoints[obj.key] = obj.limiter.limits
                 return _endpoint_on_worker, (obj.key, obj.limiter.limits)
+            if isinstance(obj, LocalProvider):  # the node's judge actor serves it (ray_local.py)
+                from assay.engine.ray_local import provider_on_worker
+
+                return provider_on_worker, (obj.settings, obj.timeout)
             if isinstance(obj, ResponseCache):
                 # The SQLite file's path, or the PostgreSQL URL (with its password: the workers
                 # must log in too)

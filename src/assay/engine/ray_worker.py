@@ -123,12 +123,14 @@ class ScoringWorker:
         max_in_flight: int,
         timeout: float | None,
         lease_size: int,
+        local_judges: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         # The metrics come as an object the driver keeps alive (`[ref]`, not the bytes), so that a
         # restarted worker can always fetch them again (Ray issue #53727); loaded on first use.
         self._payload = payload
         self._limiters = limiters
         self._lease_size = lease_size
+        self._local_judges = local_judges or {}  # node id -> endpoint key -> judge actor
         self.metrics: dict[str, Any] = {}
         self.writer = PartWriter(output, worker)
         self._committing: asyncio.Lock | None = None
@@ -142,7 +144,19 @@ class ScoringWorker:
         from assay.engine import ray_shipping
 
         payload = await self._payload[0]
-        ray_shipping.install_limiters(self._limiters, self._lease_size)
+        limiters = dict(self._limiters)
+        if self._local_judges:  # local judges: this node's judge is their limiter
+            import ray
+
+            from assay.engine import ray_local
+
+            node = ray.get_runtime_context().get_node_id()
+            mine = self._local_judges.get(node)
+            if mine is None:
+                raise RuntimeError(f"no local judge was started on Ray node {node[:12]}")
+            ray_local.install_judges(mine)
+            limiters.update(mine)
+        ray_shipping.install_limiters(limiters, self._lease_size)
         self.metrics = {metric.name: metric for metric in ray_shipping.load(payload)}
 
     async def ready(self) -> dict[str, Any]:
