@@ -417,6 +417,10 @@ def embed(*, reverse: bool = False, drop: int = 0, tokens_per_text: int = 3) -> 
 # -- the server -------------------------------------------------------------------------------
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # TCP_NODELAY: the headers and the body are two writes, and with Nagle's algorithm the body
+    # waited for the client's delayed ACK of the headers, 40 ms on every answer (as real servers
+    # such as uvicorn or vLLM do not).
+    disable_nagle_algorithm = True
     server: _HTTPServer
 
     def log_message(self, format: str, *args: Any) -> None:

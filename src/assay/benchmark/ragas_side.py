@@ -114,6 +114,8 @@ def embeddings_endpoint(embeddings: Any) -> Iterator[str]:
     # Requests are served concurrently, each on its own thread and (through the sync wrapper) its
     # own event loop: the model's limiter and in-flight table are shared across loops.
     class Handler(BaseHTTPRequestHandler):
+        disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms ACK wait
+
         def do_POST(self) -> None:
             try:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
