@@ -132,3 +132,50 @@ def test_a_file_uri_on_the_command_line_is_a_local_directory(gcs_address, tmp_pa
     assert f"rows and summary.json in {out.as_uri()}" in done.stdout
     assert json.loads((out / "summary.json").read_text())["metrics"][0]["n_ok"] == 2
     assert len(list((out / "rows").glob("part-*.jsonl"))) == 1  # appended: one file per worker
+
+
+def test_a_killed_worker_on_an_ftp_output_loses_no_row_and_duplicates_none(
+    ray_cluster, judged, server, ftp_home
+):
+    """A worker killed mid-run loses the rows it had gathered but not committed; they are handed
+    out again, and no row is read twice."""
+    from tests.engine.ray.conftest import kill_9, rows_written, wait_until, worker_pids
+
+    url, home = ftp_home
+    rows = [{"user_input": f"question {n}", "response": f"answer {n}"} for n in range(120)]
+    judge = judged(latency=0.05)
+    executor = RayExecutor(output=f"{url}/run", num_workers=2, max_in_flight=4, block_rows=4)
+    finished: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            finished["result"] = evaluate(
+                rows, [critic()], llm=judge, executor=executor, show_progress=False
+            )
+        except BaseException as exc:
+            finished["error"] = exc
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    written = home / "run"
+    wait_until(
+        lambda: (
+            ((written / "rows").is_dir() and rows_written(written) >= 16) or not thread.is_alive()
+        ),
+        timeout=90,
+        what="16 rows committed",
+    )
+    assert thread.is_alive(), f"the run ended before a worker could be killed: {finished}"
+    kill_9(min(worker_pids(written)))
+    thread.join(timeout=120)
+    assert not thread.is_alive() and "error" not in finished, finished.get("error")
+
+    result = finished["result"]
+    assert [row["has_seven"].value for row in result.outcomes] == [
+        1 if "7" in row["response"] else 0 for row in rows
+    ]
+    assert executor.last_run.workers_lost >= 1
+    ids = row_ids(EvaluationDataset.from_list(rows))
+    again = OutputDirectory(f"{url}/run").collect({r: i for i, r in enumerate(ids)}, {"has_seven"})
+    assert len(again.cells) == len(rows) and again.unreadable_lines == 0
+    assert again.duplicate_cells == 0  # what a dead worker had not committed, it never wrote
