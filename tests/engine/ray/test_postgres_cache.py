@@ -165,3 +165,19 @@ def test_after_a_killed_worker_its_finished_calls_come_from_the_shared_cache(
     assert set(asked) == set(range(N_ROWS)) and len(fast_asked) - N_ROWS <= 8
     # Reported: each re-assigned row has two cells, some answered by the shared cache.
     assert 1 <= stats.reassigned_cached_requests <= 2 * stats.rows_reassigned
+
+
+def test_assay_cache_stats_and_clear_use_assay_cache_url(cache_url, monkeypatch):
+    from typer.testing import CliRunner
+
+    from assay.cli.app import app
+
+    ResponseCache(cache_url).put_meta("probe", "1")
+    ResponseCache(cache_url).put_vector("v1", "embedder", [0.5, 0.25])
+    monkeypatch.setenv("ASSAY_CACHE_URL", cache_url)
+    shown = CliRunner().invoke(app, ["cache", "stats"])
+    assert shown.exit_code == 0, shown.output
+    assert "cache: postgresql+psycopg://postgres@127.0.0.1:" in shown.output
+    assert "entries: 1" in shown.output and "embedding embedder: 1 entries" in shown.output
+    cleared = CliRunner().invoke(app, ["cache", "clear"])
+    assert cleared.exit_code == 0 and "removed 2 cached entries" in cleared.output
