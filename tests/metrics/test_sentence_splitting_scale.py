@@ -348,3 +348,20 @@ def test_pieces_without_a_letter_or_digit_are_not_sentences():
     assert split_sentences(". . . .\n---\n***") == []
     assert split_sentences("水在一百度沸腾。……") == ["水在一百度沸腾。"]
     assert split_sentences("Version 2. 3.") == ["Version 2.", "3."]  # a digit is content
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_shortcut_finds_the_sentences_pysbd_segment_finds(language):
+    from assay.metrics.text import _segment
+
+    segmenter = pysbd.Segmenter(language=language, clean=False)
+    texts = [
+        "Dr. Smith went to Washington D.C. on Jan. 5. He paid $3.50 for a 2.5 kg bag.",
+        'He said "Stop." Then he left... Did he? Yes!',
+        "1. First item 2. Second item (see p. 4). e.g. this one.",
+        "水在一百度沸腾。“你好。”他说。真的吗？是的！",
+        "Mr. and Mrs. T. J. Brown arrived at 3 p.m. yesterday.   Extra   spaces here.",
+    ]
+    for text in texts:
+        expected = [s.strip() for s in segmenter.segment(text) if s.strip()]
+        assert [s.strip() for s in _segment(segmenter, text) if s.strip()] == expected
