@@ -135,11 +135,7 @@ class OutputDirectory:
 
     def lines(self) -> Iterator[bytes | None]:
         """Every complete line of every part file (None for a torn last line)."""
-        for part in self.storage.parts():
-            try:
-                data = self.storage.read_bytes(part)
-            except OSError:
-                continue
+        for data in self.storage.read_parts(self.storage.parts()):
             cut = data.rfind(b"\n") + 1
             for line in data[:cut].split(b"\n")[:-1]:
                 if line.strip():

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
+from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -29,6 +30,7 @@ from assay.schema.dataset import atomic_open
 COMMIT_SECONDS = 1.0
 COMMIT_ROWS = 64
 PART_GLOB = "part-*.jsonl"
+READ_BATCH = 256
 
 
 def is_uri(location: Any) -> bool:
@@ -111,6 +113,28 @@ class Storage:
         except FileNotFoundError:
             return []
         return sorted(f"rows/{PurePosixPath(str(path)).name}" for path in found)
+
+    def read_parts(self, parts: list[str]) -> Iterator[bytes]:
+        """The content of each part file, in order; one that vanished or cannot be read is left
+        out. Remote files are fetched in batches (concurrently where the file system can)."""
+        if self.local is not None:
+            for part in parts:
+                try:
+                    yield (self.local / part).read_bytes()
+                except OSError:
+                    continue
+            return
+        for start in range(0, len(parts), READ_BATCH):
+            batch = [self._full(part) for part in parts[start : start + READ_BATCH]]
+            found = self.fs.cat(batch, on_error="omit")
+            for path in batch:
+                data = found.get(path)
+                if not isinstance(data, bytes):  # left out (or named otherwise): ask for it alone
+                    try:
+                        data = bytes(self.fs.cat_file(path))
+                    except OSError:
+                        continue
+                yield data
 
     def read_bytes(self, relative: str) -> bytes:
         if self.local is not None:
