@@ -21,9 +21,9 @@ PathOption = Annotated[
 def stats_command(path: PathOption = None) -> None:
     """Show where the cache is, how many answers it holds, and for which models."""
     from assay.cli.app import stdout
-    from assay.models.cache import ResponseCache
+    from assay.models.cache import open_cache
 
-    stats = ResponseCache(path).stats()
+    stats = open_cache(path).stats()
     stdout.print(f"cache: {stats['path']}", highlight=False)
     stdout.print(f"entries: {stats['entries']}  size: {stats['bytes'] / 1e6:.2f} MB")
     for row in stats["by_model"]:
@@ -36,7 +36,7 @@ def stats_command(path: PathOption = None) -> None:
 def clear_command(path: PathOption = None) -> None:
     """Delete every cached answer."""
     from assay.cli.app import stdout
-    from assay.models.cache import ResponseCache
+    from assay.models.cache import open_cache
 
-    removed = ResponseCache(path).clear()
+    removed = open_cache(path).clear()
     stdout.print(f"removed {removed} cached entries")

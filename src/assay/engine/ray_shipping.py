@@ -28,7 +28,7 @@ from typing import Any
 
 from assay._util.loop_local import LoopLocal
 from assay.errors import UsageError
-from assay.models.cache import ResponseCache
+from assay.models.cache import ResponseCache, open_cache
 from assay.models.endpoint import Endpoint
 from assay.models.limits import Limits
 from assay.models.local import LocalProvider
@@ -128,9 +128,7 @@ def _cache_on_worker(path: str, replay_only: bool) -> ResponseCache:
     with _GUARD:
         cache = _WORKER_CACHES.get((path, replay_only))
         if cache is None:
-            cache = _WORKER_CACHES[(path, replay_only)] = ResponseCache(
-                path, replay_only=replay_only
-            )
+            cache = _WORKER_CACHES[(path, replay_only)] = open_cache(path, replay_only=replay_only)
         return cache
 
 

@@ -78,19 +78,8 @@ class CacheMiss(ModelError):
 
 
 class ResponseCache:
-    """Thread-safe; several processes may share the file (SQLite WAL mode).
-
-    A `postgresql://` URL for `path` (or, with no path, in `ASSAY_CACHE_URL`) gives the same
-    cache in PostgreSQL instead, for a cluster (`cache_postgres.py`)."""
-
-    def __new__(cls, path: str | Path | None = None, *, replay_only: bool = False) -> Any:
-        if cls is ResponseCache:
-            chosen = path if path is not None else os.environ.get("ASSAY_CACHE_URL")
-            if isinstance(chosen, str) and chosen.split("://", 1)[0].lower() in _DATABASE_SCHEMES:
-                from assay.models.cache_postgres import PostgresResponseCache
-
-                return super().__new__(PostgresResponseCache)
-        return super().__new__(cls)
+    """Thread-safe; several processes may share the file (SQLite WAL mode). `open_cache` picks
+    this or the PostgreSQL cache of a cluster (`cache_postgres.py`) from a path or URL."""
 
     def __init__(self, path: str | Path | None = None, *, replay_only: bool = False) -> None:
         self.path = Path(path) if path is not None else default_cache_path()
@@ -182,4 +171,23 @@ class ResponseCache:
             self._db.close()
 
 
-__all__ = ["CacheMiss", "ResponseCache", "default_cache_path", "embedding_key", "request_key"]
+def open_cache(path: str | Path | None = None, *, replay_only: bool = False) -> ResponseCache:
+    """The response cache at `path`: a `postgresql://` URL (or, with no path, one in
+    `ASSAY_CACHE_URL`) is the PostgreSQL cache a cluster shares, anything else an SQLite file
+    (by default `default_cache_path()`)."""
+    chosen = path if path is not None else os.environ.get("ASSAY_CACHE_URL")
+    if isinstance(chosen, str) and chosen.split("://", 1)[0].lower() in _DATABASE_SCHEMES:
+        from assay.models.cache_postgres import PostgresResponseCache
+
+        return PostgresResponseCache(chosen, replay_only=replay_only)
+    return ResponseCache(path, replay_only=replay_only)
+
+
+__all__ = [
+    "CacheMiss",
+    "ResponseCache",
+    "default_cache_path",
+    "embedding_key",
+    "open_cache",
+    "request_key",
+]

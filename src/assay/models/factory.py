@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from assay.errors import MissingCredentials, UsageError
-from assay.models.cache import ResponseCache
+from assay.models.cache import ResponseCache, open_cache
 from assay.models.embeddings import Embeddings
 from assay.models.limits import Limits
 from assay.models.llm import LLM
@@ -92,11 +92,11 @@ def _resolve_cache(cache: Any) -> ResponseCache | None:
     if cache is None or cache is False:
         return None
     if cache is True:
-        return ResponseCache()
+        return open_cache()
     if isinstance(cache, ResponseCache):
         return cache
     if isinstance(cache, (str, Path)):
-        return ResponseCache(cache)
+        return open_cache(cache)
     if all(callable(getattr(cache, method, None)) for method in ("get", "set", "has_key")):
         # A Ragas CacheInterface of the caller's own: answers are stored in it as JSON text.
         from assay.models.ragas_cache import InterfaceCache

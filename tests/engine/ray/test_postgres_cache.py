@@ -18,7 +18,7 @@ from assay.engine.ray_executor import RayExecutor
 from assay.errors import UsageError
 from assay.metrics.general.aspect_critic import AspectCritic
 from assay.models import ResponseCache, RetryPolicy, llm_factory
-from assay.models.cache import CacheMiss
+from assay.models.cache import CacheMiss, open_cache
 from assay.models.cache_postgres import PostgresResponseCache
 from tests.engine.ray.conftest import FAST_RETRY, kill_9, rows_written, wait_until, worker_pids
 from tests.models.fake_openai import dynamic, error, ok
@@ -38,10 +38,10 @@ def ask(llm, prompt: str):
 
 
 def test_a_url_or_assay_cache_url_selects_postgresql(cache_url, monkeypatch, tmp_path):
-    assert isinstance(ResponseCache(cache_url), PostgresResponseCache)
-    assert type(ResponseCache(tmp_path / "c.sqlite")) is ResponseCache
+    assert isinstance(open_cache(cache_url), PostgresResponseCache)
+    assert type(open_cache(tmp_path / "c.sqlite")) is ResponseCache
     monkeypatch.setenv("ASSAY_CACHE_URL", cache_url)
-    assert isinstance(ResponseCache(), PostgresResponseCache)  # what llm_factory(cache=True) opens
+    assert isinstance(open_cache(), PostgresResponseCache)  # what llm_factory(cache=True) opens
 
 
 def test_answers_are_shared_and_errors_never_stored(cache_url, server):
@@ -56,11 +56,9 @@ def test_answers_are_shared_and_errors_never_stored(cache_url, server):
     second = llm_factory(server.model_string(), cache=cache_url, retry=once)
     again = ask(second, "hello")
     assert again.text == "an answer" and again.cached and server.count == 2
-    stats = ResponseCache(cache_url).stats()
+    stats = open_cache(cache_url).stats()
     assert stats["entries"] == 1 and stats["by_model"][0]["model"] == "test-model"
-    assert (
-        ResponseCache(cache_url).clear() == 1 and ResponseCache(cache_url).stats()["entries"] == 0
-    )
+    assert open_cache(cache_url).clear() == 1 and open_cache(cache_url).stats()["entries"] == 0
 
 
 def test_a_cut_off_answer_is_stored_with_its_finish_reason(cache_url, server):
@@ -88,7 +86,7 @@ def test_replay_only_never_calls_and_names_the_cache_without_its_password(cache_
     with_password = cache_url.replace("postgres@", "postgres:hunter2@")  # trust auth ignores it
     judge = llm_factory(
         server.model_string(),
-        cache=ResponseCache(with_password, replay_only=True),
+        cache=open_cache(with_password, replay_only=True),
         retry=FAST_RETRY,
     )
     with pytest.raises(CacheMiss) as caught:
@@ -100,7 +98,7 @@ def test_replay_only_never_calls_and_names_the_cache_without_its_password(cache_
 
 def test_no_server_at_the_url_is_one_clear_error():
     with pytest.raises(UsageError, match=r"response cache postgresql://u:\*\*\*@127\.0\.0\.1:9/x"):
-        ResponseCache("postgresql://u:pw@127.0.0.1:9/x")
+        open_cache("postgresql://u:pw@127.0.0.1:9/x")
 
 
 N_ROWS = 48
@@ -172,8 +170,8 @@ def test_assay_cache_stats_and_clear_use_assay_cache_url(cache_url, monkeypatch)
 
     from assay.cli.app import app
 
-    ResponseCache(cache_url).put_meta("probe", "1")
-    ResponseCache(cache_url).put_vector("v1", "embedder", [0.5, 0.25])
+    open_cache(cache_url).put_meta("probe", "1")
+    open_cache(cache_url).put_vector("v1", "embedder", [0.5, 0.25])
     monkeypatch.setenv("ASSAY_CACHE_URL", cache_url)
     shown = CliRunner().invoke(app, ["cache", "stats"])
     assert shown.exit_code == 0, shown.output
