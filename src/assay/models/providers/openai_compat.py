@@ -21,8 +21,15 @@ from assay.models.providers.openai_http import (
     retry_after_seconds,
     status_error,
 )
-from assay.models.providers.openai_wire import decode_completion, post_completion, wire_body
-from assay.models.types import Generation, ModelRequest, ModelResponse, TokenLogprob, Usage
+from assay.models.providers.openai_wire import (
+    decode_completion,
+    json_form,
+    post_completion,
+    read_completion,
+    read_embeddings,
+    wire_body,
+)
+from assay.models.types import ModelRequest, ModelResponse, Usage
 
 # Our parameter names -> the chat.completions argument carrying them.
 _SAMPLING = (
@@ -221,40 +228,22 @@ class OpenAICompatible(Provider):
     def _response(self, raw: Any, request: ModelRequest) -> ModelResponse:
         try:
             return self._read_response(raw, request)
-        except (
-            AttributeError,
-            TypeError,
-            ValueError,
-        ) as exc:  # a body that parsed but is no completion
+        except (AttributeError, KeyError, IndexError, TypeError, ValueError) as exc:
+            # a body that parsed but is no completion
             raise MalformedResponse(
-                f"the provider's answer does not have the shape of a completion: {exc}"
+                f"the provider's answer does not have the shape of a completion: "
+                f"{type(exc).__name__}: {exc}"
             ) from exc
 
     def _read_response(self, raw: Any, request: ModelRequest) -> ModelResponse:
-        generations = []
-        for choice in raw.choices or []:
-            message = choice.message
-            text = message.content or ""
-            if request.output is not None and request.output.mode == "tool" and message.tool_calls:
-                text = message.tool_calls[0].function.arguments or ""
-            generations.append(
-                Generation(
-                    text=text, finish_reason=choice.finish_reason, logprobs=_logprobs(choice)
-                )
-            )
-        if not generations:
-            raise MalformedResponse(
-                f"the provider returned no choices: {json.dumps(raw.model_dump())[:300]}"
-            )
-        usage = raw.usage
+        tool_call = request.output is not None and request.output.mode == "tool"
+        generations, input_tokens, output_tokens, model = read_completion(
+            json_form(raw), tool_call=tool_call
+        )
         return ModelResponse(
             generations=generations,
-            usage=Usage(
-                input_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-                output_tokens=getattr(usage, "completion_tokens", 0) or 0,
-                requests=1,
-            ),
-            model=getattr(raw, "model", None) or self.model,
+            usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens, requests=1),
+            model=model or self.model,
         )
 
     async def embed(self, texts: list[str]) -> tuple[list[list[float]], int]:
@@ -267,12 +256,11 @@ class OpenAICompatible(Provider):
                 lambda: client.embeddings.create(model=self.model, input=texts)
             )
         try:
-            ordered = sorted(raw.data or [], key=lambda item: item.index)
-            tokens = getattr(raw.usage, "prompt_tokens", 0) or 0 if raw.usage else 0
-            return [list(item.embedding) for item in ordered], tokens
-        except (AttributeError, TypeError, ValueError) as exc:
+            return read_embeddings(json_form(raw))
+        except (AttributeError, KeyError, IndexError, TypeError, ValueError) as exc:
             raise MalformedResponse(
-                f"the provider's answer does not have the shape of embeddings: {exc}"
+                f"the provider's answer does not have the shape of embeddings: "
+                f"{type(exc).__name__}: {exc}"
             ) from exc
 
     async def aclose(self) -> None:
@@ -311,20 +299,6 @@ def _is_async_client(client: Any) -> bool:
         inspect.iscoroutinefunction(client.chat.completions.create)
         or "async" in type(client).__name__.lower()
     )
-
-
-def _logprobs(choice: Any) -> list[TokenLogprob] | None:
-    content = getattr(getattr(choice, "logprobs", None), "content", None)
-    if not content:
-        return None
-    return [
-        TokenLogprob(
-            token=item.token,
-            logprob=item.logprob,
-            top={alt.token: alt.logprob for alt in (item.top_logprobs or [])},
-        )
-        for item in content
-    ]
 
 
 __all__ = ["OpenAICompatible", "retry_after_seconds", "translate_openai_error"]
