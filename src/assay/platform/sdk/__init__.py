@@ -1,6 +1,6 @@
 """The RagMetrics-compatible SDK (seed 004) for the assay server: httpx, pydantic and rich only."""
 
-from assay.platform.sdk.client import login, whoami
+from assay.platform.sdk.client import RateLimited, login, whoami
 from assay.platform.sdk.errors import (
     AuthError,
     Conflict,
@@ -29,6 +29,7 @@ __all__ = [
     "NotFound",
     "PlatformError",
     "RagMetricsObject",
+    "RateLimited",
     "ReviewQueue",
     "ServerUnavailable",
     "Task",
