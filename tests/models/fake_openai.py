@@ -432,6 +432,10 @@ class _Handler(BaseHTTPRequestHandler):
 
 class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
+    # socketserver's default listen backlog is 5: a client opening a few hundred connections at
+    # once (as a run at full concurrency does) overflowed it, and the dropped handshakes stalled
+    # requests for seconds to minutes. uvicorn's default is 2048.
+    request_queue_size = 2048
     block_on_close = False
     fake: FakeOpenAI
 

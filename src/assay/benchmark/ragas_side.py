@@ -143,7 +143,10 @@ def embeddings_endpoint(embeddings: Any) -> Iterator[str]:
         def log_message(self, *args: Any) -> None:  # quiet: one line per request otherwise
             return
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    class Server(ThreadingHTTPServer):
+        request_queue_size = 2048  # not socketserver's 5: Ragas opens many connections at once
+
+    server = Server(("127.0.0.1", 0), Handler)
     thread = threading.Thread(
         target=server.serve_forever, name="assay-embeddings-endpoint", daemon=True
     )
