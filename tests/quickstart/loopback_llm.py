@@ -77,10 +77,11 @@ def structured(schema: dict[str, Any], messages: list[dict[str, Any]], model: st
             "tool_call": {"name": "add", "a": 2, "b": 3},
             "final_answer": None,
         }
-    if set(properties) == {"tool_calls", "answer"}:  # the LlamaIndex agent's step
+    if set(properties) == {"done", "tool_calls", "answer"}:  # the LlamaIndex agent's step
         if any(text.startswith("Tool result:") for text in _user_texts(messages)):
-            return {"tool_calls": [], "answer": "Done."}
-        return fill(schema, schema)  # one call of the first tool, with placeholder arguments
+            return {"done": True, "answer": "Done.", "tool_calls": []}
+        # one call of the first tool, with placeholder arguments
+        return {**fill(schema, schema), "done": False, "answer": None}
     if set(properties) == {"sql"}:  # the text2sql app: a query that runs on its shop.db
         return {"sql": TEXT2SQL_QUERY}
     return fill(schema, schema, high=model.endswith("high"))

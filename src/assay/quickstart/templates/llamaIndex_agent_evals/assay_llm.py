@@ -30,10 +30,13 @@ def _step_schema(tools: list) -> type[BaseModel]:
         )
         for tool in tools
     ]
+    # `done` comes first, so the model decides whether to stop before it writes any call (a
+    # small model asked for the calls first keeps calling tools until the iteration limit).
     return create_model(
         "AgentStep",
-        tool_calls=(list[reduce(operator.or_, calls)], ...),  # any of the tools; [] when done
-        answer=(str | None, None),  # the reply to the user, when there are no calls
+        done=(bool, ...),  # true: the request is handled, or the user must answer a question
+        answer=(str | None, None),  # the reply to the user, when done
+        tool_calls=(list[reduce(operator.or_, calls)], []),  # any of the tools, when not done
     )
 
 
@@ -44,7 +47,11 @@ def _as_chat(message: ChatMessage) -> dict[str, str]:
         text = "; ".join(f"{call['name']}({json.dumps(call['arguments'])})" for call in calls)
         return {"role": "assistant", "content": f"Calling tools: {text}"}
     if message.role.value == "tool":
-        return {"role": "user", "content": f"Tool result: {message.content}"}
+        return {
+            "role": "user",
+            "content": f"Tool result: {message.content}\n"
+            "If that completes the request, set done and reply to the user.",
+        }
     return {"role": message.role.value, "content": message.content or ""}
 
 
@@ -79,7 +86,7 @@ class AssayLLM(FunctionCallingLLM):
                 "name": c.name,
                 "arguments": c.arguments.model_dump(),
             }
-            for c in step.tool_calls
+            for c in ([] if step.done else step.tool_calls)
         ]
         return ChatResponse(
             message=ChatMessage(
