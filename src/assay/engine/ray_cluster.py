@@ -127,6 +127,16 @@ def check_capacity(ray: Any, *, workers: int, worker_cpus: float) -> None:
         )
 
 
+def actor_start_error(exc: BaseException, what: str) -> UsageError:
+    """An actor that failed while starting (`RayActorError` / `RayTaskError` from its first call),
+    as one line: `what`, then the cause's type and the last line of its message (the rest is Ray's
+    traceback of the remote process)."""
+    cause = getattr(exc, "cause", None) or exc
+    text = str(cause).strip()
+    last = text.splitlines()[-1] if text else ""
+    return UsageError(f"{what}: {type(cause).__name__}: {last}")
+
+
 def check_workers_import(ray: Any, *, timeout: float, module: str = "assay") -> None:
     """One small task on the cluster imports `module` and answers its version."""
 
@@ -160,4 +170,4 @@ def check_workers_import(ray: Any, *, timeout: float, module: str = "assay") -> 
         )
 
 
-__all__ = ["check_capacity", "check_workers_import", "connect", "import_ray"]
+__all__ = ["actor_start_error", "check_capacity", "check_workers_import", "connect", "import_ray"]

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.engine.progress import CellProgress
+from assay.engine.ray_cluster import actor_start_error
 from assay.engine.ray_output import OutputDirectory
 from assay.engine.ray_worker import BlockReport, RowJob
 from assay.errors import RunFailed, UsageError
@@ -112,12 +113,7 @@ class Driver:
                 f"{ray.available_resources().get('CPU', 0):g} CPUs free"
             ) from None
         except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as exc:
-            cause = getattr(exc, "cause", None) or exc
-            text = str(cause).strip()
-            raise UsageError(
-                f"the Ray workers could not load the metrics: {type(cause).__name__}: "
-                f"{text.splitlines()[-1] if text else ''}"
-            ) from None
+            raise actor_start_error(exc, "the Ray workers could not load the metrics") from None
         self.stats.nodes = sorted({item["node"] for item in ready})
         storage = self.output.storage
         for item in ready:

@@ -24,6 +24,7 @@ import json
 import os
 from typing import Any
 
+from assay.engine.ray_cluster import actor_start_error
 from assay.engine.ray_limits import EndpointLimiter
 from assay.errors import ModelConnectionError, UsageError
 from assay.models.limits import Limits
@@ -96,12 +97,7 @@ def start_judges(
             "(RayExecutor start_timeout)"
         ) from None
     except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as exc:
-        cause = getattr(exc, "cause", None) or exc
-        text = str(cause).strip()
-        raise UsageError(
-            f"a local judge could not start: {type(cause).__name__}: "
-            f"{text.splitlines()[-1] if text else ''}"
-        ) from None
+        raise actor_start_error(exc, "a local judge could not start") from None
     return judges
 
 

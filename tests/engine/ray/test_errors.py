@@ -114,6 +114,49 @@ def test_a_metric_that_cannot_travel_is_named(tmp_path):
         )
 
 
+def _refuse_to_load(driver_pid: int) -> Metric:
+    if os.getpid() != driver_pid:
+        raise RuntimeError("this metric loads only in the driver\n(second line of the cause)")
+    return FailsOnTheWorker()
+
+
+@dataclass(kw_only=True)
+class FailsOnTheWorker(Metric):
+    name: str = "fails_on_the_worker"
+    required_fields = ("response",)
+
+    async def _ascore(self, *, response: str) -> MetricResult:
+        return MetricResult(1.0)
+
+    def __reduce__(self) -> Any:
+        return _refuse_to_load, (os.getpid(),)
+
+
+def test_metrics_a_worker_cannot_load_are_one_line_error(ray_cluster, tmp_path):
+    with pytest.raises(UsageError) as caught:
+        evaluate(
+            ROWS,
+            [FailsOnTheWorker()],
+            executor=RayExecutor(output=tmp_path / "o", num_workers=1, start_timeout=60),
+            show_progress=False,
+        )
+    message = str(caught.value)
+    assert message.startswith("the Ray workers could not load the metrics: RuntimeError: ")
+    assert message.endswith("(second line of the cause)") and "\n" not in message
+
+
+def test_a_failed_actor_start_keeps_only_the_last_line_of_its_cause():
+    from assay.engine.ray_cluster import actor_start_error
+
+    class Wrapped(Exception):
+        cause = ValueError("Traceback (most recent call last):\n  ...\nValueError: no model")
+
+    assert str(actor_start_error(Wrapped("outer"), "a local judge could not start")) == (
+        "a local judge could not start: ValueError: ValueError: no model"
+    )
+    assert str(actor_start_error(KeyError(), "x")) == "x: KeyError: "
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
