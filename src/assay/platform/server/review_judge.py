@@ -66,7 +66,7 @@ class QueueJudgeRun:
         self._judge: Any = None
 
     def _check_claim(self, session: Any) -> None:
-        from assay.platform.server.worker import LostClaim
+        from assay.platform.server.job_claims import LostClaim
 
         owner = session.scalar(
             select(models.Job.claimed_by).where(models.Job.id == self.claim.job_id)
@@ -171,7 +171,7 @@ class QueueJudgeRun:
             return [_function_outcome(criterion, t) for t in todo]
         from assay import SingleTurnSample, aevaluate
         from assay.metrics.criteria import Criteria as LibraryCriteria
-        from assay.platform.server.worker import _outcome_row
+        from assay.platform.server.experiment_judging import outcome_row as _outcome_row
 
         fields = {f: criterion[f] for f in criteria_rules.FIELDS if f != "validation_status"}
         metric = LibraryCriteria(**fields)
