@@ -261,3 +261,48 @@ def sdk(live: LiveServer) -> Iterator[Any]:
     key = live.key()
     assert ragmetrics.login(key, base_url=live.base_url) is True
     yield ragmetrics
+
+
+@pytest.fixture
+def many_capitals(fake: Any) -> Any:
+    """Makes, in the logged-in project, the objects of a long experiment and returns them as
+    `Experiment` keyword arguments: 20 questions (5 rounds of 4 capitals) × 2 cohorts ("Smart",
+    whose system prompt makes the fake name the capital, and "Plain") × 3 criteria (2 judged by
+    the fake, 1 function) = 40 traces and 120 cells. Names, questions and model strings carry a
+    tag unique to the call, so no earlier answer is in the response cache. Call it after login."""
+    from assay.platform import Cohort, Dataset, Example
+    from tests.platform.test_experiments import CAPITALS, seed_objects
+
+    def make() -> dict[str, Any]:
+        tag = uuid.uuid4().hex[:8]
+        _dataset, task, criteria = seed_objects(fake, f"-{tag}")
+        dataset = Dataset(
+            name=f"Many capitals {tag}",
+            examples=[
+                Example(
+                    f"What is the capital of {country}? ({tag} {i})",
+                    f"The capital of {country} is {capital}.",
+                    capital,
+                )
+                for i in range(5)
+                for country, capital in CAPITALS.items()
+            ],
+        )
+        dataset.save()
+        cohorts = [
+            Cohort(
+                name="Smart",
+                generator_model=fake.model_string(f"gen-{tag}-a"),
+                system_prompt="You are smart.",
+            ),
+            Cohort(name="Plain", generator_model=fake.model_string(f"gen-{tag}-b")),
+        ]
+        return {
+            "dataset": dataset,
+            "task": task,
+            "cohorts": cohorts,
+            "criteria": criteria,
+            "judge_model": fake.model_string(f"judge-{tag}"),
+        }
+
+    return make

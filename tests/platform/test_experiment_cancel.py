@@ -22,8 +22,8 @@ import pytest
 from sqlalchemy import select
 
 import assay.platform as ragmetrics
-from assay.platform import Cohort, Conflict, Dataset, Example, Experiment, PlatformError
-from tests.platform.test_experiments import CAPITALS, behaviour, seed_objects
+from assay.platform import Cohort, Conflict, Experiment, PlatformError
+from tests.platform.test_experiments import behaviour, seed_objects
 from tests.platform.test_resume import comparable, start
 
 from .conftest import free_port
@@ -35,31 +35,29 @@ def _key_of(sdk) -> str:
     return sdk.login.__globals__["_client"].key
 
 
-def _many(fake, tag: str):
-    """20 questions (unique to this test, so no earlier response is cached), 2 cohorts, 3 criteria."""
-    _dataset, task, criteria = seed_objects(fake, f"-{tag}")
-    dataset = Dataset(
-        name=f"Many capitals {tag}",
-        examples=[
-            Example(
-                f"What is the capital of {country}? ({tag} {i})",
-                f"The capital of {country} is {capital}.",
-                capital,
-            )
-            for i in range(5)
-            for country, capital in CAPITALS.items()
-        ],
-    )
-    dataset.save()
-    cohorts = [
-        Cohort(
-            name="Smart",
-            generator_model=fake.model_string(f"gen-{tag}-a"),
-            system_prompt="You are smart.",
-        ),
-        Cohort(name="Plain", generator_model=fake.model_string(f"gen-{tag}-b")),
-    ]
-    return dataset, task, cohorts, criteria
+@pytest.fixture
+def one_cohort(fake):
+    """Makes experiments of one cohort, judged by the function criterion only (no judge model),
+    over the 4 seed examples, which every experiment of the test shares (made at the first call,
+    after login). Each gets a model string of its own, so no cached answer finishes it early;
+    `generator_model` gives it another one (a provider that is down)."""
+    objects = []
+
+    def make(name: str, generator_model: str | None = None) -> Experiment:
+        if not objects:
+            objects.extend(seed_objects(fake, f"-{uuid.uuid4().hex[:8]}"))
+        dataset, task, criteria = objects
+        model = generator_model or fake.model_string(f"gen-{uuid.uuid4().hex[:12]}")
+        return Experiment(
+            name=name,
+            dataset=dataset,
+            task=task,
+            cohorts=[Cohort(name="c", generator_model=model)],
+            criteria=criteria[2:],
+            judge_model="",
+        )
+
+    return make
 
 
 def _request_key(record) -> tuple[str, str]:
@@ -67,20 +65,11 @@ def _request_key(record) -> tuple[str, str]:
 
 
 def test_cancel_keeps_partial_results_and_resume_matches_an_uninterrupted_run(
-    sdk, live, fake, capsys
+    sdk, live, fake, many_capitals, capsys
 ):
     fake.default = behaviour(latency=LATENCY)
-    tag = uuid.uuid4().hex[:8]
-    dataset, task, cohorts, criteria = _many(fake, tag)
-    judge = fake.model_string(f"judge-{tag}")
-    experiment = Experiment(
-        name="cancelled",
-        dataset=dataset,
-        task=task,
-        cohorts=cohorts,
-        criteria=criteria,
-        judge_model=judge,
-    )
+    spec = many_capitals()
+    experiment = Experiment(name="cancelled", **spec)
     with ThreadPoolExecutor(1) as pool, live.client(_key_of(sdk)) as api:
         running = pool.submit(experiment.run, poll_interval=0.05)  # its bar is live meanwhile
         deadline = time.monotonic() + 60
@@ -145,30 +134,14 @@ def test_cancel_keeps_partial_results_and_resume_matches_an_uninterrupted_run(
     assert repeated <= in_flight, repeated - in_flight
     assert len({_request_key(r) for r in requests if r.body["model"].startswith("gen")}) == 40
     # and the results of an uninterrupted run of the same experiment
-    again = Experiment(
-        name="uninterrupted",
-        dataset=dataset,
-        task=task,
-        cohorts=cohorts,
-        criteria=criteria,
-        judge_model=judge,
-    ).run(poll_interval=0.05)
+    again = Experiment(name="uninterrupted", **spec).run(poll_interval=0.05)
     assert comparable(again) == comparable(resumed)
     json.dumps(resumed, allow_nan=False)
 
 
-def test_cancel_and_resume_refuse_what_they_cannot_do(sdk, live, fake):
+def test_cancel_and_resume_refuse_what_they_cannot_do(sdk, live, fake, one_cohort):
     fake.default = behaviour()
-    tag = uuid.uuid4().hex[:8]
-    dataset, task, criteria = seed_objects(fake, f"-refuse-{tag}")
-    quick = Experiment(
-        name="quick",
-        dataset=dataset,
-        task=task,
-        cohorts=[Cohort(name="c", generator_model=fake.model_string(f"gen-{tag}"))],
-        criteria=criteria[2:],
-        judge_model="",
-    )
+    quick = one_cohort("quick")
     with pytest.raises(PlatformError, match="has not been submitted"):
         quick.cancel()
     assert quick.run(poll_interval=0.05)["status"] == "completed"
@@ -179,14 +152,7 @@ def test_cancel_and_resume_refuse_what_they_cannot_do(sdk, live, fake):
 
     # a slow one: cancel it, cancel again (409), resume, resume again (409)
     fake.default = behaviour(latency=2.0)
-    slow = Experiment(
-        name="slow",
-        dataset=dataset,
-        task=task,
-        cohorts=[Cohort(name="c", generator_model=fake.model_string(f"gen-slow-{tag}"))],
-        criteria=criteria[2:],
-        judge_model="",
-    )
+    slow = one_cohort("slow")
     slow.run_async().result(timeout=30)
     assert slow.cancel()["status"] == "cancelled"
     with pytest.raises(Conflict, match=r"already cancelled.*resume it"):
@@ -227,18 +193,10 @@ def _fresh_database(request) -> str:
     return f"{url.rsplit('/', 1)[0]}/{name}"
 
 
-def _stuck_experiment(fake) -> Experiment:
+def _stuck_experiment(one_cohort) -> Experiment:
     """Its provider is down (connection refused: retried with backoff for minutes)."""
-    dataset, task, criteria = seed_objects(fake, f"-stop-{uuid.uuid4().hex[:8]}")
     down = f"vllm/gen@http://127.0.0.1:{free_port()}/v1"  # nobody listens there
-    experiment = Experiment(
-        name="stuck",
-        dataset=dataset,
-        task=task,
-        cohorts=[Cohort(name="c", generator_model=down)],
-        criteria=criteria[2:],
-        judge_model="",
-    )
+    experiment = one_cohort("stuck", generator_model=down)
     experiment.run_async().result(timeout=30)
     return experiment
 
@@ -278,7 +236,7 @@ def _job_and_rows(db: str, experiment_id: int) -> tuple[tuple, list]:
     return tuple(job), rows
 
 
-def test_stopping_a_busy_server_is_prompt_and_requeues_its_job(tmp_path, fake):
+def test_stopping_a_busy_server_is_prompt_and_requeues_its_job(tmp_path, one_cohort):
     """In process, on SQLite: the app's shutdown stops the worker mid-generation."""
     from .conftest import start_server, stop_server
 
@@ -287,7 +245,7 @@ def test_stopping_a_busy_server_is_prompt_and_requeues_its_job(tmp_path, fake):
     try:
         key = live.key()
         ragmetrics.login(key, base_url=live.base_url)
-        experiment = _stuck_experiment(fake)
+        experiment = _stuck_experiment(one_cohort)
         _wait_running(live.base_url, key, experiment.id)
     finally:
         asked = time.monotonic()
@@ -299,7 +257,9 @@ def test_stopping_a_busy_server_is_prompt_and_requeues_its_job(tmp_path, fake):
     assert job == ("queued", None) and rows == []  # handed back; no half-made row
 
 
-def test_sigterm_stops_a_busy_assay_serve_promptly_and_requeues_its_job(tmp_path, fake, request):
+def test_sigterm_stops_a_busy_assay_serve_promptly_and_requeues_its_job(
+    tmp_path, one_cohort, request
+):
     """`assay serve` on PostgreSQL, as CI saw it: SIGTERM must not wait for the stuck chunk
     (it waited for the worker's 30 s join before)."""
     from assay.platform.server.admin import create_key
@@ -310,7 +270,7 @@ def test_sigterm_stops_a_busy_assay_serve_promptly_and_requeues_its_job(tmp_path
     server, base = start(db, env)
     try:
         ragmetrics.login(key, base_url=base)
-        experiment = _stuck_experiment(fake)
+        experiment = _stuck_experiment(one_cohort)
         _wait_running(base, key, experiment.id)
         asked = time.monotonic()
         server.send_signal(signal.SIGTERM)
@@ -326,22 +286,13 @@ def test_sigterm_stops_a_busy_assay_serve_promptly_and_requeues_its_job(tmp_path
     assert job == ("queued", None) and rows == []  # the next worker resumes it at once
 
 
-def test_the_experiment_page_cancels_and_resumes(live, fake):
+def test_the_experiment_page_cancels_and_resumes(live, fake, one_cohort):
     from tests.platform.ui.conftest import csrf_in, make_user, sign_in
 
     user = make_user(live)
     ragmetrics.login(user.key, base_url=live.base_url)
     fake.default = behaviour(latency=2.0)
-    tag = uuid.uuid4().hex[:8]
-    dataset, task, criteria = seed_objects(fake, f"-ui-{tag}")
-    experiment = Experiment(
-        name="from the page",
-        dataset=dataset,
-        task=task,
-        cohorts=[Cohort(name="c", generator_model=fake.model_string(f"gen-ui-{tag}"))],
-        criteria=criteria[2:],
-        judge_model="",
-    )
+    experiment = one_cohort("from the page")
     experiment.run_async().result(timeout=30)
     browser = sign_in(user)
     page_url = f"{user.base}/experiments/{experiment.id}"

@@ -16,8 +16,8 @@ import httpx
 import pytest
 
 import assay.platform as ragmetrics
-from assay.platform import Cohort, Dataset, Example, Experiment
-from tests.platform.test_experiments import CAPITALS, behaviour, seed_objects
+from assay.platform import Experiment
+from tests.platform.test_experiments import behaviour
 
 from .conftest import free_port
 
@@ -62,7 +62,9 @@ def comparable(results: dict) -> dict:
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
-def test_kill_9_mid_experiment_then_restart_resumes_exactly(backend, tmp_path, fake, request):
+def test_kill_9_mid_experiment_then_restart_resumes_exactly(
+    backend, tmp_path, fake, many_capitals, request
+):
     from assay.platform.server.admin import create_key
 
     db = (
@@ -81,34 +83,8 @@ def test_kill_9_mid_experiment_then_restart_resumes_exactly(backend, tmp_path, f
     server, base = start(db, env)
     try:
         ragmetrics.login(key, base_url=base)
-        _dataset, task, criteria = seed_objects(fake)
-        questions = [
-            Example(
-                f"What is the capital of {country}? ({i})",
-                f"The capital of {country} is {capital}.",
-                capital,
-            )
-            for i in range(5)
-            for country, capital in CAPITALS.items()
-        ]
-        dataset = Dataset(name="Many capitals", examples=questions)
-        dataset.save()
-        cohorts = [
-            Cohort(
-                name="Smart",
-                generator_model=fake.model_string("gen-a"),
-                system_prompt="You are smart.",
-            ),
-            Cohort(name="Plain", generator_model=fake.model_string("gen-b")),
-        ]
-        experiment = Experiment(
-            name="resumed",
-            dataset=dataset,
-            task=task,
-            cohorts=cohorts,
-            criteria=criteria,
-            judge_model=fake.model_string("judge"),
-        )
+        spec = many_capitals()
+        experiment = Experiment(name="resumed", **spec)
         experiment.run_async().result(timeout=30)
         client = httpx.Client(base_url=f"{base}/api/v1", headers={"Authorization": f"Bearer {key}"})
         deadline = time.monotonic() + 60
@@ -150,14 +126,7 @@ def test_kill_9_mid_experiment_then_restart_resumes_exactly(backend, tmp_path, f
         generations = [r for r in requests if r.body["model"].startswith("gen")]
         assert len({json.dumps(r.messages) for r in generations}) == 40
         # and the same results as an uninterrupted run of the same experiment
-        again = Experiment(
-            name="uninterrupted",
-            dataset=dataset,
-            task=task,
-            cohorts=cohorts,
-            criteria=criteria,
-            judge_model=fake.model_string("judge"),
-        ).run(poll_interval=0.1)
+        again = Experiment(name="uninterrupted", **spec).run(poll_interval=0.1)
         assert comparable(again) == comparable(resumed)
         assert len(resumed["rows"]) == 40 and resumed["progress"]["total"] == 120
         json.dumps(resumed, allow_nan=False)
