@@ -163,3 +163,47 @@ def test_long_contexts_are_judged_in_pieces_and_merged():
     )
     assert result.value == 0.5
     assert len(provider.requests) == 1 + len(pieces)
+
+
+def test_verdicts_each_asks_one_call_per_statement_with_one_item():
+    llm, provider = judge(
+        verdicts_with_probabilities(0.9),
+        verdicts_with_probabilities(0.2),
+        verdicts_with_probabilities(0.7),
+    )
+    response = "Einstein was born in Germany. He was born in 1880. He was a theoretical physicist."
+    metric = Faithfulness(llm=llm, verdicts="each")
+    result = metric.score(response=response, retrieved_contexts=CONTEXTS)
+    assert len(provider.requests) == 3
+    sent = [r.messages[-1].content for r in provider.requests]
+    # each call carries exactly one statement, numbered 1, after the same source
+    assert "<items>\n1. Einstein was born in Germany.\n</items>" in sent[0]
+    assert "<items>\n1. He was born in 1880.\n</items>" in sent[1]
+    assert "<items>\n1. He was a theoretical physicist.\n</items>" in sent[2]
+    prefixes = {content.split("<items>")[0] for content in sent}
+    assert len(prefixes) == 1 and CONTEXTS[0] in prefixes.pop()
+    assert result.value == pytest.approx((0.9 + 0.2 + 0.7) / 3)
+    assert [c["verdict"] for c in result.details["claims"]] == ["yes", "no", "yes"]
+    assert (
+        metric.estimate(SingleTurnSample(response=response, retrieved_contexts=CONTEXTS)).requests
+        >= 1
+    )
+
+
+def test_verdicts_each_skips_only_the_statement_the_judge_did_not_answer():
+    llm, _ = judge(verdict_lines("yes"), "I cannot tell.", verdict_lines("no"))
+    result = Faithfulness(llm=llm, verdicts="each", scoring="binary").score(
+        response="Einstein was born in Germany. He liked jazz. He was born in 1880.",
+        retrieved_contexts=CONTEXTS,
+    )
+    # the unparseable answer is an error for that one statement's call, not a silent verdict
+    assert result.value == 0.5
+    assert result.details["unjudged"] == ["He liked jazz."]
+
+
+def test_verdicts_each_with_no_usable_answer_at_all_is_an_error():
+    llm, _ = judge("I cannot tell.", "Maybe.")
+    with pytest.raises(OutputParseError):
+        Faithfulness(llm=llm, verdicts="each").score(
+            response="Einstein was born in Germany. He liked jazz.", retrieved_contexts=CONTEXTS
+        )

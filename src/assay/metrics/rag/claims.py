@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import anyio
 from pydantic import BaseModel, Field
 
-from assay.errors import NotApplicable
+from assay.errors import NotApplicable, OutputParseError
 from assay.metrics.judge import Verdict, ask_json, ask_verdicts
 from assay.metrics.text import OFF_LOOP_CHARS, asplit_sentences, split_sentences
 from assay.prompts.prompt import Prompt
@@ -183,12 +183,32 @@ async def check_support(
     statements: Sequence[str],
     *,
     max_source_chars: int = MAX_SOURCE_CHARS,
+    each: bool = False,
 ) -> list[Verdict | None]:
     """Does `source` support each statement? One call per source piece (usually one); None for a
-    statement no piece judged."""
+    statement no piece judged.
+
+    `each=True` asks one call per statement and piece instead, as a one-item list with the same
+    prompt (so aligned examples still apply). No statement then sees the others: a sentence that
+    addresses the judge cannot sway the verdicts on its neighbours, and verdicts cannot drift
+    along a long list. A piece's statements are asked one after another, so a llama.cpp server
+    keeps the shared prefix (instruction, examples, source) in the slot that just answered and
+    reads only the new statement."""
 
     async def judge(piece: str) -> list[Verdict | None]:
-        return await ask_verdicts(llm, prompt, {"source": piece}, list(statements))
+        if not each:
+            return await ask_verdicts(llm, prompt, {"source": piece}, list(statements))
+        verdicts: list[Verdict | None] = []
+        failure: OutputParseError | None = None
+        for statement in statements:
+            try:
+                verdicts.extend(await ask_verdicts(llm, prompt, {"source": piece}, [statement]))
+            except OutputParseError as exc:  # that statement is unjudged, as in a list
+                verdicts.append(None)
+                failure = exc
+        if failure is not None and all(v is None for v in verdicts):
+            raise failure
+        return verdicts
 
     results = await over_pieces(source, judge, max_chars=max_source_chars)
     if len(results) == 1:

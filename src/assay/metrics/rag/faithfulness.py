@@ -50,8 +50,14 @@ class Faithfulness(LLMMetric):
     name: str = "faithfulness"
     scoring: Literal["probability", "binary"] = "probability"
     statements: Literal["claims", "sentences"] = "sentences"
+    # "list": every statement in one verdict call; "each": one call per statement (see
+    # `check_support`): immune to one statement swaying the others, e.g. an injected instruction.
+    verdicts: Literal["list", "each"] = "list"
 
-    calls_per_sample = "1 (2 with statements='claims'); +1 per extra 6,000 characters of contexts"
+    calls_per_sample = (
+        "1 (2 with statements='claims'; 1 per statement with verdicts='each'); "
+        "x the number of 6,000-character pieces of the contexts"
+    )
     required_fields = ("response", "retrieved_contexts")
     optional_fields = ("user_input",)
 
@@ -68,7 +74,9 @@ class Faithfulness(LLMMetric):
         self, *, response: str, retrieved_contexts: list[str], user_input: str | None = None
     ) -> MetricResult:
         source, claims = await grounded_statements(self, response, retrieved_contexts, user_input)
-        raw = await check_support(self.llm, self.judge_prompt("supported"), source, claims)
+        raw = await check_support(
+            self.llm, self.judge_prompt("supported"), source, claims, each=self.verdicts == "each"
+        )
         claims, verdicts, unjudged = judged(claims, raw)
         score = faithfulness_score(verdicts, scoring=self.scoring)
         supported = sum(v.passed for v in verdicts)
@@ -84,11 +92,21 @@ class Faithfulness(LLMMetric):
         pieces = len(
             chunk_text(join_contexts(sample.retrieved_contexts or []))
         )  # one verdict call each
-        checks = CallEstimate(
-            requests=pieces,
-            input_tokens=300 * pieces + contexts + pieces * response,
-            output_tokens=20 * pieces,
-        )
+        if self.verdicts == "each":
+            # about one statement per 25 tokens of response; each call repeats the prefix, which a
+            # caching server reads once
+            statements = max(1, response // 25)
+            checks = CallEstimate(
+                requests=pieces * statements,
+                input_tokens=pieces * statements * (300 + 25) + contexts,
+                output_tokens=6 * pieces * statements,
+            )
+        else:
+            checks = CallEstimate(
+                requests=pieces,
+                input_tokens=300 * pieces + contexts + pieces * response,
+                output_tokens=20 * pieces,
+            )
         if self.statements == "sentences":
             return checks
         return CallEstimate(
