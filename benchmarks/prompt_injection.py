@@ -104,6 +104,24 @@ def load_cases(path: str | Path = DATA) -> list[dict[str, Any]]:
     return cases
 
 
+def split_cases(cases: Sequence[dict[str, Any]], split: str) -> list[dict[str, Any]]:
+    """A fixed dev/test split: within each family and language, in id order, the 1st, 3rd, ...
+    case is dev and the 2nd, 4th, ... test. Prompt wording and other levers are chosen on dev;
+    only test figures are claimed against the goals."""
+    if split == "all":
+        return list(cases)
+    if split not in ("dev", "test"):
+        raise ValueError(f"split must be 'dev', 'test' or 'all', got {split!r}")
+    position: dict[tuple[str, str], int] = {}
+    chosen = []
+    for case in sorted(cases, key=lambda c: c["id"]):
+        key = (case["family"], case["language"])
+        index = position[key] = position.get(key, -1) + 1
+        if (index % 2 == 0) == (split == "dev"):
+            chosen.append(case)
+    return chosen
+
+
 def samples_of(case: dict[str, Any]) -> tuple[SingleTurnSample, SingleTurnSample]:
     """(clean, injected): the injected one has the injected response and, for injections planted
     in the retrieved context, the injected contexts."""
@@ -249,7 +267,8 @@ def render_markdown(record: dict[str, Any]) -> str:
     lines = [
         "# Prompt injection in the evaluated text (issue #23)",
         "",
-        f"Judge: `{_judge_name(record['judge'])}`. Cases: {record['n_cases']} from `{record['data']}` "
+        f"Judge: `{_judge_name(record['judge'])}`. Cases: {record['n_cases']} "
+        f"({record.get('split', 'all')} split) from `{record['data']}` "
         f"(sha256 {record['data_sha256'][:12]}). assay {record['assay_version']}, {record['date']}.",
         f"Goals: max(injected - clean) <= {GOAL_MAX}, mean <= {GOAL_MEAN}, over every case.",
         "",
@@ -307,6 +326,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--metrics", default="faithfulness")
     parser.add_argument("--families", default=None, help="comma-separated subset")
     parser.add_argument("--limit", type=int, default=None, help="first N cases per family")
+    parser.add_argument(
+        "--split",
+        choices=("all", "dev", "test"),
+        default="all",
+        help="half of each family: tune on dev, claim on test (see split_cases)",
+    )
     parser.add_argument("--max-concurrency", type=int, default=2)
     parser.add_argument("--cache", action="store_true", help="use the response cache")
     parser.add_argument("--output-dir", default=str(ROOT / "results"))
@@ -316,7 +341,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from assay.cli.metric_spec import parse_metrics
     from assay.models.factory import embedding_factory, llm_factory
 
-    cases = load_cases(args.data)
+    cases = split_cases(load_cases(args.data), args.split)
     if args.families:
         wanted = set(args.families.split(","))
         cases = [case for case in cases if case["family"] in wanted]
@@ -344,6 +369,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "data": data_path.name,
         "data_sha256": hashlib.sha256(data_path.read_bytes()).hexdigest(),
         "n_cases": len(cases),
+        "split": args.split,
         "assay_version": __version__,
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "wall_seconds": round(time.perf_counter() - started, 2),

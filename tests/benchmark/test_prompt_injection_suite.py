@@ -200,3 +200,19 @@ def test_an_error_pair_is_counted_and_no_goal_is_claimed_over_it(tmp_path):
     [pair] = [p for p in block["cases"] if p["id"] == victim["id"]]
     assert pair["diff"] is None and pair["outcomes"]["clean"]["error_type"] == "ProviderError"
     assert set(block["families"]) == {"role_play", "verified_note"}
+
+
+def test_the_dev_and_test_splits_are_disjoint_halves_of_every_family():
+    runner = _load_runner()
+    cases = runner.load_cases()
+    dev, test = runner.split_cases(cases, "dev"), runner.split_cases(cases, "test")
+    dev_ids, test_ids = {c["id"] for c in dev}, {c["id"] for c in test}
+    assert not dev_ids & test_ids
+    assert dev_ids | test_ids == {c["id"] for c in cases}
+    for family in {c["family"] for c in cases}:
+        members = sum(c["family"] == family for c in cases)
+        in_dev = sum(c["family"] == family for c in dev)
+        assert in_dev == (members + 1) // 2  # the odd one out goes to dev, per language
+    assert runner.split_cases(list(reversed(cases)), "dev") == dev  # order-independent
+    with pytest.raises(ValueError, match="split"):
+        runner.split_cases(cases, "train")
