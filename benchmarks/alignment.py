@@ -13,11 +13,15 @@ held-out data, and more than Ragas' way of aligning?
 2. Over-fitting guard: WikiEval's 50 faithfulness pairs, pairwise accuracy aligned vs unaligned.
 
 Every judge answer goes through assay's response cache, so a rerun of a finished benchmark makes
-no judge call (the JSON records the calls made). Results: `benchmarks/results/alignment_begin.json`
-and `.md`. On the embedded judge (2 cores) expect ~1 s per unaligned row and 3-4 s with examples:
-430 calibration rows, 600 test rows three ways (unaligned, aligned, Ragas-style; the aligned
-rows of the second comparison come from the cache) and 100 WikiEval rows two ways come to about
-two hours for the defaults; `--test-per-label 150` halves the test part.
+no judge call (the JSON records the calls made). Results:
+`benchmarks/results/alignment_begin__<selection>.json` and `.md`.
+
+Cost on the embedded judge (2 cores): a row without examples reads ~150 new prompt tokens (the
+instruction is kept in the llama.cpp slot), ~1.6 s per row. Examples chosen per row by similarity
+make every prompt new, ~1,000 tokens, ~11 s per row: the defaults (430 calibration rows, 600 test
+rows, the Ragas-style comparison) then take about three hours. `--selection fixed` shows every
+row the same balanced examples, which the slot keeps, so aligned rows cost about what unaligned
+ones do; `--ragas-per-label` compares with the Ragas-style align on a smaller balanced sample.
 """
 
 from __future__ import annotations
@@ -99,6 +103,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--examples", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--resamples", type=int, default=2000)
+    parser.add_argument(
+        "--selection",
+        choices=("similar", "fixed"),
+        default="similar",
+        help="how align() picks examples: per row by similarity, or the same balanced ones for "
+        "every row (a llama.cpp judge then reads the examples once per slot, not once per row)",
+    )
+    parser.add_argument(
+        "--ragas-per-label",
+        type=int,
+        default=None,
+        help="compare with Ragas-style align on this many test rows per label (default: all); "
+        "its examples differ per row, so on a CPU judge each row costs a full prompt",
+    )
     parser.add_argument("--output-dir", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
 
@@ -124,15 +142,37 @@ def main(argv: list[str] | None = None) -> int:
     )
     test = balanced_sample(unseen, args.test_per_label, args.seed)
 
+    ragas_test = (
+        test
+        if args.ragas_per_label is None
+        else balanced_sample(test, args.ragas_per_label, args.seed)
+    )
+
     aligner = Aligner()
     meter = UsageMeter()
     started = time.monotonic()
+
+    def phase(name: str) -> None:
+        print(
+            f"[{time.monotonic() - started:7.0f} s, {meter.usage.requests} calls] {name}",
+            flush=True,
+        )
+
     with metering(meter):
         unaligned = Faithfulness(llm=judge)
         ours = Faithfulness(llm=judge)
+        phase(f"fitting align() on {len(dev)} dev rows ({args.selection} examples)")
         ours.set_alignment(
-            aligner.fit(ours, dev, embeddings=embedder, k=args.examples, seed=args.seed)
+            aligner.fit(
+                ours,
+                dev,
+                embeddings=embedder,
+                k=args.examples,
+                selection=args.selection,
+                seed=args.seed,
+            )
         )
+        phase("fitting the Ragas-style align")
         ragas_way = Faithfulness(llm=judge)
         ragas_way.set_alignment(
             aligner.fit(
@@ -147,12 +187,16 @@ def main(argv: list[str] | None = None) -> int:
             )
         )
         options = {"n_resamples": args.resamples, "seed": args.seed}
+        phase(f"aligned vs unaligned on {len(test)} test rows")
         vs_unaligned = aligner.validate(ours, test, baseline=unaligned, **options)
-        vs_ragas = aligner.validate(ours, test, baseline=ragas_way, **options)
+        phase(f"aligned vs Ragas-style align on {len(ragas_test)} test rows")
+        vs_ragas = aligner.validate(ours, ragas_test, baseline=ragas_way, **options)
+        phase("WikiEval pairs, unaligned and aligned")
         wikieval = {
             "unaligned": pairwise_accuracy(unaligned, root),
             "aligned": pairwise_accuracy(ours, root),
         }
+        phase("done")
     seconds = time.monotonic() - started
     record = {
         "benchmark": "alignment/begin-faithfulness",
@@ -162,6 +206,10 @@ def main(argv: list[str] | None = None) -> int:
         "test": {"rows": len(test), "source": test.source},
         "threshold": ours.alignment.threshold,
         "examples_per_row": args.examples,
+        "selection": args.selection,
+        "ragas_test": {"rows": len(ragas_test), "source": ragas_test.source},
+        "prompts": {prompt.id: prompt.describe() for prompt in unaligned.get_prompts().values()},
+        "alignment_provenance": ours.alignment.provenance,
         "aligned_vs_unaligned": {
             name: {
                 "unaligned": estimate(vs_unaligned, "before", name),
@@ -184,8 +232,9 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": round(seconds, 1),
     }
     args.output_dir.mkdir(parents=True, exist_ok=True)
-    (args.output_dir / "alignment_begin.json").write_text(json.dumps(record, indent=2) + "\n")
-    (args.output_dir / "alignment_begin.md").write_text(markdown(record))
+    stem = f"alignment_begin__{args.selection}"
+    (args.output_dir / f"{stem}.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
+    (args.output_dir / f"{stem}.md").write_text(markdown(record))
     print(markdown(record))
     return 0
 
@@ -205,7 +254,8 @@ def markdown(record: dict[str, Any]) -> str:
         "",
         f"Judge {record['judge']}; aligned on {record['train']['rows']} dev rows; tested on "
         f"{record['test']['rows']} rows ({record['test']['source']}). Threshold fitted on dev: "
-        f"{record['threshold']}. 95% paired bootstrap intervals.",
+        f"{record['threshold']}. Examples: {record['examples_per_row']} per row, "
+        f"{record['selection']} selection. 95% paired bootstrap intervals.",
         "",
         "| statistic | unaligned | aligned | difference |",
         "|---|---|---|---|",
@@ -214,7 +264,14 @@ def markdown(record: dict[str, Any]) -> str:
         lines.append(
             f"| {name} | {_fmt(row['unaligned'])} | {_fmt(row['aligned'])} | {_fmt(row['difference'], True)} |"
         )
-    lines += ["", "| statistic | Ragas-style align | aligned | difference |", "|---|---|---|---|"]
+    lines += [
+        "",
+        f"Against a Ragas-style align (top-k cosine >= 0.7, else the most recent rows; no "
+        f"balancing, no threshold) on {record['ragas_test']['rows']} rows ({record['ragas_test']['source']}):",
+        "",
+        "| statistic | Ragas-style align | aligned | difference |",
+        "|---|---|---|---|",
+    ]
     for name, row in record["aligned_vs_ragas_align"].items():
         lines.append(
             f"| {name} | {_fmt(row['ragas_align'])} | {_fmt(row['aligned'])} | {_fmt(row['difference'], True)} |"
