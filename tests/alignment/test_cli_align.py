@@ -106,6 +106,26 @@ def test_align_writes_the_state_and_reports_held_out_agreement(tmp_path, server)
     assert len(server.chat_requests) == 24
     metric = load_aligned_metric(out)
     assert metric.alignment.threshold == saved["alignment"]["threshold"]
+    # the aligned file carries its held-out report, which `assay report --alignment` shows
+    assert saved["report"]["statistics"] == data["statistics"]
+    page = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "assay",
+            "report",
+            "--alignment",
+            str(out),
+            "-o",
+            str(tmp_path / "p.html"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert page.returncode == 0, page.stderr
+    html = (tmp_path / "p.html").read_text()
+    assert 'class="alignment"' in html and "Confusion matrix, after" in html
 
 
 def test_align_errors_are_one_line_and_exit_2(tmp_path, server):

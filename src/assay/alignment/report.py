@@ -11,6 +11,7 @@ interval over rows, and with a `before` run on the same rows, so has each differ
 
 from __future__ import annotations
 
+import copy
 import json
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -23,6 +24,7 @@ import numpy as np
 from assay.alignment import stats as st
 from assay.alignment.labels import LabeledSet
 from assay.alignment.scoring import RowScore, normalise_label, numeric_value
+from assay.errors import DataError, UsageError
 
 # The statistic Ragas' `validate_alignment` calls "correlation", by label kind.
 _CORRELATION = {
@@ -132,6 +134,8 @@ class AlignmentReport:
     n_paired: int | None = None
     confusion: dict[str, Any] | None = None
     calibration: list[dict[str, Any]] | None = None
+    before_confusion: dict[str, Any] | None = None
+    before_calibration: list[dict[str, Any]] | None = None
     worst: list[dict[str, Any]] = field(default_factory=list)
     judge_calls: int = 0
     n_resamples: int = 2000
@@ -185,21 +189,7 @@ class AlignmentReport:
             judge_calls=judge_calls,
             n_resamples=n_resamples,
         )
-        if kind in ("binary", "nominal", "ordinal") and len(kept):
-            if kind == "binary":
-                t = 0.5 if threshold is None else threshold
-                judged = [int(values[i] >= t) for i in kept]
-                shown = [0, 1]
-            else:
-                judged = [values[i] for i in kept]
-                shown = categories
-            matrix = st.confusion_matrix([labels[i] for i in kept], judged, shown)
-            report.confusion = {
-                "categories": shown,
-                "matrix": matrix.tolist(),
-                "rows": "human",
-                "columns": "judge",
-            }
+        report.confusion = _confusion(kind, labels, values, threshold, categories)
         if unit:
             report.calibration = st.calibration_bins(y, s, n_bins)
         if before is not None:
@@ -251,6 +241,15 @@ class AlignmentReport:
         before_fns = _statistics(kind, before_threshold, categories, unit)
         self.before_threshold = before_threshold
         self.n_paired = len(both)
+        self.before_confusion = _confusion(
+            kind, labels, before_values, before_threshold, categories
+        )
+        usable = [i for i, v in enumerate(before_values) if v is not None]
+        yb, sb = _encode(
+            kind, [labels[i] for i in usable], [before_values[i] for i in usable], categories
+        )
+        if kind == "binary" and len(sb) and float(sb.min()) >= 0 and float(sb.max()) <= 1:
+            self.before_calibration = st.calibration_bins(yb, sb, len(self.calibration or []) or 10)
         self.before = {
             name: st.with_interval(fn, [y, b], n_resamples=n_resamples, seed=seed)
             for name, fn in before_fns.items()
@@ -292,29 +291,67 @@ class AlignmentReport:
         def block(values: dict[str, st.Estimate] | None) -> Any:
             return None if values is None else {k: v.to_dict() for k, v in values.items()}
 
-        return {
-            "metric": self.metric,
-            "label_kind": self.kind,
-            "rows": self.n_rows,
-            "rows_scored": self.n_scored,
-            "failures": self.failures,
-            "threshold": self.threshold,
-            "statistics": block(self.statistics),
-            "before": block(self.before),
-            "before_threshold": self.before_threshold,
-            "differences": block(self.differences),
-            "rows_paired": self.n_paired,
-            "confusion": self.confusion,
-            "calibration_bins": self.calibration,
-            "worst_disagreements": self.worst,
-            "judge_calls": self.judge_calls,
-            "bootstrap": {
-                "resamples": self.n_resamples,
-                "confidence": 0.95,
-                "method": "percentile",
-            },
-            "per_row": self.rows,
-        }
+        # a copy: a caller editing the dict never edits the report
+        return copy.deepcopy(
+            {
+                "metric": self.metric,
+                "label_kind": self.kind,
+                "rows": self.n_rows,
+                "rows_scored": self.n_scored,
+                "failures": self.failures,
+                "threshold": self.threshold,
+                "statistics": block(self.statistics),
+                "before": block(self.before),
+                "before_threshold": self.before_threshold,
+                "differences": block(self.differences),
+                "rows_paired": self.n_paired,
+                "confusion": self.confusion,
+                "calibration_bins": self.calibration,
+                "before_confusion": self.before_confusion,
+                "before_calibration_bins": self.before_calibration,
+                "worst_disagreements": self.worst,
+                "judge_calls": self.judge_calls,
+                "bootstrap": {
+                    "resamples": self.n_resamples,
+                    "confidence": 0.95,
+                    "method": "percentile",
+                },
+                "per_row": self.rows,
+            }
+        )
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "the alignment report") -> AlignmentReport:
+        """The report `to_dict()` / `to_json()` gave, read back (a field that is missing or of
+        the wrong type is a DataError naming it)."""
+        return _from_dict(cls, data, source)
+
+    @classmethod
+    def load(cls, path: str | Path) -> AlignmentReport:
+        """A report from a JSON file: what `to_json(path)` or `assay align --report` wrote, or the
+        aligned file `assay align -o` wrote (which carries its held-out report under "report")."""
+        source = Path(path)
+        try:
+            data = json.loads(source.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise UsageError(f"cannot read the alignment report {source}: {exc}") from None
+        except ValueError as exc:
+            raise DataError(f"not JSON: {exc}", file=str(source)) from None
+        if isinstance(data, dict) and "statistics" not in data and "alignment" in data:
+            if not isinstance(data.get("report"), dict):
+                raise UsageError(
+                    f"{source} is an aligned state without a held-out report; write one with "
+                    "`assay align ... --report report.json` (or report.to_json(path)) and give that"
+                )
+            data = data["report"]
+        return cls.from_dict(data, str(source))
+
+    def __html__(self) -> str:
+        """The report as an HTML section, so a page template (the `assay report` page, a notebook)
+        embeds it as markup rather than escaping it."""
+        from assay.alignment.html import render_report
+
+        return render_report(self, section=True)
 
     def to_json(self, path: str | Path | None = None) -> str:
         text = json.dumps(self.to_dict(), indent=2, ensure_ascii=False, default=str)
@@ -353,6 +390,131 @@ class AlignmentReport:
         if path is not None:
             Path(path).write_text(page, encoding="utf-8")
         return page
+
+
+def _confusion(
+    kind: str, labels: list[Any], values: list[Any], threshold: float | None, categories: list[Any]
+) -> dict[str, Any] | None:
+    """The confusion matrix (rows: human, columns: judge) over the rows that scored; yes/no
+    labels against a score are read at the threshold."""
+    kept = [i for i, v in enumerate(values) if v is not None]
+    if kind not in ("binary", "nominal", "ordinal") or not kept:
+        return None
+    if kind == "binary":
+        t = 0.5 if threshold is None else threshold
+        judged: list[Any] = [int(values[i] >= t) for i in kept]
+        shown = [0, 1]
+    else:
+        judged = [values[i] for i in kept]
+        shown = categories
+    matrix = st.confusion_matrix([labels[i] for i in kept], judged, shown)
+    return {"categories": shown, "matrix": matrix.tolist(), "rows": "human", "columns": "judge"}
+
+
+def _estimates(block: Any, where: str, source: str) -> dict[str, st.Estimate] | None:
+    if block is None:
+        return None
+    if not isinstance(block, dict):
+        raise DataError(f"{where} must be an object of statistics", file=source, field=where)
+    found = {}
+    for name, item in block.items():
+        try:
+            found[name] = st.Estimate(
+                value=item["value"],
+                low=item.get("low"),
+                high=item.get("high"),
+                n=int(item.get("n", 0)),
+                degenerate_resamples=int(item.get("degenerate_resamples", 0)),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise DataError(
+                f"{where}.{name} must be an object with value, low, high and n",
+                file=source,
+                field=f"{where}.{name}",
+            ) from None
+    return found
+
+
+def _from_dict(cls: type[AlignmentReport], data: Any, source: str) -> AlignmentReport:
+    if not isinstance(data, dict):
+        raise DataError("an alignment report is a JSON object", file=source)
+    data = copy.deepcopy(data)  # the report never shares the caller's lists
+    for key in ("metric", "label_kind", "rows", "rows_scored", "statistics"):
+        if key not in data:
+            raise DataError(f"not an alignment report: no {key!r}", file=source, field=key)
+    if data["label_kind"] not in _CORRELATION:
+        raise DataError(
+            f"label_kind must be one of {sorted(_CORRELATION)}, got {data['label_kind']!r}",
+            file=source,
+            field="label_kind",
+        )
+    for key in ("confusion", "before_confusion"):
+        matrix = data.get(key)
+        if matrix is not None and (
+            not isinstance(matrix, dict)
+            or not isinstance(matrix.get("categories"), list)
+            or not isinstance(matrix.get("matrix"), list)
+            or len(matrix["matrix"]) != len(matrix["categories"])
+            or any(
+                not isinstance(row, list) or len(row) != len(matrix["categories"])
+                for row in matrix["matrix"]
+            )
+        ):
+            raise DataError(
+                f"{key} must hold categories and a square matrix of as many rows",
+                file=source,
+                field=key,
+            )
+    for key in ("calibration_bins", "before_calibration_bins"):
+        bins = data.get(key)
+        if bins is not None and (
+            not isinstance(bins, list)
+            or any(
+                not isinstance(b, dict) or not {"n", "mean_score", "positive_rate"} <= set(b)
+                for b in bins
+            )
+        ):
+            raise DataError(
+                f"{key} must be a list of bins with n, mean_score and positive_rate",
+                file=source,
+                field=key,
+            )
+    worst = data.get("worst_disagreements") or []
+    if not isinstance(worst, list) or any(not isinstance(w, dict) for w in worst):
+        raise DataError("worst_disagreements must be a list of objects", file=source)
+    bootstrap = data.get("bootstrap") or {}
+    return cls(
+        metric=str(data["metric"]),
+        kind=data["label_kind"],
+        n_rows=int(data["rows"]),
+        n_scored=int(data["rows_scored"]),
+        threshold=data.get("threshold"),
+        statistics=_estimates(data["statistics"], "statistics", source) or {},
+        failures=dict(data.get("failures") or {}),
+        before=_estimates(data.get("before"), "before", source),
+        before_threshold=data.get("before_threshold"),
+        differences=_estimates(data.get("differences"), "differences", source),
+        n_paired=data.get("rows_paired"),
+        confusion=data.get("confusion"),
+        calibration=data.get("calibration_bins"),
+        before_confusion=data.get("before_confusion"),
+        before_calibration=data.get("before_calibration_bins"),
+        worst=[
+            {
+                "id": w.get("id"),
+                "gap": w.get("gap"),
+                "inputs": dict(w.get("inputs") or {}),
+                "human_label": w.get("human_label"),
+                "human_reason": w.get("human_reason"),
+                "judge_value": w.get("judge_value"),
+                "judge_reason": w.get("judge_reason"),
+            }
+            for w in worst
+        ],
+        judge_calls=int(data.get("judge_calls") or 0),
+        n_resamples=int(bootstrap.get("resamples", 2000)),
+        rows=list(data.get("per_row") or []),
+    )
 
 
 def _cell(estimate: st.Estimate | None, signed: bool = False) -> str:

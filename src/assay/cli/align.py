@@ -3,11 +3,13 @@
 Aligns a judge on the training labels (few-shot examples chosen by similarity with labels taking
 turns, a threshold calibrated for score judges, optionally an instruction search first), reports
 held-out agreement before and after with 95% intervals, and writes the aligned state, which
-`Metric.load_alignment` / `assay.alignment.load_aligned_metric` read back.
+`Metric.load_alignment` / `assay.alignment.load_aligned_metric` read back, with the held-out
+report beside it in the same file (`assay report --alignment aligned.json` shows it).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -150,6 +152,7 @@ def align_command(
         report_options={"n_resamples": resamples, "seed": seed},
     )
     judge_metric.save_alignment(output)
+    _attach_report(output, report)
     stdout.print(report.table())
     state = judge_metric.alignment
     threshold = "none" if state.threshold is None else f"{state.threshold:.4g}"
@@ -160,6 +163,22 @@ def align_command(
         report.to_json(report_json)
     if report_html is not None:
         report.to_html(report_html)
+
+
+def _attach_report(path: Path, report: Any) -> None:
+    """The held-out report goes into the aligned file too (under "report"), so `assay report
+    --alignment aligned.json` shows how the state was validated; loading the state ignores it.
+    Written beside the file and moved into place: never a half-written file under its name."""
+    payload = json.loads(path.read_text("utf-8"))
+    payload["report"] = report.to_dict()
+    partial = path.with_name(path.name + ".partial")
+    try:
+        partial.write_text(
+            json.dumps(payload, indent=2, ensure_ascii=False, default=str), encoding="utf-8"
+        )
+        partial.replace(path)
+    except OSError as exc:
+        raise UsageError(f"cannot write the report into {path}: {exc}") from exc
 
 
 def _models(

@@ -3,6 +3,7 @@
     from assay.report import write_report
     write_report(["results.jsonl"], "report.html")                 # one run
     write_report(["baseline", "improved"], "compare.html", root_dir="evals")   # a comparison
+    write_report(["results.jsonl"], "report.html", sections=[alignment_report])  # + alignment
 
 The page needs nothing but a browser: styles, the one script and the SVG charts are inline, and
 its Content-Security-Policy forbids any network fetch. The page is rendered from Jinja2 templates
@@ -14,6 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from assay.errors import UsageError
 from assay.report.load import load_run
@@ -24,11 +26,22 @@ PathLike = str | os.PathLike[str]
 
 
 def build_report(
-    sources: Sequence[PathLike], *, data: PathLike | None = None, root_dir: PathLike = "."
+    sources: Sequence[PathLike],
+    *,
+    data: PathLike | None = None,
+    root_dir: PathLike = ".",
+    sections: Sequence[Any] = (),
 ) -> str:
-    """The HTML of a report over `sources` (the first is the baseline of a comparison)."""
-    if not sources:
+    """The HTML of a report over `sources` (the first is the baseline of a comparison).
+    `sections` are blocks shown after the metric cards, each an object with `__html__` (an
+    `assay.alignment.AlignmentReport`, for one); a report may hold sections and no runs."""
+    if not sources and not sections:
         raise UsageError("a report needs at least one results file, run directory or experiment")
+    for section in sections:
+        if not callable(getattr(section, "__html__", None)):
+            raise UsageError(
+                f"a report section must render itself as HTML (__html__), got {type(section).__name__}"
+            )
     if data is not None and len(sources) != 1:
         raise UsageError("--data applies to a single run directory")
     runs = [load_run(source, data=data, root_dir=root_dir) for source in sources]
@@ -39,7 +52,7 @@ def build_report(
         seen[run.name] = seen.get(run.name, 0) + 1
         if seen[run.name] > 1:
             run.name = f"{run.name} ({seen[run.name]})"
-    return render_page(runs)
+    return render_page(runs, sections)
 
 
 def write_report(
@@ -48,9 +61,10 @@ def write_report(
     *,
     data: PathLike | None = None,
     root_dir: PathLike = ".",
+    sections: Sequence[Any] = (),
 ) -> Path:
-    """Write the report over `sources` to `output` and return its path."""
-    html = build_report(sources, data=data, root_dir=root_dir)
+    """Write the report over `sources` (and `sections`) to `output` and return its path."""
+    html = build_report(sources, data=data, root_dir=root_dir, sections=sections)
     target = Path(output)
     try:
         target.parent.mkdir(parents=True, exist_ok=True)

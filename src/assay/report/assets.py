@@ -56,6 +56,14 @@ table.details { border-collapse: collapse; font-size: 12px; margin: 4px 0; }
 table.details th, table.details td { border: 1px solid var(--line); padding: 2px 6px; text-align: left; vertical-align: top; }
 td.yes { color: var(--good); font-weight: 600; } td.no { color: var(--bad); font-weight: 600; }
 .hidden { display: none; }
+section.alignment table { border-collapse: collapse; margin: 6px 0 16px; font-size: 13px; }
+section.alignment th, section.alignment td { border: 1px solid var(--line); padding: 3px 8px; text-align: right; }
+section.alignment th:first-child, section.alignment td:first-child { text-align: left; }
+section.alignment small { color: var(--muted); }
+section.alignment .figures { display: flex; flex-wrap: wrap; gap: 24px; align-items: flex-start; }
+section.alignment figure { margin: 0; }
+section.alignment figcaption { font-size: 12px; color: var(--muted); max-width: 330px; margin-bottom: 4px; }
+section.alignment .worst td { text-align: left; vertical-align: top; max-width: 28rem; overflow-wrap: anywhere; }
 """
 
 SCRIPT = """

@@ -122,13 +122,28 @@ def _evaluation_run(path: Path, records: list[dict[str, Any]]) -> Run:
         )
         for i, (record, fields) in enumerate(zip(records, field_rows, strict=True))
     ]
+    info: dict[str, Any] = {
+        "rows": len(rows),
+        "tokens and cost": "not recorded in this file (use --run-dir)",
+    }
+    thresholds = {
+        name: cell.details["alignment"].get("threshold")
+        for row in rows
+        for name, cell in row.cells.items()
+        if isinstance(cell.details, dict) and isinstance(cell.details.get("alignment"), dict)
+    }
+    if thresholds:  # scored by a judge aligned with human labels (its cells say so)
+        info["aligned judges"] = ", ".join(
+            f"{name} (threshold {t:.3g})" if isinstance(t, (int, float)) else name
+            for name, t in thresholds.items()
+        )
     return Run(
         name=path.stem,
         kind="evaluation results",
         path=str(path),
         metrics=list(metrics),
         rows=rows,
-        info={"rows": len(rows), "tokens and cost": "not recorded in this file (use --run-dir)"},
+        info=info,
     )
 
 
@@ -188,6 +203,9 @@ def load_run_dir(path: Path, *, data: str | os.PathLike[str] | None = None) -> R
     judges = sorted({_model_name(spec["llm"]) for spec in specs if spec.get("llm")})
     if judges:
         info["judge"] = ", ".join(judges)
+    aligned = [_aligned_text(spec) for spec in specs if isinstance(spec.get("alignment"), dict)]
+    if aligned:
+        info["aligned judges"] = "; ".join(aligned)
     if data is None:
         info["inputs"] = "not stored in a run directory; add --data DATAFILE to show them"
     return Run(
@@ -199,6 +217,18 @@ def load_run_dir(path: Path, *, data: str | os.PathLike[str] | None = None) -> R
         usage=total,
         info={k: v for k, v in info.items() if v is not None},
     )
+
+
+def _aligned_text(spec: dict[str, Any]) -> str:
+    """What a metric's alignment fingerprint (in its spec) says: state hash, examples, threshold."""
+    found = spec["alignment"]
+    text = f"{spec['name']}: state {found.get('hash', '?')}, {found.get('examples', 0)} example(s)"
+    text += f", {found.get('k', 0)} per row ({found.get('selection', '?')})"
+    if isinstance(found.get("threshold"), (int, float)):
+        text += f", threshold {found['threshold']:.3g}"
+    if found.get("instructions"):
+        text += f", rewritten instruction(s): {', '.join(found['instructions'])}"
+    return text
 
 
 def _model_name(identity: Any) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from functools import lru_cache
 from typing import Any
@@ -62,9 +63,12 @@ def content_security_policy() -> str:
     return f"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src '{script_hash()}'"
 
 
-def render_page(runs: list[Run]) -> str:
+def render_page(runs: list[Run], sections: Sequence[Any] = ()) -> str:
+    """The page over `runs`; `sections` (objects with `__html__`, e.g. alignment reports) follow
+    the metric cards, as markup their own templates escaped."""
     metrics = list(dict.fromkeys(name for run in runs for name in run.metrics))
     names = [run.name for run in runs]
+    titled = names or [f"alignment of {getattr(s, 'metric', 'a judge')}" for s in sections]
     matched_by, aligned = align(runs)
     cards = []
     for metric in metrics:
@@ -79,7 +83,7 @@ def render_page(runs: list[Run]) -> str:
         environment()
         .get_template("page.html.j2")
         .render(
-            title=f"assay report: {' vs '.join(names)}",
+            title=f"assay report: {' vs '.join(titled)}",
             made=_now(),
             version=__version__,
             policy=content_security_policy(),
@@ -91,7 +95,8 @@ def render_page(runs: list[Run]) -> str:
             confidence=f"{CONFIDENCE:.0%}",
             cards=cards,
             metrics=metrics,
-            last_run=names[-1],
+            last_run=names[-1] if names else "",
+            sections=[Markup(section.__html__()) for section in sections],
             rows=[row_view(key, found, names, metrics) for key, found in aligned],
         )
     )
@@ -103,6 +108,8 @@ def _now() -> str:
 
 def align(runs: list[Run]) -> tuple[str, list[tuple[str, list[Row | None]]]]:
     """Rows of every run lined up with the first run's (by id or by position)."""
+    if not runs:  # a page of alignment sections only
+        return "position", []
     if len(runs) == 1:
         return "position", [(row.key, [row]) for row in runs[0].rows]
     table: dict[str, list[Row | None]] = {
