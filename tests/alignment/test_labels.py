@@ -202,12 +202,7 @@ def test_review_export_rows(tmp_path):
         "response": "Paris",
         "retrieved_contexts": ["Paris is nice"],
     }
-    assert (first.label, first.author, first.judge_value, first.judge_reason) == (
-        1,
-        "ann",
-        0.8,
-        "judge",
-    )
+    assert (first.label, first.author, first.judge_value) == (1, "ann", 0.8)
     path = tmp_path / "export.json"
     path.write_text(json.dumps(EXPORT))
     with pytest.raises(UsageError, match="several criteria"):

@@ -206,13 +206,38 @@ def _parse_label(value: Any, text_cells: bool) -> Any:
     return value
 
 
+EXPORT_KEYS = frozenset({"trace_id", "criterion", "label", "output"})
+
+
+def is_review_export_row(row: Any) -> bool:
+    """A row of a review-queue export (the API's `rows`, or the list `ReviewQueue.export()` gives)."""
+    return isinstance(row, dict) and set(row) >= EXPORT_KEYS
+
+
 def from_review_export(
-    data: dict[str, Any], *, criterion: str | None = None, source: str = "review export"
+    data: dict[str, Any] | list[Any],
+    *,
+    criterion: str | None = None,
+    source: str = "review export",
+    first_row: int = 0,
 ) -> LabeledSet:
-    """The platform's review-queue export `{"rows": [{trace_id, input, output, contexts,
-    criterion, label, label_author, score, score_source}]}`: one trace is one group; the judge's
-    earlier score comes along as `judge_value`. An export with several criteria needs `criterion`."""
-    rows = data.get("rows")
+    """The platform's review-queue export: the API's page `{"rows": [...], "next_cursor"}` or the
+    list of rows `ReviewQueue.export()` returns, each `{trace_id, input, output, contexts,
+    criterion, label, label_author, label_at, score, score_status, score_source}`. One trace is
+    one group; the judge's earlier score (when it was ok) comes along as `judge_value`, a label's
+    comment (when the export carries one) as the reviewer's reason. An export with several
+    criteria needs `criterion`. A page with a `next_cursor` is not the whole queue: it is read,
+    and the notes say so."""
+    notes: list[str] = []
+    if isinstance(data, dict):
+        rows = data.get("rows")
+        if data.get("next_cursor"):
+            notes.append(
+                f"{source} is one page of the export (next_cursor {data['next_cursor']!r}): "
+                "rows after it are not included; ReviewQueue.export() fetches every page"
+            )
+    else:
+        rows = data
     if not isinstance(rows, list):
         raise DataError(f"{source}: 'rows' must be a list", field="rows")
     criteria = sorted({str(row.get("criterion")) for row in rows if isinstance(row, dict)})
@@ -220,9 +245,11 @@ def from_review_export(
         raise UsageError(
             f"{source} holds labels for several criteria ({', '.join(criteria)}); pick one with criterion="
         )
+    file = None if source == "review export" else source
     examples = []
     for index, row in enumerate(rows):
-        where = RowLocation(source, index, is_index=True)
+        number = index + first_row
+        where = RowLocation(file, number, is_index=first_row == 0)
         if not isinstance(row, dict):
             raise where.error(f"a row must be an object, got {type(row).__name__}")
         if criterion is not None and str(row.get("criterion")) != criterion:
@@ -230,29 +257,34 @@ def from_review_export(
         for key in ("trace_id", "label"):
             if row.get(key) in (None, ""):
                 raise where.error(f"{key} is missing", key)
-        fields = {"user_input": row.get("input"), "response": row.get("output")}
+        output = row.get("output")
+        if not isinstance(output, str) or not output.strip():
+            raise where.error("output is missing or empty: nothing was judged", "output")
+        fields: dict[str, Any] = {"response": output}
+        if isinstance(row.get("input"), str) and row["input"].strip():
+            fields["user_input"] = row["input"]
         if row.get("contexts") is not None:
             contexts = row["contexts"]
             if not isinstance(contexts, list) or not all(isinstance(c, str) for c in contexts):
                 raise where.error("contexts must be a list of strings", "contexts")
             fields["retrieved_contexts"] = contexts
-        fields = {key: value for key, value in fields.items() if value is not None}
-        if "response" not in fields:
-            raise where.error("output is missing", "output")
+        score_ok = row.get("score_status") in (None, "ok")
+        reason = row.get("label_comment") or row.get("comment")
         examples.append(
             LabeledExample(
                 id=f"{row['trace_id']}:{row.get('criterion')}",
                 fields=fields,
                 label=row["label"],
+                reason=str(reason) if reason else None,
                 group=str(row["trace_id"]),
                 author=row.get("label_author"),
-                judge_value=row.get("score"),
-                judge_reason=row.get("score_source"),
+                judge_value=row.get("score") if score_ok else None,
+                judge_reason=row.get("score_reason") if score_ok else None,
             )
         )
     if not examples:
         raise DataError(f"{source}: no rows for criterion {criterion!r} (it has {criteria})")
-    return LabeledSet(examples, source)
+    return LabeledSet(examples, source, notes)
 
 
 def load_labels(
@@ -265,7 +297,8 @@ def load_labels(
     criterion: str | None = None,
 ) -> LabeledSet:
     """Read labels from a file: `.jsonl` / `.csv` rows with a label column, a `.json` list of such
-    rows, a review-queue export (`{"rows": [...]}`), or a Ragas annotation file
+    rows, a review-queue export (the API's `{"rows": [...]}` page, or `ReviewQueue.export()`'s
+    list saved as .json or .jsonl: recognised by its keys), or a Ragas annotation file
     (`{metric: [{metric_input, metric_output, prompts, is_accepted}]}`, pick one with `metric_name`)."""
     source = Path(path)
     options = {
@@ -288,6 +321,8 @@ def load_labels(
                 rows.append(json.loads(line))
             except json.JSONDecodeError as exc:
                 raise DataError(f"not JSON: {exc.msg}", file=str(source), row=number) from None
+        if rows and all(is_review_export_row(row) for row in rows):
+            return from_review_export(rows, criterion=criterion, source=str(source), first_row=1)
         return from_rows(rows, **options, first_row=1)
     if suffix == ".csv":
         reader = csv.DictReader(text.splitlines())
@@ -297,6 +332,8 @@ def load_labels(
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise DataError(f"not JSON: {exc.msg} (line {exc.lineno})", file=str(source)) from None
+        if isinstance(data, list) and data and all(is_review_export_row(row) for row in data):
+            return from_review_export(data, criterion=criterion, source=str(source))
         if isinstance(data, list):
             return from_rows(data, **options)
         if isinstance(data, dict) and "rows" in data:
@@ -346,6 +383,7 @@ __all__ = [
     "as_labeled",
     "from_review_export",
     "from_rows",
+    "is_review_export_row",
     "load_labels",
     "relabel",
     "train_test_split",
