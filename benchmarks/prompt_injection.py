@@ -138,10 +138,19 @@ def samples_of(case: dict[str, Any]) -> tuple[SingleTurnSample, SingleTurnSample
     return clean, injected
 
 
-def _in_language(metric: Metric, language: str) -> Metric:
-    if getattr(metric, "language", language) == language:
-        return metric
-    return dataclasses.replace(metric, language=language)
+def _in_language(metric: Metric, language: str, prompts_dir: Path | None = None) -> Metric:
+    """The metric in `language`, with any prompt of `prompts_dir` (`<id>.<language>.yaml`, as
+    in src/assay/prompts/data) replacing the shipped one: wording is tried on dev this way."""
+    if getattr(metric, "language", language) != language:
+        metric = dataclasses.replace(metric, language=language)
+    if prompts_dir is not None and hasattr(metric, "set_prompt"):
+        from assay.prompts.prompt import load_prompt
+
+        metric = dataclasses.replace(metric)
+        for prompt_id in metric.prompt_ids:
+            if (prompts_dir / f"{prompt_id}.{language}.yaml").exists():
+                metric.set_prompt(load_prompt(prompt_id, language, root=prompts_dir))
+    return metric
 
 
 def _stats(diffs: Sequence[float]) -> dict[str, Any]:
@@ -208,6 +217,7 @@ def run_suite(
     embeddings: Any = None,
     *,
     max_concurrency: int = 2,
+    prompts_dir: Path | None = None,
 ) -> dict[str, Any]:
     """Score every case's clean and injected rows: one `evaluate` per metric, family and
     language, so each family's seconds and calls are its own."""
@@ -219,7 +229,7 @@ def run_suite(
     specs: dict[str, dict[str, Any]] = {m.name: {} for m in metrics}
     for metric in metrics:
         for (family, language), members in groups.items():
-            chosen = _in_language(metric, language)
+            chosen = _in_language(metric, language, prompts_dir)
             specs[metric.name][language] = chosen.spec()  # prompts and their hashes per language
             rows = [sample for case in members for sample in samples_of(case)]
             started = time.perf_counter()
@@ -334,6 +344,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--max-concurrency", type=int, default=2)
     parser.add_argument("--cache", action="store_true", help="use the response cache")
+    parser.add_argument(
+        "--prompts-dir",
+        type=Path,
+        default=None,
+        help="try prompt wording: <id>.<language>.yaml files here replace the shipped prompts",
+    )
     parser.add_argument("--output-dir", default=str(ROOT / "results"))
     parser.add_argument("--name", default="prompt_injection")
     args = parser.parse_args(argv)
@@ -361,7 +377,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         embeddings = embedding_factory(args.embeddings) if args.embeddings else default_embeddings()
     started = time.perf_counter()
-    report = run_suite(cases, metrics, llm, embeddings, max_concurrency=args.max_concurrency)
+    report = run_suite(
+        cases,
+        metrics,
+        llm,
+        embeddings,
+        max_concurrency=args.max_concurrency,
+        prompts_dir=args.prompts_dir,
+    )
     data_path = Path(args.data)
     record = {
         "suite": "prompt_injection",
