@@ -101,6 +101,13 @@ def evaluate_command(
     resume: Annotated[
         bool, typer.Option("--resume", help="With --ray: finish the run saved in --output")
     ] = False,
+    output_format: Annotated[
+        Opt[str],
+        typer.Option(
+            "--output-format",
+            help="With --ray: jsonl or parquet row files (default: the resumed run's, else jsonl)",
+        ),
+    ] = None,
 ) -> None:
     """Score every row of DATA with the chosen metrics and print a summary.
 
@@ -122,7 +129,7 @@ def evaluate_command(
     _check_number("--fail-under", fail_under)
     if concurrency is not None and concurrency < 1:
         raise UsageError(f"--concurrency must be at least 1, got {concurrency}")
-    executor = _ray_executor(ray, workers, output, resume, run_dir, concurrency)
+    executor = _ray_executor(ray, workers, output, resume, run_dir, concurrency, output_format)
     output_file = Path(output) if output is not None and executor is None else None
     if output_file is not None:
         _check_output(output_file, data, run_dir)
@@ -185,11 +192,15 @@ def _ray_executor(
     resume: bool,
     run_dir: Path | None,
     concurrency: int | None,
+    output_format: str | None = None,
 ) -> Any:
-    """--ray: a RayExecutor writing to the --output directory; --resume only goes with it."""
+    """--ray: a RayExecutor writing to the --output directory; --resume and --output-format only
+    go with it."""
     if address is None:
         if resume:
             raise UsageError("--resume goes with --ray (a local run resumes with --run-dir)")
+        if output_format is not None:
+            raise UsageError("--output-format goes with --ray (a local --output is a JSONL file)")
         return None
     if output is None:
         raise UsageError("--ray needs --output DIR: the directory the workers write rows to")
@@ -203,6 +214,8 @@ def _ray_executor(
         )
     if workers < 1:
         raise UsageError(f"--workers must be at least 1, got {workers}")
+    if output_format not in (None, "jsonl", "parquet"):
+        raise UsageError(f"--output-format must be jsonl or parquet, got {output_format!r}")
     from assay.engine.ray_executor import RayExecutor
 
     return RayExecutor(
@@ -210,6 +223,7 @@ def _ray_executor(
         num_workers=workers,
         max_in_flight=concurrency or 16,
         output=output,
+        output_format=output_format,
         resume=resume,
     )
 

@@ -98,6 +98,7 @@ class Driver:
                 timeout=timeout,
                 lease_size=settings.lease_size,
                 local_judges=self.judges,
+                rows_format=self.output.rows_format,
             )
             for index in range(settings.num_workers)
         ]
@@ -113,7 +114,7 @@ class Driver:
                 f"{ray.available_resources().get('CPU', 0):g} CPUs free"
             ) from None
         except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as exc:
-            raise actor_start_error(exc, "the Ray workers could not load the metrics") from None
+            raise actor_start_error(exc, "the Ray workers could not start") from None
         self.stats.nodes = sorted({item["node"] for item in ready})
         storage = self.output.storage
         for item in ready:

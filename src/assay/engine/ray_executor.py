@@ -57,6 +57,8 @@ class RayExecutor:
     output: the directory every worker writes its rows to (a shared file system on a
         multi-node cluster), or any fsspec URI ("s3://bucket/run", "file:///..."); also the
         checkpoint. None: a temporary directory. storage_options: passed to fsspec for a URI.
+    output_format: "jsonl" or "parquet" (pyarrow, `assay[parquet]`) for the row files; None:
+        the format of the run being resumed, else JSONL.
     resume: with an output holding rows of this run, score only what is missing or failed
         (False: refuse such a directory).
     worker_cpus: CPUs reserved per worker (judges over HTTP wait, they do not compute).
@@ -70,6 +72,7 @@ class RayExecutor:
     num_workers: int = 2
     max_in_flight: int = 16
     output: str | Path | None = None
+    output_format: str | None = None
     resume: bool = True
     storage_options: dict[str, Any] | None = None
     worker_cpus: float = 0.25
@@ -87,6 +90,18 @@ class RayExecutor:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise UsageError(f"RayExecutor {name} must be a whole number >= 1, got {value!r}")
+        if self.output_format is not None:
+            from assay.engine.ray_storage import ROW_FORMATS
+
+            if self.output_format not in ROW_FORMATS:
+                raise UsageError(
+                    f"RayExecutor output_format must be one of {', '.join(ROW_FORMATS)} (or None), "
+                    f"got {self.output_format!r}"
+                )
+            if self.output_format == "parquet":
+                from assay.engine.ray_parquet import import_pyarrow
+
+                import_pyarrow()  # before any work: the install hint, not a failed run
         for name in ("worker_cpus", "start_timeout"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
@@ -124,6 +139,7 @@ class RayExecutor:
             run_fingerprint=fingerprint(data.to_list(), plan.specs, {"executor": "ray"}),
             description={"n_rows": len(data), "metrics": plan.specs},
             resume=self.resume,
+            rows_format=self.output_format,
         )
         kept = output.collect(position, set(names))
         jobs: list[RowJob] = []

@@ -2,17 +2,23 @@
 
 Layout (a local directory or any fsspec URI, see `ray_storage.py`):
 
-    run.json           what the run is (fingerprint of data + metrics, sizes); written first
-    rows/part-*.jsonl  one finished row per line, `{"row_id", "cells": [Cell, ...]}`: on a local
-                       directory one file per worker process, appended and flushed as rows
-                       finish; elsewhere whole files committed by each worker as it goes
-    summary.json       per-metric aggregates and the run's counts, written at the end
+    run.json             what the run is (fingerprint of data + metrics, sizes, rows format);
+                         written first
+    rows/part-*.jsonl    one finished row per line, `{"row_id", "cells": [Cell, ...]}`: on a local
+                         directory one file per worker process, appended and flushed as rows
+                         finish; elsewhere whole files committed by each worker as it goes
+    rows/part-*.parquet  or, with `output_format="parquet"`, one cell per Parquet row
+                         (`ray_parquet.py`), whole files committed by each worker as it goes
+    summary.json         per-metric aggregates and the run's counts, written at the end
 
 Every row has a stable id before anything is distributed: its `id` when every row has a distinct
 one, else a hash of its content (with `#2`, `#3`, ... for repeated rows). Reading deduplicates by
 (row id, metric): a finished outcome (ok or skipped) wins over an error, and a row written twice
 (by a worker that was killed after writing it, or by a resumed run) counts once. Lines that cannot
 be read (the torn last line of a killed worker, say) are passed over and counted.
+
+A run keeps the rows format it started with: a resume reads it from run.json, and refuses
+another one rather than mix the two in rows/.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from assay._version import __version__
-from assay.engine.ray_storage import Storage
+from assay.engine.ray_storage import ROW_FORMATS, Storage
 from assay.errors import CheckpointMismatch, UsageError
 from assay.schema.dataset import EvaluationDataset
 from assay.schema.outcome import Cell
@@ -81,9 +87,24 @@ class OutputDirectory:
         # What messages and the result name: the local path, or the URI without its password.
         self.path: Path | str = self.storage.local or self.storage.shown
         self.shown = self.storage.shown
+        self.rows_format = "jsonl"  # what the workers write; set by `open`
 
-    def open(self, *, run_fingerprint: str, description: dict[str, Any], resume: bool) -> bool:
-        """Create the directory or check it holds this run. True when rows were already saved."""
+    def open(
+        self,
+        *,
+        run_fingerprint: str,
+        description: dict[str, Any],
+        resume: bool,
+        rows_format: str | None = None,
+    ) -> bool:
+        """Create the directory or check it holds this run. True when rows were already saved.
+
+        `rows_format`: "jsonl" or "parquet"; None keeps the one of the run being resumed (else
+        JSONL). A run over rows of another format is refused."""
+        if rows_format is not None and rows_format not in ROW_FORMATS:
+            raise UsageError(
+                f"output_format must be one of {', '.join(ROW_FORMATS)}, got {rows_format!r}"
+            )
         store = self.storage
         try:
             if store.is_file():
@@ -111,12 +132,21 @@ class OutputDirectory:
                     f"output {self.shown} already holds rows of this run; pass resume=True "
                     "(--resume) to finish it, or use another output directory"
                 )
+            kept = manifest.get("rows_format", "jsonl")  # run.json before Parquet: JSONL rows
+            if rows_format is not None and rows_format != kept:
+                raise UsageError(
+                    f"output {self.shown} holds a run with {kept} rows; resume it with "
+                    f"output_format={kept!r} (--output-format {kept}) or use another output "
+                    "directory"
+                )
+            self.rows_format = kept
             return has_rows
         if has_rows:
             raise CheckpointMismatch(
                 f"output {self.shown} has rows but no run.json, so it cannot tell which run they "
                 "belong to; use another output directory"
             )
+        self.rows_format = rows_format or "jsonl"
         try:
             store.make_dirs("rows")
             manifest = {
@@ -124,6 +154,7 @@ class OutputDirectory:
                 "assay_version": __version__,
                 "fingerprint": run_fingerprint,
                 "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                "rows_format": self.rows_format,
                 **description,
             }
             store.write_whole(
@@ -133,21 +164,26 @@ class OutputDirectory:
             raise UsageError(f"cannot write output {self.shown}: {exc.strerror or exc}") from None
         return False
 
-    def lines(self) -> Iterator[bytes | None]:
-        """Every complete line of every part file (None for a torn last line)."""
-        for data in self.storage.read_parts(self.storage.parts()):
+    def records(self) -> Iterator[tuple[str, list[Cell]] | None]:
+        """Every row of every part file, JSONL or Parquet (None for one that cannot be read: a
+        torn last line, a foreign record)."""
+        for part, data in self.storage.read_parts(self.storage.parts()):
+            if part.endswith(".parquet"):
+                from assay.engine.ray_parquet import decode
+
+                yield from decode(data)
+                continue
             cut = data.rfind(b"\n") + 1
             for line in data[:cut].split(b"\n")[:-1]:
                 if line.strip():
-                    yield line
+                    yield _parse(line)
             if cut < len(data):
                 yield None
 
     def collect(self, ids: dict[str, int], metric_names: set[str]) -> Collected:
         """The deduplicated cells of the rows of this run (`ids`: row id -> position)."""
         found = Collected()
-        for line in self.lines():
-            record = _parse(line)
+        for record in self.records():
             if record is None:
                 found.unreadable_lines += 1
                 continue
@@ -176,9 +212,7 @@ class OutputDirectory:
         self.storage.write_whole("summary.json", text.encode("utf-8"))
 
 
-def _parse(line: bytes | None) -> tuple[str, list[Cell]] | None:
-    if line is None:
-        return None
+def _parse(line: bytes) -> tuple[str, list[Cell]] | None:
     try:
         record = json.loads(line.decode("utf-8"))
         row_id = record["row_id"]

@@ -5,11 +5,12 @@ A `Storage` is the run's directory seen through one small interface; it is pickl
 sent to the workers, so each reopens the same place (an fsspec filesystem pickles as its class and
 options, credentials included, in Ray's memory only). Two ways of writing rows:
 
-- a local directory (a plain path or a `file://` URI) is appended to: each worker keeps one file
-  open and flushes every finished row, so a kill loses only the rows in flight, and a line torn by
-  a kill is passed over when reading;
-- any other file system gets whole files: a worker gathers finished rows and commits them as a
-  new part file (at the end of each block, and at least every `COMMIT_SECONDS` or `COMMIT_ROWS`).
+- JSONL rows on a local directory (a plain path or a `file://` URI) are appended: each worker
+  keeps one file open and flushes every finished row, so a kill loses only the rows in flight, and
+  a line torn by a kill is passed over when reading;
+- any other file system, and Parquet rows anywhere (a Parquet file cannot be appended to), get
+  whole files: a worker gathers finished rows and commits them as a new part file (at the end of
+  each block, and at least every `COMMIT_SECONDS` or `COMMIT_ROWS`).
   A file is written under a temporary name the readers never list and then moved into place, so
   a part file that is there is complete (object stores only show an object once it is complete).
 """
@@ -17,6 +18,7 @@ options, credentials included, in Ray's memory only). Two ways of writing rows:
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
@@ -29,8 +31,13 @@ from assay.schema.dataset import atomic_open
 
 COMMIT_SECONDS = 1.0
 COMMIT_ROWS = 64
-PART_GLOB = "part-*.jsonl"
+ROW_FORMATS = ("jsonl", "parquet")  # also the part files' suffixes
+PART_GLOB = "part-*"
 READ_BATCH = 256
+
+
+def is_part(name: str) -> bool:
+    return name.startswith("part-") and name.rpartition(".")[2] in ROW_FORMATS
 
 
 def is_uri(location: Any) -> bool:
@@ -98,43 +105,47 @@ class Storage:
         self.fs.invalidate_cache()
         return bool(self.fs.exists(self._full(relative)))
 
-    def parts(self) -> list[str]:
-        """The committed part files under rows/, sorted (temporary files are never listed)."""
+    def parts(self, rows_format: str | None = None) -> list[str]:
+        """The committed part files under rows/ (of one format, or both), sorted; temporary files
+        are never listed."""
         if self.local is not None:
             rows = self.local / "rows"
-            return (
-                sorted(f"rows/{part.name}" for part in rows.glob(PART_GLOB))
-                if rows.is_dir()
-                else []
-            )
-        self.fs.invalidate_cache()
-        try:
-            found = self.fs.glob(self._full(f"rows/{PART_GLOB}"))
-        except FileNotFoundError:
-            return []
-        return sorted(f"rows/{PurePosixPath(str(path)).name}" for path in found)
+            names = [part.name for part in rows.glob(PART_GLOB)] if rows.is_dir() else []
+        else:
+            self.fs.invalidate_cache()
+            try:
+                found = self.fs.glob(self._full(f"rows/{PART_GLOB}"))
+            except FileNotFoundError:
+                found = []
+            names = [PurePosixPath(str(path)).name for path in found]
+        return sorted(
+            f"rows/{name}"
+            for name in names
+            if is_part(name) and (rows_format is None or name.endswith(f".{rows_format}"))
+        )
 
-    def read_parts(self, parts: list[str]) -> Iterator[bytes]:
-        """The content of each part file, in order; one that vanished or cannot be read is left
+    def read_parts(self, parts: list[str]) -> Iterator[tuple[str, bytes]]:
+        """Each part file and its content, in order; one that vanished or cannot be read is left
         out. Remote files are fetched in batches (concurrently where the file system can)."""
         if self.local is not None:
             for part in parts:
                 try:
-                    yield (self.local / part).read_bytes()
+                    yield part, (self.local / part).read_bytes()
                 except OSError:
                     continue
             return
         for start in range(0, len(parts), READ_BATCH):
-            batch = [self._full(part) for part in parts[start : start + READ_BATCH]]
+            names = parts[start : start + READ_BATCH]
+            batch = [self._full(part) for part in names]
             found = self.fs.cat(batch, on_error="omit")
-            for path in batch:
+            for part, path in zip(names, batch, strict=True):
                 data = found.get(path)
                 if not isinstance(data, bytes):  # left out (or named otherwise): ask for it alone
                     try:
                         data = bytes(self.fs.cat_file(path))
                     except OSError:
                         continue
-                yield data
+                yield part, data
 
     def read_bytes(self, relative: str) -> bytes:
         if self.local is not None:
@@ -148,11 +159,26 @@ class Storage:
         else:
             self.fs.makedirs(self._full(relative), exist_ok=True)
 
-    def write_whole(self, relative: str, data: bytes) -> None:
-        """Write a file that appears complete or not at all (temporary name, then moved)."""
+    def write_whole(self, relative: str, data: bytes, *, durable: bool = True) -> None:
+        """Write a file that appears complete or not at all (temporary name, then moved).
+
+        A local file is synced to disk first unless `durable` is False (a part file: a killed
+        process cannot tear it either way, and a part lost to a power cut is only re-scored)."""
         if self.local is not None:
-            with atomic_open(self.local / relative, newline="") as handle:
-                handle.write(data.decode("utf-8"))
+            if durable:
+                with atomic_open(self.local / relative, newline="") as handle:
+                    handle.write(data.decode("utf-8"))
+                return
+            path = self.local / relative
+            temporary = path.with_name(f".tmp-{secrets.token_hex(6)}-{path.name}")
+            try:
+                with open(temporary, "xb") as handle:
+                    handle.write(data)
+                os.replace(temporary, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    temporary.unlink()
+                raise
             return
         folder, _, name = relative.rpartition("/")
         temporary = f"{folder}/.tmp-{secrets.token_hex(6)}-{name}" if folder else f".tmp-{name}"
@@ -178,4 +204,4 @@ class Storage:
             self.fs.rm(self._full(relative))
 
 
-__all__ = ["COMMIT_ROWS", "COMMIT_SECONDS", "Storage", "is_uri", "shown"]
+__all__ = ["COMMIT_ROWS", "COMMIT_SECONDS", "ROW_FORMATS", "Storage", "is_part", "is_uri", "shown"]

@@ -9,7 +9,9 @@ flushed to this worker's own part file, `rows/part-<worker>-<pid>-<random>.jsonl
 worker never appends to the file of the process it replaces, and a kill loses only the rows in
 flight; on any other file system, gathered and committed as whole part files
 (`...-<n>.jsonl`) at the end of each block and every second or so (`ray_storage.py`), so a kill
-loses at most those rows, which the driver hands out again.
+loses at most those rows, which the driver hands out again. Parquet rows (`output_format=
+"parquet"`, `ray_parquet.py`) are always committed as whole part files (`...-<n>.parquet`), on
+a local directory too: a Parquet file cannot be appended to.
 
 Whatever a metric does ends as a typed outcome inside `score_cell`; `score` itself raises only if
 the output cannot be written, which the driver reports and stops on.
@@ -51,15 +53,21 @@ class BlockReport:
 class PartWriter:
     """This worker process's finished rows (see `ray_storage.py` for the two ways of writing).
 
-    A local directory: one JSONL file, appended and flushed per row. Any other file system: rows
-    are gathered and committed as whole part files, `<stem>-<n>.jsonl`, by `commit`."""
+    JSONL on a local directory: one file, appended and flushed per row. Any other file system,
+    and Parquet: rows are gathered and committed as whole part files, `<stem>-<n>.<format>`, by
+    `take` and the storage's `write_whole`."""
 
-    def __init__(self, storage: Storage, worker: str) -> None:
+    def __init__(self, storage: Storage, worker: str, rows_format: str = "jsonl") -> None:
         self.storage = storage
+        self.rows_format = rows_format
         self.stem = f"part-{worker}-{os.getpid()}-{secrets.token_hex(4)}"
-        self.appends = storage.local is not None
+        self.appends = storage.local is not None and rows_format == "jsonl"
+        if rows_format == "parquet":
+            from assay.engine.ray_parquet import import_pyarrow
+
+            import_pyarrow()  # missing on this node: the driver reports it as the workers start
         self._handle: IO[str] | None = None
-        self._pending: list[str] = []
+        self._pending: list[tuple[str, list[Cell]]] = []
         self._since = 0.0  # when the oldest pending row was written
         self._commits = 0
 
@@ -69,12 +77,12 @@ class PartWriter:
         return self.storage.local / "rows" / f"{self.stem}.jsonl"
 
     def write(self, row_id: str, cells: list[Cell]) -> None:
-        record = {"row_id": row_id, "cells": [cell.model_dump(mode="json") for cell in cells]}
         if not self.appends:
             if not self._pending:
                 self._since = time.monotonic()
-            self._pending.append(json_line(record))
+            self._pending.append((row_id, cells))  # encoded when committed, in `take`
             return
+        record = {"row_id": row_id, "cells": [cell.model_dump(mode="json") for cell in cells]}
         if self._handle is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._handle = self.path.open("a", encoding="utf-8", newline="")
@@ -88,14 +96,30 @@ class PartWriter:
             len(self._pending) >= COMMIT_ROWS or time.monotonic() - self._since >= COMMIT_SECONDS
         )
 
-    def take(self) -> tuple[str, bytes] | None:
-        """The gathered rows as the next part file's name and content (None when there are none)."""
+    def claim(self) -> tuple[str, list[tuple[str, list[Cell]]]] | None:
+        """The gathered rows and the name of the part file they go to (None when there are
+        none). Called on the actor's loop; `encode` them anywhere."""
         if not self._pending:
             return None
-        data = "".join(self._pending).encode("utf-8", "surrogatepass")
-        self._pending = []
+        pending, self._pending = self._pending, []
         self._commits += 1
-        return f"rows/{self.stem}-{self._commits:06d}.jsonl", data
+        return f"rows/{self.stem}-{self._commits:06d}.{self.rows_format}", pending
+
+    def encode(self, rows: list[tuple[str, list[Cell]]]) -> bytes:
+        """Rows as the content of one part file of this writer's format."""
+        if self.rows_format == "parquet":
+            from assay.engine.ray_parquet import encode
+
+            return encode(rows)
+        return "".join(
+            json_line({"row_id": row_id, "cells": [cell.model_dump(mode="json") for cell in cells]})
+            for row_id, cells in rows
+        ).encode("utf-8", "surrogatepass")
+
+    def take(self) -> tuple[str, bytes] | None:
+        """The gathered rows as the next part file's name and content (None when there are none)."""
+        claimed = self.claim()
+        return None if claimed is None else (claimed[0], self.encode(claimed[1]))
 
     def mark(self) -> str:
         """Leave an empty mark in rows/ for the driver to find; its relative path."""
@@ -124,6 +148,7 @@ class ScoringWorker:
         timeout: float | None,
         lease_size: int,
         local_judges: dict[str, dict[str, Any]] | None = None,
+        rows_format: str = "jsonl",
     ) -> None:
         # The metrics come as an object the driver keeps alive (`[ref]`, not the bytes), so that a
         # restarted worker can always fetch them again (Ray issue #53727); loaded on first use.
@@ -132,7 +157,7 @@ class ScoringWorker:
         self._lease_size = lease_size
         self._local_judges = local_judges or {}  # node id -> endpoint key -> judge actor
         self.metrics: dict[str, Any] = {}
-        self.writer = PartWriter(output, worker)
+        self.writer = PartWriter(output, worker, rows_format)
         self._committing: asyncio.Lock | None = None
         self.max_in_flight = max_in_flight
         self.timeout = timeout
@@ -228,9 +253,13 @@ class ScoringWorker:
         if self._committing is None:
             self._committing = asyncio.Lock()
         async with self._committing:
-            taken = self.writer.take()
-            if taken is not None:
-                await anyio.to_thread.run_sync(self.writer.storage.write_whole, *taken)
+            claimed = self.writer.claim()
+            if claimed is not None:
+                name, rows = claimed
+                writer = self.writer
+                await anyio.to_thread.run_sync(
+                    lambda: writer.storage.write_whole(name, writer.encode(rows), durable=False)
+                )
 
     async def close(self) -> None:
         """End of the run: commit what is gathered, close the part file and this loop's clients."""

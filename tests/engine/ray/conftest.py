@@ -67,13 +67,22 @@ def judged(server: FakeOpenAI):
 
 def worker_pids(output: Path) -> set[int]:
     """Process ids of the workers that wrote to an output directory (from the part file names)."""
-    return {int(part.name.split("-")[2]) for part in (output / "rows").glob("part-*.jsonl")}
+    return {
+        int(part.name.split("-")[2])
+        for pattern in ("part-*.jsonl", "part-*.parquet")
+        for part in (output / "rows").glob(pattern)
+    }
 
 
 def rows_written(output: Path) -> int:
+    """Lines of JSONL parts plus Parquet rows (cells: one per row with one metric)."""
+    import pyarrow.parquet as pq
+
     total = 0
     for part in (output / "rows").glob("part-*.jsonl"):
         total += part.read_bytes().count(b"\n")
+    for part in (output / "rows").glob("part-*.parquet"):
+        total += pq.read_metadata(part).num_rows  # parts are moved in whole: never torn
     return total
 
 

@@ -141,7 +141,7 @@ def test_metrics_a_worker_cannot_load_are_one_line_error(ray_cluster, tmp_path):
             show_progress=False,
         )
     message = str(caught.value)
-    assert message.startswith("the Ray workers could not load the metrics: RuntimeError: ")
+    assert message.startswith("the Ray workers could not start: RuntimeError: ")
     assert message.endswith("(second line of the cause)") and "\n" not in message
 
 
