@@ -117,7 +117,17 @@ def test_mipro_keeps_the_instruction_and_the_demos_it_chose(loss):
     assert len(request.messages) == 1 + 2 * (1 + len(state.examples)) + 1
 
 
-def test_the_call_budget_stops_dspy():
+def test_the_call_budget_stops_dspy(monkeypatch):
+    from assay.alignment.optimizers import dspy as module
+
+    shown: list[int] = []
+    update = module.Progress.update
+
+    def record(self, task, **fields):
+        shown.append(fields.get("completed"))
+        return update(self, task, **fields)
+
+    monkeypatch.setattr(module.Progress, "update", record)
     llm, provider = dspy_judge()
     optimizer = DSPyOptimizer(
         auto=None,
@@ -133,6 +143,7 @@ def test_the_call_budget_stops_dspy():
             from_rows(ROWS), InstructionConfig(optimizer=optimizer)
         )
     assert len(provider.requests) == 5
+    assert shown == [1, 2, 3, 4, 5]  # the progress bar counts every call DSPy made
 
 
 def test_missing_dspy_is_an_install_hint(monkeypatch):

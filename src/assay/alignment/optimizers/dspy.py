@@ -16,6 +16,9 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
 from assay._util.deps import require
 from assay._util.sync import run_sync
 from assay.alignment.examples import builder_for, example_for
@@ -71,8 +74,9 @@ class AssayEngine:
     """A DSPy engine (`complete(Request) -> Response`, DSPy's current LM interface) that answers
     through an assay model, charging every call to the optimizer's budget."""
 
-    def __init__(self, llm: Any, budget: CallBudget) -> None:
+    def __init__(self, llm: Any, budget: CallBudget, on_call: Any = None) -> None:
         self.llm = Counted(llm, budget)
+        self.on_call = on_call  # told after every answered call (the progress bar)
 
     def complete(self, request: Any) -> Any:
         lm15 = _dspy().lm15
@@ -91,6 +95,8 @@ class AssayEngine:
             if getattr(request.config, name, None) is not None
         }
         response = run_sync(self.llm.agenerate(messages, **params))
+        if self.on_call is not None:
+            self.on_call()
         generation = response.generations[0]
         usage = response.usage
         return lm15.Response(
@@ -112,11 +118,11 @@ class AssayEngine:
         """Nothing to release: the assay model keeps its own clients."""
 
 
-def _language_model(llm: Any, budget: CallBudget, temperature: float) -> Any:
+def _language_model(llm: Any, budget: CallBudget, temperature: float, on_call: Any = None) -> Any:
     dspy = _dspy()
     return dspy.LM(
         f"assay/{getattr(llm, 'model', 'judge')}",
-        engine=AssayEngine(llm, budget),
+        engine=AssayEngine(llm, budget, on_call),
         cache=False,  # assay's own response cache sits under the model
         temperature=temperature,
         num_retries=0,  # assay's model layer retries
@@ -209,7 +215,22 @@ class DSPyOptimizer(Optimizer):
                 f"DSPyOptimizer needs at least 2 rows that make examples for {prompt_id!r}; got {len(examples)}"
             )
         budget = CallBudget(config.get("max_calls", self.max_calls))
-        lm = _language_model(judge_of(self.metric, self.llm), budget, self.init_temperature)
+        progress = Progress(
+            TextColumn(f"[bold]DSPy MIPROv2 on {self.metric.name}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("calls of the budget"),
+            TimeElapsedColumn(),
+            console=Console(stderr=True, quiet=not self.show_progress),
+            transient=True,
+        )
+        task = progress.add_task("calls", total=budget.max_calls)
+        lm = _language_model(
+            judge_of(self.metric, self.llm),
+            budget,
+            self.init_temperature,
+            on_call=lambda: progress.update(task, completed=budget.used),
+        )
         fields = {name: dspy.InputField() for name in inputs}
         fields["answer"] = dspy.OutputField(
             desc="the judge's answer, in the form the instruction asks for"
@@ -254,7 +275,7 @@ class DSPyOptimizer(Optimizer):
             options["num_candidates"] = self.num_candidates
             compile_options["num_trials"] = self.num_trials or max(2, self.num_candidates)
         try:
-            with dspy.context(lm=lm):
+            with progress, dspy.context(lm=lm):
                 optimized = dspy.MIPROv2(**options).compile(
                     program, trainset=examples, **compile_options
                 )
