@@ -235,3 +235,28 @@ def test_the_html_section_renders_from_a_saved_report(tmp_path):
     section = render_report(saved, section=True)
     assert section.lstrip().startswith("<section") and "<html" not in section
     assert section == render_report(report, section=True)
+
+
+def test_ranking_report_by_hand():
+    human = [["a", "b", "c"], ["a", "b", "c"], ["a", "b", "c"], ["x", "y"]]
+    judge = [["a", "b", "c"], ["b", "a", "c"], ["c", "b", "a"], ["x", "z"]]
+    before = [["c", "b", "a"], ["a", "b", "c"], ["c", "b", "a"], ["y", "x"]]
+    report = AlignmentReport.build(
+        metric="rank",
+        kind="ranking",
+        rows=_rows(human),
+        scores=[RowScore(f"r{i}", v) for i, v in enumerate(judge)],
+        threshold=None,
+        before=[RowScore(f"r{i}", v) for i, v in enumerate(before)],
+        n_resamples=100,
+    )
+    assert report.value("agreement") == pytest.approx(1 / 4)
+    assert report.value("top1_agreement") == pytest.approx(2 / 4)  # r0 and r3 (x first)
+    # tau per row: r0 1; r1 (b, a, c): 2 of 3 pairs concordant -> 1/3; r2 reversed -1;
+    # r3 shares one item only: undefined, left out
+    assert report.value("kendall") == pytest.approx((1 + 1 / 3 - 1) / 3)
+    assert report["correlation"] == pytest.approx(1 / 9)
+    # before: r0 -1, r1 1, r2 -1, r3 (y, x) -1 -> mean -1/2
+    assert report.before["kendall"].value == pytest.approx(-0.5)
+    assert report.differences["kendall"].value == pytest.approx(1 / 9 + 0.5)
+    assert [w["id"] for w in report.worst] == ["r1", "r2", "r3"]

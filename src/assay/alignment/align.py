@@ -93,7 +93,7 @@ class Aligner:
         kind = label_kind(metric, rows.labels)
         notes: list[str] = list(rows.notes)
         pool = self._pool(metric, rows, kind, notes) if k > 0 else []
-        if k > 0 and not pool:
+        if k > 0 and not pool and builder_for(metric) is not None:
             notes.append(
                 f"no few-shot examples: {type(metric).__name__} cannot take any from these rows"
             )

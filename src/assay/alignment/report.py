@@ -32,7 +32,7 @@ _CORRELATION = {
     "nominal": "kappa",
     "ordinal": "weighted_kappa",
     "numeric": "pearson",
-    "ranking": "agreement",
+    "ranking": "kendall",
 }
 
 
@@ -80,7 +80,45 @@ def _statistics(
             "agreement": lambda y, s: float(np.mean(y == s)),
             "kappa": lambda y, s: st.cohen_kappa(y.tolist(), s.tolist(), codes),
         }
+    if kind == "ranking":
+        return _ranking_statistics(categories)
     return {"agreement": lambda y, s: float(np.mean(y == s))}
+
+
+def _ranking_statistics(rankings: list[Any]) -> dict[str, Callable[..., float]]:
+    """Columns hold codes into `rankings` (each a list, best first). Exact agreement, agreement
+    on the first item, and the mean over rows of Kendall's tau between the two orders of the
+    items both rank (a row with fewer than two such items, or a constant order, counts as
+    undefined and is left out of the mean)."""
+    tau: dict[tuple[int, int], float] = {}
+
+    def row_tau(a: int, b: int) -> float:
+        if (a, b) not in tau:
+            human, judge = rankings[a], rankings[b]
+            shared = [item for item in human if item in judge]
+            if len(shared) < 2:
+                tau[a, b] = float("nan")
+            else:
+                tau[a, b] = st.kendall(
+                    np.arange(len(shared)), np.array([judge.index(item) for item in shared])
+                )
+        return tau[a, b]
+
+    def first(a: int, b: int) -> bool:
+        return bool(rankings[a]) and bool(rankings[b]) and rankings[a][0] == rankings[b][0]
+
+    def mean_tau(y: np.ndarray, s: np.ndarray) -> float:
+        values = np.array([row_tau(int(a), int(b)) for a, b in zip(y, s, strict=True)])
+        values = values[np.isfinite(values)]
+        return float(values.mean()) if len(values) else float("nan")
+
+    return {
+        "agreement": lambda y, s: float(np.mean(y == s)),
+        "top1_agreement": lambda y, s: float(
+            np.mean([first(int(a), int(b)) for a, b in zip(y, s, strict=True)])
+        ),
+        "kendall": mean_tau,
+    }
 
 
 @dataclass
