@@ -211,6 +211,36 @@ def test_an_optimizer_never_sees_the_test_split():
     assert sent and not any("Secret test" in text for text in sent)
 
 
+def test_align_and_validate_optimizes_on_the_training_part_of_its_own_split():
+    rows = from_rows([{**r, "response": f"Row {r['id']} {r['response']}"} for r in ROWS])
+    judge, judge_provider = policy_judge()
+    writer, writer_provider = writer_llm("RULE-A: x.", "RULE-B: y.")
+    embeddings, _ = keyword_embedder()
+    metric = Faithfulness(llm=judge)
+    report = metric.align_and_validate(
+        rows,
+        embedding_model=embeddings,
+        test_size=0.25,
+        random_state=3,
+        show_progress=False,
+        report_options={"n_resamples": 20},
+        instruction_config=InstructionConfig(
+            llm=writer,
+            optimizer=GeneticOptimizer(
+                max_steps=1, population_size=2, mutation_rate=1.0, show_progress=False
+            ),
+        ),
+    )
+    held_out = [f"Row {row['id']} " for row in report.rows]
+    assert len(held_out) == 2
+    written = [str(m.content) for r in writer_provider.requests for m in r.messages]
+    assert written and not any(t in text for t in held_out for text in written)
+    judged = [str(r.messages[-1].content) for r in judge_provider.requests]
+    # each held-out row is judged twice (before and after), never while optimizing or fitting
+    assert sorted(sum(t in text for text in judged) for t in held_out) == [2, 2]
+    assert metric.alignment.instructions["supported"].startswith("RULE-")
+
+
 def test_template_candidates_must_keep_the_placeholders():
     from assay.metrics.custom.llm_metrics import DiscreteMetric
 

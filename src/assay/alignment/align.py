@@ -313,10 +313,13 @@ class Aligner:
         seed: int = 42,
         show_progress: bool = True,
         report_options: dict[str, Any] | None = None,
+        instruction_config: InstructionConfig | None = None,
         **options: Any,
     ) -> AlignmentReport:
         """Align `metric` on `train` and report held-out agreement before and after on `test`
-        (split off `train` first when not given). The metric is left aligned."""
+        (split off `train` first when not given). With `instruction_config`, its optimizer
+        rewrites the instruction first, on the training rows only (after the split). The metric
+        is left aligned; "before" is the metric with no alignment at all."""
         rows = as_labeled(train, source="train")
         if test is None:
             rows, test_rows = rows.train_test_split(test_size=test_size, seed=seed)
@@ -329,6 +332,8 @@ class Aligner:
                 "a held-out test must not hold rows of a training group"
             )
         unaligned = copy.copy(metric).clear_alignment()
+        if instruction_config is not None:
+            self.optimize_prompts(metric, rows, instruction_config)
         state = self.fit(
             metric,
             rows,

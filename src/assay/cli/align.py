@@ -134,9 +134,10 @@ def align_command(
     )
     if judge is not None:
         judge_metric = judge_metric.with_models(llm=judge)
-    if optimize:
+    search = None
+    if optimize:  # run inside align_and_validate: after the split, on the training rows only
         optimizer = GeneticOptimizer(max_calls=max_calls, seed=seed, show_progress=not no_progress)
-        judge_metric.optimize_prompts(train_rows, InstructionConfig(optimizer=optimizer))
+        search = InstructionConfig(optimizer=optimizer)
     report = judge_metric.align_and_validate(
         train_rows,
         test_rows,
@@ -150,6 +151,7 @@ def align_command(
         selection=selection,
         show_progress=not no_progress,
         report_options={"n_resamples": resamples, "seed": seed},
+        instruction_config=search,
     )
     judge_metric.save_alignment(output)
     _attach_report(output, report)
