@@ -70,6 +70,7 @@ scores = Table(
     Column("trace_id", String(36)),
     Column("criterion", String(200)),
     Column("value", Float, nullable=True),
+    Column("label", String(200), nullable=True),
     Column("created_at", DateTime(timezone=True)),
 )
 labels = Table(
@@ -86,9 +87,9 @@ PROJECT = 1
 TEXT_COLUMNS = {"input": "input_text", "output": "output_text"}
 
 
-def _latest(table: Any, criterion: str) -> Any:
+def _latest(table: Any, criterion: str, column: str = "value") -> Any:
     return (
-        select(table.c.value)
+        select(table.c[column])
         .where(
             table.c.project_id == traces.c.project_id,
             table.c.trace_id == traces.c.id,
@@ -107,6 +108,8 @@ def resolve(field: Field) -> ResolvedField:
         return ResolvedField(traces.c.meta, json_path=field.path)
     if field.name == "score":
         return ResolvedField(_latest(scores, field.path[0]))
+    if field.name == "score_label":
+        return ResolvedField(_latest(scores, field.path[0], "label"))
     if field.name == "label":
         return ResolvedField(_latest(labels, field.path[0]))
     return ResolvedField(traces.c[TEXT_COLUMNS.get(field.name, field.name)])

@@ -280,7 +280,7 @@ def test_a_judge_model_scores_entering_traces(live, fake):
         for trace_id in (right["id"], wrong["id"]):
             broken = by[(broken_source, trace_id)]  # a typed error with its cause, never a NaN
             assert broken.value is None and broken.outcome["status"] == "error"
-            assert "broken" in (broken.outcome.get("message") or ""), broken.outcome
+            assert "broken" in (broken.outcome.get("error_message") or ""), broken.outcome
         latest = api.get(f"/traces/{right['id']}").json()["scores"]["Correct"]
         assert latest["source"] in (judge_source, broken_source)
         judged_requests = [r for r in fake.chat_requests if r.body.get("model") == "judge"]

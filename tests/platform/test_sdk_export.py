@@ -105,16 +105,17 @@ def test_an_unknown_linked_trace_uploads_nothing(sdk, live):
         upload_result(evaluated(trace_id="not-a-uuid"))
 
 
-def test_labels_that_are_not_numbers_are_kept_in_metadata_and_listed(sdk):
+def test_labels_are_scored_as_labels_and_rankings_kept_in_metadata_and_listed(sdk):
     data = EvaluationDataset.from_list([{"user_input": "q", "response": "a"}])
-    specs = [{"name": n, "class": "Hand", "version": "1", "params": {}} for n in ("a", "b")]
-    result = EvaluationResult(data, specs, [{"a": Ok(value="pass"), "b": Ok(value="positive")}])
-    uploaded = upload_result(result)
-    assert uploaded.not_scored == [(0, "b")] and uploaded.scores_sent == 1
+    specs = [{"name": n, "class": "Hand", "version": "1", "params": {}} for n in ("a", "b", "c")]
+    cells = {"a": Ok(value="pass"), "b": Ok(value="positive"), "c": Ok(value=[2, 1])}
+    uploaded = upload_result(EvaluationResult(data, specs, [cells]))
+    assert uploaded.not_scored == [(0, "c")] and uploaded.scores_sent == 2
     trace = Trace.download(id=uploaded.trace_ids[0])
     assert trace.scores["a"]["value"] == 1.0
-    assert "b" not in trace.scores
-    assert trace.metadata["assay"]["metrics"]["b"]["value"] == "positive"
+    assert trace.scores["b"]["label"] == "positive" and trace.scores["b"]["value"] is None
+    assert "c" not in trace.scores
+    assert trace.metadata["assay"]["metrics"]["c"]["value"] == [2, 1]
 
 
 def test_the_upload_imports_no_server_dependency():

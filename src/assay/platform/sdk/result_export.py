@@ -2,7 +2,8 @@
 score on it, so the web UI, review-queue conditions (`score.faithfulness < 0.5`) and dataset export
 see results computed elsewhere.
 
-Through the existing routes (`POST /api/v1/traces`, `POST /api/v1/traces/{id}/scores`):
+Through the trace routes (`POST /api/v1/traces`, and the batch score route
+`POST /api/v1/traces/scores`, which `add_scores` calls):
 
 - A row whose metadata names a platform trace (`trace_id`: the trace's UUID, or the 32 hex digits
   of the OpenTelemetry trace id it was ingested under) gets its scores on that trace. Every such
@@ -12,11 +13,13 @@ Through the existing routes (`POST /api/v1/traces`, `POST /api/v1/traces/{id}/sc
   the row's cells as `EvaluationResult.row_records` has them; tags `assay` and `assay-run:<id>`.
   Its id is derived from the run id and the row index, so uploading the same result again stores
   no second copy (the server ignores an id it has).
-- Each cell is one score, source `assay:<run id>`: an ok number (bools and pass/fail labels as 1/0)
-  with its reason; a failed cell with status `error` and `<ExceptionType>: <message>` as reason,
-  never a value; a skipped cell with status `skipped` and its reason. A label that does not read as
-  a number, or a ranking, has no place in the score route (it takes numbers): it is kept in the
-  new trace's metadata and listed in `UploadedResult.not_scored`.
+- Each cell is one score, source `assay:<run id>`: an ok number, boolean or categorical label
+  with its reason (pass/fail-like labels as 1/0, as the library's aggregates read them; other
+  labels as labels, which conditions read as `score_label.<metric>`); a failed cell with status
+  `error` and `<ExceptionType>: <message>` as reason, never a value; a skipped cell with status
+  `skipped` and its reason. A ranking (a list), or a label over the server's 200 characters, has
+  no place in a score: it is kept in the new trace's metadata and listed in
+  `UploadedResult.not_scored`.
 - Scores already stored for this run (the latest score of the criterion has this run's source) are
   not sent again, so an upload cut off midway is completed by calling it again.
 """
@@ -24,13 +27,15 @@ Through the existing routes (`POST /api/v1/traces`, `POST /api/v1/traces/{id}/sc
 from __future__ import annotations
 
 import json
+import math
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from assay.errors import DataError, UsageError
 from assay.platform.sdk.client import current
-from assay.platform.sdk.errors import NotFound
+from assay.platform.sdk.errors import NotFound, ValidationFailed
 from assay.platform.sdk.trace_body import CONTEXT_MAX, CONTEXTS_MAX, NAME_MAX, jsonable, text
 from assay.schema.outcome import Error, Ok, Skipped
 from assay.schema.result import EvaluationResult
@@ -39,6 +44,8 @@ from assay.schema.values import as_number
 BATCH = 100  # traces per request (the server takes 500)
 MAX_BODY = 900_000  # bytes per request: the server's body cap is 1 MB
 REASON_MAX = 20_000
+SCORES_MAX = 1_000  # scores in one batch request: the server's cap
+LABEL_MAX = 200  # the server's cap on a label score
 # Row ids name traces: the same result uploaded twice names the same traces.
 _NAMESPACE = uuid.UUID("6f1c1f4e-2b7a-4c55-9a51-0d7c3c2b9e21")
 
@@ -71,10 +78,17 @@ def platform_trace_id(value: Any, row: int, key: str) -> str:
 def score_body(name: str, cell: Any, source: str) -> dict[str, Any] | None:
     """One cell as the score route's body; None for a value the route cannot hold."""
     if isinstance(cell, Ok):
-        number = as_number(cell.value)
-        if number is None:
-            return None
-        body: dict[str, Any] = {"criterion": name, "status": "ok", "value": number}
+        value: Any = cell.value
+        if isinstance(value, str):  # pass/fail-like labels as 1/0, other labels as labels
+            number = as_number(value)
+            value = number if number is not None else value.strip()
+            if isinstance(value, str) and not 0 < len(value) <= LABEL_MAX:
+                return None
+        elif not isinstance(value, bool):
+            value = as_number(value)  # a finite number, else (a ranking) nothing
+            if value is None:
+                return None
+        body: dict[str, Any] = {"criterion": name, "status": "ok", "value": value}
         if cell.reason:
             body["reason"] = text(cell.reason, REASON_MAX)
     elif isinstance(cell, Skipped):
@@ -115,17 +129,50 @@ def _trace_body(
     }
 
 
-def _batches(bodies: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
+def _batches(bodies: list[dict[str, Any]], most: int = BATCH) -> list[list[dict[str, Any]]]:
+    """`bodies` in order, at most `most` a request and under the server's body cap."""
     batches: list[list[dict[str, Any]]] = []
     size = 0
     for body in bodies:
         weight = len(json.dumps(body, ensure_ascii=False).encode()) + 1
-        if not batches or len(batches[-1]) >= BATCH or size + weight > MAX_BODY:
+        if not batches or len(batches[-1]) >= most or size + weight > MAX_BODY:
             batches.append([])
             size = 0
         batches[-1].append(body)
         size += weight
     return batches
+
+
+def add_scores(scores: Iterable[dict[str, Any]]) -> int:
+    """Append many scores to logged traces in one request, all or nothing; returns how many were
+    stored. Each score is a dict: `trace_id`, `criterion`, and `value` (a number, a boolean or a
+    categorical label) for an ok score, or `status` "skipped" / "error" with a `reason` instead;
+    `reason` and `source` are optional. At most `SCORES_MAX` per call. Nothing is stored when any
+    score is refused: `ValidationFailed` names it (`scores[3].value: ...`)."""
+    items = list(scores)
+    if not items:
+        raise ValidationFailed("add_scores: give at least one score", field="scores")
+    if len(items) > SCORES_MAX:
+        raise ValidationFailed(
+            f"add_scores: {len(items)} scores is over the limit of {SCORES_MAX} per request; "
+            "send them in parts",
+            field="scores",
+        )
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise ValidationFailed(
+                f"add_scores: scores[{index}] must be a dict, got {type(item).__name__}",
+                field=f"scores[{index}]",
+            )
+        value = item.get("value")
+        if isinstance(value, float) and not math.isfinite(value):  # JSON cannot carry it
+            raise ValidationFailed(
+                f"add_scores: scores[{index}].value must be a finite number, got {value!r}; "
+                "nothing was sent",
+                field=f"scores[{index}].value",
+            )
+    answer = current().request("POST", "/traces/scores", json={"scores": items})
+    return int(answer["stored"])
 
 
 def upload_result(result: EvaluationResult, *, trace_key: str = "trace_id") -> UploadedResult:
@@ -181,7 +228,8 @@ def upload_result(result: EvaluationResult, *, trace_key: str = "trace_id") -> U
                 got = client.request("GET", f"/traces/{body['id']}")
                 stored[body["id"]] = got.get("scores") or {}
 
-    sent = already = 0
+    already = 0
+    pending: list[dict[str, Any]] = []
     not_scored: list[tuple[int, str]] = []
     for index, cells in enumerate(result.outcomes):
         trace_id = trace_ids[index]
@@ -197,9 +245,16 @@ def upload_result(result: EvaluationResult, *, trace_key: str = "trace_id") -> U
             ):
                 already += 1
                 continue
-            client.request("POST", f"/traces/{trace_id}/scores", json=body)
-            sent += 1
+            pending.append({"trace_id": trace_id, **body})
+    sent = sum(add_scores(batch) for batch in _batches(pending, SCORES_MAX))
     return UploadedResult(run_id, trace_ids, created, sent, already, not_scored)
 
 
-__all__ = ["UploadedResult", "platform_trace_id", "score_body", "upload_result"]
+__all__ = [
+    "SCORES_MAX",
+    "UploadedResult",
+    "add_scores",
+    "platform_trace_id",
+    "score_body",
+    "upload_result",
+]

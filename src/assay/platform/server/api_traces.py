@@ -1,6 +1,6 @@
 """Routes of logged traces under /api/v1/traces: batched idempotent ingest, list (with a
-condition), get, edit with a version check, revisions, labels, scores, and adding traces to a
-dataset. Ingest takes a key with the `ingest` or the `write` scope."""
+condition), get, edit with a version check, revisions, labels, and adding traces to a dataset
+(scores: `api_scores.py`). Ingest takes a key with the `ingest` or the `write` scope."""
 
 from __future__ import annotations
 
@@ -17,7 +17,6 @@ from assay.platform.server.review_repo import QueueRepo
 from assay.platform.server.trace_schemas import (
     CONDITION_MAX,
     LabelIn,
-    ScoreIn,
     ToDataset,
     TraceBatch,
     TracePatch,
@@ -175,39 +174,6 @@ def list_labels(trace_id: RawTraceId, request: Request, principal: Reader) -> di
             .order_by(models.TraceLabel.created_at, models.TraceLabel.id)
         )
         return page([label_json(r) for r in rows], None)
-
-
-@router.post("/traces/{trace_id}/scores", status_code=201)
-def add_score(
-    trace_id: RawTraceId, body: ScoreIn, request: Request, principal: Writer
-) -> dict[str, Any]:
-    """Append a score computed outside the server (source `api:<key>` plus the given source)."""
-    ident = trace_id_of(trace_id)
-    if body.status == "ok" and body.value is None:
-        raise invalid("value", "an ok score needs a value")
-    source = f"{author_of(principal)}" + (f":{body.source}" if body.source else "")
-    outcome = {"status": body.status, "value": body.value, "reason": body.reason}
-    with state_of(request).transaction() as session:
-        repo = TraceRepo(session, principal.project_id)
-        repo.get(ident)
-        repo.add_scores(
-            [
-                {
-                    "trace_id": ident,
-                    "criterion": body.criterion,
-                    "value": body.value if body.status == "ok" else None,
-                    "outcome": outcome,
-                    "source": source,
-                    "queue_id": None,
-                }
-            ]
-        )
-        return {
-            "trace_id": ident,
-            "criterion": body.criterion,
-            "outcome": outcome,
-            "source": source,
-        }
 
 
 __all__ = ["ingest_traces", "router"]

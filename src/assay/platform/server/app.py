@@ -319,11 +319,13 @@ def create_app(
         api_experiment_control,
         api_pipelines,
         api_review,
+        api_scores,
         api_traces,
         otlp,
     )
 
-    for module in (api_experiment_control, api_traces, api_review, api_pipelines, otlp):
+    modules = (api_experiment_control, api_traces, api_scores, api_review, api_pipelines, otlp)
+    for module in modules:
         app.router.routes.extend(module.router.routes)
     from assay.platform.server import ui_web
 

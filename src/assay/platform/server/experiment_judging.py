@@ -3,8 +3,10 @@
 A trace whose generation failed gets an error outcome naming the cause; a function criterion is
 matched here with RE2 (`criteria_rules.string_match`); the rest go to the library in one
 `assay.aevaluate` call with its `Criteria` metric and the run's judge model. `outcome_row` turns
-the library's outcome into the row stored in `scores` (a non-finite value is an error, never NaN);
-the review queues' judge (`review_judge.py`) uses it too.
+the library's outcome into the row stored in `scores` (a non-finite value is an error, never NaN).
+The review queues' judge (`review_judge.py`) uses `function_outcome` and `outcome_row` too, and
+`trace_score_outcome` for the shape `trace_scores.outcome` keeps: one error key, `error_message`,
+everywhere (`readable_outcome` reads the older `message` of stored rows).
 
 Separate from `experiment_run.py` because it only computes outcomes, with no database access and
 no claim: the run decides which cells are missing and stores what this module returns.
@@ -34,7 +36,7 @@ async def judge_cells(
                 "error_message": f"the answer could not be generated: {trace.error_message}",
             }
         elif criterion["criteria_type"] == "function":
-            outcomes[index] = function_outcome(criterion, trace)
+            outcomes[index] = function_outcome(criterion, trace.output or "", trace.contexts)
         else:
             ask.append(index)
     if ask:
@@ -60,13 +62,11 @@ async def judge_cells(
     return [{"trace": t, **o} for (_u, t), o in zip(todo, outcomes, strict=True)]  # type: ignore[dict-item]
 
 
-def function_outcome(criterion: dict[str, Any], trace: models.Trace) -> dict[str, Any]:
-    """A function criterion (string match over the answer, or the contexts for retrieval)."""
-    subject = (
-        "\n\n".join(trace.contexts or [])
-        if criterion["phase"] == "retrieval"
-        else (trace.output or "")
-    )
+def function_outcome(criterion: dict[str, Any], answer: str, contexts: list[str]) -> dict[str, Any]:
+    """A function criterion (a string match over the answer, or over the contexts for a
+    retrieval criterion) as an outcome row; the one implementation for experiments and review
+    queues. A pattern that cannot run is an error outcome with its cause."""
+    subject = "\n\n".join(contexts or []) if criterion["phase"] == "retrieval" else (answer or "")
     try:
         matched = criteria_rules.string_match(
             subject,
@@ -77,10 +77,11 @@ def function_outcome(criterion: dict[str, Any], trace: models.Trace) -> dict[str
         )
     except Exception as exc:
         return {"status": "error", "error_type": type(exc).__name__, "error_message": str(exc)}
+    verdict = "matched" if matched else "no match"
     return {
         "status": "ok",
         "value": float(matched),
-        "reason": f"{criterion['match_type']} {criterion['match_pattern']!r}: {'matched' if matched else 'no match'}",
+        "reason": f"{criterion['match_type']} {criterion['match_pattern']!r}: {verdict}",
     }
 
 
@@ -106,4 +107,31 @@ def outcome_row(outcome: Any) -> dict[str, Any]:
     }
 
 
-__all__ = ["function_outcome", "judge_cells", "outcome_row"]
+def trace_score_outcome(row: dict[str, Any]) -> dict[str, Any]:
+    """An outcome row in the shape `trace_scores.outcome` keeps: ok and skipped with value and
+    reason, an error with `error_type` and `error_message` (the keys of the `scores` table)."""
+    if row["status"] == "error":
+        return {
+            "status": "error",
+            "error_type": row.get("error_type"),
+            "error_message": row.get("error_message"),
+        }
+    return {"status": row["status"], "value": row.get("value"), "reason": row.get("reason")}
+
+
+def readable_outcome(stored: dict[str, Any] | None) -> dict[str, Any]:
+    """A stored `trace_scores.outcome` as readers see it. Review-queue judgements stored before
+    the shapes were one named an error's text `message`; it is read as `error_message`."""
+    outcome = dict(stored or {})
+    if "message" in outcome and "error_message" not in outcome:
+        outcome["error_message"] = outcome.pop("message")
+    return outcome
+
+
+__all__ = [
+    "function_outcome",
+    "judge_cells",
+    "outcome_row",
+    "readable_outcome",
+    "trace_score_outcome",
+]

@@ -190,6 +190,8 @@ class Experiment(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # when the current run segment began (its job's latest claim): the ETA's rate counts from here
+    run_started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
 class ExperimentCohort(Base):
@@ -368,7 +370,9 @@ class TraceScore(Base):
     project_id: Mapped[int] = mapped_column(Integer, index=True)
     trace_id: Mapped[str] = mapped_column(String(36), index=True)
     criterion: Mapped[str] = mapped_column(String(200))
+    # an ok score is a number, a bool (value 1.0/0.0) or a categorical label (value NULL)
     value: Mapped[float | None] = mapped_column(Float, nullable=True)
+    label: Mapped[str | None] = mapped_column(String(200), nullable=True)
     outcome: Mapped[dict] = mapped_column(JSONType)
     source: Mapped[str] = mapped_column(String(1000))
     queue_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)

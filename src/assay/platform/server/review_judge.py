@@ -18,46 +18,16 @@ from sqlalchemy import select
 
 from assay.platform import criteria_rules
 from assay.platform.server import models
+from assay.platform.server.experiment_judging import (
+    function_outcome,
+    outcome_row,
+    trace_score_outcome,
+)
 from assay.platform.server.traces_repo import TraceRepo
 
 log = logging.getLogger("assay.platform.worker")
 CHUNK = 16
 Item, T = models.ReviewQueueItem, models.LoggedTrace
-
-
-def _function_outcome(criterion: dict[str, Any], trace: models.LoggedTrace) -> dict[str, Any]:
-    subject = (
-        "\n\n".join(trace.contexts or [])
-        if criterion["phase"] == "retrieval"
-        else trace.output_text
-    )
-    try:
-        matched = criteria_rules.string_match(
-            subject,
-            criterion["match_type"],
-            criterion["match_pattern"],
-            criterion["case_sensitive"],
-            require_re2=True,
-        )
-    except Exception as exc:
-        return {"status": "error", "error_type": type(exc).__name__, "message": str(exc)}
-    verdict = "matched" if matched else "no match"
-    return {
-        "status": "ok",
-        "value": float(matched),
-        "reason": f"{criterion['match_type']} {criterion['match_pattern']!r}: {verdict}",
-    }
-
-
-def _outcome(row: dict[str, Any]) -> dict[str, Any]:
-    """The worker's outcome row in the shape `trace_scores.outcome` keeps."""
-    if row["status"] == "error":
-        return {
-            "status": "error",
-            "error_type": row.get("error_type"),
-            "message": row.get("error_message"),
-        }
-    return {"status": row["status"], "value": row.get("value"), "reason": row.get("reason")}
 
 
 class QueueJudgeRun:
@@ -164,14 +134,16 @@ class QueueJudgeRun:
             missing = {
                 "status": "error",
                 "error_type": "UnknownCriterion",
-                "message": f"no criteria named {name!r} in this project any more",
+                "error_message": f"no criteria named {name!r} in this project any more",
             }
             return [dict(missing) for _ in todo]
         if criterion["criteria_type"] == "function":
-            return [_function_outcome(criterion, t) for t in todo]
+            return [
+                trace_score_outcome(function_outcome(criterion, t.output_text, t.contexts))
+                for t in todo
+            ]
         from assay import SingleTurnSample, aevaluate
         from assay.metrics.criteria import Criteria as LibraryCriteria
-        from assay.platform.server.experiment_judging import outcome_row as _outcome_row
 
         fields = {f: criterion[f] for f in criteria_rules.FIELDS if f != "validation_status"}
         metric = LibraryCriteria(**fields)
@@ -189,9 +161,16 @@ class QueueJudgeRun:
             Exception
         ) as exc:  # the judge cannot be built or the run refused: a typed outcome each
             log.warning("judging queue %s failed: %s", self.claim.queue_id, exc)
-            failed = {"status": "error", "error_type": type(exc).__name__, "message": str(exc)}
+            failed = {
+                "status": "error",
+                "error_type": type(exc).__name__,
+                "error_message": str(exc),
+            }
             return [dict(failed) for _ in todo]
-        return [_outcome(_outcome_row(result.outcome(i, metric.name))) for i in range(len(todo))]
+        return [
+            trace_score_outcome(outcome_row(result.outcome(i, metric.name)))
+            for i in range(len(todo))
+        ]
 
     def _store(
         self,

@@ -1,7 +1,7 @@
 """The condition fields of a logged trace, resolved onto the `logged_traces` columns for the
 condition compiler (`conditions/`): `input`/`output` are the flattened texts, `metadata.<path>`
 the JSON below that key path, `score.<criterion>` and `label.<criterion>` the value of the latest
-row of that criterion (max created_at, then max id) as subqueries correlated to the trace, `tags`
+row of that criterion (`score_label.<criterion>` that score row's label) (max created_at, then max id) as subqueries correlated to the trace, `tags`
 the JSON list; the rest are their own columns. The project scope is the caller's (every query that
 uses the expression is already filtered by project; the subqueries are too)."""
 
@@ -27,9 +27,9 @@ T = models.LoggedTrace
 COLUMNS = {"input": T.input_text, "output": T.output_text}
 
 
-def _latest(model: Any, criterion: str) -> Any:
+def _latest(model: Any, criterion: str, column: str = "value") -> Any:
     return (
-        select(model.value)
+        select(getattr(model, column))
         .where(
             model.project_id == T.project_id,
             model.trace_id == T.id,
@@ -46,6 +46,8 @@ def resolve(field: Field) -> ResolvedField:
         return ResolvedField(T.meta, json_path=field.path)
     if field.name == "score":
         return ResolvedField(_latest(models.TraceScore, field.path[0]))
+    if field.name == "score_label":  # the latest score's label; NULL when that one is a number
+        return ResolvedField(_latest(models.TraceScore, field.path[0], "label"))
     if field.name == "label":
         return ResolvedField(_latest(models.TraceLabel, field.path[0]))
     return ResolvedField(COLUMNS.get(field.name, getattr(T, field.name)))

@@ -166,21 +166,6 @@ class LabelIn(Body):
         return value
 
 
-class ScoreIn(Body):
-    criterion: Name
-    value: Annotated[float, Field(allow_inf_nan=False)] | None = None
-    status: Literal["ok", "skipped", "error"] = "ok"
-    reason: LongText | None = None
-    source: Short = ""
-
-    @field_validator("value")
-    @classmethod
-    def _int_range(cls, value: float | None) -> float | None:
-        if value is not None and abs(value) > 1e15:
-            raise ValueError("must be between -1e15 and 1e15")
-        return value
-
-
 Condition = Annotated[str, Field(max_length=CONDITION_MAX), AfterValidator(_storable)]
 CriterionNames = Annotated[list[Name], Field(max_length=CRITERIA_MAX)]
 
@@ -214,7 +199,6 @@ __all__ = [
     "LabelIn",
     "QueueIn",
     "QueuePatch",
-    "ScoreIn",
     "SpanIn",
     "ToDataset",
     "TraceBatch",

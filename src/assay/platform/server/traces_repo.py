@@ -16,6 +16,7 @@ from sqlalchemy.orm import Session
 
 from assay.platform.server import models
 from assay.platform.server.errors import ApiError, invalid, not_found
+from assay.platform.server.experiment_judging import readable_outcome
 from assay.platform.server.repos import DatasetRepo, ProjectScoped, decode_cursor, iso
 from assay.platform.server.schemas import ExampleIn
 from assay.platform.server.trace_schemas import TraceIn, utc
@@ -93,7 +94,8 @@ def trace_values(trace: TraceIn, project_id: int, now: datetime) -> dict[str, An
 def outcome_json(row: models.TraceScore) -> dict[str, Any]:
     return {
         "value": row.value,
-        "outcome": row.outcome,
+        "label": row.label,
+        "outcome": readable_outcome(row.outcome),
         "source": row.source,
         "queue_id": row.queue_id,
         "created_at": iso(row.created_at),

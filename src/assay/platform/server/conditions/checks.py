@@ -107,7 +107,7 @@ class Typer(Transformer):
         if name in PATH_FIELDS:
             if not path:
                 raise self._fail(head.start_pos, f"{name} needs a key: {name}.<name>")
-            if name in ("score", "label") and len(path) != 1:
+            if name in ("score", "score_label", "label") and len(path) != 1:
                 raise self._fail(
                     head.start_pos,
                     f"{name}.<criterion> takes exactly one criterion name"
@@ -127,7 +127,13 @@ class Typer(Transformer):
                 raise self._fail(keys[0].start_pos, f"{name} has no keys below it")
         else:
             known = ", ".join(
-                [*PLAIN_FIELDS, "metadata.<key>", "score.<criterion>", "label.<criterion>"]
+                [
+                    *PLAIN_FIELDS,
+                    "metadata.<key>",
+                    "score.<criterion>",
+                    "score_label.<criterion>",
+                    "label.<criterion>",
+                ]
             )
             raise self._fail(head.start_pos, f"unknown field {name!r}; the fields are: {known}")
         return _Ref(Field(name, path), head.start_pos)

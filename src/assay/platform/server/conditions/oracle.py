@@ -7,7 +7,9 @@ false comparison is true (`NOT metadata.tier = 'gold'` matches traces without a 
 
 A record is a dict with the condition's plain field names as keys (`id`, `input`, `output` as
 text, `model`, `created_at` as a datetime, numbers, `error`, `edited`, `tags` as a list of strings),
-`metadata` (a dict), and `scores` / `labels`: {criterion: the latest value}. A missing key is NULL.
+`metadata` (a dict), and `scores` / `score_labels` / `labels`: {criterion: the latest value} (a
+score's label is in `score_labels` when the latest score of its criterion is one). A missing key
+is NULL.
 """
 
 from __future__ import annotations
@@ -74,6 +76,8 @@ def _eval(tree: Condition, record: dict[str, Any], now: datetime) -> bool:
 def _lookup(record: dict[str, Any], ref: Field) -> Any:
     if ref.name == "score":
         value = (record.get("scores") or {}).get(ref.path[0], _MISSING)
+    elif ref.name == "score_label":
+        value = (record.get("score_labels") or {}).get(ref.path[0], _MISSING)
     elif ref.name == "label":
         value = (record.get("labels") or {}).get(ref.path[0], _MISSING)
     else:

@@ -92,6 +92,7 @@ PLAIN_FIELDS: dict[str, FieldKind] = {
 PATH_FIELDS: dict[str, FieldKind] = {
     "metadata": FieldKind.JSON,  # metadata.<key>[.<key>...]
     "score": FieldKind.NUMBER,  # score.<criterion>: the latest score's value
+    "score_label": FieldKind.TEXT,  # score_label.<criterion>: the latest score's label
     "label": FieldKind.JSON,  # label.<criterion>: the latest label's value
 }
 
