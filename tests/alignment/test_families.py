@@ -257,3 +257,22 @@ def test_a_verdict_metric_without_examples_is_aligned_by_its_threshold():
     assert state.examples == [] and state.threshold is not None
     assert any("threshold only" in note for note in state.provenance["notes"])
     assert report.value("agreement") == pytest.approx(1.0)
+
+
+def test_labels_that_run_against_the_scores_are_pointed_out():
+    from assay.metrics.rag.faithfulness import Faithfulness
+
+    llm, _ = judge()
+    embeddings, _ = keyword_embedder()
+    plain = Faithfulness(llm=llm).align(labelled(BINARY), embeddings, show_progress=False)
+    assert plain.alignment.provenance["train_roc_auc"] == pytest.approx(1.0)
+    assert not any("run against" in n for n in plain.alignment.provenance["notes"])
+    # label 1 given to the rows the judge calls unsupported: every cut is wrong
+    flipped = Faithfulness(llm=llm).align(
+        labelled(BINARY), embeddings, show_progress=False, mapping={0: 1, 1: 0}
+    )
+    assert flipped.alignment.provenance["train_roc_auc"] == pytest.approx(0.0)
+    assert any(
+        "run against the labels" in n and "check what label 1 means" in n
+        for n in flipped.alignment.provenance["notes"]
+    )

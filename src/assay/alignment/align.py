@@ -13,6 +13,8 @@ import copy
 import datetime as dt
 from typing import Any, Literal
 
+import numpy as np
+
 from assay._util.sync import run_sync
 from assay.alignment import training
 from assay.alignment.calibration import (
@@ -35,6 +37,7 @@ from assay.alignment.scoring import (
     normalise_label,
     numeric_value,
 )
+from assay.alignment.stats import roc_auc
 from assay.errors import UsageError
 from assay.metrics.aligned import (
     AlignedExample,
@@ -160,6 +163,19 @@ class Aligner:
                     f"{len(failed)} training row(s) failed to score ({failed[0].error_type}: {failed[0].error})"
                 )
             if len({label for _, label in pairs}) == 2:
+                auc = roc_auc(np.array([y for _, y in pairs]), np.array([s for s, _ in pairs]))
+                provenance["train_roc_auc"] = auc
+                if auc < 0.5:
+                    notes.append(
+                        f"the scores run against the labels on the training rows (ROC-AUC "
+                        f"{auc:.2f}): a threshold reads score >= threshold as label 1"
+                        + (
+                            f", and {type(metric).__name__} is better when lower, so label 1 "
+                            "should mean a high score; flip the labels with mapping={0: 1, 1: 0}"
+                            if getattr(metric, "better", "higher") == "lower"
+                            else "; check what label 1 means"
+                        )
+                    )
                 threshold, value = calibrate_threshold(
                     [s for s, _ in pairs],
                     [y for _, y in pairs],
