@@ -258,6 +258,14 @@ def assay(*args: str) -> subprocess.CompletedProcess:
     )
 
 
+def in_process(*args: str):
+    from typer.testing import CliRunner
+
+    from assay.cli.app import app
+
+    return CliRunner().invoke(app, list(args))
+
+
 def test_the_command_takes_alignment_files_by_flag_or_as_a_source(tmp_path, report):
     report.to_json(tmp_path / "report.json")
     results = write_results(tmp_path / "results.jsonl")
@@ -274,8 +282,8 @@ def test_the_command_takes_alignment_files_by_flag_or_as_a_source(tmp_path, repo
     [section] = parse(page).sections
     assert section["confusion"]["after"][("yes", "yes")] == 4
     assert page.index('id="metric-faithfulness"') < page.index('class="alignment"')
-    alone = assay("report", str(tmp_path / "report.json"), "-o", str(tmp_path / "b.html"))
-    assert alone.returncode == 0, alone.stderr
+    alone = in_process("report", str(tmp_path / "report.json"), "-o", str(tmp_path / "b.html"))
+    assert alone.exit_code == 0, alone.output
     only = (tmp_path / "b.html").read_text()
     assert len(parse(only).sections) == 1 and "<h2>Rows" not in only
     assert "assay report: alignment of faithfulness" in only
@@ -299,8 +307,9 @@ def test_bad_alignment_files_are_clear_errors(tmp_path, report):
         AlignmentReport.load(tmp_path / "missing.json")
     with pytest.raises(UsageError, match="__html__"):
         build_report([write_results(tmp_path / "r.jsonl")], sections=["<b>not markup</b>"])
-    done = assay("report", "--alignment", str(state_only), "-o", str(tmp_path / "c.html"))
-    assert done.returncode == 2 and "held-out report" in done.stderr
+    done = in_process("report", "--alignment", str(state_only), "-o", str(tmp_path / "c.html"))
+    assert isinstance(done.exception, UsageError)  # main() prints it as one line, exit code 2
+    assert "held-out report" in str(done.exception)
     assert not (tmp_path / "c.html").exists()
 
 
