@@ -72,9 +72,7 @@ class ExperimentRun:
             self._check_claim(session)  # cancelled between the claim and now: leave it so
             repo = ExperimentRepo(session, self.claim.project_id)
             experiment = repo.get(self.claim.experiment_id)
-            if experiment.started_at is None:
-                experiment.started_at = datetime.now(timezone.utc)
-            experiment.status = "running"
+            repo.start_segment(experiment)  # running; the ETA's rate counts from now
             cohorts, examples = repo.cohorts(experiment), repo.examples(experiment)
             task, criteria, judge_model = (
                 dict(experiment.task),

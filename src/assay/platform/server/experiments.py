@@ -10,6 +10,11 @@ worker running it writes nothing after that commits (its claim check sees the jo
 stops at its next store or heartbeat. What was stored stays: the results are partial and say so
 (`coverage`, `progress.pending`). `resume` queues a cancelled or failed experiment again; the worker
 skips every stored trace and score, so the final results equal an uninterrupted run's.
+
+The ETA is the remaining cells at the rate of the current run segment: the cells stored since the
+worker last started the run (`run_started_at`: a claim after a submit, a resume, a restart or a
+takeover) over the time since then. A paused or crashed stretch therefore does not slow the ETA
+down, and a queued experiment (waiting for a worker) has none.
 """
 
 from __future__ import annotations
@@ -164,6 +169,15 @@ class ExperimentRepo(ProjectScoped):
         self.session.flush()
         return experiment
 
+    def start_segment(self, experiment: models.Experiment) -> None:
+        """A worker starts running the experiment (first time, or again after a resume, a restart
+        or a takeover): a new run segment, from which the ETA's rate is counted."""
+        now = datetime.now(timezone.utc)
+        if experiment.started_at is None:
+            experiment.started_at = now
+        experiment.run_started_at = now
+        experiment.status = "running"
+
     # -- cancel and resume ---------------------------------------------------------------------------
     def _lock(self, experiment_id: int) -> models.Experiment:
         """The experiment, with its job rows and then its own row locked on PostgreSQL (SQLite's
@@ -290,14 +304,10 @@ class ExperimentRepo(ProjectScoped):
         failed = int(counts.get("error", 0))
         done = completed + failed
         eta: float | None = None
-        started = _aware(experiment.started_at)
         if done >= total:
             eta = 0.0
-        elif experiment.status in FINISHED:  # cancelled or failed part way: nothing is coming
-            eta = None
-        elif started is not None and done > 0:
-            elapsed = (datetime.now(timezone.utc) - started).total_seconds()
-            eta = round(max(0.0, elapsed / done * (total - done)), 1)
+        elif experiment.status == "running":  # else queued, cancelled or failed: no rate to use
+            eta = self._eta(experiment, done, total)
         return {
             "id": experiment.id,
             "status": experiment.status,
@@ -309,6 +319,33 @@ class ExperimentRepo(ProjectScoped):
             "eta_s": eta,
             "error": experiment.error,
         }
+
+    def _eta(self, experiment: models.Experiment, done: int, total: int) -> float | None:
+        """Seconds left at the current segment's rate; None until the segment has stored a cell.
+        An experiment that has not run since migration 0006 has no segment start: its rate counts
+        from its first start, as before."""
+        now = datetime.now(timezone.utc)
+        segment = _aware(experiment.run_started_at)
+        if segment is None:
+            start, stored = _aware(experiment.started_at), done
+        else:
+            start = segment
+            stored = int(
+                self.session.scalar(
+                    select(func.count())
+                    .select_from(models.Score)
+                    .where(
+                        models.Score.project_id == self.project_id,
+                        models.Score.experiment_id == experiment.id,
+                        models.Score.created_at >= segment,
+                    )
+                )
+                or 0
+            )
+        if start is None or stored <= 0:
+            return None
+        elapsed = (now - start).total_seconds()
+        return round(max(0.0, elapsed / stored * (total - done)), 1)
 
     def summary(self, experiment: models.Experiment) -> dict[str, Any]:
         """Per cohort × criterion: mean, n, n_scored, coverage and a 95% bootstrap interval."""
@@ -437,6 +474,7 @@ def experiment_json(
         "criteria": [c["name"] for c in experiment.criteria],
         "created_at": iso(experiment.created_at),
         "started_at": iso(experiment.started_at),
+        "run_started_at": iso(experiment.run_started_at),
         "finished_at": iso(experiment.finished_at),
     }
 
