@@ -148,6 +148,38 @@ def test_ragas_annotation_labels_accepted_flipped_target_and_dropped(tmp_path):
         annotation.sample(5)
 
 
+def test_an_edited_verdict_is_the_reviewers_label():
+    from assay.alignment import SingleMetricAnnotation
+
+    def sample(accepted, output, edited):
+        return {
+            "metric_input": {"user_input": "q", "response": "r"},
+            "metric_output": output,
+            "prompts": {
+                "single_turn_aspect_critic_prompt": {
+                    "prompt_input": {"user_input": "q", "response": "r"},
+                    "prompt_output": {"reason": "judge", "verdict": output},
+                    "edited_output": edited,
+                }
+            },
+            "is_accepted": accepted,
+        }
+
+    annotation = SingleMetricAnnotation(
+        name="helpfulness",
+        samples=[
+            sample(True, 1, {"reason": "same, reworded", "verdict": 1}),  # Ragas' docs example
+            sample(True, 1, {"reason": "not helpful after all", "verdict": 0}),
+            sample(False, 4, {"reason": "a 2 at most", "verdict": 2}),  # a score, corrected
+            sample(False, 4, None),  # a rejected score with nothing to go on
+        ],
+    )
+    data = annotation.to_labeled()
+    assert [e.label for e in data] == [1, 0, 2]
+    assert [e.reason for e in data] == ["same, reworded", "not helpful after all", "a 2 at most"]
+    assert data.notes == ["1 rejected score(s) without a target left out"]
+
+
 def test_ragas_annotation_needs_a_metric_name_when_it_holds_several(tmp_path):
     path = tmp_path / "annotated.json"
     path.write_text(json.dumps(RAGAS_FILE))

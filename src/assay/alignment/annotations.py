@@ -2,7 +2,9 @@
 
 A sample is what a judge said (`metric_output`, with each prompt's input, output and the reviewer's
 `edited_output`) and whether the reviewer accepted it. As a label: `target` when the reviewer gave
-one; the judge's output when accepted; the flipped output for a rejected yes/no (0/1) verdict.
+one; else the decision the reviewer edited (the `verdict`, `score` or `value` of the one edited
+prompt output, when it differs from the judge's); else the judge's output when accepted; else the
+flipped output for a rejected yes/no (0/1) verdict.
 A rejected score with no target says only "not this", so it is left out, and counted in the notes.
 """
 
@@ -18,6 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assay.alignment.labels import LabeledExample, LabeledSet
 from assay.errors import DataError, UsageError
+
+DECISION_KEYS = ("verdict", "score", "value")
 
 
 class PromptAnnotation(BaseModel):
@@ -37,10 +41,33 @@ class SampleAnnotation(BaseModel):
     is_accepted: bool = True
     target: Any = None
 
+    def edited_decision(self) -> Any:
+        """The decision the reviewer wrote into the one edited prompt output (its `verdict`,
+        `score` or `value`), when it differs from the judge's; else None. With several edited
+        prompts (claims, then verdicts) no single edit is the metric's decision."""
+        edited = [
+            prompt
+            for prompt in self.prompts.values()
+            if isinstance(prompt.edited_output, dict)
+            and any(key in prompt.edited_output for key in DECISION_KEYS)
+        ]
+        if len(edited) != 1:
+            return None
+        prompt = edited[0]
+        key = next(key for key in DECISION_KEYS if key in prompt.edited_output)
+        value = prompt.edited_output[key]
+        before = prompt.prompt_output.get(key) if isinstance(prompt.prompt_output, dict) else None
+        if isinstance(value, (dict, list)) or value is None or value == before:
+            return None
+        return value
+
     def label(self) -> Any:
         """The label this annotation implies, or None when it implies none (see module doc)."""
         if self.target is not None:
             return self.target
+        corrected = self.edited_decision()
+        if corrected is not None:
+            return corrected
         if self.is_accepted:
             return self.metric_output
         if self.metric_output in (0, 1) and not isinstance(self.metric_output, bool):
