@@ -10,6 +10,10 @@ or failed experiment again, and the next `run()` waits for it instead of submitt
 resumed experiment repeats no stored generation or judgement, and ends with the results an
 uninterrupted run would have had.
 
+Ctrl-C (KeyboardInterrupt) in `run()` cancels the experiment on the server too (one request, at
+most `INTERRUPT_CANCEL_TIMEOUT` seconds, no retries), says on stderr whether that worked, and
+re-raises the KeyboardInterrupt. What was stored is kept; `resume()` continues it.
+
 The results dict:
 
     {"id", "name", "status": "completed" | "failed" | "cancelled" | "running" | "queued",
@@ -38,12 +42,13 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
-from assay.platform.sdk.client import current
-from assay.platform.sdk.errors import PlatformError, ValidationFailed
+from assay.platform.sdk.client import Client, current
+from assay.platform.sdk.errors import Conflict, PlatformError, ValidationFailed
 from assay.platform.sdk.objects import Cohort, Criteria, Dataset, Task, _pages
 
 _executor: ThreadPoolExecutor | None = None
 FINISHED = ("completed", "failed", "cancelled")
+INTERRUPT_CANCEL_TIMEOUT = 5.0  # seconds the cancel after a Ctrl-C may take
 
 
 def _pool() -> ThreadPoolExecutor:
@@ -173,15 +178,59 @@ class Experiment:
             raise ValidationFailed(
                 "poll_interval must be a positive number of seconds", field="poll_interval"
             )
-        if not self._resumed:
-            self._call_api(self._build_payload())
-        self._resumed = False
-        progress = self._watch(poll_interval)
+        submitted: int | None = None
+        try:
+            if not self._resumed:
+                self._call_api(self._build_payload())
+            self._resumed = False
+            submitted = self.id
+            progress = self._watch(poll_interval)
+        except KeyboardInterrupt:
+            self._cancel_after_interrupt(submitted)
+            raise
         if progress["status"] == "failed":
             raise PlatformError(
                 f"experiment {self.name!r} (id {self.id}) failed: {progress.get('error') or 'unknown error'}"
             )
         return self.results()
+
+    def _cancel_after_interrupt(self, ident: int | None) -> None:
+        """Best effort, after Ctrl-C: cancel the experiment being watched on the server with one
+        short request (a second Ctrl-C stops the attempt), and say what happened."""
+        from rich.console import Console
+
+        console = Console(stderr=True)
+        label = f"experiment {self.name!r}"
+        if ident is None:
+            console.print(
+                f"Interrupted while submitting {label}: if the server got it, it runs on; "
+                "find it with GET /api/v1/experiments?name=... and cancel it"
+            )
+            return
+        client = current()
+        quick = Client(
+            client.key, client.base_url, timeout=INTERRUPT_CANCEL_TIMEOUT, rate_limit_retries=0
+        )
+        try:
+            progress = quick.request("POST", f"/experiments/{ident}/cancel")
+        except Conflict:
+            console.print(f"Interrupted: {label} (id {ident}) had already finished on the server")
+        except PlatformError as exc:
+            console.print(
+                f"Interrupted: could not cancel {label} (id {ident}) on the server, so it may "
+                f"still be running ({type(exc).__name__}: {exc}); cancel it with "
+                f"Experiment.cancel() or POST /api/v1/experiments/{ident}/cancel"
+            )
+        except KeyboardInterrupt:
+            console.print(f"Interrupted again: {label} (id {ident}) was not cancelled")
+        else:
+            done = progress["completed"] + progress["failed"]
+            console.print(
+                f"Interrupted: cancelled {label} (id {ident}) on the server; the {done} of "
+                f"{progress['total']} cells done are kept, and resume() continues it"
+            )
+        finally:
+            quick.close()
 
     def _watch(self, poll_interval: float) -> dict[str, Any]:
         from rich.console import Console
