@@ -47,6 +47,19 @@ def test_brier_ece_and_bins():
     assert [b["n"] for b in bins] == [1, 1, 0, 0, 0, 0, 0, 0, 1, 1]
     assert bins[8]["mean_score"] == pytest.approx(0.85) and bins[8]["positive_rate"] == 1.0
     assert bins[2]["mean_score"] is None
+    # a score on an edge belongs to the bin it opens: [0.3, 0.4)
+    assert [b["n"] for b in st.calibration_bins(np.array([1, 0]), np.array([0.3, 0.7]))] == [
+        0,
+        0,
+        0,
+        1,
+        0,
+        0,
+        0,
+        1,
+        0,
+        0,
+    ]
 
 
 def test_rank_correlations_and_mae():

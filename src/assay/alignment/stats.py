@@ -117,7 +117,8 @@ def calibration_bins(
     y: np.ndarray, probabilities: np.ndarray, n_bins: int = 10
 ) -> list[dict[str, Any]]:
     """Equal-width bins over [0, 1]: count, mean score, share of positive labels (None if empty)."""
-    edges = np.linspace(0.0, 1.0, n_bins + 1)
+    # rounded: linspace's 0.30000000000000004 would put a score of exactly 0.3 in the bin below
+    edges = np.round(np.linspace(0.0, 1.0, n_bins + 1), 12)
     which = np.clip(np.digitize(probabilities, edges[1:-1], right=False), 0, n_bins - 1)
     bins = []
     for b in range(n_bins):
