@@ -345,3 +345,13 @@ def test_the_standalone_page_holds_the_same_section(tmp_path, report):
     assert page.lstrip().lower().startswith("<!doctype html>")
     assert report.__html__().strip() in page
     assert Path(tmp_path / "alone.html").read_text(encoding="utf-8") == page
+
+
+def test_notes_of_the_held_out_rows_travel_with_the_report(report):
+    data = report.to_dict()
+    data["notes"] = ["review export is one page (next_cursor 'abc')"]
+    again = AlignmentReport.from_dict(data)
+    assert again.notes == data["notes"]
+    assert "next_cursor &#39;abc&#39;" in again.__html__()
+    del data["notes"]
+    assert AlignmentReport.from_dict(data).notes == []

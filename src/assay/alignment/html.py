@@ -82,7 +82,8 @@ def confusion_view(
 def render_report(report: Any, *, section: bool = False) -> str:
     """The page (or, with `section=True`, the `<section>` alone, for another page to embed) of an
     AlignmentReport or of the dict its `to_dict()` / `to_json()` gave."""
-    data = report if isinstance(report, dict) else report.to_dict()
+    data = dict(report) if isinstance(report, dict) else report.to_dict()
+    data.setdefault("notes", [])  # a report saved before notes were kept
     kind = data["label_kind"]
     compared = data.get("before") is not None
     matrices = [

@@ -178,6 +178,7 @@ class AlignmentReport:
     judge_calls: int = 0
     n_resamples: int = 2000
     rows: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what the held-out rows' source said
 
     # -- building ----------------------------------------------------------------------------
     @classmethod
@@ -226,6 +227,7 @@ class AlignmentReport:
             failures=dict(failures),
             judge_calls=judge_calls,
             n_resamples=n_resamples,
+            notes=list(getattr(rows, "notes", [])),
         )
         report.confusion = _confusion(kind, labels, values, threshold, categories)
         if unit:
@@ -355,6 +357,7 @@ class AlignmentReport:
                     "method": "percentile",
                 },
                 "per_row": self.rows,
+                "notes": self.notes,
             }
         )
 
@@ -552,6 +555,7 @@ def _from_dict(cls: type[AlignmentReport], data: Any, source: str) -> AlignmentR
         judge_calls=int(data.get("judge_calls") or 0),
         n_resamples=int(bootstrap.get("resamples", 2000)),
         rows=list(data.get("per_row") or []),
+        notes=[str(note) for note in data.get("notes") or []],
     )
 
 

@@ -161,6 +161,8 @@ def align_command(
     stdout.print(
         f"aligned state written to {output} ({len(state.examples)} examples in the pool, k={state.k}, threshold {threshold})"
     )
+    for note in dict.fromkeys([*state.provenance.get("notes", []), *report.notes]):
+        stdout.print(f"note: {note}", highlight=False, soft_wrap=True)
     if report_json is not None:
         report.to_json(report_json)
     if report_html is not None:
