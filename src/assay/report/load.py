@@ -45,7 +45,10 @@ def load_run(
     if path.is_file() and path.suffix.lower() == ".csv":
         return _experiment(path, root_dir)
     if path.is_file():
-        raise UsageError(f"{path}: not a results file (expected .jsonl, .csv or a run directory)")
+        raise UsageError(
+            f"{path}: not a results file (expected .jsonl, .csv or a run directory; "
+            "an alignment report goes to --alignment)"
+        )
     if path.suffix or os.sep in str(source) or "/" in str(source):
         raise UsageError(f"no such file or directory: {path}")
     return _experiment(source, root_dir)  # a bare name: an experiment under <root_dir>/experiments/
