@@ -23,7 +23,7 @@ def rows(prefix: str, n: int) -> list[dict]:
                 "id": f"{prefix}{i}",
                 "response": f"The shop opens at {9 if good else 7} am, item {prefix}{i}.",
                 "retrieved_contexts": ["The shop opens at 9 am."],
-                "label": int(good),
+                "label": "kept" if good else "dropped",  # read through --map kept=1 --map dropped=0
                 "doc": f"{prefix}-doc{i // 2}",
             }
         )
@@ -71,6 +71,10 @@ def test_align_writes_the_state_and_reports_held_out_agreement(tmp_path, server)
             str(out),
             "--group-column",
             "doc",
+            "--map",
+            "kept=1",
+            "--map",
+            "dropped=0",
             "--llm",
             "openai/test-model",
             "--base-url",
@@ -167,3 +171,19 @@ def test_align_errors_are_one_line_and_exit_2(tmp_path, server):
         timeout=60,
     )
     assert done.returncode == 2 and "not an LLM judge" in done.stderr
+
+
+def test_label_maps_are_read_as_json_where_they_can_be():
+    from assay.cli.align import _mapping
+    from assay.errors import UsageError
+
+    assert _mapping(["good=1", "bad=0", "0=1", '"yes"=true', "meh=0.5"]) == {
+        "good": 1,
+        "bad": 0,
+        0: 1,
+        "yes": True,
+        "meh": 0.5,
+    }
+    for bad in ("good", "=1", "[1]=0"):
+        with pytest.raises(UsageError, match="--map"):
+            _mapping([bad])

@@ -349,7 +349,9 @@ class Aligner:
             )
         unaligned = copy.copy(metric).clear_alignment()
         if instruction_config is not None:
-            self.optimize_prompts(metric, rows, instruction_config)
+            self.optimize_prompts(
+                metric, relabel(rows, options.get("mapping") or {}), instruction_config
+            )
         state = self.fit(
             metric,
             rows,

@@ -60,6 +60,14 @@ def align_command(
     criterion: Annotated[
         Opt[str], typer.Option("--criterion", help="Which criterion of a review-queue export")
     ] = None,
+    label_map: Annotated[
+        Opt[list[str]],
+        typer.Option(
+            "--map",
+            help="Relabel before fitting: LABEL=VALUE, repeatable (--map good=1 --map bad=0; "
+            "--map 0=1 --map 1=0 flips yes/no labels); each side is read as JSON when it can be",
+        ),
+    ] = None,
     llm: Annotated[
         Opt[str], typer.Option("--llm", help="Judge model, e.g. openai/gpt-4o-mini, local")
     ] = None,
@@ -123,6 +131,7 @@ def align_command(
         "metric_name": metric_name,
         "criterion": criterion,
     }
+    mapping = _mapping(label_map or [])
     train_rows = load_labels(train, **read)
     test_rows = load_labels(test, **read) if test is not None else None
     judge, embedder = _models(
@@ -149,6 +158,7 @@ def align_command(
         balance=not no_balance,
         calibrate=not no_threshold,
         selection=selection,
+        mapping=mapping,
         show_progress=not no_progress,
         report_options={"n_resamples": resamples, "seed": seed},
         instruction_config=search,
@@ -167,6 +177,27 @@ def align_command(
         report.to_json(report_json)
     if report_html is not None:
         report.to_html(report_html)
+
+
+def _mapping(pairs: list[str]) -> dict[Any, Any]:
+    """`--map LABEL=VALUE` options as a dict; `1`, `0.5`, `true` and `"x"` are read as JSON."""
+
+    def value(text: str) -> Any:
+        try:
+            return json.loads(text)
+        except ValueError:
+            return text
+
+    found: dict[Any, Any] = {}
+    for pair in pairs:
+        label, sep, target = pair.partition("=")
+        if not sep or not label.strip():
+            raise UsageError(f"--map takes LABEL=VALUE (e.g. --map good=1), got {pair!r}")
+        key = value(label.strip())
+        if isinstance(key, (list, dict)):
+            raise UsageError(f"--map: a label to map is a single value, got {label!r}")
+        found[key] = value(target.strip())
+    return found
 
 
 def _attach_report(path: Path, report: Any) -> None:
