@@ -273,3 +273,23 @@ def test_ranking_report_by_hand():
     assert report.before["kendall"].value == pytest.approx(-0.5)
     assert report.differences["kendall"].value == pytest.approx(1 / 9 + 0.5)
     assert [w["id"] for w in report.worst] == ["r1", "r2", "r3"]
+
+
+def test_the_worst_disagreements_show_values_readably():
+    from assay.alignment.html import render_report
+
+    scores = [RowScore("r0", 0.123456789), RowScore("r1", 0.9)]
+    binary = AlignmentReport.build(
+        metric="m", kind="binary", rows=_rows([1, 0]), scores=scores, threshold=0.5, n_resamples=20
+    )
+    page = render_report(binary, section=True)
+    assert "<td>0.123" in page and "0.123456789" not in page
+    ranked = AlignmentReport.build(
+        metric="r",
+        kind="ranking",
+        rows=_rows([["a", "b"]]),
+        scores=[RowScore("r0", ["b", "a"])],
+        threshold=None,
+        n_resamples=20,
+    )
+    assert "<td>b &gt; a" in render_report(ranked, section=True)

@@ -63,7 +63,7 @@ section.alignment small { color: var(--muted); }
 section.alignment .figures { display: flex; flex-wrap: wrap; gap: 24px; align-items: flex-start; }
 section.alignment figure { margin: 0; }
 section.alignment figcaption { font-size: 12px; color: var(--muted); max-width: 330px; margin-bottom: 4px; }
-section.alignment .worst td { text-align: left; vertical-align: top; max-width: 28rem; overflow-wrap: anywhere; }
+section.alignment .worst td, section.alignment .worst th { text-align: left; vertical-align: top; max-width: 28rem; overflow-wrap: anywhere; }
 """
 
 SCRIPT = """
