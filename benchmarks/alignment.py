@@ -235,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     stem = f"alignment_begin__{args.selection}"
     (args.output_dir / f"{stem}.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
     (args.output_dir / f"{stem}.md").write_text(markdown(record))
+    # the held-out report itself, for `assay report --alignment`
+    vs_unaligned.to_json(args.output_dir / f"{stem}.report.json")
     print(markdown(record))
     return 0
 
