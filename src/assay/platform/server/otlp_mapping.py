@@ -8,7 +8,7 @@ Two vocabularies are read. The OpenTelemetry GenAI semantic conventions: `gen_ai
 `gen_ai.user.message`, `gen_ai.assistant.message`, `gen_ai.tool.message`, `gen_ai.choice`, and the
 older `gen_ai.content.prompt` / `gen_ai.content.completion`), `gen_ai.retrieval.documents`,
 `gen_ai.tool.call.arguments` / `result`, `gen_ai.conversation.id`, and the `gen_ai.evaluation.result`
-event (kept as a score). OpenInference:
+event (kept as a typed score: a number, a label, or an error; see `evaluation_scores`). OpenInference:
 `openinference.span.kind`, `input.value` / `output.value` (with their mime types), `llm.model_name`,
 `llm.token_count.*`, `llm.input_messages.N.message.*` / `llm.output_messages.N.message.*`,
 `retrieval.documents.N.document.content`, `metadata`, `tag.tags`, `session.id`, `user.id`.
@@ -26,6 +26,7 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any
 
+from assay.platform.server.api_scores import typed_value
 from assay.platform.server.otlp_content import (
     maybe_json,
     span_documents,
@@ -268,7 +269,12 @@ def build_trace(
 
 
 def evaluation_scores(trace_id: str, span: dict[str, Any]) -> list[dict[str, Any]]:
-    """The span's `gen_ai.evaluation.result` events as score rows (source `otel:<span id>`)."""
+    """The span's `gen_ai.evaluation.result` events as score rows (source `otel:<span id>`).
+
+    A finite `score.value` is a number score; a failure (`error.type`, or assay's
+    `assay.outcome = error`) is an error with its cause; an event with only a
+    `score.label` is a label score, stored in `trace_scores.label` as the score route stores one
+    (`score_label.<criterion>` in conditions). Anything else is `skipped` with its explanation."""
     rows = []
     for event in span["attributes"].get("otel.events") or []:
         if event["name"] != "gen_ai.evaluation.result":
@@ -285,33 +291,52 @@ def evaluation_scores(trace_id: str, span: dict[str, Any]) -> list[dict[str, Any
         )
         if number is not None and not math.isfinite(number):
             number = None
+        label = a.get("gen_ai.evaluation.score.label")
+        explanation = a.get("gen_ai.evaluation.explanation")
         outcome: dict[str, Any] = {
             "status": "ok" if number is not None else "skipped",
             "value": number,
-            "label": a.get("gen_ai.evaluation.score.label"),
-            "reason": a.get("gen_ai.evaluation.explanation"),
+            "label": label,
+            "reason": explanation,
         }
+        stored_label = None
         # The convention's `error.type` (assay's exporter also says `assay.outcome`): an
         # evaluation that failed, kept as a failure with its cause rather than as "skipped".
         failed = a.get("error.type") or (a.get("assay.outcome") == "error" and "Error")
         if failed and number is None:
-            message = a.get("assay.error.message") or a.get("gen_ai.evaluation.explanation")
+            message = a.get("assay.error.message") or explanation
             outcome.update(
                 status="error",
                 error_type=str(failed)[:200],
                 error_message=str(message)[:2000] if message is not None else None,
             )
+        elif number is None and isinstance(label, str) and a.get("assay.outcome") != "skipped":
+            stored_label, why_not = _label_score(label)
+            if stored_label is not None:
+                outcome.update(status="ok", value=stored_label)
+            else:
+                outcome["reason"] = why_not + (f"; {explanation}" if explanation else "")
         rows.append(
             {
                 "trace_id": trace_id,
                 "criterion": name,
                 "value": number,
+                "label": stored_label,
                 "outcome": outcome,
                 "source": f"otel:{span['id']}",
                 "queue_id": None,
             }
         )
     return rows
+
+
+def _label_score(label: str) -> tuple[str | None, str]:
+    """The label as the score route would store it, or None and why it cannot be one (an empty
+    or over-long label stays a skipped score that says so)."""
+    try:
+        return str(typed_value(label)), ""
+    except ValueError as exc:
+        return None, f"gen_ai.evaluation.score.label: {exc}"
 
 
 __all__ = [
