@@ -263,7 +263,9 @@ class QueueRepo(ProjectScoped):
         self, queue: models.ReviewQueue, *, limit: int, cursor: str | None
     ) -> tuple[list[dict[str, Any]], str | None]:
         """Labelled rows: per item and criterion with a label, the trace's texts and contexts, the
-        latest label (and its author) and the latest score (and what produced it)."""
+        latest label (its author and comment) and the latest score, typed as it is stored: a
+        number (a boolean as 1.0/0.0) in `score`, a categorical label in `score_label` (then
+        `score` is None), with its status, reason and what produced it."""
         pairs, next_cursor = self.items(queue, status=None, limit=limit, cursor=cursor)
         traces = TraceRepo(self.session, self.project_id)
         ids = [t.id for _i, t in pairs]
@@ -286,12 +288,27 @@ class QueueRepo(ProjectScoped):
                         "label": label.value,
                         "label_author": label.author,
                         "label_at": iso(label.created_at),
-                        "score": score.value if score is not None else None,
-                        "score_status": score.outcome.get("status") if score is not None else None,
-                        "score_source": score.source if score is not None else None,
+                        "label_comment": label.comment or "",
+                        **score_columns(score),
                     }
                 )
         return rows, next_cursor
 
 
-__all__ = ["JUDGE_JOB", "QueueRepo", "queue_json"]
+def score_columns(score: models.TraceScore | None) -> dict[str, Any]:
+    """The export's score fields of a criterion's latest score (all None without one)."""
+    if score is None:
+        return dict.fromkeys(SCORE_FIELDS)
+    outcome = score.outcome or {}
+    return {
+        "score": score.value,
+        "score_label": score.label,
+        "score_status": outcome.get("status"),
+        "score_reason": outcome.get("reason"),
+        "score_source": score.source,
+    }
+
+
+SCORE_FIELDS = ("score", "score_label", "score_status", "score_reason", "score_source")
+
+__all__ = ["JUDGE_JOB", "SCORE_FIELDS", "QueueRepo", "queue_json", "score_columns"]
