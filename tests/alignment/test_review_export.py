@@ -124,3 +124,13 @@ def test_an_empty_output_names_the_row_and_field(tmp_path):
 def test_an_empty_input_is_left_out_not_kept_as_an_empty_question():
     [example] = from_review_export([row(input="")])
     assert "user_input" not in example.fields
+
+
+def test_a_judge_label_score_comes_along_as_the_judge_value():
+    data = from_review_export(
+        [
+            row(score=None, score_label="relevant"),
+            row(trace_id="t2", score=None, score_label="off-topic", score_status="error"),
+        ]
+    )
+    assert [e.judge_value for e in data] == ["relevant", None]

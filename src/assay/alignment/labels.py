@@ -278,7 +278,12 @@ def from_review_export(
                 reason=str(reason) if reason else None,
                 group=str(row["trace_id"]),
                 author=row.get("label_author"),
-                judge_value=row.get("score") if score_ok else None,
+                # a number (booleans as 1.0/0.0), else the judge's categorical label
+                judge_value=(
+                    (row["score"] if row.get("score") is not None else row.get("score_label"))
+                    if score_ok
+                    else None
+                ),
                 judge_reason=row.get("score_reason") if score_ok else None,
             )
         )
