@@ -8,9 +8,16 @@ gets a `LeasedRateLimiter` with the same two methods the LLM calls, `acquire` an
   has out. A lease asks for as many permits as calls are waiting (at most `lease_size`): the actor
   waits for the first and adds those it can give at once, so a limit of 3 is never held hostage by
   a request for 16, and a busy worker pays one actor call per chunk, not per request.
+- A limiter with room to spare (no RPM or TPM bucket, under half its concurrency limit in use)
+  also hands out the rest of the `lease_size` chunk in advance: a worker whose calls end one by
+  one would otherwise ask for one permit per call, and every worker's actor calls go to the one
+  limiter. Spares unused for 50 ms go back. A bucket's units are never taken in advance (a spare
+  given back cannot refund them), and a limit in use beyond half is leased only as needed.
 - `release` records how the call went (rate limited or not, latency). Results are sent back in
-  batches, with the next lease or within 50 ms; a 429 is sent at once. The actor releases each one
-  through the AIMD logic, so a 429 seen by any worker shrinks the limit every worker leases from.
+  batches, with the next lease or within 50 ms (within 0.5 s while the limiter said it has room
+  to spare, as no one waits for those permits); a 429 is sent at once. The actor releases each
+  one through the AIMD logic, so a 429 seen by any worker shrinks the limit every worker leases
+  from.
 
 All of a worker limiter's state lives on the loop that first used it (the actor's loop); a call
 from another loop is forwarded there.
@@ -26,8 +33,11 @@ from typing import Any
 
 from assay.models.limits import Limits, RateLimiter
 
-# How long finished calls may wait to be reported when no lease is going out anyway.
+# How long finished calls may wait to be reported when no lease is going out anyway, and how long
+# spare permits may lie unused before they go back.
 _REPORT_DELAY = 0.05
+# The same wait while the limiter has room to spare: nobody waits for the permits those calls hold.
+_ROOMY_REPORT_DELAY = 0.5
 
 
 class EndpointLimiter:
@@ -40,17 +50,35 @@ class EndpointLimiter:
         self.rate_limited = 0
 
     async def lease(
-        self, want: int, tokens_each: int, finished: list[tuple[bool, float | None]]
-    ) -> int:
-        """Report `finished` calls, then grant 1 to `want` permits (waits for the first only)."""
+        self,
+        want: int,
+        tokens_each: int,
+        finished: list[tuple[bool, float | None]],
+        ahead: int = 0,
+    ) -> tuple[int, bool]:
+        """Report `finished` calls, then grant 1 to `want` permits (waits for the first only),
+        plus up to `ahead` in advance while the limiter has room to spare. Returns the permits
+        granted and whether it still has room to spare."""
         self.finished(finished)
         await self.limiter.acquire(tokens_each)
         granted = 1
         while granted < want and await self._take_now(tokens_each):
             granted += 1
+        while granted < want + ahead and self.roomy() and await self._take_now(tokens_each):
+            granted += 1
         self.leases += 1
         self.permits += granted
-        return granted
+        return granted, self.roomy()
+
+    def roomy(self) -> bool:
+        """No bucket to draw from in advance, and less than half the concurrency limit in use."""
+        limiter = self.limiter
+        concurrency = limiter.concurrency
+        return (
+            limiter.requests is None
+            and limiter.tokens is None
+            and concurrency.in_flight < concurrency.limit // 2
+        )
 
     async def _take_now(self, tokens_each: int) -> bool:
         """One more permit if it is free right now; never waits for one."""
@@ -121,6 +149,9 @@ class LeasedRateLimiter:
         self._leasing: asyncio.Task[None] | None = None
         self._results: list[tuple[bool, float | None]] = []
         self._report_timer: asyncio.TimerHandle | None = None
+        self._roomy = False  # what the limiter said with its last lease
+        self._spare_used = 0.0  # when a spare permit was last taken (loop time)
+        self._spare_timer: asyncio.TimerHandle | None = None
 
     # -- the interface the LLM uses -------------------------------------------------------
     async def acquire(self, estimated_tokens: int) -> None:
@@ -152,6 +183,7 @@ class LeasedRateLimiter:
     async def _acquire(self, tokens: int) -> None:
         if self._spare and not self._waiting:
             self._spare -= 1
+            self._spare_used = asyncio.get_running_loop().time()
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         entry = (future, tokens)
@@ -173,8 +205,11 @@ class LeasedRateLimiter:
             batch = list(self._waiting)[: self._lease_size]
             tokens_each = max(tokens for _, tokens in batch)
             finished, self._results = self._results, []
+            ahead = self._lease_size - len(batch)
             try:
-                granted = await self._handle.lease.remote(len(batch), tokens_each, finished)
+                granted, self._roomy = await self._handle.lease.remote(
+                    len(batch), tokens_each, finished, ahead
+                )
             except Exception as exc:  # the limiter actor is gone: the calls waiting fail, typed
                 while self._waiting:
                     future, _ = self._waiting.popleft()
@@ -194,19 +229,33 @@ class LeasedRateLimiter:
 
     def _keep_spare(self, count: int) -> None:
         self._spare += count
-        asyncio.get_running_loop().call_later(_REPORT_DELAY, self._return_spares)
+        if self._spare_timer is None:
+            loop = asyncio.get_running_loop()
+            self._spare_used = loop.time()
+            self._spare_timer = loop.call_later(_REPORT_DELAY, self._return_spares)
 
     def _return_spares(self) -> None:
-        if self._spare and not self._waiting:
-            count, self._spare = self._spare, 0
-            self._handle.give_back.remote(count)
+        """Give back the spares once none has been taken for `_REPORT_DELAY`."""
+        self._spare_timer = None
+        if not self._spare:
+            return
+        loop = asyncio.get_running_loop()
+        idle = loop.time() - self._spare_used
+        if self._waiting or idle < _REPORT_DELAY:  # in use: look again later
+            self._spare_timer = loop.call_later(
+                max(_REPORT_DELAY - idle, _REPORT_DELAY / 5), self._return_spares
+            )
+            return
+        count, self._spare = self._spare, 0
+        self._handle.give_back.remote(count)
 
     def _finished(self, rate_limited: bool, latency: float | None) -> None:
         self._results.append((rate_limited, latency))
         if rate_limited or len(self._results) >= self._lease_size:
             self._report()
         elif self._report_timer is None:
-            self._report_timer = asyncio.get_running_loop().call_later(_REPORT_DELAY, self._report)
+            delay = _ROOMY_REPORT_DELAY if self._roomy else _REPORT_DELAY
+            self._report_timer = asyncio.get_running_loop().call_later(delay, self._report)
 
     def _report(self) -> None:
         if self._report_timer is not None:

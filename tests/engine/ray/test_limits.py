@@ -78,6 +78,37 @@ def test_requests_per_minute_are_one_budget_for_all_workers(ray_cluster):
     ray.kill(limiter)
 
 
+class OneByOne(Holder):
+    """A worker whose calls end one at a time, each followed by the next."""
+
+    async def one_after_another(self, count: int) -> int:
+        for _ in range(count):
+            await self.limiter.acquire(10)
+            self.limiter.release(latency=0.01)
+        await asyncio.sleep(0.7)  # spares go back after 50 ms unused, results within 0.5 s
+        return count
+
+
+def test_a_limiter_with_room_leases_ahead_and_a_tight_one_does_not(ray_cluster):
+    ray = ray_cluster
+    roomy = ray.remote(EndpointLimiter).options(num_cpus=0).remote(Limits(max_concurrency=256))
+    worker = ray.remote(OneByOne).options(num_cpus=0).remote(roomy, Limits(max_concurrency=256))
+    assert ray.get(worker.one_after_another.remote(64)) == 64
+    state = ray.get(roomy.state.remote())
+    assert state["leases"] <= 8  # one actor call per chunk of 16, not one per call
+    assert state["in_flight"] == 0  # the spares left over went back
+
+    tight = Limits(max_concurrency=2, adaptive=False)
+    limiter = ray.remote(EndpointLimiter).options(num_cpus=0).remote(tight)
+    first = ray.remote(OneByOne).options(num_cpus=0).remote(limiter, tight)
+    second = ray.remote(Holder).options(num_cpus=0).remote(limiter, tight)
+    assert ray.get(first.one_after_another.remote(8)) == 8
+    assert ray.get(limiter.state.remote())["permits"] == 8  # nothing taken in advance
+    assert ray.get(second.hold.remote(2, 2.0)) == 2  # so the other worker gets the whole limit
+    for actor in (roomy, worker, limiter, first, second):
+        ray.kill(actor)
+
+
 def test_a_429_storm_brings_the_whole_run_to_what_the_server_accepts(ray_cluster, server, tmp_path):
     from tests.models.fake_openai import ok
 
