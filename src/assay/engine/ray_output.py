@@ -134,11 +134,15 @@ class OutputDirectory:
                 )
             kept = manifest.get("rows_format", "jsonl")  # run.json before Parquet: JSONL rows
             if rows_format is not None and rows_format != kept:
-                raise UsageError(
-                    f"output {self.shown} holds a run with {kept} rows; resume it with "
-                    f"output_format={kept!r} (--output-format {kept}) or use another output "
-                    "directory"
-                )
+                if has_rows:
+                    raise UsageError(
+                        f"output {self.shown} holds a run with {kept} rows; resume it with "
+                        f"output_format={kept!r} (--output-format {kept}) or use another output "
+                        "directory"
+                    )
+                # No row written yet: the run may still change its format.
+                self._write_manifest({**manifest, "rows_format": rows_format})
+                kept = rows_format
             self.rows_format = kept
             return has_rows
         if has_rows:
@@ -157,12 +161,15 @@ class OutputDirectory:
                 "rows_format": self.rows_format,
                 **description,
             }
-            store.write_whole(
-                "run.json", json.dumps(manifest, indent=2, ensure_ascii=True).encode()
-            )
+            self._write_manifest(manifest)
         except OSError as exc:
             raise UsageError(f"cannot write output {self.shown}: {exc.strerror or exc}") from None
         return False
+
+    def _write_manifest(self, manifest: dict[str, Any]) -> None:
+        self.storage.write_whole(
+            "run.json", json.dumps(manifest, indent=2, ensure_ascii=True).encode()
+        )
 
     def records(self) -> Iterator[tuple[str, list[Cell]] | None]:
         """Every row of every part file, JSONL or Parquet (None for one that cannot be read: a

@@ -92,6 +92,8 @@ def test_every_kind_of_outcome_round_trips_through_a_parquet_part():
 
 def test_an_unreadable_part_is_counted_and_the_format_stays_the_runs(tmp_path):
     out = OutputDirectory(tmp_path)
+    out.open(run_fingerprint="f", description={}, resume=True, rows_format="jsonl")
+    # No row yet: the run may still change its format.
     out.open(run_fingerprint="f", description={}, resume=True, rows_format="parquet")
     assert json.loads((tmp_path / "run.json").read_text())["rows_format"] == "parquet"
     (tmp_path / "rows" / "part-w0-1-a-000001.parquet").write_bytes(encode([("a", CELLS[:1])]))
