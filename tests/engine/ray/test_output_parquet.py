@@ -233,3 +233,10 @@ def test_output_format_on_the_command_line(gcs_address, tmp_path):
         "evaluate", str(data), "-m", "exact_match", "--output-format", "parquet", cwd=tmp_path
     )
     assert bad.returncode == 2 and "--output-format goes with --ray" in bad.stderr
+
+
+def test_parquet_without_pyarrow_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # as if it were not installed
+    with pytest.raises(UsageError, match=r"Parquet output of a Ray run needs .*assay\[parquet\]"):
+        RayExecutor(output_format="parquet")
+    RayExecutor(output_format="jsonl")  # JSONL needs nothing more
