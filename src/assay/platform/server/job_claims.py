@@ -82,17 +82,21 @@ def claim_next(state: Any, owner: str, kinds: tuple[str, ...], stale_after: floa
     return Claim(*row) if row else None
 
 
+def _still_ours(claim: Claim, owner: str) -> Any:
+    """An UPDATE of the claimed job that touches it only while `owner` still runs it (not one
+    cancelled or taken over meanwhile)."""
+    return update(models.Job).where(
+        models.Job.id == claim.job_id,
+        models.Job.claimed_by == owner,
+        models.Job.status == "running",
+    )
+
+
 def heartbeat(state: Any, claim: Claim, owner: str) -> None:
     """Keep the claim fresh; `JobCancelled` or `LostClaim` when the job is no longer ours."""
     with state.transaction() as session:
         done = session.execute(
-            update(models.Job)
-            .where(
-                models.Job.id == claim.job_id,
-                models.Job.claimed_by == owner,
-                models.Job.status == "running",
-            )
-            .values(heartbeat_at=datetime.now(timezone.utc))
+            _still_ours(claim, owner).values(heartbeat_at=datetime.now(timezone.utc))
         )
         lost = claim_lost(session, claim.job_id, owner) if done.rowcount == 0 else None
     if done.rowcount == 0:
@@ -112,13 +116,7 @@ def finish(
     now = datetime.now(timezone.utc)
     with state.transaction() as session:
         done = session.execute(
-            update(models.Job)
-            .where(
-                models.Job.id == claim.job_id,
-                models.Job.claimed_by == owner,
-                models.Job.status == "running",  # not one cancelled meanwhile
-            )
-            .values(
+            _still_ours(claim, owner).values(
                 status=status,
                 error=error,
                 finished_at=now if status in ("done", "failed") else None,
