@@ -1,10 +1,11 @@
 """`LLM`: the one path every model call takes.
 
-    agenerate(messages, schema=None, n=1, allow_truncated=False, **params)
+    agenerate(messages, schema=None, n=1, allow_truncated=False, grow_budget=True, **params)
       └─ structured-output ladder (when a schema is given): mode choice, parse, repair
           └─ completeness: an answer cut off at its token limit is asked again with twice the
-             budget, then `OutputTruncated`; never returned as if complete (unless allowed,
-             for callers that read only the first words)
+             budget (unless grow_budget=False: `OutputTruncated` after one attempt), then
+             `OutputTruncated`; never returned as if complete (unless allowed, for callers
+             that read only the first words)
               └─ shared calls: identical requests in flight share one call (any thread, any loop)
                   └─ answers of this run, then the cache ── hit: no call, counted as cached
                       └─ budget check
@@ -125,6 +126,7 @@ class LLM:
         n: int = 1,
         *,
         allow_truncated: bool = False,
+        grow_budget: bool = True,
         response_model: type[T] | None = None,
         **params: Any,
     ) -> Any:
@@ -134,6 +136,9 @@ class LLM:
         `max_output_tokens`), then raises `OutputTruncated` with the partial text as `raw`.
         `allow_truncated=True` returns a cut-off answer as it is, for callers that read only its
         first words (a rating label); it never applies to structured answers.
+        `grow_budget=False` raises `OutputTruncated` on the first cut-off answer instead of asking
+        again: for callers whose budget is already what a good answer needs, so a cut-off means
+        a runaway that a bigger budget would only make dearer. Its usage is still counted.
 
         `response_model=Model` is Ragas' spelling (`llm.generate(prompt, response_model=Model)`)
         and returns the instance itself rather than the `ModelResponse`."""
@@ -141,7 +146,12 @@ class LLM:
             if schema is not None:
                 raise UsageError("give schema= or response_model=, not both")
             response = await self.agenerate(
-                messages, response_model, n, allow_truncated=allow_truncated, **params
+                messages,
+                response_model,
+                n,
+                allow_truncated=allow_truncated,
+                grow_budget=grow_budget,
+                **params,
             )
             return response.parsed
         chat = as_messages(messages)
@@ -153,8 +163,8 @@ class LLM:
                 return await self._call(
                     ModelRequest(tuple(chat), n=n, params=merged), accept_truncated=True
                 )
-            return await self._call_until_complete(chat, None, n, merged)
-        return await self._structured(chat, schema, n, merged)
+            return await self._call_until_complete(chat, None, n, merged, grow_budget)
+        return await self._structured(chat, schema, n, merged, grow_budget)
 
     def generate(
         self,
@@ -163,6 +173,7 @@ class LLM:
         n: int = 1,
         *,
         allow_truncated: bool = False,
+        grow_budget: bool = True,
         response_model: type[T] | None = None,
         **params: Any,
     ) -> Any:
@@ -173,6 +184,7 @@ class LLM:
                 schema,
                 n,
                 allow_truncated=allow_truncated,
+                grow_budget=grow_budget,
                 response_model=response_model,
                 **params,
             )
@@ -199,7 +211,12 @@ class LLM:
                 self.cache.put_meta(self._mode_key(), mode)
 
     async def _structured(
-        self, chat: list[ChatMessage], schema: type[T], n: int, params: dict[str, Any]
+        self,
+        chat: list[ChatMessage],
+        schema: type[T],
+        n: int,
+        params: dict[str, Any],
+        grow_budget: bool = True,
     ) -> ModelResponse:
         name, json_schema = schema_of(schema)
         modes = self._modes()
@@ -207,7 +224,7 @@ class LLM:
             output = OutputSpec(name=name, schema=json_schema, mode=mode)
             prompt = with_schema_instruction(chat, json_schema, mode)
             try:
-                response = await self._call_until_complete(prompt, output, n, params)
+                response = await self._call_until_complete(prompt, output, n, params, grow_budget)
             except ProviderError as exc:
                 if (
                     exc.status in _UNSUPPORTED_STATUSES
@@ -221,7 +238,7 @@ class LLM:
             parsed = []
             for generation in response.generations:
                 value, repair_usage = await self._parse_or_repair(
-                    prompt, output, generation.text, schema, params
+                    prompt, output, generation.text, schema, params, grow_budget
                 )
                 parsed.append(value)
                 usage = usage + repair_usage
@@ -235,12 +252,18 @@ class LLM:
         )  # pragma: no cover
 
     async def _call_until_complete(
-        self, prompt: list[ChatMessage], output: OutputSpec | None, n: int, params: dict[str, Any]
+        self,
+        prompt: list[ChatMessage],
+        output: OutputSpec | None,
+        n: int,
+        params: dict[str, Any],
+        grow_budget: bool = True,
     ) -> ModelResponse:
-        """Call; if an answer was cut off at the token limit, retry with twice the budget."""
+        """Call; if an answer was cut off at the token limit, retry with twice the budget
+        (unless `grow_budget` is off: then the first cut-off raises)."""
         budget = params.get("max_tokens")
         spent = Usage()  # answers cut off before the one returned still count in its usage
-        for _ in range(3):
+        for _ in range(3 if grow_budget else 1):
             request_params = dict(params) if budget is None else {**params, "max_tokens": budget}
             response = await self._call(
                 ModelRequest(tuple(prompt), n=n, params=request_params, output=output)
@@ -253,11 +276,13 @@ class LLM:
                 )
             spent = spent + response.usage
             tried = budget or max(256, response.usage.output_tokens // max(1, n))
-            if tried >= self.max_output_tokens:
+            if not grow_budget or tried >= self.max_output_tokens:
                 break
             budget = min(self.max_output_tokens, tried * 2)
+        tail = "" if grow_budget else " (no bigger budget asked: grow_budget=False)"
         raise OutputTruncated(
-            f"the answer hit the token limit (last max_tokens={tried}) and was cut off; not used",
+            f"the answer hit the token limit (last max_tokens={tried}) and was cut off; not "
+            f"used{tail}",
             raw=response.generations[0].text,
         )
 
@@ -268,6 +293,7 @@ class LLM:
         raw: str,
         schema: type[T],
         params: dict[str, Any],
+        grow_budget: bool = True,
     ) -> tuple[T, Usage]:
         """The parsed answer and what repairing it used (nothing when it parsed first time)."""
         try:
@@ -275,7 +301,7 @@ class LLM:
         except ParseFailure as first:
             problem = str(first)
         repaired = await self._call_until_complete(
-            repair_messages(prompt, raw, problem), output, 1, params
+            repair_messages(prompt, raw, problem), output, 1, params, grow_budget
         )
         try:
             return parse_output(repaired.text, schema), repaired.usage  # type: ignore[return-value]
