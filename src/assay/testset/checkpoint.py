@@ -4,13 +4,17 @@
                         documents and transforms made it)
     personas.json       the personas used
     run.json            what the run was asked for (size, seed, synthesizers, graph)
-    candidates.jsonl    one line per decided candidate, appended and flushed as it is decided:
-                        kept (with the sample) or refused by the gate (with the reason)
+    candidates.jsonl    one line per finished candidate, appended and flushed the moment it
+                        finishes (not when its wave is decided): "answered" (the draft, its
+                        evidence and gate result) or "truncated" (the draft ran past its budget)
 
-A rerun with the same inputs loads the graph and personas, and replays every decided candidate
-by its scenario key without calling a model; candidates whose calls failed were not decided, so
-they are tried again. A torn last line (a crash mid-write) is ignored. A directory written for
-other inputs is refused with `CheckpointMismatch` rather than mixed.
+A rerun with the same inputs loads the graph and personas, and reads every finished candidate
+back by its scenario key without calling a model; the sample loop decides them again in stream
+order, so a run killed mid-wave gives the set an uninterrupted run gives. Candidates whose calls
+failed were not recorded, so they are tried again. Lines of older checkpoints ("kept",
+"rejected": decisions) are replayed as they are. A torn last line (a crash mid-write) is
+ignored. A directory written for other inputs is refused with `CheckpointMismatch` rather than
+mixed.
 """
 
 from __future__ import annotations
@@ -71,7 +75,7 @@ class Checkpoint:
         _write_json(path, fingerprint)
 
     def decisions(self) -> dict[str, dict[str, Any]]:
-        """Decided candidates by key; the last line per key wins, a torn last line is ignored."""
+        """Finished candidates by key; the last line per key wins, a torn last line is ignored."""
         if not self._candidates.exists():
             return {}
         content = self._candidates.read_bytes()

@@ -8,10 +8,14 @@
    on which call returned first. Near-duplicates are checked against every question kept before.
 3. A refused candidate is kept in the report with its reason and replaced by the next scenario;
    a candidate whose model call failed (after the model layer's retries) is recorded as failed
-   and replaced too. A synthesizer whose stream runs dry hands its unmet share to those that
-   still have candidates. Everything stops at the candidate budget.
-4. Every decision is appended to the checkpoint as it is made; on a rerun, decided candidates
-   are replayed by key without calling a model.
+   and replaced too, and so is a draft cut off at its token budget ("truncated": no second try
+   with a bigger budget). A synthesizer whose stream runs dry hands its unmet share to those
+   that still have candidates. Everything stops at the candidate budget.
+4. Each candidate's outcome (its draft and gate scores, or its truncation) is appended to the
+   checkpoint as soon as that candidate finishes, not when its wave is decided, so a run killed
+   mid-wave keeps what it paid for. On a rerun a recorded candidate is not asked again: its
+   outcome is read back and decided in stream order like a fresh one, which gives the same set.
+   Failed calls are not recorded, so they are tried again.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ from typing import Any
 
 import anyio
 
+from assay.errors import OutputTruncated
 from assay.metrics.base import first_leaf
+from assay.schema.samples import SingleTurnSample
 from assay.testset.checkpoint import Checkpoint
 from assay.testset.gate import GateResult, QualityGate
 from assay.testset.graph import KnowledgeGraph
@@ -63,7 +69,44 @@ class _Outcome:
     evidence: list[str] = field(default_factory=list)
     gate: GateResult | None = None
     failure: str | None = None
-    replayed: dict[str, Any] | None = None
+    truncated: str | None = None  # why the draft was cut off
+    replayed: dict[str, Any] | None = None  # a decision of an older checkpoint
+    resumed: bool = False  # read back from the checkpoint, no call made
+
+    def record(self) -> dict[str, Any] | None:
+        """The checkpoint line of a finished candidate (None for a failed call: asked again)."""
+        key = self.scenario.key
+        if self.truncated is not None:
+            return {"candidate": key, "status": "truncated", "reason": self.truncated}
+        if self.failure is not None or self.gate is None:
+            return None
+        return {
+            "candidate": key,
+            "status": "answered",
+            "sample": self.sample.model_dump(mode="json"),
+            "evidence": self.evidence,
+            "gate": {
+                "passed": self.gate.passed,
+                "reason": self.gate.reason,
+                "scores": self.gate.scores,
+            },
+        }
+
+
+def _read_back(scenario: BaseScenario, record: dict[str, Any]) -> _Outcome:
+    """A candidate's outcome from its checkpoint line, as if it had just finished."""
+    outcome = _Outcome(scenario, resumed=True)
+    status = record.get("status")
+    if status == "answered":
+        outcome.sample = SingleTurnSample.model_validate(record["sample"])
+        outcome.evidence = list(record.get("evidence") or [])
+        gate = record["gate"]
+        outcome.gate = GateResult(gate["passed"], gate.get("reason", ""), gate.get("scores", {}))
+    elif status == "truncated":
+        outcome.truncated = record.get("reason", "")
+    else:  # "kept" / "rejected": a decision written by an earlier version, replayed as it is
+        outcome.replayed = record
+    return outcome
 
 
 def _share_out(lanes: list[_Lane], deficit: int) -> dict[str, int]:
@@ -126,14 +169,24 @@ async def generate_samples(
     tried = 0
     limiter = anyio.CapacityLimiter(max_workers)
 
+    def record_finished(outcome: _Outcome) -> None:
+        # Written before the next await: a run cancelled later keeps this candidate.
+        record = outcome.record()
+        if checkpoint is not None and record is not None:
+            checkpoint.record(record)
+
     async def attempt(lane: _Lane, scenario: BaseScenario, snapshot: list[str]) -> _Outcome:
-        outcome = _Outcome(scenario)
         if scenario.key in decisions:
-            outcome.replayed = decisions[scenario.key]
-            return outcome
+            return _read_back(scenario, decisions[scenario.key])
+        outcome = _Outcome(scenario)
         async with limiter:
             try:
-                sample, evidence = await lane.synthesizer.agenerate_candidate(scenario)
+                try:
+                    sample, evidence = await lane.synthesizer.agenerate_candidate(scenario)
+                except OutputTruncated as exc:
+                    outcome.truncated = str(exc)
+                    record_finished(outcome)
+                    return outcome
                 outcome.sample, outcome.evidence = sample, evidence
                 result = gate.cheap_checks(
                     sample, evidence, snapshot, lane.synthesizer.multi_hop, scenario.language
@@ -148,6 +201,7 @@ async def generate_samples(
                 if raise_exceptions:
                     raise
                 outcome.failure = f"{type(exc).__name__}: {exc}"
+        record_finished(outcome)
         return outcome
 
     while True:
@@ -193,7 +247,7 @@ async def generate_samples(
             raise leaf from exc
         for (lane, _), outcome in zip(wave, outcomes, strict=True):
             assert outcome is not None
-            _decide(kg, lane, outcome, gate, kept_questions, report, checkpoint)
+            _decide(kg, lane, outcome, gate, kept_questions, report)
             if on_progress:
                 on_progress("samples", sum(len(x.kept) for x in lanes), size)
     report.candidates_tried = tried
@@ -226,7 +280,6 @@ def _decide(
     gate: QualityGate,
     kept_questions: list[str],
     report: GenerationReport,
-    checkpoint: Checkpoint | None,
 ) -> None:
     scenario, name = outcome.scenario, lane.synthesizer.name
     if outcome.replayed is not None:
@@ -238,6 +291,16 @@ def _decide(
             report.resumed_samples += 1
         else:
             report.rejected.append(RejectedCandidate.model_validate(record["rejected"]))
+        return
+    if outcome.truncated is not None:
+        report.rejected.append(
+            RejectedCandidate(
+                candidate=scenario.key,
+                synthesizer=name,
+                reason=f"truncated: {outcome.truncated}",
+                kind="failed",
+            )
+        )
         return
     if outcome.failure is not None:
         report.rejected.append(
@@ -267,14 +330,6 @@ def _decide(
             gate=result.scores,
         )
         report.rejected.append(rejected)
-        if checkpoint:
-            checkpoint.record(
-                {
-                    "candidate": scenario.key,
-                    "status": "rejected",
-                    "rejected": rejected.model_dump(mode="json"),
-                }
-            )
         return
     nodes = scenario.nodes
     kept = TestsetSample(
@@ -300,10 +355,8 @@ def _decide(
     )
     lane.kept.append(kept)
     kept_questions.append(sample.user_input or "")
-    if checkpoint:
-        checkpoint.record(
-            {"candidate": scenario.key, "status": "kept", "sample": kept.model_dump(mode="json")}
-        )
+    if outcome.resumed:
+        report.resumed_samples += 1
 
 
 __all__ = ["generate_samples"]
