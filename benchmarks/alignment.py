@@ -118,7 +118,14 @@ def main(argv: list[str] | None = None) -> int:
         "--embeddings", default=None, help="embedding model (default the offline MiniLM)"
     )
     parser.add_argument("--test-per-label", type=int, default=300)
-    parser.add_argument("--examples", type=int, default=3)
+    parser.add_argument(
+        "--examples",
+        default="3",
+        help="examples per row for align(): a number, or auto (0 or 3, chosen on dev)",
+    )
+    parser.add_argument(
+        "--ragas-examples", type=int, default=3, help="examples per row of the Ragas-style align"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--resamples", type=int, default=2000)
     parser.add_argument(
@@ -140,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--output-dir", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
+    examples: Any = "auto" if args.examples == "auto" else int(args.examples)
 
     root = resolve_data_dir(args.data_dir)
     judge = (
@@ -188,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
                 ours,
                 dev,
                 embeddings=embedder,
-                k=args.examples,
+                k=examples,
                 selection=args.selection,
                 seed=args.seed,
             )
@@ -200,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
                 ragas_way,
                 dev,
                 embeddings=embedder,
-                k=args.examples,
+                k=args.ragas_examples,
                 balance=False,
                 similarity_threshold=0.7,
                 fallback="recent",
@@ -228,7 +236,10 @@ def main(argv: list[str] | None = None) -> int:
         "train": {"rows": len(dev), "labels": dev.label_counts()},
         "test": {"rows": len(test), "source": test.source},
         "threshold": ours.alignment.threshold,
-        "examples_per_row": args.examples,
+        "examples_per_row": ours.alignment.k,
+        "examples_asked": args.examples,
+        "k_candidates": ours.alignment.provenance.get("k_candidates"),
+        "ragas_examples_per_row": args.ragas_examples,
         "selection": args.selection,
         "ragas_test": {"rows": len(ragas_test), "source": ragas_test.source},
         "prompts": {prompt.id: prompt.describe() for prompt in unaligned.get_prompts().values()},
@@ -255,7 +266,9 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": round(seconds, 1),
     }
     args.output_dir.mkdir(parents=True, exist_ok=True)
-    stem = f"alignment_begin__{args.selection}"
+    stem = f"alignment_begin__{args.selection}" + (
+        "" if args.examples == "3" else f"__k{args.examples}"
+    )
     (args.output_dir / f"{stem}.json").write_text(json.dumps(record, indent=2, default=str) + "\n")
     (args.output_dir / f"{stem}.md").write_text(markdown(record))
     # the held-out report itself, for `assay report --alignment`
@@ -280,7 +293,18 @@ def markdown(record: dict[str, Any]) -> str:
         f"Judge {record['judge']}; aligned on {record['train']['rows']} dev rows; tested on "
         f"{record['test']['rows']} rows ({record['test']['source']}). Threshold fitted on dev: "
         f"{record['threshold']}. Examples: {record['examples_per_row']} per row, "
-        f"{record['selection']} selection. 95% paired bootstrap intervals.",
+        f"{record['selection']} selection"
+        + (
+            " (k chosen on dev: "
+            + "; ".join(
+                f"k={k}: balanced accuracy {c['train_value']:.3f}, ROC-AUC {c['train_roc_auc']:.3f}"
+                for k, c in record["k_candidates"].items()
+            )
+            + ")"
+            if record.get("k_candidates")
+            else ""
+        )
+        + ". 95% paired bootstrap intervals.",
         "",
         "| statistic | unaligned | aligned | difference |",
         "|---|---|---|---|",
@@ -291,7 +315,7 @@ def markdown(record: dict[str, Any]) -> str:
         )
     lines += [
         "",
-        f"Against a Ragas-style align (top-k cosine >= 0.7, else the most recent rows; no "
+        f"Against a Ragas-style align ({record.get('ragas_examples_per_row', 3)} examples, top-k cosine >= 0.7, else the most recent rows; no "
         f"balancing, no threshold) on {record['ragas_test']['rows']} rows ({record['ragas_test']['source']}):",
         "",
         "| statistic | Ragas-style align | aligned | difference |",

@@ -10,17 +10,21 @@ handed to `align_and_validate` is scored, never fitted on.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import datetime as dt
+from collections.abc import Sequence
 from typing import Any, Literal
-
-import numpy as np
 
 from assay._util.sync import run_sync
 from assay.alignment import training
 from assay.alignment.calibration import (
+    K_TOLERANCE,
     Objective,
+    calibrate_on_rows,
     calibrate_threshold,
+    choose_candidate,
     default_threshold,
+    k_candidates,
     pick_fixed,
 )
 from assay.alignment.config import DemonstrationConfig, InstructionConfig
@@ -35,9 +39,7 @@ from assay.alignment.scoring import (
     label_kind,
     metric_fields,
     normalise_label,
-    numeric_value,
 )
-from assay.alignment.stats import roc_auc
 from assay.errors import UsageError
 from assay.metrics.aligned import (
     AlignedExample,
@@ -62,7 +64,7 @@ class Aligner:
         train: Any,
         *,
         embeddings: Any = None,
-        k: int = 3,
+        k: int | str | Sequence[int] = 3,
         similarity_threshold: float | None = None,
         balance: bool = True,
         calibrate: bool = True,
@@ -79,8 +81,8 @@ class Aligner:
     ) -> AlignedState:
         rows = relabel(as_labeled(train, source="train"), mapping or {})
         check_rows(metric, rows, rows.source)
-        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
-            raise UsageError(f"max_similar_examples (k) must be a whole number >= 0, got {k!r}")
+        candidates = k_candidates(k)
+        largest = max(candidates)
         if selection not in ("similar", "fixed"):
             raise UsageError(f"selection must be 'similar' or 'fixed', got {selection!r}")
         if objective not in ("balanced_accuracy", "accuracy", "f1"):
@@ -95,8 +97,8 @@ class Aligner:
             raise UsageError(f"fallback must be 'balanced' or 'recent', got {fallback!r}")
         kind = label_kind(metric, rows.labels)
         notes: list[str] = list(rows.notes)
-        pool = self._pool(metric, rows, kind, notes) if k > 0 else []
-        if k > 0 and not pool and builder_for(metric) is not None:
+        pool = self._pool(metric, rows, kind, notes) if largest > 0 else []
+        if largest > 0 and not pool and builder_for(metric) is not None:
             notes.append(
                 f"no few-shot examples: {type(metric).__name__} cannot take any from these rows"
             )
@@ -116,7 +118,7 @@ class Aligner:
             metric_name=metric.name,
             prompts=prompt_fingerprints(metric),
             examples=pool,
-            k=k,
+            k=candidates[0],
             balance=balance,
             selection=selection,
             similarity_threshold=similarity_threshold,
@@ -127,7 +129,7 @@ class Aligner:
             embeddings=embeddings if selection == "similar" else None,
         )
         if selection == "fixed":
-            state.fixed_ids = pick_fixed(pool, k, balance, seed)
+            state.fixed_ids = pick_fixed(pool, candidates[0], balance, seed)
         budget = CallBudget(max_calls)
         provenance: dict[str, Any] = {
             "fitted_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
@@ -138,54 +140,55 @@ class Aligner:
             "examples_in_pool": len(pool),
         }
         if calibrate and kind == "binary":
-            trial = copy.copy(metric).set_alignment(state)
-            scores = await ascore_rows(
-                trial,
-                rows,
-                llm=llm,
-                budget=budget,
-                concurrency=concurrency,
-                exclude_own_group=True,
-                description=f"calibrating {metric.name}",
-                show_progress=show_progress,
-            )
-            labels = [normalise_label(kind, example.label) for example in rows]
-            pairs = [
-                (numeric_value(score.value), label)
-                for score, label in zip(scores, labels, strict=True)
-                if score.ok and numeric_value(score.value) is not None
-            ]
-            failed = [s for s in scores if not s.ok]
-            provenance["calibration_rows"] = len(pairs)
-            provenance["calibration_failures"] = len(failed)
-            if failed:
-                notes.append(
-                    f"{len(failed)} training row(s) failed to score ({failed[0].error_type}: {failed[0].error})"
+            fitted = []
+            for candidate in candidates:
+                trial_state = dataclasses.replace(
+                    state,
+                    k=candidate,
+                    fixed_ids=pick_fixed(pool, candidate, balance, seed)
+                    if selection == "fixed"
+                    else [],
                 )
-            if len({label for _, label in pairs}) == 2:
-                auc = roc_auc(np.array([y for _, y in pairs]), np.array([s for s, _ in pairs]))
-                provenance["train_roc_auc"] = auc
-                if auc < 0.5:
-                    notes.append(
-                        f"the scores run against the labels on the training rows (ROC-AUC "
-                        f"{auc:.2f}): a threshold reads score >= threshold as label 1"
-                        + (
-                            f", and {type(metric).__name__} is better when lower, so label 1 "
-                            "should mean a high score; flip the labels with mapping={0: 1, 1: 0}"
-                            if getattr(metric, "better", "higher") == "lower"
-                            else "; check what label 1 means"
-                        )
+                fitted.append(
+                    (
+                        trial_state,
+                        await calibrate_on_rows(
+                            metric,
+                            trial_state,
+                            rows,
+                            kind,
+                            objective=objective,
+                            llm=llm,
+                            budget=budget,
+                            concurrency=concurrency,
+                            show_progress=show_progress,
+                        ),
                     )
-                threshold, value = calibrate_threshold(
-                    [s for s, _ in pairs],
-                    [y for _, y in pairs],
-                    objective,
-                    default_threshold(metric),
                 )
-                state.threshold = threshold
-                provenance["calibration"] = {"objective": objective, "train_value": value}
-            else:
-                notes.append("no threshold: the scored training rows do not hold both labels")
+            state, chosen = choose_candidate(fitted)
+            provenance.update(chosen.provenance)
+            notes.extend(chosen.notes)
+            if len(fitted) > 1:
+                provenance["k_candidates"] = {str(trial.k): fit.summary() for trial, fit in fitted}
+                notes.append(
+                    f"k chosen on the training rows: {state.k} of {list(candidates)}"
+                    + (
+                        f" ({objective} {chosen.value:.3f}; fewer examples win within "
+                        f"{K_TOLERANCE})"
+                        if chosen.value is not None
+                        else " (no candidate could be calibrated: the largest is used)"
+                    )
+                )
+        elif len(candidates) > 1:
+            state = dataclasses.replace(
+                state,
+                k=largest,
+                fixed_ids=pick_fixed(pool, largest, balance, seed) if selection == "fixed" else [],
+            )
+            notes.append(
+                f"k={max(candidates)}: choosing k needs a threshold calibrated on yes/no labels, "
+                "so the largest candidate is used"
+            )
         provenance["judge_calls"] = budget.used
         provenance["notes"] = notes
         state.provenance = provenance

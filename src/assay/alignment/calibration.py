@@ -3,17 +3,33 @@
 The threshold is the cut `score >= threshold` with the best balanced accuracy (or accuracy, or
 F1) on the training rows; among equally good cuts the one nearest the uncalibrated default wins,
 so a tie never drifts to an extreme.
+
+With several candidate numbers of examples (`k="auto"` or a list), each is calibrated on the
+training rows and the best objective wins, fewer examples winning within `K_TOLERANCE`.
 """
 
 from __future__ import annotations
 
+import copy
 import itertools
 import random
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
+
+from assay.alignment.labels import LabeledSet
+from assay.alignment.scoring import (
+    CallBudget,
+    LabelKind,
+    ascore_rows,
+    normalise_label,
+    numeric_value,
+)
+from assay.alignment.stats import roc_auc
 from assay.errors import UsageError
-from assay.metrics.aligned import AlignedExample, nearest_examples
+from assay.metrics.aligned import AlignedExample, AlignedState, nearest_examples
 
 Objective = Literal["balanced_accuracy", "accuracy", "f1"]
 
@@ -88,4 +104,137 @@ def pick_fixed(pool: list[AlignedExample], k: int, balance: bool, seed: int) -> 
     return [e.id for e in chosen]
 
 
-__all__ = ["Objective", "calibrate_threshold", "default_threshold", "pick_fixed", "rate"]
+# `k="auto"` tries no examples (a threshold alone) against the documented default of three: on a
+# small judge the examples can cost ranking quality that a calibrated cut alone keeps.
+AUTO_K = (0, 3)
+# Among candidates this close on the training objective, the one with fewer examples wins: the
+# difference is within the noise of a few hundred rows, and fewer examples mean shorter prompts.
+K_TOLERANCE = 0.01
+
+
+def k_candidates(k: Any) -> tuple[int, ...]:
+    """The numbers of examples to try: one whole number, several, or "auto"."""
+    if k == "auto":
+        return AUTO_K
+    values = list(k) if isinstance(k, (list, tuple)) else [k]
+    if not values or any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in values):
+        raise UsageError(
+            "max_similar_examples (k) must be a whole number >= 0, a list of them, or 'auto'; "
+            f"got {k!r}"
+        )
+    return tuple(sorted(set(values)))
+
+
+@dataclass
+class Calibration:
+    """What calibrating one candidate on the training rows found."""
+
+    value: float | None = None  # the objective at the fitted threshold; None without one
+    threshold: float | None = None
+    provenance: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "train_value": self.value,
+            "threshold": self.threshold,
+            "train_roc_auc": self.provenance.get("train_roc_auc"),
+            "calibration_failures": self.provenance.get("calibration_failures"),
+        }
+
+
+def choose_candidate(
+    fitted: list[tuple[AlignedState, Calibration]],
+) -> tuple[AlignedState, Calibration]:
+    """The candidate with the best training objective; fewer examples win within K_TOLERANCE."""
+    scored = [(state, fit) for state, fit in fitted if fit.value is not None]
+    if not scored:
+        state, fit = fitted[-1]
+        return state, fit
+    best = max(fit.value for _, fit in scored)  # type: ignore[type-var]
+    state, fit = min(
+        ((s, f) for s, f in scored if f.value >= best - K_TOLERANCE),  # type: ignore[operator]
+        key=lambda pair: pair[0].k,
+    )
+    state.threshold = fit.threshold
+    return state, fit
+
+
+async def calibrate_on_rows(
+    metric: Any,
+    state: AlignedState,
+    rows: LabeledSet,
+    kind: LabelKind,
+    *,
+    objective: Objective,
+    llm: Any,
+    budget: CallBudget,
+    concurrency: int,
+    show_progress: bool,
+) -> Calibration:
+    """Score every training row with `state` (never showing a row its own group's examples)
+    and fit the threshold with the best `objective`."""
+    found = Calibration()
+    trial = copy.copy(metric).set_alignment(state)
+    scores = await ascore_rows(
+        trial,
+        rows,
+        llm=llm,
+        budget=budget,
+        concurrency=concurrency,
+        exclude_own_group=True,
+        description=f"calibrating {metric.name}" + (f" (k={state.k})" if state.k else ""),
+        show_progress=show_progress,
+    )
+    labels = [normalise_label(kind, example.label) for example in rows]
+    pairs = [
+        (numeric_value(score.value), label)
+        for score, label in zip(scores, labels, strict=True)
+        if score.ok and numeric_value(score.value) is not None
+    ]
+    failed = [s for s in scores if not s.ok]
+    found.provenance["calibration_rows"] = len(pairs)
+    found.provenance["calibration_failures"] = len(failed)
+    if failed:
+        found.notes.append(
+            f"{len(failed)} training row(s) failed to score ({failed[0].error_type}: {failed[0].error})"
+        )
+    if len({label for _, label in pairs}) < 2:
+        found.notes.append("no threshold: the scored training rows do not hold both labels")
+        return found
+    auc = roc_auc(np.array([y for _, y in pairs]), np.array([s for s, _ in pairs]))
+    found.provenance["train_roc_auc"] = auc
+    if auc < 0.5:
+        found.notes.append(
+            f"the scores run against the labels on the training rows (ROC-AUC "
+            f"{auc:.2f}): a threshold reads score >= threshold as label 1"
+            + (
+                f", and {type(metric).__name__} is better when lower, so label 1 "
+                "should mean a high score; flip the labels with mapping={0: 1, 1: 0}"
+                if getattr(metric, "better", "higher") == "lower"
+                else "; check what label 1 means"
+            )
+        )
+    found.threshold, found.value = calibrate_threshold(
+        [s for s, _ in pairs],
+        [y for _, y in pairs],
+        objective,
+        default_threshold(metric),
+    )
+    found.provenance["calibration"] = {"objective": objective, "train_value": found.value}
+    return found
+
+
+__all__ = [
+    "AUTO_K",
+    "K_TOLERANCE",
+    "Calibration",
+    "Objective",
+    "calibrate_on_rows",
+    "calibrate_threshold",
+    "choose_candidate",
+    "default_threshold",
+    "k_candidates",
+    "pick_fixed",
+    "rate",
+]

@@ -78,8 +78,14 @@ def align_command(
         Opt[str], typer.Option("--embeddings", help="Embedding model for choosing examples")
     ] = None,
     examples: Annotated[
-        int, typer.Option("--examples", "-k", help="Few-shot examples per row (0: threshold only)")
-    ] = 3,
+        str,
+        typer.Option(
+            "--examples",
+            "-k",
+            help="Few-shot examples per row (0: threshold only); several as 0,3, or auto "
+            "(tries 0 and 3 on the training rows and keeps the better)",
+        ),
+    ] = "3",
     similarity_threshold: Annotated[
         Opt[float],
         typer.Option("--similarity-threshold", help="Leave out examples less similar than this"),
@@ -118,10 +124,12 @@ def align_command(
 ) -> None:
     """Align a judge with human labels and report held-out agreement."""
     from assay.alignment import GeneticOptimizer, InstructionConfig, load_labels
+    from assay.alignment.calibration import k_candidates
     from assay.cli.app import stdout
     from assay.cli.metric_spec import parse_metric
     from assay.metrics.aligned import Alignable
 
+    k = _k_option(examples)
     judge_metric = parse_metric(metric)
     if not isinstance(judge_metric, Alignable):
         raise UsageError(f"{judge_metric.name} is not an LLM judge; align works on judged metrics")
@@ -139,7 +147,7 @@ def align_command(
         base_url,
         embeddings,
         cache=not no_cache,
-        wants_embeddings=examples > 0 and selection == "similar",
+        wants_embeddings=max(k_candidates(k)) > 0 and selection == "similar",
     )
     if judge is not None:
         judge_metric = judge_metric.with_models(llm=judge)
@@ -153,7 +161,7 @@ def align_command(
         embedding_model=embedder,
         test_size=test_size,
         random_state=seed,
-        max_similar_examples=examples,
+        max_similar_examples=k,
         similarity_threshold=similarity_threshold,
         balance=not no_balance,
         calibrate=not no_threshold,
@@ -177,6 +185,23 @@ def align_command(
         report.to_json(report_json)
     if report_html is not None:
         report.to_html(report_html)
+
+
+def _k_option(text: str) -> Any:
+    """--examples: a whole number, several separated by commas, or auto."""
+    from assay.alignment.calibration import k_candidates
+
+    cleaned = text.strip().lower()
+    if cleaned == "auto":
+        return "auto"
+    try:
+        values = [int(part) for part in cleaned.split(",")]
+    except ValueError:
+        raise UsageError(
+            f"--examples takes a whole number >= 0, several as 0,3, or auto; got {text!r}"
+        ) from None
+    k_candidates(values)  # the same check align() makes, before any model is loaded
+    return values[0] if len(values) == 1 else values
 
 
 def _mapping(pairs: list[str]) -> dict[Any, Any]:
