@@ -1,7 +1,8 @@
 """How metrics ask the judge: for a structured answer, or for yes/no verdicts with probabilities.
 
 `ask_verdicts` judges a numbered list of items in ONE call. The judge answers one line per item
-("1. yes"); when the provider returns token log-probabilities, each verdict also gets P(yes),
+("1. yes"); only those lines are read, so an answer that runs on after its last verdict and is
+cut off is still whole (one cut off before it is asked again with room to finish). When the provider returns token log-probabilities, each verdict also gets P(yes),
 read from the alternatives at the verdict token, which separates confident from hesitant calls.
 Without log-probabilities the verdicts are 1.0 / 0.0. A reply that does not cover every item
 exactly once gets None for the items it skipped (callers score the rest and say so); a reply with
@@ -67,10 +68,12 @@ async def ask_verdicts(
         return []
     positive, negative = prompt.choices[0].lower(), prompt.choices[1].lower()
     messages = render(prompt, {**values, items_input: _numbered(items)})
-    response = await llm.agenerate(
-        messages, max_tokens=8 * len(items) + 16, logprobs=True, top_logprobs=10
+    generation = await _first_words(
+        llm,
+        messages,
+        8 * len(items) + 16,
+        lambda text: _all_labelled(text, len(items), positive, negative),
     )
-    generation = response.generations[0]
     labels = _labels(generation.text, len(items), positive, negative)
     probabilities = _verdict_probabilities(generation.logprobs, positive, negative)
     if probabilities is not None and (None in labels or len(probabilities) != len(items)):
@@ -103,8 +106,8 @@ class Rating:
 async def _first_words(
     llm: Any, messages: Any, max_tokens: int, readable: Any, **params: Any
 ) -> Any:
-    """The generation of a call whose answer is its first word or two. Only those are read, so an
-    answer cut off after them is still whole; one cut off before a readable label is asked again
+    """The generation of a call whose answer is read from its start (a label, or one verdict line
+    per item). Only that is read, so an answer cut off after it is still whole; one cut off before a readable label is asked again
     with room to finish (the model layer doubles the budget until the answer completes)."""
     response = await llm.agenerate(
         messages,
@@ -168,6 +171,14 @@ async def ask_yes_no(llm: Any, messages: list[Any], **params: Any) -> Verdict:
         raise OutputParseError("the judge did not answer yes or no", raw=generation.text)
     probabilities = _verdict_probabilities(generation.logprobs, "yes", "no")
     return Verdict(words[0], probabilities[0] if probabilities else float(words[0] == "yes"))
+
+
+def _all_labelled(text: str, count: int, positive: str, negative: str) -> bool:
+    """Does the text already hold a verdict for every item? (What comes after is never read.)"""
+    try:
+        return None not in _labels(text, count, positive, negative)
+    except OutputParseError:
+        return False
 
 
 def _labels(text: str, count: int, positive: str, negative: str) -> list[str | None]:

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import anyio
 from pydantic import BaseModel, Field
 
-from assay.errors import NotApplicable, OutputParseError
+from assay.errors import NotApplicable, OutputParseError, OutputTruncated
 from assay.metrics.judge import Verdict, ask_json, ask_verdicts
 from assay.metrics.text import OFF_LOOP_CHARS, asplit_sentences, split_sentences
 from assay.prompts.prompt import Prompt
@@ -199,11 +199,13 @@ async def check_support(
         if not each:
             return await ask_verdicts(llm, prompt, {"source": piece}, list(statements))
         verdicts: list[Verdict | None] = []
-        failure: OutputParseError | None = None
+        failure: OutputParseError | OutputTruncated | None = None
         for statement in statements:
             try:
                 verdicts.extend(await ask_verdicts(llm, prompt, {"source": piece}, [statement]))
-            except OutputParseError as exc:  # that statement is unjudged, as in a list
+            except (OutputParseError, OutputTruncated) as exc:
+                # that statement is unjudged, as an item skipped in a list; the row's score then
+                # says how many statements it covers
                 verdicts.append(None)
                 failure = exc
         if failure is not None and all(v is None for v in verdicts):
