@@ -20,12 +20,22 @@ Seconds are generation only; judging Ragas' samples is timed apart.
 
 Writes benchmarks/results/testset_generation.{json,md}. `llm_calls` counts chat requests; `calls`
 adds embedding requests (assay's knowledge graph makes no LLM call by default).
+
+Nothing paid for is lost when a run stops: every judge answer goes through assay's response cache
+(`--no-cache` turns it off), and assay's generation checkpoints to a directory (`--checkpoint`,
+default `~/.cache/assay/checkpoints/testset_generation-<key of llm, docs, size, seed>`;
+`--no-checkpoint` turns it off), so a rerun resumes: finished candidates are read back without
+a call, and answers already made come from the cache. The record says how many judge calls
+assay made and how many answers came from the cache (`judge_calls`, `cached_answers`) and how
+many samples were read back from the checkpoint; a resumed run's calls and seconds are those of
+the rerun only.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import hashlib
 import importlib.util
 import itertools
 import json
@@ -175,10 +185,17 @@ def assay_details(testset: Any) -> dict[str, Any]:
     }
 
 
+def _judge_usage(llm: Any) -> tuple[int, int]:
+    """(calls made, answers from the cache) of `llm` so far."""
+    usage = llm.usage.usage
+    return usage.requests, usage.cached_requests
+
+
 def run_assay(
     documents: list[Any], size: int, llm: Any, embeddings: Any, seed: int, checkpoint: Any = None
 ) -> dict[str, Any]:
     started = time.monotonic()
+    calls_before, cached_before = _judge_usage(llm)
     try:
         testset = TestsetGenerator(llm=llm, embedding_model=embeddings).generate_with_documents(
             documents, testset_size=size, seed=seed, checkpoint_dir=checkpoint
@@ -194,11 +211,17 @@ def run_assay(
                 calls=0,
                 seconds=time.monotonic() - started,
                 error=error,
-            )
+            ),
+            "details": _usage_since(llm, calls_before, cached_before),
         }
     seconds = time.monotonic() - started
     calls = testset.report.calls
     samples = assay_samples(testset)
+    details = {
+        **_usage_since(llm, calls_before, cached_before),
+        "resumed_samples": testset.report.resumed_samples,
+        **assay_details(testset),
+    }
     return {
         "figures": figures(
             samples,
@@ -208,9 +231,23 @@ def run_assay(
             calls=sum(calls.values()),
             seconds=seconds,
         ),
-        "details": assay_details(testset),
+        "details": details,
         "samples": _brief(samples),
     }
+
+
+def _usage_since(llm: Any, calls_before: int, cached_before: int) -> dict[str, int]:
+    calls, cached = _judge_usage(llm)
+    return {"judge_calls": calls - calls_before, "cached_answers": cached - cached_before}
+
+
+def default_checkpoint(llm: str, embeddings: str | None, docs: Path, size: int, seed: int) -> Path:
+    """Where assay's run checkpoints unless told: outside the repository, one directory per
+    judge, corpus, size and seed, so a rerun of the same command resumes."""
+    key = json.dumps([llm, embeddings, str(docs.resolve()), size, seed])
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "assay" / "checkpoints" / f"testset_generation-{digest}"
 
 
 # -- Ragas' side ----------------------------------------------------------------------------------
@@ -322,6 +359,10 @@ def markdown(record: dict[str, Any]) -> str:
         f"# Test-set generation ({record['llm']}, {record['documents']} documents, size {record['size']})",
         "",
         f"{record['date']}, {record['machine']}; corpus {record['docs']}; seed {record['seed']}.",
+        f"assay made {record.get('judge_calls', 0)} judge calls; "
+        f"{record.get('cached_answers', 0)} answers came from the response cache"
+        + ("" if record.get("response_cache", True) else " (cache off)")
+        + ". A resumed run's calls and seconds are the rerun's only.",
         "Both engines' samples are judged by assay's quality gate with the same judge "
         f"(supported: faithfulness >= {GATE.support_threshold}; answerable: answers_question >= "
         f"{GATE.answer_threshold}): assay's while it generates (it keeps only samples that pass), "
@@ -388,7 +429,12 @@ def main(argv: list[str] | None = None) -> None:
         "tokens; a 4,096-token local judge needs about 2,000)",
     )
     parser.add_argument("--concurrency", type=int, default=8, help="Ragas' max_workers, at most")
-    parser.add_argument("--checkpoint", type=Path, default=None, help="resume assay's run")
+    parser.add_argument("--checkpoint", type=Path, default=None,
+                        help="directory assay's run checkpoints to and resumes from (default: "
+                        "one under ~/.cache/assay/checkpoints keyed by llm, docs, size, seed)")  # fmt: skip
+    parser.add_argument("--no-checkpoint", action="store_true", help="start afresh, keep nothing")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="do not use the response cache (every answer is asked again)")  # fmt: skip
     parser.add_argument("--tiny-size", type=int, default=3, help="size asked of each tiny case")
     parser.add_argument("--skip-tiny", action="store_true")
     parser.add_argument("--out", type=Path, default=ROOT / "results" / "testset_generation",
@@ -417,12 +463,19 @@ def main(argv: list[str] | None = None) -> None:
     from assay.models.defaults import default_embeddings
     from assay.models.factory import embedding_factory, llm_factory
 
-    llm = llm_factory(args.llm, cache=False)
+    cache = not args.no_cache
+    llm = llm_factory(args.llm, cache=cache)
     embeddings = (
-        embedding_factory(args.embeddings, cache=False)
+        embedding_factory(args.embeddings, cache=cache)
         if args.embeddings
-        else default_embeddings(cache=False)
+        else default_embeddings(cache=cache)
     )
+    checkpoint = None
+    if not args.no_checkpoint:
+        checkpoint = args.checkpoint or default_checkpoint(
+            args.llm, args.embeddings, args.docs, args.size, args.seed
+        )
+        print(f"assay's run checkpoints to {checkpoint} (a rerun resumes)", file=sys.stderr)
     start_local_judge(llm)  # loading weights is nobody's generation time
     documents = load_documents(args.docs)
     base = args.docs if args.docs.is_dir() else args.docs.parent
@@ -449,19 +502,28 @@ def main(argv: list[str] | None = None) -> None:
         "documents": len(documents),
         "size": args.size,
         "seed": args.seed,
+        "response_cache": cache,
+        "checkpoint": None if checkpoint is None else str(checkpoint),
+        "judge_calls": 0,
+        "cached_answers": 0,
         "tiny_size": args.tiny_size,
         "engines": engines,
         "tiny": tiny,
     }
     # Written after every run, so a long run stopped halfway keeps what it measured.
     if engine in ("assay", "both"):
-        engines["assay"] = run_assay(
-            documents, args.size, llm, embeddings, args.seed, args.checkpoint
+        engines["assay"] = run_assay(documents, args.size, llm, embeddings, args.seed, checkpoint)
+        details = engines["assay"]["details"]
+        print(
+            f"assay: {details['judge_calls']} judge calls, {details['cached_answers']} answered "
+            f"from the cache, {details.get('resumed_samples', 0)} samples read back from the "
+            f"checkpoint, {engines['assay']['figures']['seconds']} s",
+            file=sys.stderr,
         )
-        write_results(record, args.out)
+        write_results(record, args.out, llm)
     if engine in ("ragas", "both"):
         engines["ragas"] = run_ragas(paths, args.size, args.seed, **ragas_options)
-        write_results(record, args.out)
+        write_results(record, args.out, llm)
     if not args.skip_tiny:
         with tempfile.TemporaryDirectory(prefix="assay-tiny-") as folder:
             for number, (case, texts) in enumerate(tiny_cases(documents).items()):
@@ -475,11 +537,13 @@ def main(argv: list[str] | None = None) -> None:
                     tiny[case]["ragas"] = run_ragas(
                         case_paths, args.tiny_size, args.seed, **ragas_options
                     )
-                write_results(record, args.out)
-    print(write_results(record, args.out))
+                write_results(record, args.out, llm)
+    print(write_results(record, args.out, llm))
 
 
-def write_results(record: dict[str, Any], out: Path) -> str:
+def write_results(record: dict[str, Any], out: Path, llm: Any = None) -> str:
+    if llm is not None:  # every call assay made through its judge so far (Ragas' own not included)
+        record["judge_calls"], record["cached_answers"] = _judge_usage(llm)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.with_suffix(".json").write_text(
         json.dumps(record, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
