@@ -16,7 +16,10 @@ import pytest
 
 from assay.errors import ProviderError
 from assay.testset.asking import DRAFT_MAX_TOKENS, draft_budget
-from assay.testset.synthesizers import MultiHopSpecificQuerySynthesizer
+from assay.testset.synthesizers import (
+    MultiHopSpecificQuerySynthesizer,
+    SingleHopSpecificQuerySynthesizer,
+)
 from tests.metrics.loopback import fenced
 from tests.models.fake_openai import Behaviour, RecordedRequest, Reply, server_error, truncated
 from tests.testset.corpus import CORPUS
@@ -64,6 +67,18 @@ def test_every_draft_asks_for_the_budget_of_its_contexts(fake) -> None:
         contexts = _numbered(fenced(request, "contexts"))
         assert len(contexts) >= 2
         assert request.body.get("max_tokens") == draft_budget(*contexts)
+
+
+def test_a_fixed_draft_budget_is_used_as_given(fake) -> None:
+    generator(fake).generate_with_documents(
+        CORPUS,
+        testset_size=2,
+        query_distribution=[(SingleHopSpecificQuerySynthesizer(draft_max_tokens=2000), 1.0)],
+    )
+    singles = prompt_requests(fake, "testset.single_hop")
+    assert singles and {r.body.get("max_tokens") for r in singles} == {2000}
+    with pytest.raises(ValueError, match="draft_max_tokens must be a positive number"):
+        SingleHopSpecificQuerySynthesizer(draft_max_tokens=0)
 
 
 def test_a_cut_off_draft_is_truncated_not_asked_again_and_replaced(fake, tmp_path) -> None:

@@ -31,6 +31,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from assay.schema.samples import SingleTurnSample
+from assay.testset.asking import draft_budget
 from assay.testset.graph import KnowledgeGraph, Node, NodeType
 from assay.testset.persona import Persona
 from assay.testset.text import normalize_space
@@ -148,6 +149,10 @@ class BaseSynthesizer:
     )
     prompts: dict[str, str] = field(default_factory=dict)  # prompt id overrides by role
     multi_hop: bool = False
+    # A draft's max_tokens: None for one in proportion to its contexts (`draft_budget`), or a
+    # fixed number (a reasoning model's thinking counts against it). A cut-off draft is not
+    # asked again with a bigger one.
+    draft_max_tokens: int | None = None
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -158,6 +163,10 @@ class BaseSynthesizer:
         self.query_lengths = tuple(QueryLength(s) for s in self.query_lengths) or (
             QueryLength.MEDIUM,
         )
+        if self.draft_max_tokens is not None and self.draft_max_tokens < 1:
+            raise ValueError(
+                f"draft_max_tokens must be a positive number of tokens, got {self.draft_max_tokens}"
+            )
 
     # -- what the generator calls ----------------------------------------------------------
     def get_node_clusters(self, kg: KnowledgeGraph) -> list[list[Node]]:
@@ -222,6 +231,11 @@ class BaseSynthesizer:
             self.query_styles[index % len(self.query_styles)],
             self.query_lengths[(index // len(self.query_styles)) % len(self.query_lengths)],
         )
+
+    def _draft_budget(self, contexts: Sequence[str]) -> int:
+        if self.draft_max_tokens is not None:
+            return self.draft_max_tokens
+        return draft_budget(*contexts)
 
     def _persona_text(self, persona: Persona) -> str:
         text = persona.describe()

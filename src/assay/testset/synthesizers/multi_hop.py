@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.schema.samples import SingleTurnSample
-from assay.testset.asking import ask, draft_budget, require_llm
+from assay.testset.asking import ask, require_llm
 from assay.testset.graph import KnowledgeGraph, Node, NodeType
 from assay.testset.persona import Persona
 from assay.testset.synthesizers.base import (
@@ -121,7 +121,7 @@ class MultiHopQuerySynthesizer(BaseSynthesizer):
                 "contexts": contexts,
             },
             Draft,
-            budget=draft_budget(*contexts),
+            budget=self._draft_budget(contexts),
         )
         return SingleTurnSample(
             user_input=draft.question.strip(),

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from assay.schema.samples import SingleTurnSample
-from assay.testset.asking import ask, draft_budget, require_llm
+from assay.testset.asking import ask, require_llm
 from assay.testset.graph import KnowledgeGraph, Node
 from assay.testset.persona import Persona
 from assay.testset.synthesizers.base import (
@@ -111,7 +111,7 @@ class SingleHopQuerySynthesizer(BaseSynthesizer):
                 "context": content(node),
             },
             Draft,
-            budget=draft_budget(content(node)),
+            budget=self._draft_budget([content(node)]),
         )
         return SingleTurnSample(
             user_input=draft.question.strip(),
