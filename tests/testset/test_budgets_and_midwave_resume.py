@@ -219,3 +219,27 @@ def test_the_set_does_not_depend_on_the_order_answers_come_back(fake, tmp_path) 
     assert orders[0] != orders[1] and sorted(orders[0]) == sorted(orders[1])
     assert results[0] == results[1]
     assert len(results[0]) == 4
+
+
+def test_a_checkpoint_of_decisions_written_before_is_still_replayed(fake, tmp_path) -> None:
+    # Earlier checkpoints held one "kept" or "rejected" decision per candidate.
+    misquote = lambda term, context: "Tomatoes" in context  # noqa: E731 (one refusal at least)
+    _writer(fake, misquote=misquote)
+    options = {"testset_size": 3, "query_distribution": single_hop_only(), "seed": 2}
+    first = generator(fake).generate_with_documents(CORPUS, checkpoint_dir=tmp_path, **options)
+    assert first.report.rejected
+    old = [
+        {"candidate": s.provenance.candidate, "status": "kept", "sample": s.model_dump(mode="json")}
+        for s in first
+    ] + [
+        {"candidate": r.candidate, "status": "rejected", "rejected": r.model_dump(mode="json")}
+        for r in first.report.rejected
+    ]
+    (tmp_path / "candidates.jsonl").write_text(
+        "".join(json.dumps(line) + "\n" for line in old), encoding="utf-8"
+    )
+    before = fake.chat_count
+    again = generator(fake).generate_with_documents(CORPUS, checkpoint_dir=tmp_path, **options)
+    assert fake.chat_count == before
+    assert again.to_list() == first.to_list() and again.report.resumed_samples == 3
+    assert [r.reason for r in again.report.rejected] == [r.reason for r in first.report.rejected]
