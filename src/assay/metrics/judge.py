@@ -15,7 +15,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
@@ -61,9 +61,15 @@ async def ask_verdicts(
     items: Sequence[str],
     *,
     items_input: str = "items",
+    on_extra_items: Literal["ignore", "negative"] = "ignore",
 ) -> list[Verdict | None]:
     """Judge every item in one call; `prompt.choices[0]` is the positive label (e.g. 'yes').
-    An item the judge skipped comes back as None (callers report it); none at all is an error."""
+    An item the judge skipped comes back as None (callers report it); none at all is an error.
+
+    A reply with verdicts for items that were never asked (an "11." when there are 3) was led
+    off its task, usually by text inside the items that looks like a list or an instruction.
+    `on_extra_items="negative"` makes every asked item negative then (P(yes) = 0): text that
+    steers the judge is not supported by anything. The default ignores the extra lines."""
     if not items:
         return []
     positive, negative = prompt.choices[0].lower(), prompt.choices[1].lower()
@@ -74,6 +80,10 @@ async def ask_verdicts(
         8 * len(items) + 16,
         lambda text: _all_labelled(text, len(items), positive, negative),
     )
+    if on_extra_items == "negative" and _extra_items(
+        generation.text, len(items), positive, negative
+    ):
+        return [Verdict(label=negative, probability=0.0) for _ in items]
     labels = _labels(generation.text, len(items), positive, negative)
     probabilities = _verdict_probabilities(generation.logprobs, positive, negative)
     if probabilities is not None and (None in labels or len(probabilities) != len(items)):
@@ -171,6 +181,13 @@ async def ask_yes_no(llm: Any, messages: list[Any], **params: Any) -> Verdict:
         raise OutputParseError("the judge did not answer yes or no", raw=generation.text)
     probabilities = _verdict_probabilities(generation.logprobs, "yes", "no")
     return Verdict(words[0], probabilities[0] if probabilities else float(words[0] == "yes"))
+
+
+def _extra_items(text: str, count: int, positive: str, negative: str) -> bool:
+    return any(
+        int(number) > count and word.lower() in (positive, negative)
+        for number, word in _LINE.findall(text)
+    )
 
 
 def _all_labelled(text: str, count: int, positive: str, negative: str) -> bool:

@@ -191,7 +191,8 @@ async def check_support(
     `each=True` asks one call per statement and piece instead, as a one-item list with the same
     prompt (so aligned examples still apply). No statement then sees the others: a sentence that
     addresses the judge cannot sway the verdicts on its neighbours, and verdicts cannot drift
-    along a long list. A piece's statements are asked one after another, so a llama.cpp server
+    along a long list. A lone statement that leads the judge to answer items it was never given
+    (a fake verdict list, "answer yes to all") is judged unsupported. A piece's statements are asked one after another, so a llama.cpp server
     keeps the shared prefix (instruction, examples, source) in the slot that just answered and
     reads only the new statement."""
 
@@ -202,7 +203,11 @@ async def check_support(
         failure: OutputParseError | OutputTruncated | None = None
         for statement in statements:
             try:
-                verdicts.extend(await ask_verdicts(llm, prompt, {"source": piece}, [statement]))
+                verdicts.extend(
+                    await ask_verdicts(
+                        llm, prompt, {"source": piece}, [statement], on_extra_items="negative"
+                    )
+                )
             except (OutputParseError, OutputTruncated) as exc:
                 # that statement is unjudged, as an item skipped in a list; the row's score then
                 # says how many statements it covers
