@@ -16,6 +16,7 @@ import pytest
 
 from assay.errors import ProviderError
 from assay.testset.asking import DRAFT_MAX_TOKENS, draft_budget
+from assay.testset.persona import PERSONA_MAX_TOKENS
 from assay.testset.synthesizers import (
     MultiHopSpecificQuerySynthesizer,
     SingleHopSpecificQuerySynthesizer,
@@ -243,3 +244,29 @@ def test_a_checkpoint_of_decisions_written_before_is_still_replayed(fake, tmp_pa
     assert fake.chat_count == before
     assert again.to_list() == first.to_list() and again.report.resumed_samples == 3
     assert [r.reason for r in again.report.rejected] == [r.reason for r in first.report.rejected]
+
+
+def test_a_cut_off_persona_costs_one_capped_call_and_only_that_persona(fake) -> None:
+    seen = {"personas": 0}
+
+    def cut_first_persona(request, prompt):
+        if prompt == "testset.persona":
+            seen["personas"] += 1  # persona calls are made one after the other
+        if prompt == "testset.persona" and seen["personas"] == 1:
+            return truncated(
+                '{"name": "Evening student", "role_description": "A stu', usage=(9, 256)
+            )
+        return None
+
+    _writer(fake, fail=cut_first_persona)
+    testset = generator(fake).generate_with_documents(
+        CORPUS, testset_size=2, query_distribution=single_hop_only()
+    )
+    assert len(testset) == 2
+    personas = prompt_requests(fake, "testset.persona")
+    assert {r.body.get("max_tokens") for r in personas} == {PERSONA_MAX_TOKENS}
+    failures = [f for f in testset.report.failures if f["stage"] == "personas"]
+    assert len(personas) == 3  # the cut-off one was not asked again with a bigger budget
+    assert len(failures) == 1 and failures[0]["error"].startswith("OutputTruncated")
+    made = {s.eval_sample.persona_name for s in testset}
+    assert made and made <= {"Evening student", "Retired engineer"}  # the two others

@@ -5,7 +5,9 @@
 and asks for one persona per summary, telling the model the names already taken. Names are
 compared case-insensitively and a repeat is dropped, never padded with copies. A graph with no
 summaries uses the start of each node's text instead; a failed call costs only that persona; if
-no call succeeds a neutral built-in persona is used and the report says so.
+no call succeeds a neutral built-in persona is used and the report says so. A persona is a name
+and a sentence or two: its call gets `PERSONA_MAX_TOKENS` and one try, so a runaway answer
+costs one capped call and that persona, not a doubled budget.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from assay._util.sync import run_sync
 from assay.errors import UsageError
 from assay.testset.asking import ask, require_llm
 from assay.testset.graph import KnowledgeGraph, Node, NodeType
+
+PERSONA_MAX_TOKENS = 256
 
 
 class Persona(BaseModel):
@@ -96,6 +100,7 @@ async def agenerate_personas(
                 "testset.persona",
                 {"language": language, "taken": taken or "none", "summary": _text_of(node)},
                 _PersonaAnswer,
+                budget=PERSONA_MAX_TOKENS,
             )
         except Exception as exc:  # recorded; the other personas are still made
             failures.append(
