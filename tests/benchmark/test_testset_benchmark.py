@@ -23,6 +23,13 @@ REPO = Path(__file__).resolve().parents[2]
 FAST_RETRY = RetryPolicy(max_attempts=2, initial_wait=0.01, max_wait=0.05)
 
 
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    # main() caches answers and checkpoints by default: never under the user's home in tests
+    monkeypatch.setenv("ASSAY_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+
+
 def _load(name: str):
     spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)

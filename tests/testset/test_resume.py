@@ -137,3 +137,17 @@ def test_a_checkpoint_of_other_settings_is_refused(fake, tmp_path) -> None:
         )
     with pytest.raises(CheckpointMismatch, match="built from other documents"):
         generator(fake).generate_with_documents(CORPUS[:2], testset_size=2, checkpoint_dir=tmp_path)
+
+
+def test_a_checkpoint_made_with_another_writer_is_refused(fake, tmp_path) -> None:
+    from assay.models import llm_factory
+    from assay.testset import TestsetGenerator
+
+    generator(fake).generate_with_documents(
+        CORPUS, testset_size=2, query_distribution=single_hop_only(), checkpoint_dir=tmp_path
+    )
+    other = llm_factory(fake.server.model_string("another-writer"), cache=False)
+    with pytest.raises(CheckpointMismatch, match="critic, writers differ"):
+        TestsetGenerator(llm=other, embedding_model=fake.embeddings()).generate_with_documents(
+            CORPUS, testset_size=2, query_distribution=single_hop_only(), checkpoint_dir=tmp_path
+        )

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import hashlib
+import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -279,6 +280,14 @@ class TestsetGenerator:
                     "distribution": [[s.name, w] for s, w in distribution],
                     "styles": [s.value for s in styles or ()],
                     "personas": [p.name for p in personas],
+                    # answers made by another model are not this run's answers
+                    "writers": [
+                        json.loads(name)
+                        for name in sorted(
+                            {json.dumps(_model_name(s.llm)) for s, _ in distribution}
+                        )
+                    ],
+                    "critic": _model_name(gate.llm),
                 }
             )
         meter, started = UsageMeter(), time.monotonic()
@@ -361,6 +370,15 @@ class TestsetGenerator:
         raise UsageError(
             "return_executor is not offered by assay's generator; call generate(...) (it resumes from checkpoint_dir=)"
         )
+
+
+def _model_name(model: Any) -> Any:
+    """A model as a checkpoint names it: its identity (JSON as it is read back), else its class;
+    never a repr, which can hold a memory address and would change on every run."""
+    identity = getattr(model, "identity", None)
+    if callable(identity):
+        return json.loads(json.dumps(identity(), default=str, sort_keys=True))
+    return type(model).__name__
 
 
 __all__ = ["TestsetGenerator"]
