@@ -289,6 +289,17 @@ def test_an_aligned_state_is_scored_with_and_recorded(metaeval_dir, tmp_path):
         mismatched = assay(
             *args, "--metric", "faithfulness", "--aligned", str(aligned), cwd=tmp_path, env=env
         )
+        # without --metric, the aligned file's own description rebuilds the metric
+        by_file = assay(
+            *args,
+            "--aligned",
+            str(aligned),
+            "--output-dir",
+            str(tmp_path / "by_file"),
+            "--no-progress",
+            cwd=tmp_path,
+            env=env,
+        )
         with_ragas = assay(
             *args,
             "--metric",
@@ -308,4 +319,8 @@ def test_an_aligned_state_is_scored_with_and_recorded(metaeval_dir, tmp_path):
     assert fingerprint["threshold"] == 0.7 and fingerprint["k"] == 0
     assert record_file.name.endswith(f"__limit2__aligned{fingerprint['hash']}.json")
     assert mismatched.returncode == 2 and "prompt" in mismatched.stderr.lower()
+    assert by_file.returncode == 0, by_file.stderr
+    [rebuilt] = (tmp_path / "by_file").glob("*.json")
+    assert rebuilt.name == record_file.name  # same metric (statements=claims), same alignment
+    assert json.loads(rebuilt.read_text())["metric"]["params"]["statements"] == "claims"
     assert with_ragas.returncode == 2 and "--aligned applies to assay" in with_ragas.stderr

@@ -103,7 +103,8 @@ def benchmark_command(
         Opt[Path],
         typer.Option(
             "--aligned",
-            help="Score with the aligned state `assay align` wrote (examples, threshold)",
+            help="Score with the aligned state `assay align` wrote (examples, threshold); "
+            "it names its metric, so --metric may be left out",
         ),
     ] = None,
 ) -> None:
@@ -117,9 +118,10 @@ def benchmark_command(
         path, count = merge_results(output_dir)
         stdout.print(f"merged {count} result(s) into {path}", highlight=False, soft_wrap=True)
         return
-    if not metric:
+    if not metric and aligned is None:
         raise UsageError(
-            "--metric is required, e.g. assay benchmark wikieval --metric faithfulness"
+            "--metric is required (or --aligned FILE, which names its metric), e.g. "
+            "assay benchmark wikieval --metric faithfulness"
         )
     from assay.cli.metric_spec import parse_metric
     from assay.models.factory import embedding_factory, llm_factory
@@ -168,7 +170,12 @@ def benchmark_command(
             **common,
         )
     else:
-        chosen = parse_metric(metric)
+        if metric:
+            chosen = parse_metric(metric)
+        else:  # the aligned file describes its metric: rebuild it, alignment attached below
+            from assay.alignment import load_aligned_metric
+
+            chosen = load_aligned_metric(aligned).clear_alignment()
         judge = (
             llm_factory(llm, base_url=base_url, cache=not no_cache)
             if llm and chosen.needs_llm
