@@ -221,7 +221,16 @@ def main(argv: list[str] | None = None) -> int:
         phase(f"aligned vs Ragas-style align on {len(ragas_test)} test rows")
         vs_ragas = aligner.validate(ours, ragas_test, baseline=ragas_way, **options)
         wikieval = None
-        if not args.skip_wikieval:
+        state = ours.alignment
+        if (
+            not args.skip_wikieval
+            and (state.k == 0 or not state.examples)
+            and not state.instructions
+        ):
+            # No example and no instruction: the aligned metric sends the very prompts the
+            # unaligned one sends, and a threshold changes decisions, never scores.
+            wikieval = {"unchanged_by_construction": True}
+        elif not args.skip_wikieval:
             phase("WikiEval pairs, unaligned and aligned")
             wikieval = {
                 "unaligned": pairwise_accuracy(unaligned, root),
@@ -326,12 +335,23 @@ def markdown(record: dict[str, Any]) -> str:
             f"| {name} | {_fmt(row['ragas_align'])} | {_fmt(row['aligned'])} | {_fmt(row['difference'], True)} |"
         )
     wiki = record["wikieval_pairwise"]
+    if wiki and wiki.get("unchanged_by_construction"):
+        guard = (
+            "WikiEval over-fitting guard: no loss by construction. align() kept no example and "
+            "no instruction, so the aligned metric sends the unaligned metric's prompts and every "
+            "score is the same (the threshold changes decisions, not scores); pairwise accuracy "
+            "cannot move."
+        )
+    elif wiki:
+        guard = (
+            f"WikiEval pairwise accuracy ({wiki['aligned']['pairs']} pairs): unaligned "
+            f"{wiki['unaligned']['accuracy']:.3f}, aligned {wiki['aligned']['accuracy']:.3f}."
+        )
+    else:
+        guard = "WikiEval over-fitting guard: not run (--skip-wikieval)."
     lines += [
         "",
-        f"WikiEval pairwise accuracy ({wiki['aligned']['pairs']} pairs): unaligned "
-        f"{wiki['unaligned']['accuracy']:.3f}, aligned {wiki['aligned']['accuracy']:.3f}."
-        if wiki
-        else "WikiEval over-fitting guard: not run (--skip-wikieval).",
+        guard,
         "",
         f"{record['judge_calls']} judge calls, {record['cached_answers']} answered from the cache, {record['seconds']} s.",
         "",
