@@ -192,3 +192,18 @@ def test_a_question_in_another_language_than_its_documents_is_refused(fake) -> N
         _sample("茶壶多大？"), ["two litres"], [], False, "chinese"
     )
     assert chinese.passed  # a five-character Chinese question is not "empty"
+
+
+def test_a_slipped_quote_passes_with_the_contexts_own_words_and_an_exact_gate_refuses_it() -> None:
+    question = "How much water does the Brass Kettle hold?"
+    slipped = ["The brass Kettle holds two litres of water, It sits on a cast iron stand"]
+    result = QualityGate().cheap_checks(_sample(question), slipped, [], False)
+    assert result.passed
+    assert result.scores["evidence_verbatim"] == [
+        "The Brass Kettle holds two litres of water. It sits on a cast iron stand"
+    ]
+    assert 95 <= result.scores["evidence_similarity"][0] < 100
+    strict = QualityGate(evidence_similarity=100.0).cheap_checks(
+        _sample(question), slipped, [], False
+    )
+    assert strict.reason.startswith("evidence: quote not found")

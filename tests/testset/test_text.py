@@ -78,3 +78,32 @@ def test_language_detection_and_quotes() -> None:
     assert quote_in("Feed it every day  with\nequal weights", ["x", NO_HEADINGS]) == 1
     assert quote_in("Feed it twice a day", [NO_HEADINGS]) is None
     assert quote_in("ab", [NO_HEADINGS]) is None  # too short to prove anything
+
+
+READ = (
+    "To read a file's contents, call ``f.read(size)``, which reads some quantity of data and "
+    "returns it as a string (in text mode) or bytes object (in binary mode)."
+)
+
+
+def test_a_near_verbatim_quote_is_located_and_the_contexts_own_words_are_kept():
+    from assay.testset.text import locate_quote
+
+    # the writer dropped a backquote pair and the comma: a slip, not a paraphrase
+    slipped = "To read a file's contents, call `f.read(size)` which reads some quantity of data"
+    found = locate_quote(slipped, ["unrelated text", READ])
+    assert found is not None
+    index, span, similarity = found
+    assert index == 1 and 95 <= similarity < 100
+    assert span in READ and span.startswith("To read a file's contents, call ``f.read(size)``,")
+    assert quote_in(slipped, [READ]) is None  # quote_in still asks for an exact copy
+
+
+def test_a_paraphrase_or_a_changed_fact_is_not_evidence():
+    from assay.testset.text import locate_quote
+
+    assert locate_quote("Python reads a whole file with the read method of f", [READ]) is None
+    assert locate_quote("To read a file's contents, call ``f.readline()``", [READ]) is None
+    assert locate_quote("call ``f.read(sise)``", [READ]) is None  # short: exact copies only
+    exact = locate_quote("returns it as a string  (in text mode)", [READ])
+    assert exact == (0, "returns it as a string (in text mode)", 100.0)

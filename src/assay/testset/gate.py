@@ -37,7 +37,7 @@ from assay.prompts.prompt import load_prompt
 from assay.prompts.render import render
 from assay.schema.samples import SingleTurnSample
 from assay.testset.terms import detect_language
-from assay.testset.text import count_tokens, normalize_space, quote_in
+from assay.testset.text import count_tokens, locate_quote, normalize_space
 
 _LEANING = re.compile(
     r"\b(?:(?:the|this|that|these|those|given|provided|above|following|attached)\s+"
@@ -83,6 +83,9 @@ class QualityGate:
     support_threshold: float = 0.8
     answer_threshold: float = 0.5
     duplicate_threshold: float = 90.0
+    # how close (rapidfuzz 0-100) a long evidence quote must be to a span of a context; 100 asks
+    # for an exact copy. The kept evidence is the context's own span either way.
+    evidence_similarity: float = 95.0
     min_question_tokens: int = 3  # words, or CJK characters
 
     def cheap_checks(
@@ -114,17 +117,22 @@ class QualityGate:
             return GateResult(False, f"standalone: the question refers to {leaning!r}", scores)
         if not evidence:
             return GateResult(False, "evidence: the model gave no verbatim quote", scores)
-        sources = []
+        sources, verbatim, similarity = [], [], []
         for quote in evidence:
-            where = quote_in(quote, contexts)
-            if where is None:
+            found = locate_quote(quote, contexts, min_similarity=self.evidence_similarity)
+            if found is None:
                 return GateResult(
                     False,
                     f"evidence: quote not found in the contexts: {normalize_space(quote)[:120]!r}",
                     scores,
                 )
-            sources.append(where)
+            sources.append(found[0])
+            verbatim.append(found[1])
+            similarity.append(round(found[2], 1))
         scores["evidence_contexts"] = sorted(set(sources))
+        # what the sample cites: the contexts' own words, even when the writer's copy slipped
+        scores["evidence_verbatim"] = verbatim
+        scores["evidence_similarity"] = similarity
         if multi_hop:
             ids = set(sample.reference_context_ids or [])
             if len(ids) < 2 or len(contexts) < 2:

@@ -338,7 +338,7 @@ def _decide(
         provenance=Provenance(
             document_ids=list(dict.fromkeys(str(kg.document_of(n).id) for n in nodes)),
             chunk_ids=[str(n.id) for n in nodes],
-            evidence=outcome.evidence,
+            evidence=result.scores.get("evidence_verbatim") or outcome.evidence,
             synthesizer=name,
             persona=scenario.persona.name,
             style=scenario.style.value,

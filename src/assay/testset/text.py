@@ -236,13 +236,44 @@ def normalize_space(text: str) -> str:
 def quote_in(quote: str, contexts: list[str]) -> int | None:
     """The index of the first context holding `quote` verbatim (whitespace runs compared as one
     space, surrounding quotation marks ignored); None when none does."""
+    found = locate_quote(quote, contexts, min_similarity=100.0)
+    return None if found is None else found[0]
+
+
+# A small writer copies a sentence with slips (a dropped backquote, "::" for ":", a changed
+# article). Quotes at least this long may differ that little from the context; the evidence kept
+# is then the context's own span, so what a sample cites is always verbatim.
+FUZZY_MIN_CHARS = 24
+
+
+def locate_quote(
+    quote: str, contexts: list[str], *, min_similarity: float = 95.0
+) -> tuple[int, str, float] | None:
+    """(context index, the context's verbatim span, similarity 0-100) for `quote`: an exact match
+    (whitespace runs as one space, surrounding quotation marks ignored) first, else the best
+    near-verbatim span (rapidfuzz alignment, at least `min_similarity`) for a quote of at least
+    FUZZY_MIN_CHARS; None when no context holds it."""
     wanted = normalize_space(quote).strip("\"'“”‘’「」")
     if len(wanted) < 3:
         return None
-    for index, context in enumerate(contexts):
-        if wanted in normalize_space(context):
-            return index
-    return None
+    spaced = [normalize_space(context) for context in contexts]
+    for index, context in enumerate(spaced):
+        if wanted in context:
+            return index, wanted, 100.0
+    if min_similarity >= 100.0 or len(wanted) < FUZZY_MIN_CHARS:
+        return None
+    from rapidfuzz import fuzz
+
+    best: tuple[int, str, float] | None = None
+    for index, context in enumerate(spaced):
+        aligned = fuzz.partial_ratio_alignment(wanted, context, score_cutoff=min_similarity)
+        if aligned is None or (best is not None and aligned.score <= best[2]):
+            continue
+        span = context[aligned.dest_start : aligned.dest_end].strip()
+        # the span must be about as long as the quote: a short common part is no evidence
+        if len(span) >= 0.9 * len(wanted):
+            best = (index, span, aligned.score)
+    return best
 
 
 __all__ = [
@@ -250,6 +281,7 @@ __all__ = [
     "Section",
     "chunk_document",
     "count_tokens",
+    "locate_quote",
     "normalize_space",
     "quote_in",
     "sections_at",
