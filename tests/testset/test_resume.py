@@ -151,3 +151,34 @@ def test_a_checkpoint_made_with_another_writer_is_refused(fake, tmp_path) -> Non
         TestsetGenerator(llm=other, embedding_model=fake.embeddings()).generate_with_documents(
             CORPUS, testset_size=2, query_distribution=single_hop_only(), checkpoint_dir=tmp_path
         )
+
+
+def test_a_rerun_applies_the_current_gate_to_drafts_already_paid_for(fake, tmp_path) -> None:
+    from assay.testset import QualityGate
+
+    def writer_calls() -> int:
+        return len(prompt_requests(fake, "testset.single_hop"))
+
+    strict = QualityGate(llm=fake.llm(), min_question_tokens=1000)  # every draft fails, cheaply
+    first = generator(fake, gate=strict).generate_with_documents(
+        CORPUS, testset_size=2, query_distribution=single_hop_only(), checkpoint_dir=tmp_path
+    )
+    assert len(first) == 0
+    assert {r.reason for r in first.report.rejected} == {
+        "empty: no question or no reference answer"
+    }
+    drafted = writer_calls()
+    assert drafted > 0
+    again = generator(fake).generate_with_documents(
+        CORPUS, testset_size=2, query_distribution=single_hop_only(), checkpoint_dir=tmp_path
+    )
+    # the default gate keeps drafts the strict one refused: no draft is written twice, only
+    # the judge checks the strict gate never reached are asked
+    assert len(again) == 2 and again.report.resumed_samples == 2
+    assert writer_calls() == drafted
+    before = fake.chat_count
+    third = generator(fake).generate_with_documents(
+        CORPUS, testset_size=2, query_distribution=single_hop_only(), checkpoint_dir=tmp_path
+    )
+    assert fake.chat_count == before  # the re-gated verdicts were checkpointed
+    assert [s.eval_sample.user_input for s in third] == [s.eval_sample.user_input for s in again]

@@ -72,6 +72,7 @@ class _Outcome:
     truncated: str | None = None  # why the draft was cut off
     replayed: dict[str, Any] | None = None  # a decision of an older checkpoint
     resumed: bool = False  # read back from the checkpoint, no call made
+    judged: bool = False  # the gate's judge checks ran (the draft passed the cheap ones)
 
     def record(self) -> dict[str, Any] | None:
         """The checkpoint line of a finished candidate (None for a failed call: asked again)."""
@@ -89,6 +90,7 @@ class _Outcome:
                 "passed": self.gate.passed,
                 "reason": self.gate.reason,
                 "scores": self.gate.scores,
+                "judged": self.judged,
             },
         }
 
@@ -102,6 +104,11 @@ def _read_back(scenario: BaseScenario, record: dict[str, Any]) -> _Outcome:
         outcome.evidence = list(record.get("evidence") or [])
         gate = record["gate"]
         outcome.gate = GateResult(gate["passed"], gate.get("reason", ""), gate.get("scores", {}))
+        scores = outcome.gate.scores
+        # lines written before the flag: the judge checks leave their scores behind
+        outcome.judged = bool(
+            gate.get("judged", "reference_supported" in scores or scores.get("judged") is False)
+        )
     elif status == "truncated":
         outcome.truncated = record.get("reason", "")
     else:  # "kept" / "rejected": a decision written by an earlier version, replayed as it is
@@ -175,9 +182,43 @@ async def generate_samples(
         if checkpoint is not None and record is not None:
             checkpoint.record(record)
 
+    async def gate_draft(
+        outcome: _Outcome, lane: _Lane, snapshot: list[str], judged_before: GateResult | None
+    ) -> None:
+        """The gate on a draft. The cheap checks always run (they are free, and a rerun then
+        applies the current gate to drafts already paid for); the judge checks reuse the answer
+        of an earlier run when there is one, so reading a draft back makes no call."""
+        scenario = outcome.scenario
+        result = gate.cheap_checks(
+            outcome.sample,
+            outcome.evidence,
+            snapshot,
+            lane.synthesizer.multi_hop,
+            scenario.language,
+        )
+        if result.passed:
+            judged = judged_before or await gate.judged_checks(outcome.sample, scenario.language)
+            outcome.judged = True
+            # the fresh cheap scores win over those kept with an earlier judge answer
+            result = GateResult(judged.passed, judged.reason, {**judged.scores, **result.scores})
+        outcome.gate = result
+
     async def attempt(lane: _Lane, scenario: BaseScenario, snapshot: list[str]) -> _Outcome:
         if scenario.key in decisions:
-            return _read_back(scenario, decisions[scenario.key])
+            outcome = _read_back(scenario, decisions[scenario.key])
+            if outcome.gate is None:
+                return outcome
+            before = outcome.gate
+            async with limiter:
+                try:
+                    await gate_draft(outcome, lane, snapshot, before if outcome.judged else None)
+                except Exception as exc:
+                    if raise_exceptions:
+                        raise
+                    outcome.failure = f"{type(exc).__name__}: {exc}"
+            if outcome.gate != before:
+                record_finished(outcome)  # the current gate decided otherwise: keep its verdict
+            return outcome
         outcome = _Outcome(scenario)
         async with limiter:
             try:
@@ -188,15 +229,7 @@ async def generate_samples(
                     record_finished(outcome)
                     return outcome
                 outcome.sample, outcome.evidence = sample, evidence
-                result = gate.cheap_checks(
-                    sample, evidence, snapshot, lane.synthesizer.multi_hop, scenario.language
-                )
-                if result.passed:
-                    judged = await gate.judged_checks(sample, scenario.language)
-                    result = GateResult(
-                        judged.passed, judged.reason, {**result.scores, **judged.scores}
-                    )
-                outcome.gate = result
+                await gate_draft(outcome, lane, snapshot, None)
             except Exception as exc:  # skipped and recorded; the next scenario replaces it
                 if raise_exceptions:
                     raise
