@@ -143,3 +143,37 @@ def test_cli_refuses_a_bad_examples_value_before_loading_a_model(tmp_path):
     assert done.returncode == 2
     assert "--examples" in done.stderr and "'three'" in done.stderr
     assert not (tmp_path / "o.json").exists()
+
+
+def test_each_candidate_gets_its_share_of_the_call_budget():
+    llm, provider = judge_where(p_by_marker, by_row_number)
+    metric, rows = align_auto(llm, max_calls=30)  # 24 rows, two candidates: 15 calls each
+    state = metric.alignment
+    candidates = state.provenance["k_candidates"]
+    assert candidates["0"]["calibration_failures"] == candidates["3"]["calibration_failures"] == 9
+    assert len(provider.requests) == 30 and state.provenance["judge_calls"] == 30
+
+
+def test_a_metric_with_no_examples_to_show_is_calibrated_once():
+    from assay.metrics.rag.context_precision import LLMContextPrecisionWithReference
+    from tests.alignment.test_families import BINARY, judge, labelled
+
+    llm, provider = judge()
+    embeddings, _ = keyword_embedder()
+    train = labelled(BINARY)
+    state = (
+        LLMContextPrecisionWithReference(llm=llm)
+        .align(train, embeddings, max_similar_examples="auto", show_progress=False)
+        .alignment
+    )
+    assert state.k == 0 and "k_candidates" not in state.provenance
+    assert state.provenance["judge_calls"] == len(train)
+    assert any("no k to choose" in n for n in state.provenance["notes"])
+
+
+def test_any_sequence_of_whole_numbers_and_any_case_of_auto_are_taken():
+    import numpy as np
+
+    assert k_candidates(range(0, 4, 3)) == (0, 3)
+    assert k_candidates([np.int64(2), 0]) == (0, 2)
+    assert k_candidates("AUTO") == k_candidates("auto")

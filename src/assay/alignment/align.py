@@ -18,11 +18,9 @@ from typing import Any, Literal
 from assay._util.sync import run_sync
 from assay.alignment import training
 from assay.alignment.calibration import (
-    K_TOLERANCE,
     Objective,
-    calibrate_on_rows,
     calibrate_threshold,
-    choose_candidate,
+    choose_k,
     default_threshold,
     k_candidates,
     pick_fixed,
@@ -130,7 +128,7 @@ class Aligner:
         )
         if selection == "fixed":
             state.fixed_ids = pick_fixed(pool, candidates[0], balance, seed)
-        budget = CallBudget(max_calls)
+        budget = CallBudget(max_calls)  # replaced by the calibration's own when it runs
         provenance: dict[str, Any] = {
             "fitted_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "train_rows": len(rows),
@@ -139,54 +137,37 @@ class Aligner:
             "label_counts": rows.label_counts(),
             "examples_in_pool": len(pool),
         }
+        if len(candidates) > 1 and not pool:
+            candidates = (0,)  # no example to show: every candidate would send the same prompts
+            notes.append("k=0: no examples in the pool, so there was no k to choose")
         if calibrate and kind == "binary":
-            fitted = []
-            for candidate in candidates:
-                trial_state = dataclasses.replace(
-                    state,
-                    k=candidate,
-                    fixed_ids=pick_fixed(pool, candidate, balance, seed)
-                    if selection == "fixed"
-                    else [],
-                )
-                fitted.append(
-                    (
-                        trial_state,
-                        await calibrate_on_rows(
-                            metric,
-                            trial_state,
-                            rows,
-                            kind,
-                            objective=objective,
-                            llm=llm,
-                            budget=budget,
-                            concurrency=concurrency,
-                            show_progress=show_progress,
-                        ),
-                    )
-                )
-            state, chosen = choose_candidate(fitted)
-            provenance.update(chosen.provenance)
-            notes.extend(chosen.notes)
-            if len(fitted) > 1:
-                provenance["k_candidates"] = {str(trial.k): fit.summary() for trial, fit in fitted}
-                notes.append(
-                    f"k chosen on the training rows: {state.k} of {list(candidates)}"
-                    + (
-                        f" ({objective} {chosen.value:.3f}; fewer examples win within "
-                        f"{K_TOLERANCE})"
-                        if chosen.value is not None
-                        else " (no candidate could be calibrated: the largest is used)"
-                    )
-                )
+            state, budget = await choose_k(
+                metric,
+                state,
+                rows,
+                kind,
+                candidates,
+                pool=pool,
+                balance=balance,
+                seed=seed,
+                objective=objective,
+                llm=llm,
+                max_calls=max_calls,
+                concurrency=concurrency,
+                show_progress=show_progress,
+                provenance=provenance,
+                notes=notes,
+            )
         elif len(candidates) > 1:
+            largest = max(candidates)
             state = dataclasses.replace(
                 state,
                 k=largest,
                 fixed_ids=pick_fixed(pool, largest, balance, seed) if selection == "fixed" else [],
             )
+            provenance["k_candidates"] = list(candidates)
             notes.append(
-                f"k={max(candidates)}: choosing k needs a threshold calibrated on yes/no labels, "
+                f"k={largest}: choosing k needs a threshold calibrated on yes/no labels, "
                 "so the largest candidate is used"
             )
         provenance["judge_calls"] = budget.used

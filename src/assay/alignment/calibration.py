@@ -11,7 +11,9 @@ training rows and the best objective wins, fewer examples winning within `K_TOLE
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
+import operator
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -113,15 +115,26 @@ K_TOLERANCE = 0.01
 
 
 def k_candidates(k: Any) -> tuple[int, ...]:
-    """The numbers of examples to try: one whole number, several, or "auto"."""
-    if k == "auto":
-        return AUTO_K
-    values = list(k) if isinstance(k, (list, tuple)) else [k]
-    if not values or any(isinstance(v, bool) or not isinstance(v, int) or v < 0 for v in values):
-        raise UsageError(
-            "max_similar_examples (k) must be a whole number >= 0, a list of them, or 'auto'; "
-            f"got {k!r}"
-        )
+    """The numbers of examples to try: one whole number, several (any sequence), or "auto"."""
+    refusal = UsageError(
+        "max_similar_examples (k) must be a whole number >= 0, a list of them, or 'auto'; "
+        f"got {k!r}"
+    )
+    if isinstance(k, str):
+        if k.strip().lower() == "auto":
+            return AUTO_K
+        raise refusal
+    raw = list(k) if isinstance(k, Sequence) else [k]
+    values = []
+    for value in raw:
+        if isinstance(value, bool):
+            raise refusal
+        try:
+            values.append(operator.index(value))  # int, numpy integers; never 2.5
+        except TypeError:
+            raise refusal from None
+    if not values or min(values) < 0:
+        raise refusal
     return tuple(sorted(set(values)))
 
 
@@ -225,6 +238,79 @@ async def calibrate_on_rows(
     return found
 
 
+async def choose_k(
+    metric: Any,
+    state: AlignedState,
+    rows: LabeledSet,
+    kind: LabelKind,
+    candidates: Sequence[int],
+    *,
+    pool: list[AlignedExample],
+    balance: bool,
+    seed: int,
+    objective: Objective,
+    llm: Any,
+    max_calls: int | None,
+    concurrency: int,
+    show_progress: bool,
+    provenance: dict[str, Any],
+    notes: list[str],
+) -> tuple[AlignedState, CallBudget]:
+    """Calibrate each candidate number of examples on the training rows and keep the best
+    (`choose_candidate`). Each candidate gets an equal share of `max_calls`, so the first cannot
+    spend the budget of the others; the losers' notes are kept, prefixed with their k. Returns the
+    chosen state (threshold set) and the calls spent, as one budget."""
+    share = None if max_calls is None else max(1, max_calls // len(candidates))
+    fitted: list[tuple[AlignedState, Calibration]] = []
+    spent = CallBudget(max_calls)
+    for candidate in candidates:
+        trial = dataclasses.replace(
+            state,
+            k=candidate,
+            fixed_ids=pick_fixed(pool, candidate, balance, seed)
+            if state.selection == "fixed"
+            else [],
+        )
+        budget = CallBudget(share)
+        found = await calibrate_on_rows(
+            metric,
+            trial,
+            rows,
+            kind,
+            objective=objective,
+            llm=llm,
+            budget=budget,
+            concurrency=concurrency,
+            show_progress=show_progress,
+        )
+        spent.used += budget.used
+        fitted.append((trial, found))
+    chosen_state, chosen = choose_candidate(fitted)
+    provenance.update(chosen.provenance)
+    notes.extend(chosen.notes)
+    if len(fitted) > 1:
+        for trial, found in fitted:
+            if trial is not chosen_state:
+                notes.extend(f"k={trial.k}: {note}" for note in found.notes)
+        provenance["k_candidates"] = {str(trial.k): found.summary() for trial, found in fitted}
+        covered = {str(t.k): f.provenance.get("calibration_rows") for t, f in fitted}
+        if len(set(covered.values())) > 1:
+            counts = ", ".join(f"k={k}: {n}" for k, n in covered.items())
+            notes.append(
+                f"the k candidates were calibrated on different numbers of rows ({counts}); "
+                "raise max_calls for a like-for-like choice"
+            )
+        notes.append(
+            f"k chosen on the training rows: {chosen_state.k} of {list(candidates)}"
+            + (
+                f" ({objective} {chosen.value:.3f}; fewer examples win within {K_TOLERANCE})"
+                if chosen.value is not None
+                else " (no candidate could be calibrated: the largest is used)"
+            )
+        )
+    return chosen_state, spent
+
+
 __all__ = [
     "AUTO_K",
     "K_TOLERANCE",
@@ -233,6 +319,7 @@ __all__ = [
     "calibrate_on_rows",
     "calibrate_threshold",
     "choose_candidate",
+    "choose_k",
     "default_threshold",
     "k_candidates",
     "pick_fixed",
