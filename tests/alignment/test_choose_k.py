@@ -147,7 +147,7 @@ def test_cli_refuses_a_bad_examples_value_before_loading_a_model(tmp_path):
 
 def test_each_candidate_gets_its_share_of_the_call_budget():
     llm, provider = judge_where(p_by_marker, by_row_number)
-    metric, rows = align_auto(llm, max_calls=30)  # 24 rows, two candidates: 15 calls each
+    metric, _ = align_auto(llm, max_calls=30)  # 24 rows, two candidates: 15 calls each
     state = metric.alignment
     candidates = state.provenance["k_candidates"]
     assert candidates["0"]["calibration_failures"] == candidates["3"]["calibration_failures"] == 9
@@ -158,7 +158,7 @@ def test_a_metric_with_no_examples_to_show_is_calibrated_once():
     from assay.metrics.rag.context_precision import LLMContextPrecisionWithReference
     from tests.alignment.test_families import BINARY, judge, labelled
 
-    llm, provider = judge()
+    llm, _ = judge()
     embeddings, _ = keyword_embedder()
     train = labelled(BINARY)
     state = (
