@@ -128,7 +128,6 @@ class Aligner:
         )
         if selection == "fixed":
             state.fixed_ids = pick_fixed(pool, candidates[0], balance, seed)
-        budget = CallBudget(max_calls)  # replaced by the calibration's own when it runs
         provenance: dict[str, Any] = {
             "fitted_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
             "train_rows": len(rows),
@@ -137,11 +136,12 @@ class Aligner:
             "label_counts": rows.label_counts(),
             "examples_in_pool": len(pool),
         }
+        calls = 0  # judge calls of the calibration, when it runs
         if len(candidates) > 1 and not pool:
             candidates = (0,)  # no example to show: every candidate would send the same prompts
             notes.append("k=0: no examples in the pool, so there was no k to choose")
         if calibrate and kind == "binary":
-            state, budget = await choose_k(
+            state, calls = await choose_k(
                 metric,
                 state,
                 rows,
@@ -170,7 +170,7 @@ class Aligner:
                 f"k={largest}: choosing k needs a threshold calibrated on yes/no labels, "
                 "so the largest candidate is used"
             )
-        provenance["judge_calls"] = budget.used
+        provenance["judge_calls"] = calls
         provenance["notes"] = notes
         state.provenance = provenance
         return state

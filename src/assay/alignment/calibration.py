@@ -255,14 +255,14 @@ async def choose_k(
     show_progress: bool,
     provenance: dict[str, Any],
     notes: list[str],
-) -> tuple[AlignedState, CallBudget]:
+) -> tuple[AlignedState, int]:
     """Calibrate each candidate number of examples on the training rows and keep the best
     (`choose_candidate`). Each candidate gets an equal share of `max_calls`, so the first cannot
     spend the budget of the others; the losers' notes are kept, prefixed with their k. Returns the
-    chosen state (threshold set) and the calls spent, as one budget."""
+    chosen state (threshold set) and the judge calls spent."""
     share = None if max_calls is None else max(1, max_calls // len(candidates))
     fitted: list[tuple[AlignedState, Calibration]] = []
-    spent = CallBudget(max_calls)
+    spent = 0
     for candidate in candidates:
         trial = dataclasses.replace(
             state,
@@ -283,7 +283,7 @@ async def choose_k(
             concurrency=concurrency,
             show_progress=show_progress,
         )
-        spent.used += budget.used
+        spent += budget.used
         fitted.append((trial, found))
     chosen_state, chosen = choose_candidate(fitted)
     provenance.update(chosen.provenance)

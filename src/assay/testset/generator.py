@@ -373,8 +373,9 @@ class TestsetGenerator:
 
 
 def _model_name(model: Any) -> Any:
-    """A model as a checkpoint names it: its identity (JSON as it is read back), else its class;
-    never a repr, which can hold a memory address and would change on every run."""
+    """A model as a checkpoint names it: its identity (JSON as it is read back), else its class.
+    Not `metrics.base.model_identity`, whose fallback is a repr: that can hold a memory address
+    and would change on every run, so every checkpoint would be refused."""
     identity = getattr(model, "identity", None)
     if callable(identity):
         return json.loads(json.dumps(identity(), default=str, sort_keys=True))

@@ -325,23 +325,17 @@ def _decide(
         else:
             report.rejected.append(RejectedCandidate.model_validate(record["rejected"]))
         return
-    if outcome.truncated is not None:
+    failed = (
+        f"truncated: {outcome.truncated}"
+        if outcome.truncated is not None
+        else f"failed: {outcome.failure}"
+        if outcome.failure is not None
+        else None
+    )
+    if failed is not None:
         report.rejected.append(
             RejectedCandidate(
-                candidate=scenario.key,
-                synthesizer=name,
-                reason=f"truncated: {outcome.truncated}",
-                kind="failed",
-            )
-        )
-        return
-    if outcome.failure is not None:
-        report.rejected.append(
-            RejectedCandidate(
-                candidate=scenario.key,
-                synthesizer=name,
-                reason=f"failed: {outcome.failure}",
-                kind="failed",
+                candidate=scenario.key, synthesizer=name, reason=failed, kind="failed"
             )
         )
         return
