@@ -207,3 +207,14 @@ def test_a_slipped_quote_passes_with_the_contexts_own_words_and_an_exact_gate_re
         _sample(question), slipped, [], False
     )
     assert strict.reason.startswith("evidence: quote not found")
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("evidence_similarity", 120.0), ("duplicate_threshold", -1), ("support_threshold", 1.5)],
+)
+def test_a_threshold_outside_its_scale_is_refused_by_name(field, value) -> None:
+    from assay.errors import UsageError
+
+    with pytest.raises(UsageError, match=f"QualityGate.{field} must be a number in"):
+        QualityGate(**{field: value})

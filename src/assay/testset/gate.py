@@ -30,7 +30,7 @@ from typing import Any
 
 from rapidfuzz import fuzz
 
-from assay.errors import NotApplicable
+from assay.errors import NotApplicable, UsageError
 from assay.metrics.judge import ask_yes_no
 from assay.metrics.rag.faithfulness import Faithfulness
 from assay.prompts.prompt import load_prompt
@@ -86,6 +86,24 @@ class QualityGate:
     # how close (rapidfuzz 0-100) a long evidence quote must be to a span of a context; 100 asks
     # for an exact copy. The kept evidence is the context's own span either way.
     evidence_similarity: float = 95.0
+
+    def __post_init__(self) -> None:
+        for name, high in (
+            ("support_threshold", 1.0),
+            ("answer_threshold", 1.0),
+            ("duplicate_threshold", 100.0),
+            ("evidence_similarity", 100.0),
+        ):
+            value = getattr(self, name)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not 0 <= value <= high
+            ):
+                raise UsageError(
+                    f"QualityGate.{name} must be a number in [0, {high:g}], got {value!r}"
+                )
+
     min_question_tokens: int = 3  # words, or CJK characters
 
     def cheap_checks(
