@@ -358,7 +358,10 @@ def markdown(record: dict[str, Any]) -> str:
     lines = [
         f"# Test-set generation ({record['llm']}, {record['documents']} documents, size {record['size']})",
         "",
-        f"{record['date']}, {record['machine']}; corpus {record['docs']}; seed {record['seed']}.",
+        f"{record['date']}, {record['machine']}; corpus {record['docs']}; seed {record['seed']}."
+        + "".join(
+            f" {name} measured {when}." for name, when in sorted(record.get("measured", {}).items())
+        ),
         f"assay made {record.get('judge_calls', 0)} judge calls; "
         f"{record.get('cached_answers', 0)} answers came from the response cache"
         + ("" if record.get("response_cache", True) else " (cache off)")
@@ -421,6 +424,8 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--ragas-timeout", type=float, default=6 * 3600.0,
                         help="seconds a Ragas run may take before it is stopped")  # fmt: skip
+    parser.add_argument("--ragas-tiny-timeout", type=float, default=900.0,
+                        help="seconds a Ragas run on one tiny corpus may take")  # fmt: skip
     parser.add_argument(
         "--ragas-max-token-limit",
         type=int,
@@ -510,6 +515,10 @@ def main(argv: list[str] | None = None) -> None:
         "engines": engines,
         "tiny": tiny,
     }
+    for name in ("assay", "ragas") if engine == "both" else (engine,):
+        record.setdefault("measured", {})[name] = record["date"]
+    if engine != "both":
+        keep_other_engine(record, args.out, "ragas" if engine == "assay" else "assay")
     # Written after every run, so a long run stopped halfway keeps what it measured.
     if engine in ("assay", "both"):
         engines["assay"] = run_assay(documents, args.size, llm, embeddings, args.seed, checkpoint)
@@ -527,7 +536,7 @@ def main(argv: list[str] | None = None) -> None:
     if not args.skip_tiny:
         with tempfile.TemporaryDirectory(prefix="assay-tiny-") as folder:
             for number, (case, texts) in enumerate(tiny_cases(documents).items()):
-                tiny[case] = {}
+                tiny.setdefault(case, {})
                 if engine in ("assay", "both"):
                     tiny[case]["assay"] = run_assay(
                         texts, args.tiny_size, llm, embeddings, args.seed
@@ -535,10 +544,32 @@ def main(argv: list[str] | None = None) -> None:
                 if engine in ("ragas", "both"):
                     case_paths = write_case(texts, Path(folder) / str(number))
                     tiny[case]["ragas"] = run_ragas(
-                        case_paths, args.tiny_size, args.seed, **ragas_options
+                        case_paths,
+                        args.tiny_size,
+                        args.seed,
+                        **{**ragas_options, "timeout": args.ragas_tiny_timeout},
                     )
                 write_results(record, args.out, llm)
     print(write_results(record, args.out, llm))
+
+
+def keep_other_engine(record: dict[str, Any], out: Path, other: str) -> None:
+    """A run of one engine keeps the other engine's figures from the results already written
+    (its main run and its tiny cases, each stamped with the date it was measured), so the two
+    sides can be measured in separate sittings of the one judge."""
+    path = out.with_suffix(".json")
+    if not path.is_file():
+        return
+    previous = json.loads(path.read_text(encoding="utf-8"))
+    if previous.get("size") != record["size"] or previous.get("llm") != record["llm"]:
+        return
+    if other in previous.get("engines", {}):
+        record["engines"][other] = previous["engines"][other]
+        when = previous.get("measured", {}).get(other, previous["date"])
+        record.setdefault("measured", {})[other] = when
+    for case, by_engine in previous.get("tiny", {}).items():
+        if other in by_engine:
+            record["tiny"].setdefault(case, {})[other] = by_engine[other]
 
 
 def write_results(record: dict[str, Any], out: Path, llm: Any = None) -> str:

@@ -81,6 +81,29 @@ def first_sentence(context: str, term: str = "") -> str:
     return sentences[0]
 
 
+def numbered_sentences(block: str) -> list[tuple[int, str]]:
+    """The `[n] sentence` lines of a numbered context, as (n, sentence)."""
+    return [
+        (int(m.group(1)), m.group(2).strip())
+        for m in re.finditer(r"^\[(\d+)\] (.+)$", block, flags=re.MULTILINE)
+    ]
+
+
+def cite(sentences: list[tuple[int, str]], term: str = "") -> tuple[int, str]:
+    """The sentence a careful writer would cite: the first prose sentence (four words or more,
+    ending in sentence punctuation; six CJK characters will do) naming `term`, else the first
+    prose sentence, else the first sentence."""
+    prose = [
+        (n, s)
+        for n, s in sentences
+        if (len(s.split()) >= 4 and s[-1] in ".!?:") or re.search(r"[\u4e00-\u9fff]{6,}", s)
+    ]
+    for number, sentence in prose:
+        if term and term.lower() in sentence.lower():
+            return number, sentence
+    return (prose or sentences)[0]
+
+
 def _numbered(block: str) -> list[str]:
     parts = re.split(r"^\[(\d+)\] ", block, flags=re.MULTILINE)
     return [part.strip() for part in parts[2::2]]
@@ -90,7 +113,7 @@ def _numbered(block: str) -> list[str]:
 class Writer(Behaviour):
     """Answers by prompt; `fail(request, prompt_id)` may return a Behaviour to answer instead."""
 
-    misquote: Callable[[str, str], bool] | None = None  # (term, context): quote what is not there
+    misquote: Callable[[str, str], bool] | None = None  # (term, context): cite what is not there
     leaning: Callable[[str, str], bool] | None = None  # (term, context): "according to the passage"
     unsupported_words: set[str] = field(default_factory=set)  # the judge denies support
     same_question: bool = False
@@ -127,7 +150,8 @@ class Writer(Behaviour):
             )
         if pid == "testset.single_hop":
             term, context = fenced(request, "term"), fenced(request, "context")
-            evidence = first_sentence(context, term)
+            sentences = numbered_sentences(context)
+            number, evidence = cite(sentences, term)
             words = " ".join(evidence.split()[:6])
             question = f"What about {term or 'it'}, given that {words}?"
             if self.same_question:
@@ -136,14 +160,15 @@ class Writer(Behaviour):
                 question = f"What does the kettle guide say about {term or 'care'}?"
             if self.leaning and self.leaning(term, context):
                 question = f"According to the passage, what is {term}?"
-            misquoted = self.misquote and self.misquote(term, context)
-            quote = f"{evidence} (invented)" if misquoted else evidence
-            return json.dumps({"question": question, "answer": evidence, "evidence": [quote]})
+            if self.misquote and self.misquote(term, context):
+                number = len(sentences) + 5  # cites a sentence that is not there
+            return json.dumps({"question": question, "answer": evidence, "evidence": [number]})
         if pid in ("testset.multi_hop", "testset.multi_hop_abstract"):
-            contexts = _numbered(fenced(request, "contexts"))
-            quotes = [first_sentence(c) for c in contexts[:2]]
+            blocks = re.split(r"^Context [A-Z]:\n", fenced(request, "contexts"), flags=re.MULTILINE)
+            cited = [cite(numbered_sentences(b)) for b in blocks if b.strip()][:2]
             if self.one_hop_evidence:
-                quotes = quotes[:1]
+                cited = cited[:1]
+            quotes = [text for _, text in cited]
             key = "themes" if pid.endswith("abstract") else "terms"
             terms = _flat(fenced(request, key))[:40]
             question = (
@@ -151,7 +176,11 @@ class Writer(Behaviour):
                 f"with {' '.join(quotes[-1].split()[:4])}?"
             )
             return json.dumps(
-                {"question": question, "answer": " ".join(quotes), "evidence": quotes}
+                {
+                    "question": question,
+                    "answer": " ".join(quotes),
+                    "evidence": [number for number, _ in cited],
+                }
             )
         if pid == "supported":
             source = fenced(request, "source")

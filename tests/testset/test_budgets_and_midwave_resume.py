@@ -8,6 +8,7 @@ set does not depend on the order in which answers come back."""
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import zlib
@@ -24,7 +25,7 @@ from assay.testset.synthesizers import (
 from tests.metrics.loopback import fenced
 from tests.models.fake_openai import Behaviour, RecordedRequest, Reply, server_error, truncated
 from tests.testset.corpus import CORPUS
-from tests.testset.fake_model import JUDGE_PROMPTS, Writer, _numbered, prompt_of
+from tests.testset.fake_model import JUDGE_PROMPTS, Writer, numbered_sentences, prompt_of
 from tests.testset.helpers import generator, prompt_requests, single_hop_only
 
 
@@ -37,6 +38,11 @@ def _writer(fake, **knobs) -> Writer:
 
 def _judge_requests(fake) -> list[RecordedRequest]:
     return [r for r in fake.server.chat_requests if prompt_of(r) in JUDGE_PROMPTS]
+
+
+def shown_budget(request) -> int:
+    """The budget of a single-hop draft: counted on the sentences the writer is shown."""
+    return draft_budget(*(text for _, text in numbered_sentences(fenced(request, "context"))))
 
 
 def _lines(path) -> list[dict]:
@@ -57,7 +63,9 @@ def test_every_draft_asks_for_the_budget_of_its_contexts(fake) -> None:
     )
     singles = prompt_requests(fake, "testset.single_hop")
     budgets = [r.body.get("max_tokens") for r in singles]
-    assert budgets == [draft_budget(fenced(r, "context")) for r in singles]
+    # counted on the sentences the writer is shown, not on their numbers
+    shown = [[text for _, text in numbered_sentences(fenced(r, "context"))] for r in singles]
+    assert budgets == [draft_budget(*sentences) for sentences in shown]
     assert len(set(budgets)) > 1  # chunks of different lengths get different budgets
     generator(fake).generate_with_documents(
         CORPUS, testset_size=2, query_distribution=[(MultiHopSpecificQuerySynthesizer(), 1.0)]
@@ -65,9 +73,10 @@ def test_every_draft_asks_for_the_budget_of_its_contexts(fake) -> None:
     multis = prompt_requests(fake, "testset.multi_hop")
     assert multis
     for request in multis:
-        contexts = _numbered(fenced(request, "contexts"))
-        assert len(contexts) >= 2
-        assert request.body.get("max_tokens") == draft_budget(*contexts)
+        shown = fenced(request, "contexts")
+        assert len(re.findall(r"^Context [A-Z]:$", shown, flags=re.MULTILINE)) >= 2
+        sentences = [text for _, text in numbered_sentences(shown)]
+        assert request.body.get("max_tokens") == draft_budget(*sentences)
 
 
 def test_a_fixed_draft_budget_is_used_as_given(fake) -> None:
@@ -101,7 +110,7 @@ def test_a_cut_off_draft_is_truncated_not_asked_again_and_replaced(fake, tmp_pat
         r for r in prompt_requests(fake, "testset.single_hop") if "Tomatoes" in fenced(r, "context")
     ]
     assert len(garden) == len(cut)  # one request per cut-off draft: no doubled budget
-    assert all(r.body["max_tokens"] == draft_budget(fenced(r, "context")) for r in garden)
+    assert all(r.body["max_tokens"] == shown_budget(r) for r in garden)
     recorded = [
         line for line in _lines(tmp_path / "candidates.jsonl") if line["status"] == "truncated"
     ]

@@ -182,3 +182,46 @@ def test_a_rerun_applies_the_current_gate_to_drafts_already_paid_for(fake, tmp_p
     )
     assert fake.chat_count == before  # the re-gated verdicts were checkpointed
     assert [s.eval_sample.user_input for s in third] == [s.eval_sample.user_input for s in again]
+
+
+def test_a_rerun_with_other_judge_thresholds_judges_again(fake, tmp_path) -> None:
+    from assay.testset import QualityGate
+
+    def judge_calls() -> int:
+        return len(prompt_requests(fake, "supported"))
+
+    first = generator(fake).generate_with_documents(
+        CORPUS, testset_size=2, query_distribution=single_hop_only(), checkpoint_dir=tmp_path
+    )
+    kept = first.samples[0].provenance.gate
+    assert kept["judged_with"] == {"support_threshold": 0.8, "answer_threshold": 0.5}
+    before = judge_calls()
+    same = generator(fake).generate_with_documents(
+        CORPUS, testset_size=2, query_distribution=single_hop_only(), checkpoint_dir=tmp_path
+    )
+    assert judge_calls() == before and same.report.resumed_samples == 2
+    # an impossible support threshold: the old verdicts "passed" must not be trusted
+    strict = QualityGate(llm=fake.llm(), support_threshold=1.0, answer_threshold=1.0)
+    fake.writer.unsupported_words = {"Tomatoes", "tomatoes"}
+    again = generator(fake, gate=strict).generate_with_documents(
+        CORPUS, testset_size=2, query_distribution=single_hop_only(), checkpoint_dir=tmp_path
+    )
+    assert judge_calls() > before
+    assert all(s.provenance.gate["judged_with"]["support_threshold"] == 1.0 for s in again)
+
+
+def test_a_checkpoint_written_with_another_prompt_is_refused(fake, tmp_path) -> None:
+    import json
+
+    generator(fake).generate_with_documents(
+        CORPUS, testset_size=2, query_distribution=single_hop_only(), checkpoint_dir=tmp_path
+    )
+    run = tmp_path / "run.json"
+    saved = json.loads(run.read_text(encoding="utf-8"))
+    assert set(saved["prompts"]) == {"single_hop_specific_query_synthesizer"}
+    saved["prompts"]["single_hop_specific_query_synthesizer"] = "0123456789ab"  # older wording
+    run.write_text(json.dumps(saved), encoding="utf-8")
+    with pytest.raises(CheckpointMismatch, match="prompts differ"):
+        generator(fake).generate_with_documents(
+            CORPUS, testset_size=2, query_distribution=single_hop_only(), checkpoint_dir=tmp_path
+        )

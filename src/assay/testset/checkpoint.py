@@ -3,7 +3,8 @@
     graph.json          the knowledge graph after the transforms (+ graph.meta.json: which
                         documents and transforms made it)
     personas.json       the personas used
-    run.json            what the run was asked for (size, seed, synthesizers, graph)
+    run.json            what the run was asked for (size, seed, synthesizers and the hashes of
+                        their prompts, writer and critic models, graph)
     candidates.jsonl    one line per finished candidate, appended and flushed the moment it
                         finishes (not when its wave is decided): "answered" (the draft, its
                         evidence and gate result) or "truncated" (the draft ran past its budget)

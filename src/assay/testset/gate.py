@@ -106,6 +106,14 @@ class QualityGate:
 
     min_question_tokens: int = 3  # words, or CJK characters
 
+    def judge_settings(self) -> dict[str, float]:
+        """What the judge checks' verdicts depend on besides the judge: kept with each verdict,
+        so a rerun with other thresholds judges again instead of trusting an old verdict."""
+        return {
+            "support_threshold": self.support_threshold,
+            "answer_threshold": self.answer_threshold,
+        }
+
     def cheap_checks(
         self,
         sample: SingleTurnSample,
@@ -174,7 +182,7 @@ class QualityGate:
         )
 
     async def judged_checks(self, sample: SingleTurnSample, language: str) -> GateResult:
-        scores: dict[str, Any] = {}
+        scores: dict[str, Any] = {"judged_with": self.judge_settings()}
         if self.llm is None:
             return GateResult(True, "", {"judged": False})
         judge_language = language if language in ("english", "chinese") else "english"

@@ -31,6 +31,7 @@ from assay._util.sync import run_sync
 from assay.errors import UsageError
 from assay.models.usage import UsageMeter, metering
 from assay.schema.usage import Usage
+from assay.testset.asking import testset_prompt
 from assay.testset.checkpoint import Checkpoint
 from assay.testset.gate import QualityGate
 from assay.testset.graph import KnowledgeGraph, Node, NodeType
@@ -288,6 +289,8 @@ class TestsetGenerator:
                         )
                     ],
                     "critic": _model_name(gate.llm),
+                    # drafts written from a reworded prompt are not this run's drafts
+                    "prompts": {s.name: _prompt_hash(s) for s, _ in distribution},
                 }
             )
         meter, started = UsageMeter(), time.monotonic()
@@ -370,6 +373,18 @@ class TestsetGenerator:
         raise UsageError(
             "return_executor is not offered by assay's generator; call generate(...) (it resumes from checkpoint_dir=)"
         )
+
+
+def _prompt_hash(synthesizer: Any) -> str | None:
+    """The content hash of a synthesizer's drafting prompt (None for a custom synthesizer whose
+    prompt is not one of the generator's files)."""
+    prompt_id = getattr(synthesizer, "prompt_id", None)
+    if not prompt_id:
+        return None
+    try:
+        return testset_prompt(prompt_id).hash
+    except UsageError:
+        return None
 
 
 def _model_name(model: Any) -> Any:

@@ -189,6 +189,10 @@ async def generate_samples(
         applies the current gate to drafts already paid for); the judge checks reuse the answer
         of an earlier run when there is one, so reading a draft back makes no call."""
         scenario = outcome.scenario
+        if judged_before is not None and (
+            judged_before.scores.get("judged_with") != gate.judge_settings()
+        ):
+            judged_before = None  # judged against other thresholds: ask again (the cache answers)
         result = gate.cheap_checks(
             outcome.sample,
             outcome.evidence,

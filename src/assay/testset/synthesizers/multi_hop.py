@@ -19,6 +19,7 @@ from typing import Any
 
 from assay.schema.samples import SingleTurnSample
 from assay.testset.asking import ask, require_llm
+from assay.testset.citing import NumberedContexts
 from assay.testset.graph import KnowledgeGraph, Node, NodeType
 from assay.testset.persona import Persona
 from assay.testset.synthesizers.base import (
@@ -108,6 +109,7 @@ class MultiHopQuerySynthesizer(BaseSynthesizer):
     async def _generate_sample(self, scenario: Any, callbacks: Any) -> SingleTurnSample:
         llm = require_llm(self.llm, self.name)
         contexts = [content(n) for n in scenario.nodes]
+        numbered = NumberedContexts.of(contexts)
         terms_input = "themes" if self.prompt_id.endswith("abstract") else "terms"
         draft = await ask(
             llm,
@@ -118,10 +120,10 @@ class MultiHopQuerySynthesizer(BaseSynthesizer):
                 terms_input: scenario.combinations or "none given: use what the contexts share",
                 "style": STYLE_GUIDE[scenario.style],
                 "length": LENGTH_GUIDE[scenario.length],
-                "contexts": contexts,
+                "contexts": numbered.block(),
             },
             Draft,
-            budget=self._draft_budget(contexts),
+            budget=self._draft_budget(numbered.texts()),
         )
         return SingleTurnSample(
             user_input=draft.question.strip(),
@@ -131,7 +133,7 @@ class MultiHopQuerySynthesizer(BaseSynthesizer):
             persona_name=scenario.persona.name,
             query_style=scenario.style.value,
             query_length=scenario.length.value,
-            metadata={"evidence": draft.evidence},
+            metadata={"evidence": numbered.quotes(draft.evidence)},
         )
 
 

@@ -9,13 +9,15 @@ turn, not by a matching call: one LLM call per candidate.
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from assay.schema.samples import SingleTurnSample
 from assay.testset.asking import ask, require_llm
+from assay.testset.citing import NumberedContexts
 from assay.testset.graph import KnowledgeGraph, Node
 from assay.testset.persona import Persona
 from assay.testset.synthesizers.base import (
@@ -32,9 +34,27 @@ from assay.testset.synthesizers.base import (
 
 
 class Draft(BaseModel):
+    """A writer's answer; `evidence` cites the numbers of the context sentences it rests on."""
+
     question: str
     answer: str
-    evidence: list[str] = Field(default_factory=list)
+    evidence: list[int] = Field(default_factory=list)
+
+    @field_validator("evidence", mode="before")
+    @classmethod
+    def _numbers(cls, value: Any) -> Any:
+        # "3" and "[3]" are numbers written as text; anything else is refused, naming the field
+        if not isinstance(value, list):
+            return value
+        numbers: list[Any] = []
+        for item in value:
+            if isinstance(item, str):
+                match = re.fullmatch(r"\s*\[?\s*(\d+)\s*\]?\s*", item)
+                if match is None:
+                    raise ValueError(f"evidence holds sentence numbers, got {item[:60]!r}")
+                item = int(match.group(1))
+            numbers.append(item)
+        return numbers
 
 
 def seed_terms(node: Node, property_name: str) -> list[str]:
@@ -99,6 +119,7 @@ class SingleHopQuerySynthesizer(BaseSynthesizer):
     async def _generate_sample(self, scenario: Any, callbacks: Any) -> SingleTurnSample:
         llm = require_llm(self.llm, self.name)
         node = scenario.nodes[0]
+        numbered = NumberedContexts.of([content(node)])
         draft = await ask(
             llm,
             self.prompt_id,
@@ -108,10 +129,10 @@ class SingleHopQuerySynthesizer(BaseSynthesizer):
                 "term": scenario.term,
                 "style": STYLE_GUIDE[scenario.style],
                 "length": LENGTH_GUIDE[scenario.length],
-                "context": content(node),
+                "context": numbered.lines(0),
             },
             Draft,
-            budget=self._draft_budget([content(node)]),
+            budget=self._draft_budget(numbered.texts()),
         )
         return SingleTurnSample(
             user_input=draft.question.strip(),
@@ -121,7 +142,7 @@ class SingleHopQuerySynthesizer(BaseSynthesizer):
             persona_name=scenario.persona.name,
             query_style=scenario.style.value,
             query_length=scenario.length.value,
-            metadata={"evidence": draft.evidence},
+            metadata={"evidence": numbered.quotes(draft.evidence)},
         )
 
 

@@ -1,0 +1,92 @@
+"""Evidence by sentence number: numbering, rendering and looking citations up."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from assay.prompts.render import render
+from assay.schema.samples import SingleTurnSample
+from assay.testset.asking import testset_prompt as load_testset_prompt
+from assay.testset.citing import NumberedContexts
+from assay.testset.gate import QualityGate
+from assay.testset.synthesizers.single_hop import Draft
+
+FIRST = "Tuples are immutable. Lists can be changed in place.\nA set has no duplicates."
+SECOND = "Dictionaries map keys to values. Keys must be hashable."
+
+
+def test_sentences_are_numbered_across_contexts_without_reuse():
+    numbered = NumberedContexts.of([FIRST, SECOND])
+    assert [s for _, s in numbered.sentences] == [
+        "Tuples are immutable.",
+        "Lists can be changed in place.",
+        "A set has no duplicates.",
+        "Dictionaries map keys to values.",
+        "Keys must be hashable.",
+    ]
+    assert [i for i, _ in numbered.sentences] == [0, 0, 0, 1, 1]
+    block = numbered.block()
+    assert block.startswith("Context A:\n[1] Tuples are immutable.\n")
+    assert "Context B:\n[4] Dictionaries map keys to values.\n[5] Keys must be hashable." in block
+
+
+def test_citations_become_the_contexts_own_sentences_once_each_in_cited_order():
+    numbered = NumberedContexts.of([FIRST, SECOND])
+    assert numbered.quotes([5, 2, 5]) == [
+        "Keys must be hashable.",
+        "Lists can be changed in place.",
+    ]
+
+
+def test_a_number_naming_no_sentence_is_refused_by_the_gate_with_that_number():
+    numbered = NumberedContexts.of([FIRST])
+    quotes = numbered.quotes([2, 9])
+    sample = SingleTurnSample(
+        user_input="Can a Python list be changed after it is made?",
+        reference="Lists can be changed in place.",
+        reference_contexts=[FIRST],
+    )
+    result = QualityGate().cheap_checks(sample, quotes, [], multi_hop=False)
+    assert not result.passed
+    assert result.reason.startswith("evidence: quote not found")
+    assert "sentence 9: there are 3" in result.reason
+    # the valid citation alone passes, and what the sample cites is the context's sentence
+    result = QualityGate().cheap_checks(sample, quotes[:1], [], multi_hop=False)
+    assert result.passed, result.reason
+    assert result.scores["evidence_verbatim"] == ["Lists can be changed in place."]
+    assert result.scores["evidence_similarity"] == [100.0]
+
+
+def test_the_single_hop_prompt_shows_the_writer_numbered_sentences():
+    numbered = NumberedContexts.of([FIRST])
+    messages = render(
+        load_testset_prompt("testset.single_hop"),
+        {
+            "language": "english",
+            "persona": "p",
+            "term": "tuple",
+            "style": "s",
+            "length": "l",
+            "context": numbered.lines(0),
+        },
+    )
+    assert (
+        "<context>\n[1] Tuples are immutable.\n[2] Lists can be changed in place.\n"
+        "[3] A set has no duplicates.\n</context>" in messages[-1].content
+    )
+    # the worked example cites by number too, so the writer sees the contract once done right
+    assert '"evidence": [2]' in messages[2].content
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"), [([1, 3], [1, 3]), (["2", " [4] "], [2, 4]), ([], [])]
+)
+def test_draft_evidence_reads_numbers_written_as_text(given, expected):
+    draft = Draft(question="q", answer="a", evidence=given)
+    assert draft.evidence == expected
+
+
+def test_draft_evidence_refuses_a_quote_naming_the_field():
+    with pytest.raises(ValidationError, match="evidence holds sentence numbers"):
+        Draft(question="q", answer="a", evidence=["Tuples are immutable."])
