@@ -11,6 +11,7 @@ from assay.testset.asking import testset_prompt as load_testset_prompt
 from assay.testset.citing import NumberedContexts
 from assay.testset.gate import QualityGate
 from assay.testset.synthesizers.single_hop import Draft
+from assay.testset.text import locate_quote
 
 FIRST = "Tuples are immutable. Lists can be changed in place.\nA set has no duplicates."
 SECOND = "Dictionaries map keys to values. Keys must be hashable."
@@ -90,3 +91,56 @@ def test_draft_evidence_reads_numbers_written_as_text(given, expected):
 def test_draft_evidence_refuses_a_quote_naming_the_field():
     with pytest.raises(ValidationError, match="evidence holds sentence numbers"):
         Draft(question="q", answer="a", evidence=["Tuples are immutable."])
+
+
+def test_hard_wrapped_prose_is_one_sentence_and_code_keeps_its_lines():
+    rst = (
+        "Title of the page\n"
+        "=================\n"
+        "\n"
+        "Besides the statement just introduced, Python uses the usual\n"
+        "flow control statements, with some twists.  For\n"
+        "example::\n"
+        "\n"
+        "   >>> x = 1\n"
+        "   >>> print(x)\n"
+        "   1\n"
+        "\n"
+        ">>> y = 2\n"
+        "Result line\n"
+        "\n"
+        "* first item\n"
+        "* second item\n"
+        "```\n"
+        "plain code\n"
+        "more code\n"
+        "```\n"
+    )
+    sentences = NumberedContexts.of([rst]).texts()
+    assert sentences[:4] == [
+        "Title of the page",
+        "Besides the statement just introduced, Python uses the usual flow control statements, "
+        "with some twists.",
+        "For example::",
+        ">>> x = 1",
+    ]
+    assert ">>> y = 2" in sentences and "Result line" in sentences  # output is not glued to code
+    assert "first item" in " ".join(sentences) and "* second item" in sentences
+    assert "plain code" in sentences and "more code" in sentences  # fenced lines stay apart
+
+
+def test_a_sentence_cut_inside_an_inline_role_is_joined_again_verbatim():
+    text = "The :keyword:`!if` statement.  An  :keyword:`!elif` part is optional."
+    sentences = NumberedContexts.of([text]).texts()
+    assert sentences == ["The :keyword:`!if` statement.", "An  :keyword:`!elif` part is optional."]
+    for sentence in sentences:
+        assert locate_quote(sentence, [text], min_similarity=100.0) is not None
+
+
+def test_every_sentence_of_wrapped_text_is_found_in_its_context():
+    text = "\n".join(
+        f"Line {i} of a paragraph that wraps and keeps going" + ("." if i % 3 == 0 else "")
+        for i in range(12)
+    )
+    for sentence in NumberedContexts.of([text]).texts():
+        assert locate_quote(sentence, [text], min_similarity=100.0) is not None, sentence

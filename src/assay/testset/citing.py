@@ -13,10 +13,64 @@ multi-hop citation also says which context it comes from.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from assay.metrics.text import split_sentences
+
+# Lines that begin a block of their own, never a continuation of the line before: prompts and
+# output of interactive sessions, list items, headings, tables, directives, code fences.
+_BLOCK_START = re.compile(r"(?:>>>|\.\.\.|[-*+] |#|\d+[.)] |\||\.\. |```|~~~)")
+
+
+def unwrap(text: str) -> str:
+    """`text` with hard-wrapped prose lines joined by a space, so a sentence split over lines
+    is one sentence (the splitter ends a sentence at every line break). Indented lines, code
+    fences, interactive sessions, list items, headings and their underlines keep their breaks;
+    blank lines stay paragraph breaks. Only line breaks become spaces, so every sentence of the
+    result is found in the original with whitespace runs read as one space."""
+    out: list[str] = []
+    fenced = False
+    for line in text.splitlines():
+        stripped = line.strip()
+        opens_fence = stripped.startswith(("```", "~~~"))
+        previous = out[-1] if out else ""
+        joins = (
+            not fenced
+            and not opens_fence
+            and stripped
+            and previous.strip()
+            and not line[:1].isspace()
+            and not previous[:1].isspace()
+            and any(ch.isalnum() for ch in stripped)
+            and any(ch.isalnum() for ch in previous)
+            and not _BLOCK_START.match(stripped)
+            and not _BLOCK_START.match(previous.lstrip())
+        )
+        if opens_fence:
+            fenced = not fenced
+        if joins:
+            out[-1] = f"{previous} {stripped}"
+        else:
+            out.append(line)
+    return "\n".join(out)
+
+
+def _sentences(context: str) -> list[str]:
+    """The context's sentences; a piece cut inside an inline literal or role (":keyword:`!if`",
+    where the splitter took the "!" for a sentence end) is joined to the next again."""
+    text = unwrap(context)
+    flat = " ".join(text.split())
+    sentences: list[str] = []
+    for piece in split_sentences(text):
+        if sentences and sentences[-1].count("`") % 2:
+            glued = sentences[-1] + piece
+            joined = " ".join(glued.split()) in flat
+            sentences[-1] = glued if joined else f"{sentences[-1]} {piece}"
+        else:
+            sentences.append(piece)
+    return sentences
 
 
 @dataclass(frozen=True)
@@ -31,7 +85,7 @@ class NumberedContexts:
             tuple(
                 (index, sentence)
                 for index, context in enumerate(contexts)
-                for sentence in split_sentences(context)
+                for sentence in _sentences(context)
             )
         )
 
@@ -70,4 +124,4 @@ class NumberedContexts:
         return quotes
 
 
-__all__ = ["NumberedContexts"]
+__all__ = ["NumberedContexts", "unwrap"]
