@@ -107,3 +107,14 @@ def test_a_paraphrase_or_a_changed_fact_is_not_evidence():
     assert locate_quote("call ``f.read(sise)``", [READ]) is None  # short: exact copies only
     exact = locate_quote("returns it as a string  (in text mode)", [READ])
     assert exact == (0, "returns it as a string (in text mode)", 100.0)
+
+
+def test_a_long_wrapped_paragraph_is_cut_at_sentence_ends_not_mid_sentence():
+    from assay.testset.text import chunk_document
+
+    sentence = "This wrapped sentence has\nseveral words on each of its\nlines and then it ends. "
+    text = "Title\n=====\n\n" + sentence * 60
+    pieces = chunk_document(text, min_tokens=20, max_tokens=120)
+    assert len(pieces) > 2
+    for piece in pieces[1:]:
+        assert piece.text.lstrip().startswith("This wrapped sentence"), piece.text[:40]

@@ -202,11 +202,12 @@ def chunk_document(
 
 
 def _bounded(text: str, start: int, end: int, max_tokens: int) -> list[tuple[int, int]]:
-    """Cut `text[start:end]` into spans of at most `max_tokens`: at blank lines, then line
-    breaks, then sentence ends, then whitespace."""
+    """Cut `text[start:end]` into spans of at most `max_tokens`: at blank lines, then sentence
+    ends, then line breaks, then whitespace. Sentence ends come before line breaks because prose
+    is hard-wrapped: a cut at a line break would start the next chunk mid-sentence."""
     if count_tokens(text[start:end]) <= max_tokens:
         return [(start, end)]
-    for pattern in (r"\n\s*\n", r"\n", r"(?<=[.!?。！？])\s+", r"\s+"):
+    for pattern in (r"\n\s*\n", r"(?<=[.!?。！？])\s+", r"\n", r"\s+"):
         cuts = [m.end() for m in re.finditer(pattern, text[start:end])]
         if not cuts:
             continue
