@@ -240,3 +240,41 @@ def test_jaccard_on_one_key_of_typed_entities() -> None:
         kg, JaccardSimilarityBuilder(key_name="PER", new_property_name="entity_jaccard_similarity")
     )
     assert [r.get_property("entity_jaccard_similarity") for r in kg.relationships] == [1.0]
+
+
+def test_llm_extractor_answers_have_bounded_budgets_and_one_try(fake) -> None:
+    from assay.testset.asking import SUMMARY_MAX_TOKENS, list_budget
+    from assay.testset.transforms import NERExtractor
+    from tests.models.fake_openai import truncated
+    from tests.testset.fake_model import Writer
+    from tests.testset.helpers import prompt_requests
+
+    def runaway_entities(request, prompt):
+        if prompt == "testset.entities" and "Descaling" in request.last_user_text:
+            return truncated('{"entities": ["Descaling", "Descaling", "Descaling', usage=(400, 300))
+        return None
+
+    writer = Writer(fail=runaway_entities)
+    fake.server.default = writer
+    fake.writer = writer
+    kg = _documents([KETTLES, FOUNDRY])
+    report = apply_transforms(
+        kg,
+        [
+            NERExtractor(llm=fake.llm(), max_num_entities=4),
+            SummaryExtractor(llm=fake.llm()),
+            HeadlinesExtractor(llm=fake.llm(), max_num=0, max_tokens=77),
+        ],
+    )
+    entity_requests = prompt_requests(fake, "testset.entities")
+    assert [r.body["max_tokens"] for r in entity_requests] == [list_budget(4)] * 2
+    assert {r.body["max_tokens"] for r in prompt_requests(fake, "testset.summary")} == {
+        SUMMARY_MAX_TOKENS
+    }
+    assert {r.body["max_tokens"] for r in prompt_requests(fake, "testset.headlines")} == {77}
+    # the runaway list was asked once, failed only its own node, and the other node kept its work
+    assert len(report.failures) == 1 and "NERExtractor" in str(report.failures[0])
+    kettles = [n for n in kg.nodes if "Descaling" in n.get_property("page_content")]
+    others = [n for n in kg.nodes if "Descaling" not in n.get_property("page_content")]
+    assert kettles[0].get_property("entities") is None and others[0].get_property("entities")
+    assert all(n.get_property("summary") for n in kg.nodes)

@@ -44,6 +44,23 @@ def draft_budget(*contexts: str) -> int:
     )
 
 
+# An extractor's answer is a short JSON value: a list of at most so many short phrases, a
+# summary, a title or a score. Its budget is that size with room to spare, and one try, as for
+# drafts: a runaway list (one phrase again and again) is cut off and fails only its node.
+EXTRACT_BASE_TOKENS = 48
+EXTRACT_TOKENS_PER_ITEM = 32
+EXTRACT_ITEMS_WHEN_UNBOUNDED = 20
+SUMMARY_MAX_TOKENS = 320
+TITLE_MAX_TOKENS = 64
+SCORE_MAX_TOKENS = 32
+
+
+def list_budget(max_items: int) -> int:
+    """`max_tokens` for a list of at most `max_items` phrases (0: no bound was asked for)."""
+    items = max_items if max_items > 0 else EXTRACT_ITEMS_WHEN_UNBOUNDED
+    return EXTRACT_BASE_TOKENS + EXTRACT_TOKENS_PER_ITEM * items
+
+
 def testset_prompt(prompt_id: str, language: str = "english") -> Prompt:
     return load_prompt(prompt_id, language, root=PROMPT_DIR)
 
@@ -79,4 +96,12 @@ def require_llm(llm: Any, what: str) -> Any:
     return llm
 
 
-__all__ = ["DRAFT_MAX_TOKENS", "PROMPT_DIR", "ask", "draft_budget", "require_llm", "testset_prompt"]
+__all__ = [
+    "DRAFT_MAX_TOKENS",
+    "PROMPT_DIR",
+    "ask",
+    "draft_budget",
+    "list_budget",
+    "require_llm",
+    "testset_prompt",
+]

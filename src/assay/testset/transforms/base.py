@@ -117,6 +117,13 @@ class LLMBasedExtractor(Extractor):
     max_token_limit: int = 32000
     tokenizer: Any = None
     language: str = "english"
+    # An answer's max_tokens: None for the extractor's own bound (`asking.list_budget` and the
+    # like), or a fixed number (a reasoning model's thinking counts against it). One try either
+    # way: a cut-off answer fails its node.
+    max_tokens: int | None = None
+
+    def budget(self, default: int) -> int:
+        return self.max_tokens if self.max_tokens is not None else default
 
     def pieces(self, text: str) -> list[str]:
         """The text cut into pieces the model can read (at most `max_token_limit` tokens)."""

@@ -3,7 +3,9 @@ question-potential filter, and the splitter that cuts at LLM-found headlines.
 
 Each asks through `assay.testset.asking` (the package's YAML prompts, inputs fenced as data,
 structured answers). A text longer than `max_token_limit` is read piece by piece and list answers
-are merged, never cut off. A failed call fails only its node (see `apply_transforms`).
+are merged, never cut off. Each answer has a budget for what was asked (a list of `max_num`
+phrases, a summary, a title, a score) and one try, so a runaway answer costs no more than that.
+A failed or cut-off call fails only its node (see `apply_transforms`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,14 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from assay.testset.asking import ask, require_llm
+from assay.testset.asking import (
+    SCORE_MAX_TOKENS,
+    SUMMARY_MAX_TOKENS,
+    TITLE_MAX_TOKENS,
+    ask,
+    list_budget,
+    require_llm,
+)
 from assay.testset.graph import KnowledgeGraph, Node, Relationship
 from assay.testset.text import sections_at
 from assay.testset.transforms.base import LLMBasedExtractor, NodeFilter, Splitter, is_document
@@ -60,11 +69,13 @@ async def _merged_list(
     key: str,
     node: Node,
     extra: dict[str, Any],
+    max_items: int,
 ) -> list[str]:
     llm = require_llm(extractor.llm, type(extractor).__name__)
+    budget = extractor.budget(list_budget(max_items))
     found: list[str] = []
     for piece in extractor.pieces(_content(node)):
-        answer = await ask(llm, prompt_id, {**extra, "text": piece}, schema)
+        answer = await ask(llm, prompt_id, {**extra, "text": piece}, schema, budget=budget)
         found += [item.strip() for item in getattr(answer, key) if item.strip()]
     return list(dict.fromkeys(found))
 
@@ -75,7 +86,9 @@ class HeadlinesExtractor(LLMBasedExtractor):
     max_num: int = 5
 
     async def extract(self, node: Node) -> tuple[str, Any]:
-        found = await _merged_list(self, "testset.headlines", _Headlines, "headlines", node, {})
+        found = await _merged_list(
+            self, "testset.headlines", _Headlines, "headlines", node, {}, self.max_num
+        )
         return self.property_name, found[: self.max_num] if self.max_num else found
 
 
@@ -86,8 +99,17 @@ class SummaryExtractor(LLMBasedExtractor):
     async def extract(self, node: Node) -> tuple[str, Any]:
         llm = require_llm(self.llm, "SummaryExtractor")
         language = node.get_property("language") or self.language
+        budget = self.budget(SUMMARY_MAX_TOKENS)
         parts = [
-            (await ask(llm, "testset.summary", {"language": language, "text": p}, _Summary)).summary
+            (
+                await ask(
+                    llm,
+                    "testset.summary",
+                    {"language": language, "text": p},
+                    _Summary,
+                    budget=budget,
+                )
+            ).summary
             for p in self.pieces(_content(node))
         ]
         return self.property_name, " ".join(part.strip() for part in parts)
@@ -100,7 +122,13 @@ class KeyphrasesExtractor(LLMBasedExtractor):
 
     async def extract(self, node: Node) -> tuple[str, Any]:
         found = await _merged_list(
-            self, "testset.keyphrases", _Keyphrases, "keyphrases", node, {"max_num": self.max_num}
+            self,
+            "testset.keyphrases",
+            _Keyphrases,
+            "keyphrases",
+            node,
+            {"max_num": self.max_num},
+            self.max_num,
         )
         return self.property_name, found[: self.max_num]
 
@@ -112,7 +140,9 @@ class TitleExtractor(LLMBasedExtractor):
     async def extract(self, node: Node) -> tuple[str, Any]:
         llm = require_llm(self.llm, "TitleExtractor")
         text = self.pieces(_content(node))[0]
-        return self.property_name, (await ask(llm, "testset.title", {"text": text}, _Title)).title
+        budget = self.budget(TITLE_MAX_TOKENS)
+        answer = await ask(llm, "testset.title", {"text": text}, _Title, budget=budget)
+        return self.property_name, answer.title
 
 
 @dataclass
@@ -128,6 +158,7 @@ class NERExtractor(LLMBasedExtractor):
             "entities",
             node,
             {"max_num": self.max_num_entities},
+            self.max_num_entities,
         )
         return self.property_name, found[: self.max_num_entities]
 
@@ -139,7 +170,13 @@ class ThemesExtractor(LLMBasedExtractor):
 
     async def extract(self, node: Node) -> tuple[str, Any]:
         found = await _merged_list(
-            self, "testset.themes", _Themes, "themes", node, {"max_num": self.max_num_themes}
+            self,
+            "testset.themes",
+            _Themes,
+            "themes",
+            node,
+            {"max_num": self.max_num_themes},
+            self.max_num_themes,
         )
         return self.property_name, found[: self.max_num_themes]
 
@@ -161,6 +198,7 @@ class CustomNodeFilter(NodeFilter):
             "testset.question_potential",
             {"document_summary": summary, "text": _content(node)[:8000]},
             _Score,
+            budget=SCORE_MAX_TOKENS,
         )
         node.properties["question_potential"] = answer.score
         return answer.score < self.min_score
