@@ -144,3 +144,30 @@ def test_every_sentence_of_wrapped_text_is_found_in_its_context():
     )
     for sentence in NumberedContexts.of([text]).texts():
         assert locate_quote(sentence, [text], min_similarity=100.0) is not None, sentence
+
+
+def test_a_writer_citing_everything_keeps_the_sentences_that_share_the_answers_words():
+    context = (
+        "Tuples are immutable sequences.\n1\n>>> t = 1, 2\nLists can be changed in place.\n"
+        "A list keeps its order.\nSets drop duplicates."
+    )
+    numbered = NumberedContexts.of([context])
+    everything = list(range(1, len(numbered.sentences) + 1))
+    kept = numbered.evidence(everything, "Lists can be changed in place and keep their order.")
+    assert "Lists can be changed in place." in kept and "1" not in kept and len(kept) <= 3
+    # in the contexts' order, and a few citations are kept as given
+    assert numbered.evidence([5, 1], "anything") == [
+        "Tuples are immutable sequences.",
+        "A list keeps its order.",
+    ]
+    # an impossible number is kept, so the gate refuses the draft and names it
+    assert numbered.evidence([*everything, 40], "Lists change.")[-1].startswith("<sentence 40:")
+
+
+def test_a_multi_hop_answer_citing_everything_keeps_one_sentence_per_context():
+    numbered = NumberedContexts.of([FIRST, SECOND])
+    kept = numbered.evidence([1, 2, 3, 4, 5], "Lists change; dictionaries map keys.")
+    sources = {next(i for i, s in numbered.sentences if s == quote) for quote in kept}
+    assert sources == {0, 1} and len(kept) == 3
+    assert "Lists can be changed in place." in kept
+    assert "Dictionaries map keys to values." in kept

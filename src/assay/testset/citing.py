@@ -57,6 +57,10 @@ def unwrap(text: str) -> str:
     return "\n".join(out)
 
 
+def _words(text: str) -> set[str]:
+    return {w for w in re.findall(r"\w+", text.lower()) if len(w) >= 3}
+
+
 def _sentences(context: str) -> list[str]:
     """The context's sentences; a piece cut inside an inline literal or role (":keyword:`!if`",
     where the splitter took the "!" for a sentence end) is joined to the next again."""
@@ -111,6 +115,27 @@ class NumberedContexts:
             ]
             parts.append(f"{labels[context_index]}:\n" + "\n".join(numbered))
         return "\n\n".join(parts)
+
+    def evidence(self, numbers: Sequence[int], answer: str, keep: int = 3) -> list[str]:
+        """The quotes of the sentences cited for `answer`, at most `keep` of them (more when a
+        multi-hop answer cites more contexts: each cited context keeps one). A small writer
+        often cites every sentence it was shown; what supports the answer is then the cited
+        sentences sharing most words with it, kept in the contexts' order. A number naming no
+        sentence is always kept, so the gate refuses the draft and says why."""
+        cited = list(dict.fromkeys(numbers))
+        valid = [n for n in cited if 1 <= n <= len(self.sentences)]
+        invalid = [n for n in cited if n not in valid]
+        if len(valid) > keep:
+            wanted = _words(answer)
+            overlap = {n: len(_words(self.sentences[n - 1][1]) & wanted) for n in valid}
+            # the best of each cited context first, then the best of the rest
+            ranked = sorted(valid, key=lambda n: (-overlap[n], cited.index(n)))
+            chosen: list[int] = []
+            for context in dict.fromkeys(self.sentences[n - 1][0] for n in valid):
+                chosen.append(next(n for n in ranked if self.sentences[n - 1][0] == context))
+            chosen += [n for n in ranked if n not in chosen][: max(0, keep - len(chosen))]
+            valid = chosen
+        return self.quotes(sorted(valid) + invalid)
 
     def quotes(self, numbers: Sequence[int]) -> list[str]:
         """The cited sentences, each once, in the order cited; a number naming no sentence

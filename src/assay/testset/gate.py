@@ -197,7 +197,12 @@ class QualityGate:
             return GateResult(False, f"unsupported: {exc}", scores)
         scores["reference_supported"] = round(float(result.value), 4)
         if result.value < self.support_threshold:
-            return GateResult(False, f"unsupported: {result.reason}", scores)
+            return GateResult(
+                False,
+                f"unsupported: support {result.value:.2f} is below {self.support_threshold:g} "
+                f"({result.reason})",
+                scores,
+            )
         prompt = load_prompt("answers_question", judge_language)
         verdict = await ask_yes_no(
             self.llm, render(prompt, {"question": sample.user_input, "response": sample.reference})

@@ -133,7 +133,7 @@ class MultiHopQuerySynthesizer(BaseSynthesizer):
             persona_name=scenario.persona.name,
             query_style=scenario.style.value,
             query_length=scenario.length.value,
-            metadata={"evidence": numbered.quotes(draft.evidence)},
+            metadata={"evidence": numbered.evidence(draft.evidence, draft.answer)},
         )
 
 

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, field_validator
 
 from assay.schema.samples import SingleTurnSample
 from assay.testset.asking import ask, require_llm
@@ -36,9 +36,11 @@ from assay.testset.synthesizers.base import (
 class Draft(BaseModel):
     """A writer's answer; `evidence` cites the numbers of the context sentences it rests on."""
 
+    # evidence first: a writer constrained to this schema picks its sentences before it writes
+    # the question and answer, which then rest on them
+    evidence: list[int]
     question: str
     answer: str
-    evidence: list[int] = Field(default_factory=list)
 
     @field_validator("evidence", mode="before")
     @classmethod
@@ -142,7 +144,7 @@ class SingleHopQuerySynthesizer(BaseSynthesizer):
             persona_name=scenario.persona.name,
             query_style=scenario.style.value,
             query_length=scenario.length.value,
-            metadata={"evidence": numbered.quotes(draft.evidence)},
+            metadata={"evidence": numbered.evidence(draft.evidence, draft.answer)},
         )
 
 
