@@ -367,7 +367,8 @@ def markdown(record: dict[str, Any]) -> str:
         + ("" if record.get("response_cache", True) else " (cache off)")
         + ". A resumed run's calls and seconds are the rerun's only.",
         "Both engines' samples are judged by assay's quality gate with the same judge "
-        f"(supported: faithfulness >= {GATE.support_threshold}; answerable: answers_question >= "
+        f"(supported: faithfulness ({GATE.support_scoring}) >= {GATE.support_threshold}; "
+        f"answerable: answers_question >= "
         f"{GATE.answer_threshold}): assay's while it generates (it keeps only samples that pass), "
         "Ragas' afterwards. Seconds are generation only (assay's include its gate).",
         "",

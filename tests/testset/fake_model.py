@@ -116,6 +116,7 @@ class Writer(Behaviour):
     misquote: Callable[[str, str], bool] | None = None  # (term, context): cite what is not there
     leaning: Callable[[str, str], bool] | None = None  # (term, context): "according to the passage"
     unsupported_words: set[str] = field(default_factory=set)  # the judge denies support
+    unsupported_statements: set[str] = field(default_factory=set)  # ...to statements naming these
     same_question: bool = False
     one_hop_evidence: bool = False  # multi-hop answers quoting one context only
     english_questions: bool = False  # ignores <language>: English questions on any corpus
@@ -184,9 +185,12 @@ class Writer(Behaviour):
             )
         if pid == "supported":
             source = fenced(request, "source")
-            items = re.findall(r"^\d+\.", fenced(request, "items"), flags=re.MULTILINE)
+            items = re.findall(r"^\d+\.(.*)$", fenced(request, "items"), flags=re.MULTILINE)
             label = "no" if any(w in source for w in self.unsupported_words) else "yes"
-            return "\n".join(f"{i}. {label}" for i in range(1, len(items) + 1))
+            return "\n".join(
+                f"{i}. {'no' if any(w in item for w in self.unsupported_statements) else label}"
+                for i, item in enumerate(items, start=1)
+            )
         if pid == "answers_question":
             return "yes"
         if pid == "testset.summary":

@@ -218,3 +218,26 @@ def test_a_threshold_outside_its_scale_is_refused_by_name(field, value) -> None:
 
     with pytest.raises(UsageError, match=f"QualityGate.{field} must be a number in"):
         QualityGate(**{field: value})
+
+
+def test_support_is_every_statement_by_default_or_a_mean_probability_when_asked(fake) -> None:
+    import asyncio
+
+    from assay.errors import UsageError
+
+    writer = _writer(fake, unsupported_statements={"purple"})
+    sample = SingleTurnSample(
+        user_input="What does the kettle guide say about descaling?",
+        reference="Descale the kettle monthly. The kettle is purple.",
+        reference_contexts=["Descale the kettle monthly with vinegar."],
+    )
+    default = asyncio.run(QualityGate(llm=fake.llm()).judged_checks(sample, "english"))
+    assert not default.passed and default.scores["reference_supported"] == 0.5
+    assert default.reason.startswith("unsupported: support 0.50 is below 1")
+    assert default.scores["judged_with"]["support_scoring"] == "verdicts"
+    lenient = QualityGate(llm=fake.llm(), support_scoring="probability", support_threshold=0.4)
+    result = asyncio.run(lenient.judged_checks(sample, "english"))
+    assert result.passed and 0.4 <= result.scores["reference_supported"] < 0.6
+    assert writer.calls["supported"] == 2
+    with pytest.raises(UsageError, match=r"QualityGate\.support_scoring must be"):
+        QualityGate(support_scoring="mean")

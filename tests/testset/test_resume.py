@@ -194,7 +194,11 @@ def test_a_rerun_with_other_judge_thresholds_judges_again(fake, tmp_path) -> Non
         CORPUS, testset_size=2, query_distribution=single_hop_only(), checkpoint_dir=tmp_path
     )
     kept = first.samples[0].provenance.gate
-    assert kept["judged_with"] == {"support_threshold": 0.8, "answer_threshold": 0.5}
+    assert kept["judged_with"] == {
+        "support_scoring": "verdicts",
+        "support_threshold": 1.0,
+        "answer_threshold": 0.5,
+    }
     before = judge_calls()
     same = generator(fake).generate_with_documents(
         CORPUS, testset_size=2, query_distribution=single_hop_only(), checkpoint_dir=tmp_path

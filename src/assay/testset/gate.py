@@ -13,7 +13,7 @@ Checks, cheapest first (a refused candidate costs no judge call beyond the first
 5. `duplicate`: the question is not a near-copy of a question already kept (rapidfuzz
    token-sort ratio on case-folded words ≥ `duplicate_threshold`).
 6. `unsupported`: the library's faithfulness judge finds the reference supported by the
-   reference contexts (score ≥ `support_threshold`).
+   reference contexts (by default every statement of it; see `support_scoring`).
 7. `unanswered`: the judge finds that the reference answers the question (the library's
    `answers_question` prompt). With 6, the question is answerable from the contexts.
 
@@ -80,7 +80,13 @@ class GateResult:
 @dataclass
 class QualityGate:
     llm: Any = None  # the judge; None skips checks 6-7 (and the report says so)
-    support_threshold: float = 0.8
+    # "verdicts": the share of the reference's statements the judge finds supported (its
+    # P(yes) above one half), so 1.0 asks that every statement is; "probability": the mean
+    # P(yes). A 1.5B judge gives a sentence copied from the context P(yes) of about 0.75, as it
+    # does to a statement it wrongly lets through: a bar on the mean refuses sound references
+    # without catching more of the unsound ones.
+    support_scoring: str = "verdicts"
+    support_threshold: float = 1.0
     answer_threshold: float = 0.5
     duplicate_threshold: float = 90.0
     # how close (rapidfuzz 0-100) a long evidence quote must be to a span of a context; 100 asks
@@ -88,6 +94,11 @@ class QualityGate:
     evidence_similarity: float = 95.0
 
     def __post_init__(self) -> None:
+        if self.support_scoring not in ("verdicts", "probability"):
+            raise UsageError(
+                "QualityGate.support_scoring must be 'verdicts' or 'probability', "
+                f"got {self.support_scoring!r}"
+            )
         for name, high in (
             ("support_threshold", 1.0),
             ("answer_threshold", 1.0),
@@ -106,10 +117,11 @@ class QualityGate:
 
     min_question_tokens: int = 3  # words, or CJK characters
 
-    def judge_settings(self) -> dict[str, float]:
+    def judge_settings(self) -> dict[str, Any]:
         """What the judge checks' verdicts depend on besides the judge: kept with each verdict,
         so a rerun with other thresholds judges again instead of trusting an old verdict."""
         return {
+            "support_scoring": self.support_scoring,
             "support_threshold": self.support_threshold,
             "answer_threshold": self.answer_threshold,
         }
@@ -186,7 +198,11 @@ class QualityGate:
         if self.llm is None:
             return GateResult(True, "", {"judged": False})
         judge_language = language if language in ("english", "chinese") else "english"
-        faithfulness = Faithfulness(llm=self.llm, language=judge_language)
+        faithfulness = Faithfulness(
+            llm=self.llm,
+            language=judge_language,
+            scoring="binary" if self.support_scoring == "verdicts" else "probability",
+        )
         try:
             result = await faithfulness.ascore(
                 response=sample.reference,
