@@ -513,6 +513,7 @@ def main(argv: list[str] | None = None) -> None:
         "judge_calls": 0,
         "cached_answers": 0,
         "tiny_size": args.tiny_size,
+        "gate": GATE.judge_settings(),
         "engines": engines,
         "tiny": tiny,
     }
@@ -562,7 +563,11 @@ def keep_other_engine(record: dict[str, Any], out: Path, other: str) -> None:
     if not path.is_file():
         return
     previous = json.loads(path.read_text(encoding="utf-8"))
-    if previous.get("size") != record["size"] or previous.get("llm") != record["llm"]:
+    # figures are comparable only from the same corpus, sizes, seed, models, version and gate
+    same = ("size", "llm", "embeddings", "docs", "documents", "seed", "tiny_size", "assay", "gate")
+    differ = [key for key in same if previous.get(key) != record.get(key)]
+    if differ:
+        print(f"note: {path} is not kept for {other} ({', '.join(differ)} differ)", file=sys.stderr)
         return
     if other in previous.get("engines", {}):
         record["engines"][other] = previous["engines"][other]

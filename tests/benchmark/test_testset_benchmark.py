@@ -332,3 +332,33 @@ def test_without_a_ragas_interpreter_only_assay_runs_and_the_record_says_why(fak
     with pytest.raises(SystemExit, match="no Python interpreter"):
         bench.main(["--docs", str(tmp_path / "docs"), "--engine", "ragas",
                     "--ragas-python", str(tmp_path / "no-venv" / "python")])  # fmt: skip
+
+
+def test_one_engines_run_keeps_the_others_figures_only_from_a_comparable_run(tmp_path, capsys):
+    def record(**changes):
+        base = {
+            "size": 20, "llm": "local", "embeddings": "minilm", "docs": "/d", "documents": 3,
+            "seed": 42, "tiny_size": 3, "assay": "1.0", "gate": bench.GATE.judge_settings(),
+            "date": "2026-12-02T15:00:00+00:00", "engines": {}, "tiny": {},
+        }  # fmt: skip
+        return {**base, **changes}
+
+    out = tmp_path / "results"
+    earlier = record(
+        engines={"assay": {"figures": {"produced": 20}}},
+        tiny={"one document": {"assay": {"figures": {"produced": 3}}}},
+    )
+    out.with_suffix(".json").write_text(json.dumps(earlier), encoding="utf-8")
+    now = record(date="2026-12-02T16:00:00+00:00")
+    bench.keep_other_engine(now, out, "assay")
+    assert now["engines"]["assay"] == {"figures": {"produced": 20}}
+    assert now["tiny"]["one document"]["assay"]["figures"]["produced"] == 3
+    assert now["measured"] == {"assay": "2026-12-02T15:00:00+00:00"}
+    assert "assay measured 2026-12-02T15:00:00+00:00." in bench.markdown(
+        {**now, "tiny": {}, "machine": "m", "judge_calls": 0}
+    )
+    for change in ({"docs": "/other"}, {"tiny_size": 5}, {"gate": {"support_threshold": 0.8}}):
+        later = record(**change)
+        bench.keep_other_engine(later, out, "assay")
+        assert later["engines"] == {} and later["tiny"] == {}
+        assert f"({next(iter(change))} differ)" in capsys.readouterr().err

@@ -153,21 +153,61 @@ def test_a_writer_citing_everything_keeps_the_sentences_that_share_the_answers_w
     )
     numbered = NumberedContexts.of([context])
     everything = list(range(1, len(numbered.sentences) + 1))
-    kept = numbered.evidence(everything, "Lists can be changed in place and keep their order.")
+    kept, sources = numbered.evidence(
+        everything, "Lists can be changed in place and keep their order."
+    )
+    assert sources == [0] * len(kept)
     assert "Lists can be changed in place." in kept and "1" not in kept and len(kept) <= 3
     # in the contexts' order, and a few citations are kept as given
-    assert numbered.evidence([5, 1], "anything") == [
+    assert numbered.evidence([5, 1], "anything")[0] == [
         "Tuples are immutable sequences.",
         "A list keeps its order.",
     ]
     # an impossible number is kept, so the gate refuses the draft and names it
-    assert numbered.evidence([*everything, 40], "Lists change.")[-1].startswith("<sentence 40:")
+    quotes, sources = numbered.evidence([*everything, 40], "Lists change.")
+    assert quotes[-1].startswith("<sentence 40:") and sources[-1] == -1
 
 
 def test_a_multi_hop_answer_citing_everything_keeps_one_sentence_per_context():
     numbered = NumberedContexts.of([FIRST, SECOND])
-    kept = numbered.evidence([1, 2, 3, 4, 5], "Lists change; dictionaries map keys.")
-    sources = {next(i for i, s in numbered.sentences if s == quote) for quote in kept}
-    assert sources == {0, 1} and len(kept) == 3
+    kept, sources = numbered.evidence([1, 2, 3, 4, 5], "Lists change; dictionaries map keys.")
+    assert set(sources) == {0, 1} and len(kept) == 3
     assert "Lists can be changed in place." in kept
     assert "Dictionaries map keys to values." in kept
+
+
+def test_a_fence_with_a_language_tag_does_not_glue_the_rest_of_the_text():
+    text = "Intro.\n\n```python\nx = 1\n```\n\nFirst after. Second after."
+    sentences = NumberedContexts.of([text]).texts()
+    assert sentences[-2:] == ["First after.", "Second after."]
+
+
+def test_sentences_too_short_to_find_are_left_out_of_the_evidence_while_others_remain():
+    text = "The answer is printed below.\n>>> print(42)\n42"
+    numbered = NumberedContexts.of([text])
+    assert numbered.texts() == ["The answer is printed below.", ">>> print(42)", "42"]
+    assert numbered.findable == frozenset({1, 2})
+    assert numbered.evidence([3, 1], "It prints 42.")[0] == ["The answer is printed below."]
+    # cited alone, the short one stays, and the gate says it cannot find it
+    assert numbered.evidence([3], "42")[0] == ["42"]
+
+
+def test_a_sentence_two_contexts_share_counts_for_the_context_it_was_cited_from():
+    first = "Install the package with pip. Note: this feature is experimental."
+    second = "The cache stores answers on disk. Note: this feature is experimental."
+    numbered = NumberedContexts.of([first, second])
+    sample = SingleTurnSample(
+        user_input="How is the package installed and where are answers cached?",
+        reference="Install it with pip; answers are stored on disk.",
+        reference_contexts=[first, second],
+        reference_context_ids=["a", "b"],
+    )
+    gate = QualityGate()
+    both_from_second = numbered.evidence([3, 4], "answers stored on disk, experimental")
+    assert both_from_second[1] == [1, 1]
+    refused = gate.cheap_checks(sample, both_from_second[0], [], True, sources=both_from_second[1])
+    assert refused.reason == "multi_hop: the evidence comes from one chunk only"
+    one_each = numbered.evidence([1, 4], "pip, experimental")
+    passed = gate.cheap_checks(sample, one_each[0], [], True, sources=one_each[1])
+    assert passed.passed, passed.reason
+    assert passed.scores["evidence_contexts"] == [0, 1]

@@ -65,7 +65,7 @@ def test_cheap_checks_in_order() -> None:
     missing = gate.cheap_checks(
         _sample("How much water does the Brass Kettle hold?"), [], [], False
     )
-    assert missing.reason == "evidence: the model gave no verbatim quote"
+    assert missing.reason == "evidence: the draft cites no evidence"
     invented = gate.cheap_checks(
         _sample("How much water does the Brass Kettle hold?"), ["holds three litres"], [], False
     )

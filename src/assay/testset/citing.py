@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from assay.metrics.text import split_sentences
+from assay.testset.text import locate_quote
 
 # Lines that begin a block of their own, never a continuation of the line before: prompts and
 # output of interactive sessions, list items, headings, tables, directives, code fences.
@@ -57,18 +58,26 @@ def unwrap(text: str) -> str:
     return "\n".join(out)
 
 
+def _label(index: int) -> str:
+    """A context's name in a multi-hop prompt: A..Z, then numbers (never a bracket, which
+    would read as a sentence number)."""
+    return chr(ord("A") + index) if index < 26 else str(index + 1)
+
+
 def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"\w+", text.lower()) if len(w) >= 3}
 
 
 def _sentences(context: str) -> list[str]:
-    """The context's sentences; a piece cut inside an inline literal or role (":keyword:`!if`",
-    where the splitter took the "!" for a sentence end) is joined to the next again."""
+    """The context's sentences; a piece cut inside an inline role (":keyword:`!if`", where the
+    splitter took the "!" for a sentence end) is joined to the next again."""
     text = unwrap(context)
     flat = " ".join(text.split())
     sentences: list[str] = []
     for piece in split_sentences(text):
-        if sentences and sentences[-1].count("`") % 2:
+        # only a cut right after "!" or "?" inside backquotes: a fence such as ```python also
+        # leaves an odd count, and gluing on from there would swallow the rest of the text
+        if sentences and sentences[-1].endswith(("!", "?")) and sentences[-1].count("`") % 2:
             glued = sentences[-1] + piece
             joined = " ".join(glued.split()) in flat
             sentences[-1] = glued if joined else f"{sentences[-1]} {piece}"
@@ -82,16 +91,24 @@ class NumberedContexts:
     """The sentences of some contexts, numbered from 1 across all of them."""
 
     sentences: tuple[tuple[int, str], ...]  # (context index, sentence)
+    # numbers of the sentences the gate can find in their own context: a sentence of two
+    # characters ("42", "OK") is too short to count as a quote, and the splitter can glue a
+    # closing bracket from the next line onto a sentence ("a=1,)" of "a=1,\n)")
+    findable: frozenset[int] = frozenset()
 
     @classmethod
     def of(cls, contexts: Sequence[str]) -> NumberedContexts:
-        return cls(
-            tuple(
-                (index, sentence)
-                for index, context in enumerate(contexts)
-                for sentence in _sentences(context)
-            )
+        sentences = tuple(
+            (index, sentence)
+            for index, context in enumerate(contexts)
+            for sentence in _sentences(context)
         )
+        findable = frozenset(
+            number
+            for number, (index, sentence) in enumerate(sentences, start=1)
+            if locate_quote(sentence, [contexts[index]], min_similarity=100.0) is not None
+        )
+        return cls(sentences, findable)
 
     def texts(self) -> list[str]:
         """Every sentence shown to the writer, in order (what a draft's budget is counted on)."""
@@ -105,7 +122,7 @@ class NumberedContexts:
     def block(self, labels: Sequence[str] | None = None) -> str:
         """All contexts as one text: a heading per context, then its numbered sentences."""
         count = 1 + max((i for i, _ in self.sentences), default=-1)
-        labels = list(labels or (f"Context {chr(ord('A') + i)}" for i in range(count)))
+        labels = list(labels or (f"Context {_label(i)}" for i in range(count)))
         parts: list[str] = []
         for context_index in range(count):
             numbered = [
@@ -116,15 +133,20 @@ class NumberedContexts:
             parts.append(f"{labels[context_index]}:\n" + "\n".join(numbered))
         return "\n\n".join(parts)
 
-    def evidence(self, numbers: Sequence[int], answer: str, keep: int = 3) -> list[str]:
-        """The quotes of the sentences cited for `answer`, at most `keep` of them (more when a
-        multi-hop answer cites more contexts: each cited context keeps one). A small writer
-        often cites every sentence it was shown; what supports the answer is then the cited
-        sentences sharing most words with it, kept in the contexts' order. A number naming no
-        sentence is always kept, so the gate refuses the draft and says why."""
+    def evidence(
+        self, numbers: Sequence[int], answer: str, keep: int = 3
+    ) -> tuple[list[str], list[int]]:
+        """The quotes of the sentences cited for `answer` and the context each comes from (-1
+        for a number naming no sentence): at most `keep` of them (more when a multi-hop answer
+        cites more contexts: each cited context keeps one). A small writer often cites every
+        sentence it was shown; what supports the answer is then the cited sentences sharing
+        most words with it, kept in the contexts' order. Sentences too short to be found as a
+        quote are left out while others remain. A number naming no sentence is always kept, so
+        the gate refuses the draft and says why."""
         cited = list(dict.fromkeys(numbers))
         valid = [n for n in cited if 1 <= n <= len(self.sentences)]
         invalid = [n for n in cited if n not in valid]
+        valid = [n for n in valid if n in self.findable] or valid
         if len(valid) > keep:
             wanted = _words(answer)
             overlap = {n: len(_words(self.sentences[n - 1][1]) & wanted) for n in valid}
@@ -135,7 +157,9 @@ class NumberedContexts:
                 chosen.append(next(n for n in ranked if self.sentences[n - 1][0] == context))
             chosen += [n for n in ranked if n not in chosen][: max(0, keep - len(chosen))]
             valid = chosen
-        return self.quotes(sorted(valid) + invalid)
+        ordered = sorted(valid) + invalid
+        sources = [self.sentences[n - 1][0] if n in valid else -1 for n in ordered]
+        return self.quotes(ordered), sources
 
     def quotes(self, numbers: Sequence[int]) -> list[str]:
         """The cited sentences, each once, in the order cited; a number naming no sentence

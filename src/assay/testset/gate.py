@@ -133,7 +133,13 @@ class QualityGate:
         kept_questions: Sequence[str],
         multi_hop: bool,
         language: str | None = None,
+        *,
+        sources: Sequence[int] | None = None,
     ) -> GateResult:
+        """The checks that need no judge. `sources`, when given, names the context each quote
+        was cited from: a quote is then looked for in that context only, and a multi-hop sample
+        needs quotes cited from two contexts (a sentence that two contexts share, cited from
+        the second, is not counted as the first's)."""
         scores: dict[str, Any] = {}
         question = (sample.user_input or "").strip()
         contexts = list(sample.reference_contexts or [])
@@ -154,20 +160,29 @@ class QualityGate:
         if leaning:
             return GateResult(False, f"standalone: the question refers to {leaning!r}", scores)
         if not evidence:
-            return GateResult(False, "evidence: the model gave no verbatim quote", scores)
-        sources, verbatim, similarity = [], [], []
-        for quote in evidence:
-            found = locate_quote(quote, contexts, min_similarity=self.evidence_similarity)
+            return GateResult(False, "evidence: the draft cites no evidence", scores)
+        if sources is not None and len(sources) != len(evidence):
+            sources = None  # not one per quote: look for each in every context
+        found_in, verbatim, similarity = [], [], []
+        for number, quote in enumerate(evidence):
+            source = -1 if sources is None else sources[number]
+            if 0 <= source < len(contexts):
+                found = locate_quote(
+                    quote, [contexts[source]], min_similarity=self.evidence_similarity
+                )
+                found = None if found is None else (source, found[1], found[2])
+            else:
+                found = locate_quote(quote, contexts, min_similarity=self.evidence_similarity)
             if found is None:
                 return GateResult(
                     False,
                     f"evidence: quote not found in the contexts: {normalize_space(quote)[:120]!r}",
                     scores,
                 )
-            sources.append(found[0])
+            found_in.append(found[0])
             verbatim.append(found[1])
             similarity.append(round(found[2], 1))
-        scores["evidence_contexts"] = sorted(set(sources))
+        scores["evidence_contexts"] = sorted(set(found_in))
         # what the sample cites: the contexts' own words, even when the writer's copy slipped
         scores["evidence_verbatim"] = verbatim
         scores["evidence_similarity"] = similarity
@@ -175,7 +190,7 @@ class QualityGate:
             ids = set(sample.reference_context_ids or [])
             if len(ids) < 2 or len(contexts) < 2:
                 return GateResult(False, "multi_hop: fewer than two distinct chunks", scores)
-            if len(set(sources)) < 2:
+            if len(set(found_in)) < 2:
                 return GateResult(
                     False, "multi_hop: the evidence comes from one chunk only", scores
                 )

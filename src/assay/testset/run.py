@@ -67,6 +67,7 @@ class _Outcome:
     scenario: BaseScenario
     sample: Any = None
     evidence: list[str] = field(default_factory=list)
+    evidence_contexts: list[int] | None = None  # the context each quote was cited from
     gate: GateResult | None = None
     failure: str | None = None
     truncated: str | None = None  # why the draft was cut off
@@ -86,6 +87,7 @@ class _Outcome:
             "status": "answered",
             "sample": self.sample.model_dump(mode="json"),
             "evidence": self.evidence,
+            "evidence_contexts": self.evidence_contexts,
             "gate": {
                 "passed": self.gate.passed,
                 "reason": self.gate.reason,
@@ -102,6 +104,7 @@ def _read_back(scenario: BaseScenario, record: dict[str, Any]) -> _Outcome:
     if status == "answered":
         outcome.sample = SingleTurnSample.model_validate(record["sample"])
         outcome.evidence = list(record.get("evidence") or [])
+        outcome.evidence_contexts = record.get("evidence_contexts")
         gate = record["gate"]
         outcome.gate = GateResult(gate["passed"], gate.get("reason", ""), gate.get("scores", {}))
         scores = outcome.gate.scores
@@ -199,12 +202,16 @@ async def generate_samples(
             snapshot,
             lane.synthesizer.multi_hop,
             scenario.language,
+            sources=outcome.evidence_contexts,
         )
         if result.passed:
             judged = judged_before or await gate.judged_checks(outcome.sample, scenario.language)
             outcome.judged = True
             # the fresh cheap scores win over those kept with an earlier judge answer
             result = GateResult(judged.passed, judged.reason, {**judged.scores, **result.scores})
+        else:
+            # refused before the judge: the record then holds no verdict to reuse later
+            outcome.judged = False
         outcome.gate = result
 
     async def attempt(lane: _Lane, scenario: BaseScenario, snapshot: list[str]) -> _Outcome:
@@ -227,12 +234,13 @@ async def generate_samples(
         async with limiter:
             try:
                 try:
-                    sample, evidence = await lane.synthesizer.agenerate_candidate(scenario)
+                    sample, evidence, sources = await lane.synthesizer.agenerate_candidate(scenario)
                 except OutputTruncated as exc:
                     outcome.truncated = str(exc)
                     record_finished(outcome)
                     return outcome
                 outcome.sample, outcome.evidence = sample, evidence
+                outcome.evidence_contexts = sources
                 await gate_draft(outcome, lane, snapshot, None)
             except Exception as exc:  # skipped and recorded; the next scenario replaces it
                 if raise_exceptions:

@@ -180,13 +180,18 @@ class BaseSynthesizer:
 
     async def agenerate_candidate(
         self, scenario: BaseScenario
-    ) -> tuple[SingleTurnSample, list[str]]:
-        """One candidate sample and its verbatim evidence quotes."""
+    ) -> tuple[SingleTurnSample, list[str], list[int] | None]:
+        """One candidate sample, its verbatim evidence quotes and, when the synthesizer knows
+        them (`metadata["evidence_contexts"]`), the reference context each quote was cited
+        from (None otherwise: the gate then looks for each quote in every context)."""
         sample = await self._generate_sample(scenario, None)
         metadata = dict(sample.metadata or {})
         evidence = [str(q) for q in metadata.pop("evidence", []) or []]
+        sources = metadata.pop("evidence_contexts", None)
+        if sources is not None:
+            sources = [int(i) for i in sources]
         sample = sample.model_copy(update={"metadata": metadata or None})
-        return sample, evidence
+        return sample, evidence, sources
 
     # -- Ragas' hooks and public names -----------------------------------------------------
     def _generate_scenarios(
@@ -214,7 +219,7 @@ class BaseSynthesizer:
         return list(result)[:n]
 
     async def generate_sample(self, scenario: Any, callbacks: Any = None) -> SingleTurnSample:
-        sample, evidence = await self.agenerate_candidate(scenario)
+        sample, evidence, _ = await self.agenerate_candidate(scenario)
         return sample.model_copy(
             update={"metadata": {**(sample.metadata or {}), "evidence": evidence}}
         )

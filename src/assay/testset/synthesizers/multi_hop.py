@@ -125,6 +125,7 @@ class MultiHopQuerySynthesizer(BaseSynthesizer):
             Draft,
             budget=self._draft_budget(numbered.texts()),
         )
+        quotes, sources = numbered.evidence(draft.evidence, draft.answer)
         return SingleTurnSample(
             user_input=draft.question.strip(),
             reference=draft.answer.strip(),
@@ -133,7 +134,7 @@ class MultiHopQuerySynthesizer(BaseSynthesizer):
             persona_name=scenario.persona.name,
             query_style=scenario.style.value,
             query_length=scenario.length.value,
-            metadata={"evidence": numbered.evidence(draft.evidence, draft.answer)},
+            metadata={"evidence": quotes, "evidence_contexts": sources},
         )
 
 

@@ -136,6 +136,7 @@ class SingleHopQuerySynthesizer(BaseSynthesizer):
             Draft,
             budget=self._draft_budget(numbered.texts()),
         )
+        quotes, sources = numbered.evidence(draft.evidence, draft.answer)
         return SingleTurnSample(
             user_input=draft.question.strip(),
             reference=draft.answer.strip(),
@@ -144,7 +145,7 @@ class SingleHopQuerySynthesizer(BaseSynthesizer):
             persona_name=scenario.persona.name,
             query_style=scenario.style.value,
             query_length=scenario.length.value,
-            metadata={"evidence": numbered.evidence(draft.evidence, draft.answer)},
+            metadata={"evidence": quotes, "evidence_contexts": sources},
         )
 
 
