@@ -185,6 +185,7 @@ def test_a_rerun_applies_the_current_gate_to_drafts_already_paid_for(fake, tmp_p
 
 
 def test_a_rerun_with_other_judge_thresholds_judges_again(fake, tmp_path) -> None:
+    from assay.prompts.prompt import load_prompt
     from assay.testset import QualityGate
 
     def judge_calls() -> int:
@@ -198,6 +199,10 @@ def test_a_rerun_with_other_judge_thresholds_judges_again(fake, tmp_path) -> Non
         "support_scoring": "verdicts",
         "support_threshold": 1.0,
         "answer_threshold": 0.5,
+        "prompts": {
+            "supported": load_prompt("supported").hash,
+            "answers_question": load_prompt("answers_question").hash,
+        },
     }
     before = judge_calls()
     same = generator(fake).generate_with_documents(

@@ -124,6 +124,10 @@ class QualityGate:
             "support_scoring": self.support_scoring,
             "support_threshold": self.support_threshold,
             "answer_threshold": self.answer_threshold,
+            # reworded judge prompts give other verdicts
+            "prompts": {
+                pid: load_prompt(pid, "english").hash for pid in ("supported", "answers_question")
+            },
         }
 
     def cheap_checks(
