@@ -4,6 +4,7 @@ and requests per minute are counted across workers."""
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import pytest
@@ -67,13 +68,17 @@ def test_requests_per_minute_are_one_budget_for_all_workers(ray_cluster):
     ray = ray_cluster
     # A full bucket of 60, then 1 a second; no concurrency limit to speak of.
     limiter, first, second = start(ray, Limits(rpm=60, adaptive=False))
+    started = time.monotonic()
     assert ray.get(first.hold.remote(30, 2.0)) == 30
     assert ray.get(second.hold.remote(30, 2.0)) == 30
-    assert ray.get(second.hold.remote(1, 0.4)) == 0  # the bucket both drew from is empty
+    # The bucket both drew from is empty: of 10 more asked at once, only what refilled at 1 a
+    # second since the start can come (one or two on a loaded host; 10 from a bucket of its own)
+    extra = ray.get(second.hold.remote(10, 0.4))
+    assert extra <= int(time.monotonic() - started) + 1 and extra < 10
     assert ray.get(first.hold.remote(1, 3.0)) == 1  # and refills at 1 a second
     state = ray.get(limiter.state.remote())
-    # The permit of the ask given up at 0.4 s may still be granted, and is then given back.
-    assert state["permits"] in (61, 62)
+    # A permit of the ask given up at 0.4 s may still be granted, and is then given back.
+    assert 61 + extra <= state["permits"] <= 62 + extra
     assert state["leases"] <= 10  # permits go out in chunks, not one actor call each
     ray.kill(limiter)
 
