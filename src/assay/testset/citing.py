@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from assay.metrics.text import split_sentences
-from assay.testset.text import locate_quote
+from assay.testset.text import locate_quote, normalize_space
 
 # Lines that begin a block of their own, never a continuation of the line before: prompts and
 # output of interactive sessions, list items, headings, tables, directives, code fences.
@@ -72,14 +72,14 @@ def _sentences(context: str) -> list[str]:
     """The context's sentences; a piece cut inside an inline role (":keyword:`!if`", where the
     splitter took the "!" for a sentence end) is joined to the next again."""
     text = unwrap(context)
-    flat = " ".join(text.split())
+    flat = normalize_space(text)
     sentences: list[str] = []
     for piece in split_sentences(text):
         # only a cut right after "!" or "?" inside backquotes: a fence such as ```python also
         # leaves an odd count, and gluing on from there would swallow the rest of the text
         if sentences and sentences[-1].endswith(("!", "?")) and sentences[-1].count("`") % 2:
             glued = sentences[-1] + piece
-            joined = " ".join(glued.split()) in flat
+            joined = normalize_space(glued) in flat
             sentences[-1] = glued if joined else f"{sentences[-1]} {piece}"
         else:
             sentences.append(piece)
