@@ -7,17 +7,21 @@ import json
 import pytest
 
 from assay import evaluate
-from assay.errors import OutputParseError
+from assay.errors import OutputParseError, UsageError
 from assay.metrics.rag.context_entity_recall import ContextEntityRecall, entity_recall
 from assay.metrics.rag.dual_judge import (
+    MAX_PASSAGE_CHARS,
+    MIN_PASSAGE_CHARS,
     AnswerAccuracy,
     ContextRelevance,
     ResponseGroundedness,
     combine_ratings,
+    split_passages,
 )
 from assay.metrics.rag.multimodal import MultiModalFaithfulness, MultiModalRelevance, context_part
 from assay.metrics.rag.noise_sensitivity import NoiseSensitivity, noise_sensitivity_score
 from assay.models.types import ModelRequest
+from assay.schema.samples import SingleTurnSample
 from tests.metrics.rag.scripted import judge
 
 TAJ = ["Taj Mahal", "Yamuna", "Agra", "1631", "Shah Jahan", "Mumtaz Mahal"]
@@ -203,3 +207,83 @@ def test_multimodal_sends_images_as_parts(tmp_path):
     )
     assert context_part("plain text")["type"] == "text"
     assert context_part("data:image/gif;base64,AAAA")["type"] == "image_url"
+
+
+BIRTH = (
+    "Albert Einstein was born on 14 March 1879 in Ulm, in the Kingdom of Württemberg. "
+    "His family moved to Munich a year later, where his father and uncle founded a company "
+    "that made electrical equipment; the young Einstein went to school there until 1894. "
+    "Ulm still marks the house where he was born."
+)
+COOKING = (
+    "To make a basic risotto, warm the stock in a separate pan and keep it at a simmer. "
+    "Toast the rice in butter for two minutes, add a glass of white wine, then ladle in the "
+    "stock a little at a time, stirring until each addition has been absorbed by the grains. "
+    "Finish with grated cheese and rest it for a minute."
+)
+
+
+def _relevant_when_ulm(request: ModelRequest) -> str:
+    return "2" if "Ulm" in request.messages[-1].content else "0"
+
+
+def test_split_passages_merges_fragments_and_keeps_contexts_apart():
+    heading = "Early life"
+    passages = split_passages([f"{heading}\n{BIRTH}\n\n{COOKING}", "short one", "short two"])
+    # the heading joins the paragraph after it; the two short contexts stay two passages
+    assert passages == [f"{heading}\n{BIRTH}", COOKING, "short one", "short two"]
+    assert split_passages([f"{BIRTH}\nA short tail."]) == [f"{BIRTH}\nA short tail."]
+    long_paragraph = " ".join([BIRTH] * 6)
+    pieces = split_passages([long_paragraph])
+    assert len(pieces) > 1 and all(len(p) <= MAX_PASSAGE_CHARS for p in pieces)
+    assert split_passages([BIRTH, COOKING]) == [BIRTH, COOKING]  # short contexts stay whole
+    assert len(split_passages(["x" * MIN_PASSAGE_CHARS + "\n" + "y" * MIN_PASSAGE_CHARS])) == 2
+
+
+def test_context_relevance_per_passage_is_the_length_weighted_share_of_relevant_text():
+    question = "Where was Albert Einstein born?"
+    padded = [f"{BIRTH}\n\n{COOKING}"]
+    whole, _ = judge(_relevant_when_ulm, repeat_last=True)
+    # rated as a whole, the padding is invisible: the context holds the answer
+    assert (
+        ContextRelevance(llm=whole).score(user_input=question, retrieved_contexts=padded).value
+        == 1.0
+    )
+    llm, provider = judge(_relevant_when_ulm, repeat_last=True)
+    metric = ContextRelevance(llm=llm, granularity="passage")
+    result = metric.score(user_input=question, retrieved_contexts=padded)
+    assert len(provider.requests) == 4  # two passages x two judges
+    assert result.value == pytest.approx(len(BIRTH) / (len(BIRTH) + len(COOKING)))
+    assert [p["ratings"] for p in result.details["passages"]] == [["2", "2"], ["0", "0"]]
+    focused = metric.score(user_input=question, retrieved_contexts=[BIRTH]).value
+    assert focused == 1.0 > result.value
+    assert (
+        metric.estimate(SingleTurnSample(user_input=question, retrieved_contexts=padded)).requests
+        == 4
+    )
+
+
+def test_context_relevance_per_passage_survives_one_judge_and_errors_when_none_rates():
+    question = "Where was Albert Einstein born?"
+
+    def first_judge_only(request: ModelRequest) -> str:
+        text = request.messages[-1].content
+        if "risotto" in text:
+            return "no idea"
+        return "2"
+
+    llm, _ = judge(first_judge_only, repeat_last=True)
+    result = ContextRelevance(llm=llm, granularity="passage").score(
+        user_input=question, retrieved_contexts=[BIRTH, COOKING]
+    )
+    # the cooking passage has no valid rating, so the score covers the Einstein passage alone
+    assert result.value == 1.0 and "1 of 2 passages" in result.reason
+    llm, _ = judge("nope", repeat_last=True)
+    outcome = evaluate(
+        [{"user_input": question, "retrieved_contexts": [BIRTH]}],
+        [ContextRelevance(llm=llm, granularity="passage")],
+        show_progress=False,
+    ).outcome(0, "nv_context_relevance")
+    assert outcome.status == "error" and outcome.error_type == "OutputParseError"
+    with pytest.raises(UsageError, match="granularity"):
+        ContextRelevance(llm=llm, granularity="sentence")

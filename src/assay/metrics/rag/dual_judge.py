@@ -5,13 +5,18 @@ and each judge's best piece counts. With token probabilities a rating is the exp
 the scale, not just the chosen grade.
 
 - AnswerAccuracy: response vs reference, ratings 0/2/4 (the second prompt swaps their roles).
-- ContextRelevance: question vs retrieved contexts, ratings 0/1/2.
+- ContextRelevance: question vs retrieved contexts, ratings 0/1/2. With
+  `granularity="passage"` each passage of the contexts is rated on its own and the score is the
+  length-weighted mean: the share of the retrieved text that is relevant (the Ragas paper's
+  definition), so padding a good context with off-topic text lowers it; the default rates the
+  contexts as a whole (NVIDIA's definition: does the context hold what is needed).
 - ResponseGroundedness: response vs retrieved contexts, ratings 0/1/2.
 """
 
 from __future__ import annotations
 
 import abc
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -124,9 +129,47 @@ class AnswerAccuracy(_DualJudge):
         }
 
 
+# Passages for granularity="passage": paragraphs, with short ones (a heading, a list item)
+# merged into their neighbours so that no call rates a fragment too small to judge.
+MIN_PASSAGE_CHARS = 150
+MAX_PASSAGE_CHARS = 1200
+
+
+def split_passages(contexts: list[str]) -> list[str]:
+    """Pure: the passages of the retrieved contexts, in order. A passage never spans two
+    contexts; paragraphs (split at line breaks) shorter than MIN_PASSAGE_CHARS join the next
+    one, a paragraph longer than MAX_PASSAGE_CHARS is cut between sentences, and a short tail
+    joins the passage before it when they fit together."""
+    passages: list[str] = []
+    for context in contexts:
+        own: list[str] = []
+        pending = ""
+        for paragraph in re.split(r"\n\s*", context.strip()):
+            pending = f"{pending}\n{paragraph}".strip()
+            if len(pending) >= MIN_PASSAGE_CHARS:
+                own.extend(chunk_text(pending, MAX_PASSAGE_CHARS))
+                pending = ""
+        if pending and own and len(own[-1]) + 1 + len(pending) <= MAX_PASSAGE_CHARS:
+            own[-1] = f"{own[-1]}\n{pending}"
+        elif pending:
+            own.append(pending)
+        passages.extend(own)
+    return passages
+
+
+def weighted_mean(scores: list[float | None], weights: list[int]) -> tuple[float, int]:
+    """Pure: the weight-averaged valid scores and how many were valid; none valid is an error."""
+    valid = [(s, w) for s, w in zip(scores, weights, strict=True) if s is not None]
+    if not valid:
+        raise OutputParseError("no passage got a rating on the scale from either judge")
+    total = sum(w for _, w in valid) or len(valid)
+    return sum(s * (w or 1) for s, w in valid) / total, len(valid)
+
+
 @dataclass(kw_only=True)
 class ContextRelevance(_DualJudge):
     name: str = "nv_context_relevance"
+    granularity: Literal["context", "passage"] = "context"
     required_fields = ("user_input", "retrieved_contexts")
     prompt_ids = ("rating_context_relevance", "rating_context_relevance_alt")
     scale: ClassVar[Mapping[str, float]] = {"0": 0.0, "1": 1.0, "2": 2.0}
@@ -136,6 +179,55 @@ class ContextRelevance(_DualJudge):
         if not context:
             raise NotApplicable("there are no retrieved contexts")
         return {"question": fields["user_input"], "context": context}
+
+    async def _ascore(self, **fields: Any) -> MetricResult:
+        if self.granularity == "context":
+            return await super()._ascore(**fields)
+        values = self._inputs(fields)
+        passages = split_passages([c for c in fields["retrieved_contexts"] if c and c.strip()])
+        ratings: list[list[Rating | None]] = [[None, None] for _ in passages]
+
+        async def run(index: int, judge: int) -> None:
+            prompt_id = self.prompt_ids[judge]
+            values_here = {**values, "context": passages[index]}
+            ratings[index][judge] = await self._rate_piece(prompt_id, values_here)
+
+        async with anyio.create_task_group() as group:
+            for index in range(len(passages)):
+                for judge in range(len(self.prompt_ids)):
+                    group.start_soon(run, index, judge)
+        per_passage: list[float | None] = []
+        for pair in ratings:
+            normalised = [None if r is None else self._normalised(r) for r in pair]
+            valid = [n for n in normalised if n is not None]
+            per_passage.append(sum(valid) / len(valid) if valid else None)
+        score, rated = weighted_mean(per_passage, [len(p) for p in passages])
+        return MetricResult(
+            score,
+            reason=f"{rated} of {len(passages)} passages rated; length-weighted mean relevance",
+            details={
+                "passages": [
+                    {
+                        "chars": len(passage),
+                        "ratings": [r.label if r else "invalid" for r in pair],
+                        "normalised": None if value is None else round(value, 4),
+                    }
+                    for passage, pair, value in zip(passages, ratings, per_passage, strict=True)
+                ]
+            },
+        )
+
+    def estimate(self, sample: Sample) -> CallEstimate:
+        if self.granularity == "context":
+            return super().estimate(sample)
+        passages = split_passages(list(sample.retrieved_contexts or []))
+        question = len(str(sample.user_input or "")) // 4
+        text = sum(len(p) for p in passages) // 4
+        return CallEstimate(
+            requests=2 * len(passages),
+            input_tokens=2 * (250 * len(passages) + question * len(passages) + text),
+            output_tokens=4 * len(passages),
+        )
 
 
 @dataclass(kw_only=True)
@@ -152,4 +244,11 @@ class ResponseGroundedness(_DualJudge):
         return {"answer": fields["response"], "context": context}
 
 
-__all__ = ["AnswerAccuracy", "ContextRelevance", "ResponseGroundedness", "combine_ratings"]
+__all__ = [
+    "AnswerAccuracy",
+    "ContextRelevance",
+    "ResponseGroundedness",
+    "combine_ratings",
+    "split_passages",
+    "weighted_mean",
+]
