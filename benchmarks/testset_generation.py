@@ -353,7 +353,10 @@ def markdown(record: dict[str, Any]) -> str:
     title = {
         "assay": f"assay {record['assay']}",
         "ragas": "Ragas "
-        + str(engines.get("ragas", {}).get("details", {}).get("ragas") or "(did not run)"),
+        + str(
+            engines.get("ragas", {}).get("details", {}).get("ragas")
+            or "(its worker reported no version)"
+        ),
     }
     lines = [
         f"# Test-set generation ({record['llm']}, {record['documents']} documents, size {record['size']})",
