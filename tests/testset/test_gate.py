@@ -33,6 +33,8 @@ def _sample(
         "According to the passage, how much water does it hold?",
         "What does the text above say about the kettle?",
         "In the given document, what is the stand made of?",
+        "How is the given Python package structure imported?",
+        "What does the provided example print?",
         "根据上文，水壶能装多少水？",
     ],
 )
@@ -45,11 +47,13 @@ def test_questions_leaning_on_unseen_text_are_caught(question: str) -> None:
     [
         "How much water does the Brass Kettle hold?",
         "What is the context manager protocol in Python?",
+        "Which methods must the context managers used by a with statement define?",
+        "Given a list of numbers, how do you sort it in place?",
     ],
 )
 def test_standalone_questions_pass(question: str) -> None:
     # "the context manager" is a Python term, not a reference to the reader's context
-    assert leans_on_context(question) is None or question.startswith("What is the context")
+    assert leans_on_context(question) is None
 
 
 def test_cheap_checks_in_order() -> None:

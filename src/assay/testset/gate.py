@@ -39,11 +39,15 @@ from assay.schema.samples import SingleTurnSample
 from assay.testset.terms import detect_language
 from assay.testset.text import count_tokens, locate_quote, normalize_space
 
+# "the context manager" is a Python term, not the reader's context, hence the lookaheads; "the
+# given X" / "the provided X" points at material the asker has and the reader does not.
 _LEANING = re.compile(
     r"\b(?:(?:the|this|that|these|those|given|provided|above|following|attached)\s+"
     r"(?:context|contexts|text|texts|passage|passages|document|documents|excerpt|excerpts|"
-    r"section|snippet|article|paragraph|extract|source)s?\b|"
-    r"(?:according to|based on|in|from)\s+(?:the\s+)?(?:context|passage|excerpt|snippet)s?\b|"
+    r"section|snippet|article|paragraph|extract|source)s?\b(?!\s+managers?\b)|"
+    r"(?:according to|based on|in|from)\s+(?:the\s+)?(?:context|passage|excerpt|snippet)s?\b"
+    r"(?!\s+managers?\b)|"
+    r"\b(?:the|this|these|those)\s+(?:given|provided|shown|attached)\b|"
     r"\babove\b|\baforementioned\b)"
     r"|上文|本文|这段|该段|文中|上述|以上内容|给定的",
     re.IGNORECASE,
