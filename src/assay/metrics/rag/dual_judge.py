@@ -158,12 +158,12 @@ def split_passages(contexts: list[str]) -> list[str]:
 
 
 def weighted_mean(scores: list[float | None], weights: list[int]) -> tuple[float, int]:
-    """Pure: the weight-averaged valid scores and how many were valid; none valid is an error."""
+    """Pure: the weight-averaged valid scores and how many were valid; none valid is an error.
+    Weights are passage lengths, so never zero."""
     valid = [(s, w) for s, w in zip(scores, weights, strict=True) if s is not None]
     if not valid:
         raise OutputParseError("no passage got a rating on the scale from either judge")
-    total = sum(w for _, w in valid) or len(valid)
-    return sum(s * (w or 1) for s, w in valid) / total, len(valid)
+    return sum(s * w for s, w in valid) / sum(w for _, w in valid), len(valid)
 
 
 @dataclass(kw_only=True)
@@ -180,27 +180,28 @@ class ContextRelevance(_DualJudge):
             raise NotApplicable("there are no retrieved contexts")
         return {"question": fields["user_input"], "context": context}
 
+    def _passage_score(self, ratings: list[Rating | None]) -> float | None:
+        """`combine_ratings` of one passage's judges, None (left out) when neither rated it."""
+        if all(r is None for r in ratings):
+            return None
+        return combine_ratings([None if r is None else self._normalised(r) for r in ratings])
+
     async def _ascore(self, **fields: Any) -> MetricResult:
         if self.granularity == "context":
             return await super()._ascore(**fields)
-        values = self._inputs(fields)
-        passages = split_passages([c for c in fields["retrieved_contexts"] if c and c.strip()])
-        ratings: list[list[Rating | None]] = [[None, None] for _ in passages]
+        values = self._inputs(fields)  # refuses a sample with no context
+        passages = split_passages(fields["retrieved_contexts"])  # empty contexts yield none
+        ratings: list[list[Rating | None]] = [[None] * len(self.prompt_ids) for _ in passages]
 
         async def run(index: int, judge: int) -> None:
-            prompt_id = self.prompt_ids[judge]
-            values_here = {**values, "context": passages[index]}
-            ratings[index][judge] = await self._rate_piece(prompt_id, values_here)
+            piece = {**values, "context": passages[index]}
+            ratings[index][judge] = await self._rate_piece(self.prompt_ids[judge], piece)
 
         async with anyio.create_task_group() as group:
             for index in range(len(passages)):
                 for judge in range(len(self.prompt_ids)):
                     group.start_soon(run, index, judge)
-        per_passage: list[float | None] = []
-        for pair in ratings:
-            normalised = [None if r is None else self._normalised(r) for r in pair]
-            valid = [n for n in normalised if n is not None]
-            per_passage.append(sum(valid) / len(valid) if valid else None)
+        per_passage = [self._passage_score(pair) for pair in ratings]
         score, rated = weighted_mean(per_passage, [len(p) for p in passages])
         return MetricResult(
             score,
