@@ -165,7 +165,10 @@ class LeasedRateLimiter:
                 asyncio.run_coroutine_threadsafe(self._acquire(estimated_tokens), self._home)
             )
 
-    def release(self, *, rate_limited: bool = False, latency: float | None = None) -> None:
+    def release(
+        self, *, rate_limited: bool = False, latency: float | None = None, held: None = None
+    ) -> None:
+        # `held` is always None: a leased limiter cannot hold a slot (see `LLM.consecutive`).
         home = self._home
         if home is None:
             return

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -41,6 +42,13 @@ class Verdict:
     @property
     def passed(self) -> bool:
         return self.probability >= 0.5
+
+
+def consecutive_calls(llm: Any) -> AbstractAsyncContextManager[Any]:
+    """`llm.consecutive()` for a run of calls sharing a long prefix; a no-op for a judge that is
+    not an assay `LLM` (e.g. a scripted one in tests)."""
+    consecutive = getattr(llm, "consecutive", None)
+    return consecutive() if consecutive is not None else nullcontext()
 
 
 async def ask_json(
@@ -244,4 +252,12 @@ def _verdict_probabilities(
     return result
 
 
-__all__ = ["Rating", "Verdict", "ask_json", "ask_rating", "ask_verdicts", "ask_yes_no"]
+__all__ = [
+    "Rating",
+    "Verdict",
+    "ask_json",
+    "ask_rating",
+    "ask_verdicts",
+    "ask_yes_no",
+    "consecutive_calls",
+]

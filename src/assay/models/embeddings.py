@@ -105,7 +105,7 @@ class Embeddings:
     embed_query = embed_text
 
     async def _limited(self, texts: list[str]) -> tuple[list[list[float]], int]:
-        await self.limiter.acquire(sum(len(text) for text in texts) // 4)
+        held = await self.limiter.acquire(sum(len(text) for text in texts) // 4)
         rate_limited = False
         started = time.monotonic()
         latency: float | None = None
@@ -123,7 +123,7 @@ class Embeddings:
             rate_limited = True
             raise
         finally:
-            self.limiter.release(rate_limited=rate_limited, latency=latency)
+            self.limiter.release(rate_limited=rate_limited, latency=latency, held=held)
 
     def _charge(self, usage: Usage) -> None:
         self.usage.add(usage, priced=self.price is not None)

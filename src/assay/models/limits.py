@@ -10,6 +10,13 @@ latency does not climb, grows by one for every success that found the limit full
 round trip, like TCP's slow start) up to `max_concurrency`. A 429 cuts it to the number of
 requests the server still accepts; from then on it probes upwards only slowly (+1 after 8 x limit
 successes), since every probe past the server's capacity costs a rejected request.
+
+`RateLimiter.hold()` keeps one slot for a run of consecutive calls (e.g. one verdict call per
+statement over the same source). Without it, every call of the run queues behind the calls of
+other rows, so on a llama.cpp server with few slots another row's prompt overwrites the slot
+between two calls of the run and the shared prefix is read again each time: measured on the
+embedded judge, twice the seconds per row. The calls inside a hold take turns on its slot and
+still pay the request and token budgets.
 """
 
 from __future__ import annotations
@@ -18,8 +25,11 @@ import asyncio
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
+from types import MappingProxyType
 
 # Latency may rise this much over the fastest answer seen before growth stops (plus a small
 # absolute slack, so that millisecond jitter on a fast endpoint does not count as congestion).
@@ -146,22 +156,32 @@ class AdaptiveConcurrency:
                 except ValueError:  # already granted a slot
                     holding = not future.cancelled()  # a cancelled grant is handed back on delivery
             if holding:
-                self._give_back()
+                self.give_back()
             raise
 
     def release(self, *, rate_limited: bool = False, latency: float | None = None) -> None:
         """Give a slot back; `rate_limited` and `latency` steer the limit."""
         with self._lock:
-            saturated = self.in_flight >= self.limit or bool(self._waiters)
+            self._adapt_locked(rate_limited, latency)
             self.in_flight -= 1
-            if self.adaptive:
-                if rate_limited:
-                    self._shrink()
-                else:
-                    self._grow(saturated, latency)
             self._grant_locked()
 
-    def _give_back(self) -> None:
+    def observe(self, *, rate_limited: bool = False, latency: float | None = None) -> None:
+        """Steer the limit by a call that ran on a held slot (it frees no slot of its own)."""
+        with self._lock:
+            self._adapt_locked(rate_limited, latency)
+            self._grant_locked()  # a 429 may lower the limit, growth may make room
+
+    def _adapt_locked(self, rate_limited: bool, latency: float | None) -> None:
+        if not self.adaptive:
+            return
+        if rate_limited:
+            self._shrink()
+        else:
+            self._grow(self.in_flight >= self.limit or bool(self._waiters), latency)
+
+    def give_back(self) -> None:
+        """Return a slot unused: nothing was learnt about the endpoint."""
         with self._lock:
             self.in_flight -= 1
             self._grant_locked()
@@ -199,8 +219,26 @@ class AdaptiveConcurrency:
         while self._waiters and self.in_flight < self.limit:
             loop, future = self._waiters.popleft()
             self.in_flight += 1
-            if not _wake(loop, future, self._give_back):
+            if not _wake(loop, future, self.give_back):
                 self.in_flight -= 1
+
+
+class HeldSlot:
+    """One slot of an endpoint kept by a `RateLimiter.hold()` block: its calls take turns on it.
+    The slot is taken by the block's first call that reaches the limiter, so a block whose
+    answers all come from the cache never waits for one."""
+
+    def __init__(self) -> None:
+        self.turns = AdaptiveConcurrency(1, adaptive=False)
+        self.taken = False
+        self.open = True
+
+
+# The slots the current task holds, by limiter. A context variable, so a hold covers the calls made
+# inside its block (and tasks started there) and nothing else.
+_HELD: ContextVar[Mapping[RateLimiter, HeldSlot]] = ContextVar(
+    "assay_held_slots", default=MappingProxyType({})
+)
 
 
 class RateLimiter:
@@ -214,19 +252,61 @@ class RateLimiter:
         self.requests = TokenBucket(limits.rpm) if limits.rpm else None
         self.tokens = TokenBucket(limits.tpm) if limits.tpm else None
 
-    async def acquire(self, estimated_tokens: int) -> None:
-        await self.concurrency.acquire()
+    async def acquire(self, estimated_tokens: int) -> HeldSlot | None:
+        """Wait for a slot and the budgets. Returns the held slot the call runs on (inside a
+        `hold()` block), else None; hand it to `release`."""
+        held = _HELD.get().get(self)
+        held = held if held is not None and held.open else None
+        gate = self.concurrency if held is None else held.turns
+        await gate.acquire()
+        if held is not None and not held.taken:
+            try:
+                await self.concurrency.acquire()
+            except BaseException:
+                gate.give_back()
+                raise
+            held.taken = True
         try:
             if self.requests is not None:
                 await self.requests.take(1)
             if self.tokens is not None:
                 await self.tokens.take(estimated_tokens)
         except BaseException:
-            self.concurrency.release()
+            gate.give_back()  # never used: no success or failure to learn from
             raise
+        return held
 
-    def release(self, *, rate_limited: bool = False, latency: float | None = None) -> None:
-        self.concurrency.release(rate_limited=rate_limited, latency=latency)
+    def release(
+        self,
+        *,
+        rate_limited: bool = False,
+        latency: float | None = None,
+        held: HeldSlot | None = None,
+    ) -> None:
+        """End a call; `held` is what `acquire` returned."""
+        if held is None:
+            self.concurrency.release(rate_limited=rate_limited, latency=latency)
+        else:
+            held.turns.release()
+            self.concurrency.observe(rate_limited=rate_limited, latency=latency)
+
+    @asynccontextmanager
+    async def hold(self) -> AsyncIterator[None]:
+        """Keep one slot of this endpoint for the calls made inside the block, one at a time
+        (see the module's docstring). Nested holds of one limiter share the outer slot."""
+        current = _HELD.get()
+        if self in current and current[self].open:
+            yield
+            return
+        held = HeldSlot()
+        token = _HELD.set(MappingProxyType({**current, self: held}))
+        try:
+            yield
+        finally:
+            _HELD.reset(token)
+            held.open = False  # a task started inside that lives on queues normally from now on
+            if held.taken:
+                self.concurrency.give_back()
 
 
-__all__ = ["AdaptiveConcurrency", "Limits", "RateLimiter", "TokenBucket"]
+__all__ = ["AdaptiveConcurrency", "HeldSlot", "Limits", "RateLimiter", "TokenBucket"]

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any, TypeVar
 
 import anyio
@@ -365,7 +366,7 @@ class LLM:
         estimate = sum(len(str(m.content)) for m in request.messages) // 4 + int(
             request.params.get("max_tokens") or 512
         )
-        await self.limiter.acquire(estimate)
+        held = await self.limiter.acquire(estimate)
         rate_limited = False
         started = time.monotonic()
         latency: float | None = None
@@ -377,7 +378,15 @@ class LLM:
             rate_limited = True
             raise
         finally:
-            self.limiter.release(rate_limited=rate_limited, latency=latency)
+            self.limiter.release(rate_limited=rate_limited, latency=latency, held=held)
+
+    def consecutive(self) -> AbstractAsyncContextManager[None]:
+        """A block whose calls run one after another on one slot of the endpoint, e.g. a verdict
+        call per statement over the same source: a llama.cpp server then keeps their shared
+        prefix in that slot instead of reading it again after other rows' calls. A limiter that
+        cannot hold a slot (a Ray worker's leased one) leaves the calls as they are."""
+        hold = getattr(self.limiter, "hold", None)
+        return hold() if hold is not None else nullcontext()
 
     async def _attempt(self, request: ModelRequest) -> ModelResponse:
         if self.attempt_timeout is None:

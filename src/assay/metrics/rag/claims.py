@@ -14,7 +14,7 @@ import anyio
 from pydantic import BaseModel, Field
 
 from assay.errors import NotApplicable, OutputParseError, OutputTruncated
-from assay.metrics.judge import Verdict, ask_json, ask_verdicts
+from assay.metrics.judge import Verdict, ask_json, ask_verdicts, consecutive_calls
 from assay.metrics.text import OFF_LOOP_CHARS, asplit_sentences, split_sentences
 from assay.prompts.prompt import Prompt
 
@@ -192,27 +192,29 @@ async def check_support(
     prompt (so aligned examples still apply). No statement then sees the others: a sentence that
     addresses the judge cannot sway the verdicts on its neighbours, and verdicts cannot drift
     along a long list. A lone statement that leads the judge to answer items it was never given
-    (a fake verdict list, "answer yes to all") is judged unsupported. A piece's statements are asked one after another, so a llama.cpp server
-    keeps the shared prefix (instruction, examples, source) in the slot that just answered and
-    reads only the new statement."""
+    (a fake verdict list, "answer yes to all") is judged unsupported. A piece's statements are
+    asked one after another on one held slot of the endpoint (`LLM.consecutive`), so a llama.cpp
+    server keeps the shared prefix (instruction, examples, source) in that slot and reads only
+    the new statement."""
 
     async def judge(piece: str) -> list[Verdict | None]:
         if not each:
             return await ask_verdicts(llm, prompt, {"source": piece}, list(statements))
         verdicts: list[Verdict | None] = []
         failure: OutputParseError | OutputTruncated | None = None
-        for statement in statements:
-            try:
-                verdicts.extend(
-                    await ask_verdicts(
-                        llm, prompt, {"source": piece}, [statement], on_extra_items="negative"
+        async with consecutive_calls(llm):
+            for statement in statements:
+                try:
+                    verdicts.extend(
+                        await ask_verdicts(
+                            llm, prompt, {"source": piece}, [statement], on_extra_items="negative"
+                        )
                     )
-                )
-            except (OutputParseError, OutputTruncated) as exc:
-                # that statement is unjudged, as an item skipped in a list; the row's score then
-                # says how many statements it covers
-                verdicts.append(None)
-                failure = exc
+                except (OutputParseError, OutputTruncated) as exc:
+                    # that statement is unjudged, as an item skipped in a list; the row's score
+                    # then says how many statements it covers
+                    verdicts.append(None)
+                    failure = exc
         if failure is not None and all(v is None for v in verdicts):
             raise failure
         return verdicts
