@@ -9,6 +9,7 @@ import asyncio
 import pytest
 
 from assay import SingleTurnSample
+from assay.metrics.rag.dual_judge import ContextRelevance
 from assay.metrics.rag.faithfulness import Faithfulness
 from assay.models import Limits, RetryPolicy
 from assay.models.limits import RateLimiter
@@ -162,4 +163,37 @@ def test_per_statement_verdicts_of_one_row_are_not_interleaved_with_many_rows(se
         assert len(mine) == 4
         between = {prefix for prefix in order[mine[0] : mine[-1] + 1] if marker not in prefix}
         assert len(between) <= 1, (row, order)
+    assert server.max_in_flight <= 2
+
+
+def test_each_judge_rates_its_passages_on_one_held_slot(server, make_llm):
+    server.default = dynamic(lambda request: ok("2", latency=0.03))
+    llm = make_llm(limits=TWO_SLOTS)
+    metric = ContextRelevance(llm=llm, granularity="passage")
+    paragraph = "This paragraph of row {row} is long enough to be a passage of its own. " * 3
+    rows = [
+        SingleTurnSample(
+            user_input=f"Question of row {row}?",
+            retrieved_contexts=["\n\n".join([paragraph.format(row=row)] * 3)],
+        )
+        for row in range(3)
+    ]
+
+    async def scenario():
+        return await asyncio.gather(*(metric.single_turn_ascore(r) for r in rows))
+
+    assert asyncio.run(scenario()) == [1.0] * 3
+
+    def run_of(text: str) -> tuple[int, bool]:
+        row = next(r for r in range(3) if f"Question of row {r}?" in text)
+        return row, "Below is a passage" in text
+
+    requests = sorted(server.chat_requests, key=lambda r: r.time)
+    order = [run_of(str(r.messages)) for r in requests]
+    assert len(order) == 18  # 3 rows x 3 passages x 2 judges
+    for run in set(order):
+        mine = [i for i, other in enumerate(order) if other == run]
+        assert len(mine) == 3
+        # while a judge rates a row's passages, at most one other run holds the other slot
+        assert len({other for other in order[mine[0] : mine[-1] + 1]} - {run}) <= 1, order
     assert server.max_in_flight <= 2

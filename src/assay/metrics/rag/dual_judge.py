@@ -25,7 +25,7 @@ import anyio
 
 from assay.errors import NotApplicable, OutputParseError
 from assay.metrics.base import CallEstimate
-from assay.metrics.judge import Rating, ask_rating
+from assay.metrics.judge import Rating, ask_rating, consecutive_calls
 from assay.metrics.llm_metric import LLMMetric
 from assay.metrics.rag.claims import MAX_SOURCE_CHARS, chunk_text, join_contexts, over_pieces
 from assay.schema.outcome import MetricResult
@@ -193,14 +193,18 @@ class ContextRelevance(_DualJudge):
         passages = split_passages(fields["retrieved_contexts"])  # empty contexts yield none
         ratings: list[list[Rating | None]] = [[None] * len(self.prompt_ids) for _ in passages]
 
-        async def run(index: int, judge: int) -> None:
-            piece = {**values, "context": passages[index]}
-            ratings[index][judge] = await self._rate_piece(self.prompt_ids[judge], piece)
+        async def run(judge: int) -> None:
+            # A judge's passages one after another on one held slot: a llama.cpp server keeps
+            # the shared prefix (instruction, example, and the question where it comes first)
+            # and reads only the new passage. The two judges run side by side.
+            async with consecutive_calls(self.llm):
+                for index, passage in enumerate(passages):
+                    piece = {**values, "context": passage}
+                    ratings[index][judge] = await self._rate_piece(self.prompt_ids[judge], piece)
 
         async with anyio.create_task_group() as group:
-            for index in range(len(passages)):
-                for judge in range(len(self.prompt_ids)):
-                    group.start_soon(run, index, judge)
+            for judge in range(len(self.prompt_ids)):
+                group.start_soon(run, judge)
         per_passage = [self._passage_score(pair) for pair in ratings]
         score, rated = weighted_mean(per_passage, [len(p) for p in passages])
         return MetricResult(
