@@ -23,13 +23,16 @@ from assay.models.defaults import default_embeddings
 from assay.models.factory import llm_factory
 
 ROOT = Path(__file__).resolve().parent
-# The README's five (defaults), then the opt-in claim splits for comparison.
+# The README's five (defaults), then opt-in settings for comparison: one verdict call per
+# statement, and the claim splits.
+EACH = "faithfulness(verdicts=each)"
 DEFAULT_METRICS = (
     "faithfulness",
     "answer_relevancy",
     "context_precision",
     "context_recall",
     "factual_correctness",
+    EACH,
     "faithfulness(statements=claims)",
     "factual_correctness(statements=claims)",
 )
@@ -128,6 +131,13 @@ def main() -> None:
             f"The five default metrics together: {total:.1f} s per sample, "
             f"{sum(row['requests_per_sample'] for row in five):.1f} model requests per sample (judge calls and embedding batches)."
         ]
+        each = next((row for row in rows if row["metric"] == EACH), None)
+        if each is not None:
+            swapped = total - five[0]["seconds_per_sample"] + each["seconds_per_sample"]
+            if five[0]["metric"] == "faithfulness":
+                lines.append(
+                    f"The same with {EACH} in place of faithfulness: {swapped:.1f} s per sample."
+                )
     (out / "local_judge_speed.md").write_text("\n".join(lines) + "\n")
 
 
