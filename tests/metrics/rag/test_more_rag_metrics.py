@@ -287,3 +287,31 @@ def test_context_relevance_per_passage_survives_one_judge_and_errors_when_none_r
     assert outcome.status == "error" and outcome.error_type == "OutputParseError"
     with pytest.raises(UsageError, match="granularity"):
         ContextRelevance(llm=llm, granularity="sentence")
+
+
+def test_context_relevance_with_one_judge_asks_only_the_first_prompt():
+    question = "Where was Albert Einstein born?"
+    padded = [f"{BIRTH}\n\n{COOKING}"]
+    llm, provider = judge(_relevant_when_ulm, repeat_last=True)
+    metric = ContextRelevance(llm=llm, granularity="passage", judges=1)
+    result = metric.score(user_input=question, retrieved_contexts=padded)
+    assert len(provider.requests) == 2  # two passages x one judge
+    # the question comes before the passage: the first prompt, never the alternative
+    for request, passage in zip(provider.requests, (BIRTH, COOKING), strict=True):
+        content = request.messages[-1].content
+        assert content.index(question) < content.index(passage)
+    assert result.value == pytest.approx(len(BIRTH) / (len(BIRTH) + len(COOKING)))
+    assert [p["ratings"] for p in result.details["passages"]] == [["2"], ["0"]]
+    assert metric.prompt_ids == ("rating_context_relevance",)
+    sample = SingleTurnSample(user_input=question, retrieved_contexts=padded)
+    assert metric.estimate(sample).requests == 2
+    # rated as a whole: one call, one rating
+    whole_llm, whole_provider = judge(_relevant_when_ulm, repeat_last=True)
+    whole = ContextRelevance(llm=whole_llm, judges=1).score(
+        user_input=question, retrieved_contexts=padded
+    )
+    assert len(whole_provider.requests) == 1
+    assert whole.value == 1.0 and whole.reason.startswith("rating 2 on a 0–2 scale")
+    assert whole.details["ratings"] == ["2"]
+    with pytest.raises(UsageError, match="judges"):
+        ContextRelevance(llm=llm, judges=3)

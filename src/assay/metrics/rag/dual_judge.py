@@ -81,7 +81,7 @@ class _DualJudge(LLMMetric):
 
     async def _ascore(self, **fields: Any) -> MetricResult:
         values = self._inputs(fields)
-        ratings: list[Rating | None] = [None, None]
+        ratings: list[Rating | None] = [None] * len(self.prompt_ids)
 
         async def run(index: int, prompt_id: str) -> None:
             ratings[index] = await self._best_rating(prompt_id, values)
@@ -95,7 +95,7 @@ class _DualJudge(LLMMetric):
         top = int(max(self.scale.values()))
         return MetricResult(
             score,
-            reason=f"ratings {labels[0]} and {labels[1]} on a 0–{top} scale",
+            reason=f"{'ratings ' + ' and '.join(labels) if len(labels) > 1 else 'rating ' + labels[0]} on a 0–{top} scale",
             details={"ratings": labels, "normalised": scores},
         )
 
@@ -106,8 +106,11 @@ class _DualJudge(LLMMetric):
             if "retrieved_contexts" in self.required_fields
             else 1
         )
+        judges = len(self.prompt_ids)
         return CallEstimate(
-            requests=2 * pieces, input_tokens=2 * (250 * pieces + text), output_tokens=4 * pieces
+            requests=judges * pieces,
+            input_tokens=judges * (250 * pieces + text),
+            output_tokens=4 * judges * pieces,
         )
 
 
@@ -170,9 +173,20 @@ def weighted_mean(scores: list[float | None], weights: list[int]) -> tuple[float
 class ContextRelevance(_DualJudge):
     name: str = "nv_context_relevance"
     granularity: Literal["context", "passage"] = "context"
+    # 1: only the first judge (question before context, so per passage its whole prompt up to the
+    # passage is a prefix llama.cpp keeps): half the calls, without the second opinion.
+    judges: Literal[1, 2] = 2
+    calls_per_sample = (
+        f"2, concurrent (1 with judges=1); x pieces of {MAX_SOURCE_CHARS:,} characters for long "
+        "contexts, or x passages with granularity='passage'"
+    )
     required_fields = ("user_input", "retrieved_contexts")
-    prompt_ids = ("rating_context_relevance", "rating_context_relevance_alt")
     scale: ClassVar[Mapping[str, float]] = {"0": 0.0, "1": 1.0, "2": 2.0}
+
+    @property
+    def prompt_ids(self) -> tuple[str, ...]:  # type: ignore[override]
+        """The prompts this setting sends (so records and translations name only those)."""
+        return ("rating_context_relevance", "rating_context_relevance_alt")[: self.judges]
 
     def _inputs(self, fields: dict[str, Any]) -> dict[str, Any]:
         context = join_contexts(fields["retrieved_contexts"])
@@ -228,10 +242,11 @@ class ContextRelevance(_DualJudge):
         passages = split_passages(list(sample.retrieved_contexts or []))
         question = len(str(sample.user_input or "")) // 4
         text = sum(len(p) for p in passages) // 4
+        judges = len(self.prompt_ids)
         return CallEstimate(
-            requests=2 * len(passages),
-            input_tokens=2 * (250 * len(passages) + question * len(passages) + text),
-            output_tokens=4 * len(passages),
+            requests=judges * len(passages),
+            input_tokens=judges * (250 * len(passages) + question * len(passages) + text),
+            output_tokens=4 * judges * len(passages),
         )
 
 
