@@ -119,6 +119,7 @@ class Writer(Behaviour):
     unsupported_statements: set[str] = field(default_factory=set)  # ...to statements naming these
     same_question: bool = False
     one_hop_evidence: bool = False  # multi-hop answers quoting one context only
+    one_hop_answer: bool = False  # multi-hop drafts citing two contexts, answered from the first
     english_questions: bool = False  # ignores <language>: English questions on any corpus
     fail: Callable[[RecordedRequest, str], Behaviour | None] | None = None
     calls: Counter = field(default_factory=Counter)
@@ -140,6 +141,14 @@ class Writer(Behaviour):
             if behaviour is not None:
                 return behaviour.respond(request)
         return ok(self.answer(pid, request)).respond(request)
+
+    def supports(self, source: str, statement: str) -> bool:
+        """A careful judge: a statement is supported when nearly all its words are in the
+        source (and it names nothing in `unsupported_statements`)."""
+        if any(w in statement for w in self.unsupported_statements):
+            return False
+        words, present = _words(statement), set(_words(source))
+        return not words or sum(w in present for w in words) >= 0.8 * len(words)
 
     def answer(self, pid: str, request: RecordedRequest) -> str:
         if pid == "testset.persona":
@@ -179,16 +188,16 @@ class Writer(Behaviour):
             return json.dumps(
                 {
                     "question": question,
-                    "answer": " ".join(quotes),
+                    "answer": quotes[0] if self.one_hop_answer else " ".join(quotes),
                     "evidence": [number for number, _ in cited],
                 }
             )
         if pid == "supported":
             source = fenced(request, "source")
             items = re.findall(r"^\d+\.(.*)$", fenced(request, "items"), flags=re.MULTILINE)
-            label = "no" if any(w in source for w in self.unsupported_words) else "yes"
+            denied = any(w in source for w in self.unsupported_words)
             return "\n".join(
-                f"{i}. {'no' if any(w in item for w in self.unsupported_statements) else label}"
+                f"{i}. {'yes' if not denied and self.supports(source, item) else 'no'}"
                 for i, item in enumerate(items, start=1)
             )
         if pid == "answers_question":
@@ -223,6 +232,10 @@ class Writer(Behaviour):
         if pid == "testset.question_potential":
             return json.dumps({"score": 4})
         raise AssertionError(pid)
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", text.lower())
 
 
 def bag_of_words(text: str, dimensions: int = 64) -> list[float]:

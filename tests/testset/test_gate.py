@@ -245,3 +245,40 @@ def test_support_is_every_statement_by_default_or_a_mean_probability_when_asked(
     assert writer.calls["supported"] == 2
     with pytest.raises(UsageError, match=r"QualityGate\.support_scoring must be"):
         QualityGate(support_scoring="mean")
+
+
+def test_a_multi_hop_answer_that_one_context_supports_alone_is_refused(fake) -> None:
+    # the draft cites a sentence from each of two chunks (the cheap check passes), but its
+    # answer is the first chunk's sentence: the second hop is not needed
+    _writer(fake, one_hop_answer=True)
+    multi_hop = [(MultiHopSpecificQuerySynthesizer(), 1.0)]
+    testset = generator(fake).generate_with_documents(
+        CORPUS, testset_size=2, query_distribution=multi_hop, max_candidates=4
+    )
+    assert len(testset) == 0
+    refused = testset.report.rejected
+    assert refused and all(
+        r.reason == "multi_hop: context 1 of 2 alone supports the whole reference, so the other "
+        "hops are not needed"
+        for r in refused
+    )
+    assert all(r.gate["supported_by_one_context"] == [1.0] for r in refused)
+    # the same drafts with the check turned off are kept
+    _writer(fake, one_hop_answer=True)
+    lenient = generator(fake, gate=QualityGate(llm=fake.llm(), each_hop_needed=False))
+    kept = lenient.generate_with_documents(CORPUS, testset_size=2, query_distribution=multi_hop)
+    assert len(kept) == 2
+    assert all("supported_by_one_context" not in s.provenance.gate for s in kept)
+
+
+def test_a_multi_hop_answer_using_both_contexts_is_kept_with_each_contexts_support(fake) -> None:
+    _writer(fake)
+    testset = generator(fake).generate_with_documents(
+        CORPUS, testset_size=2, query_distribution=[(MultiHopSpecificQuerySynthesizer(), 1.0)]
+    )
+    assert len(testset) == 2
+    for sample in testset:
+        alone = sample.provenance.gate["supported_by_one_context"]
+        assert len(alone) == len(sample.eval_sample.reference_contexts) >= 2
+        assert all(value < 1.0 for value in alone)
+        assert sample.provenance.gate["reference_supported"] == 1.0

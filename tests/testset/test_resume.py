@@ -199,6 +199,7 @@ def test_a_rerun_with_other_judge_thresholds_judges_again(fake, tmp_path) -> Non
         "support_scoring": "verdicts",
         "support_threshold": 1.0,
         "answer_threshold": 0.5,
+        "each_hop_needed": True,
         "prompts": {
             "supported": load_prompt("supported").hash,
             "answers_question": load_prompt("answers_question").hash,

@@ -16,6 +16,9 @@ Checks, cheapest first (a refused candidate costs no judge call beyond the first
    reference contexts (by default every statement of it; see `support_scoring`).
 7. `unanswered`: the judge finds that the reference answers the question (the library's
    `answers_question` prompt). With 6, the question is answerable from the contexts.
+8. `multi_hop`, judged: no single context of a multi-hop sample supports the whole reference on
+   its own (the same support judge, one context at a time), so every hop is needed; quotes from
+   two chunks (check 4) alone do not show that the answer uses both.
 
 Judge prompts are asked in the candidate's language when the library has them. Scores land in
 the sample's provenance (`gate`); the reason of a refusal is `check: detail`.
@@ -96,6 +99,8 @@ class QualityGate:
     # how close (rapidfuzz 0-100) a long evidence quote must be to a span of a context; 100 asks
     # for an exact copy. The kept evidence is the context's own span either way.
     evidence_similarity: float = 95.0
+    # check 8: refuse a multi-hop sample whose reference one context alone supports
+    each_hop_needed: bool = True
 
     def __post_init__(self) -> None:
         if self.support_scoring not in ("verdicts", "probability"):
@@ -128,6 +133,7 @@ class QualityGate:
             "support_scoring": self.support_scoring,
             "support_threshold": self.support_threshold,
             "answer_threshold": self.answer_threshold,
+            "each_hop_needed": self.each_hop_needed,
             # reworded judge prompts give other verdicts
             "prompts": {
                 pid: load_prompt(pid, "english").hash for pid in ("supported", "answers_question")
@@ -216,7 +222,9 @@ class QualityGate:
             (fuzz.token_sort_ratio(mine, _normalized(q)) for q in kept_questions), default=0.0
         )
 
-    async def judged_checks(self, sample: SingleTurnSample, language: str) -> GateResult:
+    async def judged_checks(
+        self, sample: SingleTurnSample, language: str, multi_hop: bool = False
+    ) -> GateResult:
         scores: dict[str, Any] = {"judged_with": self.judge_settings()}
         if self.llm is None:
             return GateResult(True, "", {"judged": False})
@@ -226,11 +234,10 @@ class QualityGate:
             language=judge_language,
             scoring="binary" if self.support_scoring == "verdicts" else "probability",
         )
+        contexts = list(sample.reference_contexts or [])
         try:
             result = await faithfulness.ascore(
-                response=sample.reference,
-                retrieved_contexts=list(sample.reference_contexts or []),
-                user_input=sample.user_input,
+                response=sample.reference, retrieved_contexts=contexts, user_input=sample.user_input
             )
         except NotApplicable as exc:
             return GateResult(False, f"unsupported: {exc}", scores)
@@ -251,6 +258,28 @@ class QualityGate:
             return GateResult(
                 False, "unanswered: the reference does not answer the question", scores
             )
+        if multi_hop and self.each_hop_needed and len(contexts) > 1:
+            alone: list[float] = []
+            for number, context in enumerate(contexts, start=1):
+                try:
+                    own = await faithfulness.ascore(
+                        response=sample.reference,
+                        retrieved_contexts=[context],
+                        user_input=sample.user_input,
+                    )
+                except NotApplicable:  # e.g. an empty context: it supports nothing alone
+                    alone.append(0.0)
+                    continue
+                alone.append(round(float(own.value), 4))
+                if own.value >= self.support_threshold:
+                    scores["supported_by_one_context"] = alone
+                    return GateResult(
+                        False,
+                        f"multi_hop: context {number} of {len(contexts)} alone supports the "
+                        "whole reference, so the other hops are not needed",
+                        scores,
+                    )
+            scores["supported_by_one_context"] = alone
         return GateResult(True, "", scores)
 
 

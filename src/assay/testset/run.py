@@ -205,7 +205,9 @@ async def generate_samples(
             sources=outcome.evidence_contexts,
         )
         if result.passed:
-            judged = judged_before or await gate.judged_checks(outcome.sample, scenario.language)
+            judged = judged_before or await gate.judged_checks(
+                outcome.sample, scenario.language, lane.synthesizer.multi_hop
+            )
             outcome.judged = True
             # the fresh cheap scores win over those kept with an earlier judge answer
             result = GateResult(judged.passed, judged.reason, {**judged.scores, **result.scores})
