@@ -568,6 +568,8 @@ def keep_other_engine(record: dict[str, Any], out: Path, other: str) -> None:
     previous = json.loads(path.read_text(encoding="utf-8"))
     # figures are comparable only from the same corpus, sizes, seed, models, version and gate
     same = ("size", "llm", "embeddings", "docs", "documents", "seed", "tiny_size", "assay", "gate")
+    if not _produced_any(previous, other):
+        same = same[:-1]  # the gate judged none of its samples: its settings made no figure
     differ = [key for key in same if previous.get(key) != record.get(key)]
     if differ:
         print(f"note: {path} is not kept for {other} ({', '.join(differ)} differ)", file=sys.stderr)
@@ -579,6 +581,13 @@ def keep_other_engine(record: dict[str, Any], out: Path, other: str) -> None:
     for case, by_engine in previous.get("tiny", {}).items():
         if other in by_engine:
             record["tiny"].setdefault(case, {})[other] = by_engine[other]
+
+
+def _produced_any(record: dict[str, Any], engine: str) -> bool:
+    """Did `engine` produce a sample in `record`, in its main run or a tiny case?"""
+    runs = [record.get("engines", {}).get(engine)]
+    runs += [by_engine.get(engine) for by_engine in record.get("tiny", {}).values()]
+    return any(((run or {}).get("figures") or {}).get("produced") for run in runs)
 
 
 def write_results(record: dict[str, Any], out: Path, llm: Any = None) -> str:

@@ -362,3 +362,16 @@ def test_one_engines_run_keeps_the_others_figures_only_from_a_comparable_run(tmp
         bench.keep_other_engine(later, out, "assay")
         assert later["engines"] == {} and later["tiny"] == {}
         assert f"({next(iter(change))} differ)" in capsys.readouterr().err
+    # an engine that produced no sample was judged by no gate: other gate settings keep it
+    empty = record(
+        engines={"ragas": {"figures": {"produced": 0, "crashed": True}}},
+        tiny={"one document": {"ragas": {"figures": {"produced": 0}}}},
+    )
+    out.with_suffix(".json").write_text(json.dumps(empty), encoding="utf-8")
+    regated = record(gate={"support_threshold": 0.8})
+    bench.keep_other_engine(regated, out, "ragas")
+    assert regated["engines"]["ragas"]["figures"]["crashed"] is True
+    assert regated["tiny"]["one document"]["ragas"]["figures"]["produced"] == 0
+    moved = record(gate={"support_threshold": 0.8}, docs="/other")
+    bench.keep_other_engine(moved, out, "ragas")
+    assert moved["engines"] == {}  # the other keys still count
