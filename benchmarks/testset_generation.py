@@ -568,8 +568,8 @@ def keep_other_engine(record: dict[str, Any], out: Path, other: str) -> None:
     previous = json.loads(path.read_text(encoding="utf-8"))
     # figures are comparable only from the same corpus, sizes, seed, models, version and gate
     same = ("size", "llm", "embeddings", "docs", "documents", "seed", "tiny_size", "assay", "gate")
-    if not _produced_any(previous, other):
-        same = same[:-1]  # the gate judged none of its samples: its settings made no figure
+    if not _gate_decided_any(previous, record, other):
+        same = same[:-1]
     differ = [key for key in same if previous.get(key) != record.get(key)]
     if differ:
         print(f"note: {path} is not kept for {other} ({', '.join(differ)} differ)", file=sys.stderr)
@@ -583,11 +583,23 @@ def keep_other_engine(record: dict[str, Any], out: Path, other: str) -> None:
             record["tiny"].setdefault(case, {})[other] = by_engine[other]
 
 
-def _produced_any(record: dict[str, Any], engine: str) -> bool:
-    """Did `engine` produce a sample in `record`, in its main run or a tiny case?"""
-    runs = [record.get("engines", {}).get(engine)]
-    runs += [by_engine.get(engine) for by_engine in record.get("tiny", {}).values()]
-    return any(((run or {}).get("figures") or {}).get("produced") for run in runs)
+# Gate settings that apply to multi-hop samples only.
+_MULTI_HOP_SETTINGS = frozenset({"each_hop_needed"})
+
+
+def _gate_decided_any(previous: dict[str, Any], record: dict[str, Any], engine: str) -> bool:
+    """Could the gate settings that differ between `previous` and `record` have changed a figure
+    of `engine` in `previous`? Not when it produced no sample (the gate judged nothing), nor when
+    they differ only in multi-hop settings and it produced no multi-hop sample."""
+    runs = [previous.get("engines", {}).get(engine)]
+    runs += [by_engine.get(engine) for by_engine in previous.get("tiny", {}).values()]
+    figures = [(run or {}).get("figures") or {} for run in runs]
+    if not any(f.get("produced") for f in figures):
+        return False
+    before, now = previous.get("gate") or {}, record.get("gate") or {}
+    differ = {key for key in before.keys() | now.keys() if before.get(key) != now.get(key)}
+    multi_hop = any("multi_hop" in name for f in figures for name in f.get("synthesizers") or {})
+    return bool(differ - _MULTI_HOP_SETTINGS) or multi_hop
 
 
 def write_results(record: dict[str, Any], out: Path, llm: Any = None) -> str:
