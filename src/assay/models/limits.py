@@ -14,9 +14,10 @@ successes), since every probe past the server's capacity costs a rejected reques
 `RateLimiter.hold()` keeps one slot for a run of consecutive calls (e.g. one verdict call per
 statement over the same source). Without it, every call of the run queues behind the calls of
 other rows, so on a llama.cpp server with few slots another row's prompt overwrites the slot
-between two calls of the run and the shared prefix is read again each time: measured on the
-embedded judge, twice the seconds per row. The calls inside a hold take turns on its slot and
-still pay the request and token budgets.
+between two calls of the run and the shared prefix is read again (measured on the embedded
+judge with four WikiEval rows scored at once: twice the seconds per row; llama.cpp's host-memory
+prompt cache wins much of that back on longer runs). The calls inside a hold take turns on its
+slot and still pay the request and token budgets.
 """
 
 from __future__ import annotations
