@@ -163,23 +163,27 @@ class AdaptiveConcurrency:
     def release(self, *, rate_limited: bool = False, latency: float | None = None) -> None:
         """Give a slot back; `rate_limited` and `latency` steer the limit."""
         with self._lock:
-            self._adapt_locked(rate_limited, latency)
-            self.in_flight -= 1
+            saturated = self._saturated_locked()
+            self.in_flight -= 1  # before adapting: a 429 shrinks to the load still accepted
+            self._adapt_locked(rate_limited, latency, saturated)
             self._grant_locked()
 
     def observe(self, *, rate_limited: bool = False, latency: float | None = None) -> None:
         """Steer the limit by a call that ran on a held slot (it frees no slot of its own)."""
         with self._lock:
-            self._adapt_locked(rate_limited, latency)
+            self._adapt_locked(rate_limited, latency, self._saturated_locked())
             self._grant_locked()  # a 429 may lower the limit, growth may make room
 
-    def _adapt_locked(self, rate_limited: bool, latency: float | None) -> None:
+    def _saturated_locked(self) -> bool:
+        return self.in_flight >= self.limit or bool(self._waiters)
+
+    def _adapt_locked(self, rate_limited: bool, latency: float | None, saturated: bool) -> None:
         if not self.adaptive:
             return
         if rate_limited:
             self._shrink()
         else:
-            self._grow(self.in_flight >= self.limit or bool(self._waiters), latency)
+            self._grow(saturated, latency)
 
     def give_back(self) -> None:
         """Return a slot unused: nothing was learnt about the endpoint."""
