@@ -379,24 +379,19 @@ def test_one_engines_run_keeps_the_others_figures_only_from_a_comparable_run(tmp
     gate = bench.GATE.judge_settings()
     older_gate = {k: v for k, v in gate.items() if k != "each_hop_needed"}
     single = {"produced": 4, "synthesizers": {"single_hop_specific_query_synthesizer": 4}}
-    out.with_suffix(".json").write_text(
-        json.dumps(record(gate=older_gate, tiny={"no headings": {"ragas": {"figures": single}}})),
-        encoding="utf-8",
-    )
-    kept = record()
-    bench.keep_other_engine(kept, out, "ragas")
-    assert kept["tiny"]["no headings"]["ragas"]["figures"] == single
     multi = {"produced": 2, "synthesizers": {"multi_hop_specific_query_synthesizer": 2}}
-    out.with_suffix(".json").write_text(
-        json.dumps(record(gate=older_gate, tiny={"no headings": {"ragas": {"figures": multi}}})),
-        encoding="utf-8",
-    )
-    dropped = record()
-    bench.keep_other_engine(dropped, out, "ragas")
+
+    def kept_after(previous_gate, figures, current_gate=gate):
+        """Write a record whose Ragas tiny case has `figures`; what a run with `current_gate` keeps."""
+        previous = record(gate=previous_gate, tiny={"no headings": {"ragas": {"figures": figures}}})
+        out.with_suffix(".json").write_text(json.dumps(previous), encoding="utf-8")
+        now = record(gate=current_gate)
+        bench.keep_other_engine(now, out, "ragas")
+        return now
+
+    kept = kept_after(older_gate, single)
+    assert kept["tiny"]["no headings"]["ragas"]["figures"] == single
+    dropped = kept_after(older_gate, multi)
     assert dropped["tiny"] == {} and "(gate differ)" in capsys.readouterr().err
-    stricter = record(gate={**gate, "support_threshold": 0.8})
-    out.with_suffix(".json").write_text(
-        json.dumps(record(tiny={"no headings": {"ragas": {"figures": single}}})), encoding="utf-8"
-    )
-    bench.keep_other_engine(stricter, out, "ragas")
+    stricter = kept_after(gate, single, {**gate, "support_threshold": 0.8})
     assert stricter["tiny"] == {}  # a threshold judged the single-hop samples too

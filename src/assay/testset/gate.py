@@ -259,7 +259,7 @@ class QualityGate:
                 False, "unanswered: the reference does not answer the question", scores
             )
         if multi_hop and self.each_hop_needed and len(contexts) > 1:
-            alone: list[float] = []
+            alone: list[float] = scores.setdefault("supported_by_one_context", [])
             for number, context in enumerate(contexts, start=1):
                 try:
                     own = await faithfulness.ascore(
@@ -272,14 +272,12 @@ class QualityGate:
                     continue
                 alone.append(round(float(own.value), 4))
                 if own.value >= self.support_threshold:
-                    scores["supported_by_one_context"] = alone
                     return GateResult(
                         False,
                         f"multi_hop: context {number} of {len(contexts)} alone supports the "
                         "whole reference, so the other hops are not needed",
                         scores,
                     )
-            scores["supported_by_one_context"] = alone
         return GateResult(True, "", scores)
 
 
