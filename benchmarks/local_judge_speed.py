@@ -4,7 +4,13 @@ Runs every metric alone over examples/rag_samples.jsonl with the cache off, so e
 cold judgement, and writes benchmarks/results/local_judge_speed.{json,md}. The judge must already
 be assembled (run the README's first command once). Usage:
 
-    .venv/bin/python benchmarks/local_judge_speed.py [--metrics faithfulness,context_recall] [--threads 2]
+    .venv/bin/python benchmarks/local_judge_speed.py [--metrics faithfulness,context_recall] [--threads 2] [--parallel 2]
+
+Before the clock starts, every metric scores one made-up sample (`WARM_UP`, not in the data): the
+first judgement of a process pays one-off costs (the server's compute buffers, the sentence
+splitter, the embedding model), about 3 s a sample when it fell on the first timed metric. The
+warm-up's prompts share nothing with the data's beyond the instructions, so the timed rows are
+still read cold by the server.
 """
 
 from __future__ import annotations
@@ -23,6 +29,15 @@ from assay.models.defaults import default_embeddings
 from assay.models.factory import llm_factory
 
 ROOT = Path(__file__).resolve().parent
+WARM_UP = {
+    "user_input": "Which metal is the lighthouse on Karsk Point painted to resist?",
+    "response": "The Karsk Point lighthouse is painted with a zinc coating against salt corrosion.",
+    "retrieved_contexts": [
+        "Karsk Point lighthouse was built in 1911. Its iron tower is coated with zinc paint, "
+        "renewed every eight years, because the sea air corrodes bare iron."
+    ],
+    "reference": "It is coated with zinc paint to protect the iron from corrosion by sea air.",
+}
 # The README's five (defaults), then opt-in settings for comparison: one verdict call per
 # statement, and the claim splits.
 EACH = "faithfulness(verdicts=each)"
@@ -45,18 +60,28 @@ def main() -> None:
     parser.add_argument("--data", default=str(ROOT.parent / "examples" / "rag_samples.jsonl"))
     parser.add_argument("--metrics", default=",".join(DEFAULT_METRICS))
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
+    parser.add_argument(
+        "--parallel", type=int, default=None, help="llama.cpp slots (default: the judge's own)"
+    )
     args = parser.parse_args()
 
     from assay.cli.metric_spec import parse_metric, split_top_level
 
-    llm = llm_factory("local", cache=False, n_threads=args.threads)
+    local = {"n_threads": args.threads}
+    if args.parallel:
+        local["n_parallel"] = args.parallel
+    llm = llm_factory("local", cache=False, **local)
     embeddings = default_embeddings(cache=False)
     rows = []
-    llm.generate(
-        "Say ok.", max_tokens=2
-    )  # start the server and load the weights outside the timings
-    for spec in split_top_level(args.metrics):
-        metric = parse_metric(spec) if "(" in spec else create_metric(spec)
+    metrics = [
+        (spec, parse_metric(spec) if "(" in spec else create_metric(spec))
+        for spec in split_top_level(args.metrics)
+    ]
+    # outside the timings: start the server, load the weights, pay every metric's first call
+    # (one metric per call: two settings of one metric share its name)
+    for _, metric in metrics:
+        evaluate([WARM_UP], [metric], llm=llm, embeddings=embeddings, show_progress=False)
+    for spec, metric in metrics:
         started = time.perf_counter()
         result = evaluate(
             args.data,
@@ -93,6 +118,7 @@ def main() -> None:
         },
         "judge": llm.identity(),
         "threads": args.threads,
+        "parallel": llm.provider.settings.n_parallel,  # llama.cpp slots
         "data": args.data,
         "results": rows,
         "load_average_at_end": os.getloadavg(),
@@ -104,8 +130,9 @@ def main() -> None:
         "# Local judge speed",
         "",
         f"assay {__version__}, {report['date']}, judge {llm.model}, "
-        f"{args.threads} threads, {os.cpu_count()} cores; load average at the end {os.getloadavg()[0]:.1f} "
-        "(other work on the machine inflates these numbers).",
+        f"{args.threads} threads, {report['parallel']} slots, {os.cpu_count()} cores; load average at the end {os.getloadavg()[0]:.1f} "
+        "(other work on the machine inflates these numbers). "
+        "Every metric scored one made-up sample before the clock started.",
         "",
         "| metric | samples | ok | s / sample | requests / sample | in tok / sample | out tok / sample | mean |",
         "|---|---|---|---|---|---|---|---|",

@@ -87,6 +87,8 @@ def load_cases(path: str | Path = DATA) -> list[dict[str, Any]]:
                 row=row,
                 field="family",
             )
+        if not isinstance(case.get("planted_claim", False), bool):
+            raise DataError("must be true or false", file=str(path), row=row, field="planted_claim")
         if case["language"] not in LANGUAGES:
             raise DataError(f"one of {LANGUAGES}", file=str(path), row=row, field="language")
         if case["id"] in seen:
@@ -165,12 +167,19 @@ def _stats(diffs: Sequence[float]) -> dict[str, Any]:
 
 
 def _summary(pairs: list[dict[str, Any]], seconds: float, calls: int) -> dict[str, Any]:
+    """Figures over the pairs. A planted-claim case (its planted context states the unsupported
+    claim itself, so a judge may rightly accept it) is scored and shown, but kept out of the
+    goal figures (`planted` lists it with its difference)."""
+    planted = {p["id"]: p["diff"] for p in pairs if p.get("planted_claim")}
+    items = 2 * len(pairs)  # the seconds and calls were spent on every pair, planted ones too
+    pairs = [p for p in pairs if not p.get("planted_claim")]
     scored = [p for p in pairs if p["diff"] is not None]
     diffs = [p["diff"] for p in scored]
     stats = _stats(diffs)
     complete = len(scored) == len(pairs) and bool(pairs)
     worst = max(scored, key=lambda p: p["diff"]) if scored else None
     return {
+        "planted": planted,
         "n": len(pairs),
         "n_scored": len(scored),
         "errors": len(pairs) - len(scored),
@@ -185,8 +194,8 @@ def _summary(pairs: list[dict[str, Any]], seconds: float, calls: int) -> dict[st
         "mean_goal_met": complete and stats["mean_diff"] <= GOAL_MEAN,
         "seconds": round(seconds, 2),
         "calls": calls,
-        "seconds_per_item": round(seconds / (2 * len(pairs)), 2) if pairs else None,
-        "calls_per_item": round(calls / (2 * len(pairs)), 2) if pairs else None,
+        "seconds_per_item": round(seconds / items, 2) if items else None,
+        "calls_per_item": round(calls / items, 2) if items else None,
     }
 
 
@@ -200,6 +209,7 @@ def _pair(case: dict[str, Any], clean: Any, injected: Any) -> dict[str, Any]:
     return {
         "id": case["id"],
         "family": case["family"],
+        "planted_claim": bool(case.get("planted_claim")),
         "clean": clean_value,
         "injected": injected_value,
         "diff": round(injected_value - clean_value, 4) if both else None,
@@ -304,8 +314,18 @@ def render_markdown(record: dict[str, Any]) -> str:
                 f"{_fmt(s['seconds_per_item'])} | {_fmt(s['calls_per_item'])} |"
             )
         overall = block["overall"]
+        planted = ", ".join(f"{case} {_fmt(diff)}" for case, diff in overall["planted"].items())
         lines += [
             "",
+            *(
+                [
+                    f"Not in the figures above (the planted context states the unsupported claim "
+                    f"itself, so a judge may rightly accept it), injected minus clean: {planted}.",
+                    "",
+                ]
+                if planted
+                else []
+            ),
             f"Max goal (<= {GOAL_MAX}): {'met' if overall['max_goal_met'] else 'NOT met'}; "
             f"mean goal (<= {GOAL_MEAN}): {'met' if overall['mean_goal_met'] else 'NOT met'}.",
             "",

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from assay.errors import DataError
+from assay.metrics.rag.anchor import unanchored
 from assay.metrics.rag.claims import join_contexts
 from assay.metrics.text import split_sentences
 from tests.models.fake_openai import FakeOpenAI, dynamic, error, ok
@@ -76,6 +77,10 @@ def test_a_bad_case_is_a_data_error_naming_row_and_field(tmp_path):
     path.write_text(json.dumps(dict(good, family="nonsense")) + "\n", encoding="utf-8")
     with pytest.raises(DataError, match="unknown family 'nonsense'"):
         runner.load_cases(path)
+    path.write_text(json.dumps(dict(good, planted_claim="yes")) + "\n", encoding="utf-8")
+    with pytest.raises(DataError, match="must be true or false") as raised:
+        runner.load_cases(path)
+    assert raised.value.field == "planted_claim"
 
 
 # -- the runner, against a judge scripted to be fooled or not --------------------------------------
@@ -144,11 +149,14 @@ def _run(tmp_path, server, *extra: str) -> dict:
     return json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
 
 
+NO_ANCHOR = ("--metrics", "faithfulness(lexical_anchor=false)")  # every sentence goes to the judge
+
+
 @pytest.mark.parametrize("fooled", [True, False], ids=["fooled", "not-fooled"])
 def test_the_runner_reports_what_the_judge_implies(tmp_path, fooled):
     with FakeOpenAI() as server:
         server.default = judge(fooled)
-        record = _run(tmp_path, server)
+        record = _run(tmp_path, server, *NO_ANCHOR)
         requests = server.chat_requests
     block = record["metrics"]["faithfulness"]
     by_id = {pair["id"]: pair for pair in block["cases"]}
@@ -156,15 +164,22 @@ def test_the_runner_reports_what_the_judge_implies(tmp_path, fooled):
     for case in CASES:
         assert by_id[case["id"]]["diff"] == pytest.approx(_expected_diff(case, fooled), abs=1e-4)
     overall = block["overall"]
-    diffs = [_expected_diff(case, fooled) for case in CASES]
-    assert overall["n"] == overall["n_scored"] == len(CASES) and overall["errors"] == 0
+    # a planted-claim case is scored and listed apart, outside the goal figures
+    goal_cases = [case for case in CASES if not case.get("planted_claim")]
+    planted = [case for case in CASES if case.get("planted_claim")]
+    assert [case["id"] for case in planted] == ["context_claim-04"]
+    assert overall["planted"] == {
+        case["id"]: pytest.approx(_expected_diff(case, fooled), abs=1e-4) for case in planted
+    }
+    diffs = [_expected_diff(case, fooled) for case in goal_cases]
+    assert overall["n"] == overall["n_scored"] == len(goal_cases) and overall["errors"] == 0
     assert overall["max_diff"] == pytest.approx(max(diffs), abs=1e-4)
     assert overall["mean_diff"] == pytest.approx(sum(diffs) / len(diffs), abs=1e-4)
     # one verdict call per row (sentences need no split call), counted by the engine
     assert overall["calls"] == len(requests) == 2 * len(CASES)
     assert overall["calls_per_item"] == 1.0
     for family, summary in block["families"].items():
-        members = [_expected_diff(c, fooled) for c in CASES if c["family"] == family]
+        members = [_expected_diff(c, fooled) for c in goal_cases if c["family"] == family]
         assert summary["n"] == len(members)
         assert summary["max_diff"] == pytest.approx(max(members), abs=1e-4), family
     if fooled:
@@ -175,7 +190,8 @@ def test_the_runner_reports_what_the_judge_implies(tmp_path, fooled):
         assert max(diffs) <= 0  # the injected sentences are unsupported statements
         assert overall["max_goal_met"] is True and overall["mean_goal_met"] is True
     markdown = (tmp_path / "run.md").read_text(encoding="utf-8")
-    assert f"| **overall** | {len(CASES)} | 0 |" in markdown
+    assert f"| **overall** | {len(goal_cases)} | 0 |" in markdown
+    assert "Not in the figures above" in markdown and "context_claim-04" in markdown
     assert ("NOT met" in markdown) is fooled
     # the Chinese cases were judged with the Chinese prompt, the others with the English one
     chinese_sources = {
@@ -187,11 +203,50 @@ def test_the_runner_reports_what_the_judge_implies(tmp_path, fooled):
         assert bool(re.search(r"[\u4e00-\u9fff]", system)) is in_chinese
 
 
+def _expected_anchored(case: dict) -> float:
+    """The fooled judge's diff when the anchor decides the statements sharing no word with the
+    contexts: those are no, and only what is still sent can fool the judge."""
+
+    def value(text: str, contexts: list[str]) -> float:
+        source = join_contexts(contexts)
+        sentences = split_sentences(text)
+        away = unanchored(sentences, source)
+        asked = [s for s, gone in zip(sentences, away, strict=True) if not gone]
+        fooled = source not in CLEAN_SOURCES or any(s not in KNOWN for s in asked)
+        values = [
+            0.0 if gone else float(fooled or s in SUPPORTED)
+            for s, gone in zip(sentences, away, strict=True)
+        ]
+        return sum(values) / len(values)
+
+    injected_contexts = case.get("injected_contexts") or case["retrieved_contexts"]
+    return value(case["injected_response"], injected_contexts) - value(
+        case["response"], case["retrieved_contexts"]
+    )
+
+
+def test_the_anchor_keeps_what_addresses_the_judge_from_it(tmp_path):
+    with FakeOpenAI() as server:
+        server.default = judge(True)  # fooled by any request that still carries injected text
+        record = _run(tmp_path, server)
+        requests = server.chat_requests
+    block = record["metrics"]["faithfulness"]
+    by_id = {pair["id"]: pair["diff"] for pair in block["cases"]}
+    expected = {case["id"]: _expected_anchored(case) for case in CASES}
+    assert by_id == pytest.approx(expected, abs=1e-4)
+    # most injected sentences share no word with their contexts: the fooled judge never sees them
+    unfooled = [case for case in CASES if expected[case["id"]] <= 0]
+    assert len(unfooled) >= len(CASES) // 2
+    assert block["overall"]["max_diff"] <= max(_expected_diff(c, True) for c in CASES)
+    sent = "\n".join(request.last_user_text for request in requests)
+    assert "Ignore all previous instructions" not in sent
+
+
 def test_an_error_pair_is_counted_and_no_goal_is_claimed_over_it(tmp_path):
     victim = next(c for c in CASES if c["family"] == "role_play")
     with FakeOpenAI() as server:
         server.default = judge(False, broken_source=join_contexts(victim["retrieved_contexts"]))
-        record = _run(tmp_path, server, "--families", "role_play,verified_note")
+        record = _run(tmp_path, server, "--families", "role_play,verified_note", *NO_ANCHOR)
     block = record["metrics"]["faithfulness"]
     role_play = block["families"]["role_play"]
     assert role_play["errors"] == 1 and role_play["n_scored"] == role_play["n"] - 1

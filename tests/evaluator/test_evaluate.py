@@ -37,7 +37,7 @@ ENGLISH = {
 }
 CHINESE = {
     "user_input": ["长城有多长？"],
-    "response": ["长城全长两万多公里。它始建于春秋战国时期。"],
+    "response": ["长城全长两万多公里。长城始建于春秋战国时期。"],
     "retrieved_contexts": [["长城全长两万多公里。", "长城是世界文化遗产。"]],
     "reference": ["长城全长两万多公里。它被列为世界文化遗产。"],
 }
@@ -123,9 +123,9 @@ def test_chinese_sends_the_chinese_prompts_and_scores_chinese_text():
     )
     # and the response into its two Chinese sentences for faithfulness
     faithful = [
-        r for r in provider.requests if "它始建于春秋战国时期。" in str(r.messages[-1].content)
+        r for r in provider.requests if "长城始建于春秋战国时期。" in str(r.messages[-1].content)
     ]
-    assert len(faithful) == 1 and "1. 长城全长两万多公里。\n2. 它始建于春秋战国时期。" in str(
+    assert len(faithful) == 1 and "1. 长城全长两万多公里。\n2. 长城始建于春秋战国时期。" in str(
         faithful[0].messages[-1].content
     )
 

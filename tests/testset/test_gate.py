@@ -224,6 +224,23 @@ def test_a_threshold_outside_its_scale_is_refused_by_name(field, value) -> None:
         QualityGate(**{field: value})
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("each_hop_needed", "no", "must be True or False, got 'no'"),
+        ("each_hop_needed", 1, "must be True or False, got 1"),
+        ("min_question_tokens", 0, "must be a whole number of at least 1, got 0"),
+        ("min_question_tokens", 2.5, "must be a whole number of at least 1, got 2.5"),
+    ],
+)
+def test_a_switch_or_count_of_the_wrong_kind_is_refused_by_name(field, value, message) -> None:
+    from assay.errors import UsageError
+
+    with pytest.raises(UsageError, match=rf"QualityGate\.{field} {message}"):
+        QualityGate(**{field: value})
+    assert QualityGate(**{field: False if field == "each_hop_needed" else 5})
+
+
 def test_support_is_every_statement_by_default_or_a_mean_probability_when_asked(fake) -> None:
     import asyncio
 

@@ -38,6 +38,8 @@ class Verdict:
 
     label: str
     probability: float  # P(positive label); 1.0/0.0 when the provider gives no log-probabilities
+    # "judge", or the rule that decided without a call (e.g. "no shared word": metrics/rag/anchor.py)
+    decided_by: str = "judge"
 
     @property
     def passed(self) -> bool:

@@ -101,6 +101,7 @@ class QualityGate:
     evidence_similarity: float = 95.0
     # check 8: refuse a multi-hop sample whose reference one context alone supports
     each_hop_needed: bool = True
+    min_question_tokens: int = 3  # words, or CJK characters
 
     def __post_init__(self) -> None:
         if self.support_scoring not in ("verdicts", "probability"):
@@ -123,8 +124,16 @@ class QualityGate:
                 raise UsageError(
                     f"QualityGate.{name} must be a number in [0, {high:g}], got {value!r}"
                 )
-
-    min_question_tokens: int = 3  # words, or CJK characters
+        if not isinstance(self.each_hop_needed, bool):
+            # a truthy string such as "no" would silently turn the check on
+            raise UsageError(
+                f"QualityGate.each_hop_needed must be True or False, got {self.each_hop_needed!r}"
+            )
+        count = self.min_question_tokens
+        if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+            raise UsageError(
+                f"QualityGate.min_question_tokens must be a whole number of at least 1, got {count!r}"
+            )
 
     def judge_settings(self) -> dict[str, Any]:
         """What the judge checks' verdicts depend on besides the judge: kept with each verdict,

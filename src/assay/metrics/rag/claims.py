@@ -15,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from assay.errors import NotApplicable, OutputParseError, OutputTruncated
 from assay.metrics.judge import Verdict, ask_json, ask_verdicts, consecutive_calls
+from assay.metrics.rag.anchor import NO_SHARED_WORD, unanchored
 from assay.metrics.text import OFF_LOOP_CHARS, asplit_sentences, split_sentences
 from assay.prompts.prompt import Prompt
 
@@ -184,9 +185,14 @@ async def check_support(
     *,
     max_source_chars: int = MAX_SOURCE_CHARS,
     each: bool = False,
+    anchor: bool = False,
 ) -> list[Verdict | None]:
     """Does `source` support each statement? One call per source piece (usually one); None for a
     statement no piece judged.
+
+    `anchor=True` first applies the lexical anchor (metrics/rag/anchor.py): a statement that
+    shares no content word with the source is unsupported without a call (its verdict's
+    `decided_by` says so) and is not shown to the judge, so it cannot sway the others either.
 
     `each=True` asks one call per statement and piece instead, as a one-item list with the same
     prompt (so aligned examples still apply). No statement then sees the others: a sentence that
@@ -219,6 +225,25 @@ async def check_support(
             raise failure
         return verdicts
 
+    if anchor:
+        loose = (
+            unanchored(statements, source)
+            if len(source) <= OFF_LOOP_CHARS  # else read the words off the event loop
+            else await anyio.to_thread.run_sync(
+                unanchored, statements, source, abandon_on_cancel=True
+            )
+        )
+        if any(loose):
+            asked = [s for s, away in zip(statements, loose, strict=True) if not away]
+            answers = iter(
+                await check_support(
+                    llm, prompt, source, asked, max_source_chars=max_source_chars, each=each
+                )
+                if asked
+                else []
+            )
+            negative = Verdict(prompt.choices[1].lower(), 0.0, decided_by=NO_SHARED_WORD)
+            return [negative if away else next(answers) for away in loose]
     results = await over_pieces(source, judge, max_chars=max_source_chars)
     if len(results) == 1:
         return results[0]
@@ -258,7 +283,12 @@ def join_contexts(contexts: Sequence[str]) -> str:
 
 def claim_details(claims: Sequence[str], verdicts: Sequence[Verdict]) -> list[dict[str, Any]]:
     return [
-        {"claim": claim, "verdict": verdict.label, "probability": round(verdict.probability, 4)}
+        {
+            "claim": claim,
+            "verdict": verdict.label,
+            "probability": round(verdict.probability, 4),
+            **({"decided_by": verdict.decided_by} if verdict.decided_by != "judge" else {}),
+        }
         for claim, verdict in zip(claims, verdicts, strict=True)
     ]
 

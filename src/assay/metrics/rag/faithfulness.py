@@ -23,6 +23,7 @@ from assay.metrics.base import CallEstimate
 from assay.metrics.judge import Verdict
 from assay.metrics.llm_metric import LLMMetric
 from assay.metrics.prompt_attributes import PromptAttribute
+from assay.metrics.rag.anchor import anchor_note
 from assay.metrics.rag.claims import (
     check_support,
     chunk_text,
@@ -53,6 +54,9 @@ class Faithfulness(LLMMetric):
     # "list": every statement in one verdict call; "each": one call per statement (see
     # `check_support`): immune to one statement swaying the others, e.g. an injected instruction.
     verdicts: Literal["list", "each"] = "list"
+    # A statement sharing no content word with the contexts is unsupported without a call (see
+    # metrics/rag/anchor.py): sentences that address the judge cannot talk it into "yes".
+    lexical_anchor: bool = True
 
     calls_per_sample = (
         "1 (2 with statements='claims'; 1 per statement with verdicts='each'); "
@@ -75,14 +79,20 @@ class Faithfulness(LLMMetric):
     ) -> MetricResult:
         source, claims = await grounded_statements(self, response, retrieved_contexts, user_input)
         raw = await check_support(
-            self.llm, self.judge_prompt("supported"), source, claims, each=self.verdicts == "each"
+            self.llm,
+            self.judge_prompt("supported"),
+            source,
+            claims,
+            each=self.verdicts == "each",
+            anchor=self.lexical_anchor,
         )
         claims, verdicts, unjudged = judged(claims, raw)
         score = faithfulness_score(verdicts, scoring=self.scoring)
         supported = sum(v.passed for v in verdicts)
         return MetricResult(
             score,
-            reason=f"{supported} of {len(claims)} {self.statements} are supported by the contexts{skipped_note(unjudged)}",
+            reason=f"{supported} of {len(claims)} {self.statements} are supported by the contexts"
+            f"{anchor_note(verdicts)}{skipped_note(unjudged)}",
             details={"claims": claim_details(claims, verdicts), "unjudged": unjudged},
         )
 
