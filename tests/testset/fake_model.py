@@ -140,6 +140,9 @@ class Writer(Behaviour):
             behaviour = self.fail(request, pid)
             if behaviour is not None:
                 return behaviour.respond(request)
+        if request.last_user_text.startswith("That reply could not be used"):
+            # the model layer's repair turn: this writer sends its answer again unchanged
+            return ok(request.messages[-2]["content"]).respond(request)
         return ok(self.answer(pid, request)).respond(request)
 
     def supports(self, source: str, statement: str) -> bool:
@@ -175,8 +178,9 @@ class Writer(Behaviour):
             return json.dumps({"question": question, "answer": evidence, "evidence": [number]})
         if pid in ("testset.multi_hop", "testset.multi_hop_abstract"):
             blocks = re.split(r"^Context [A-Z]:\n", fenced(request, "contexts"), flags=re.MULTILINE)
-            cited = [cite(numbered_sentences(b)) for b in blocks if b.strip()][:2]
-            if self.one_hop_evidence:
+            # one sentence of each context, as the draft schema asks
+            cited = [cite(numbered_sentences(b)) for b in blocks if b.strip()]
+            if self.one_hop_evidence:  # ignores the schema: cites the first context only
                 cited = cited[:1]
             quotes = [text for _, text in cited]
             key = "themes" if pid.endswith("abstract") else "terms"

@@ -79,11 +79,14 @@ def test_without_a_checkpoint_the_cache_answers_and_no_cache_pays_again(setup) -
     made = fake.chat_count
     cached = _run(base, tmp_path / "cached", "--no-checkpoint")
     assert fake.chat_count == made
-    assert cached["judge_calls"] == 0 and cached["cached_answers"] == first["judge_calls"]
-    assert cached["engines"]["assay"]["details"]["cached_answers"] == first["judge_calls"]
+    # every answer of the first run (paid for, or already cached within it) is read back
+    answers = first["judge_calls"] + first["cached_answers"]
+    assert cached["judge_calls"] == 0 and cached["cached_answers"] == answers
+    assert cached["engines"]["assay"]["details"]["cached_answers"] == answers
     assert _samples(cached) == _samples(first)
 
     uncached = _run(base, tmp_path / "uncached", "--no-checkpoint", "--no-cache")
     assert uncached["response_cache"] is False and uncached["cached_answers"] == 0
-    assert uncached["judge_calls"] == fake.chat_count - made == first["judge_calls"]
+    # without the cache an answer repeated within the run is paid for again
+    assert uncached["judge_calls"] == fake.chat_count - made == answers
     assert _samples(uncached) == _samples(first)

@@ -160,15 +160,47 @@ def test_unsupported_references_are_refused_by_the_faithfulness_judge(fake) -> N
         assert sample.provenance.gate["answerable"] == 1.0
 
 
-def test_a_multi_hop_answer_from_one_chunk_is_refused(fake) -> None:
-    _writer(fake, one_hop_evidence=True)
+def test_a_multi_hop_answer_from_one_chunk_is_refused() -> None:
+    # e.g. a sample from another generator, judged by the gate (the benchmark judges Ragas')
+    second = "The Iron Stand weighs four kilos."
+    sample = _sample(
+        "How much does the kettle hold and what does its stand weigh?",
+        ids=("a", "b"),
+        contexts=(CONTEXT, second),
+    )
+    one = QualityGate().cheap_checks(sample, ["holds two litres of water"], [], True)
+    assert not one.passed and one.reason == "multi_hop: the evidence comes from one chunk only"
+    both = QualityGate().cheap_checks(
+        sample, ["holds two litres of water", "weighs four kilos"], [], True
+    )
+    assert both.passed and both.scores["evidence_contexts"] == [0, 1]
+
+
+def test_a_multi_hop_draft_must_cite_one_sentence_of_each_context(fake) -> None:
+    writer = _writer(fake)
     testset = generator(fake).generate_with_documents(
         CORPUS, testset_size=2, query_distribution=[(MultiHopSpecificQuerySynthesizer(), 1.0)]
     )
-    assert len(testset) == 0
-    assert {r.reason for r in testset.report.rejected} == {
-        "multi_hop: the evidence comes from one chunk only"
-    }
+    assert len(testset) == 2
+    drafts = prompt_requests(fake, "testset.multi_hop")
+    schema = drafts[0].body["response_format"]["json_schema"]["schema"]
+    evidence = schema["properties"]["evidence"]
+    assert evidence["minItems"] == evidence["maxItems"] == len(evidence["prefixItems"]) == 2
+    first, second = (set(item["enum"]) for item in evidence["prefixItems"])
+    assert first and second and not first & second  # each context's own sentence numbers
+    assert writer.calls["testset.multi_hop"] == len(drafts)
+    # a writer that ignores the schema and cites one context is refused by validation: the
+    # candidate fails (after the model layer's repair tries) and is never kept
+    _writer(fake, one_hop_evidence=True)
+    refused = generator(fake).generate_with_documents(
+        CORPUS,
+        testset_size=2,
+        query_distribution=[(MultiHopSpecificQuerySynthesizer(), 1.0)],
+        max_candidates=2,
+    )
+    assert len(refused) == 0 and refused.report.rejected
+    assert {r.kind for r in refused.report.rejected} == {"failed"}
+    assert all("evidence" in r.reason for r in refused.report.rejected)
 
 
 def test_a_gate_without_a_judge_still_runs_the_cheap_checks(fake) -> None:
