@@ -211,3 +211,31 @@ def test_a_sentence_two_contexts_share_counts_for_the_context_it_was_cited_from(
     passed = gate.cheap_checks(sample, one_each[0], [], True, sources=one_each[1])
     assert passed.passed, passed.reason
     assert passed.scores["evidence_contexts"] == [0, 1]
+
+
+def test_a_multi_hop_draft_may_cite_only_prose_sentences_of_each_context():
+    from assay.testset.citing import reads_as_prose
+    from assay.testset.synthesizers.multi_hop import multi_hop_draft
+
+    assert not reads_as_prose("Tuples and Sequences")  # a heading
+    assert not reads_as_prose("_tut-intro:") and not reads_as_prose("For example::")
+    assert reads_as_prose("A tuple consists of a number of values separated by commas.")
+    assert reads_as_prose("茶壶可以装两升水，放在铸铁架上。")  # no spaces, still a sentence
+    first = (
+        "Tuples and Sequences\n\n"
+        "A tuple consists of a number of values separated by commas.\n\n"
+        "For example::\n\n"
+        "Tuples may be nested inside other tuples without trouble."
+    )
+    second = "Short.\nNo prose here"  # nothing reads as prose: every findable sentence stays
+    numbered = NumberedContexts.of([first, second])
+    texts = numbered.texts()
+    heading = texts.index("Tuples and Sequences") + 1
+    prose = [n for n, t in enumerate(texts, start=1) if t.startswith(("A tuple", "Tuples may"))]
+    assert numbered.citable(0) == prose and heading not in numbered.citable(0)
+    assert numbered.citable(1) == [n for n, (i, _) in enumerate(numbered.sentences, 1) if i == 1]
+    draft = multi_hop_draft(numbered)
+    ok = draft(question="q", answer="a", evidence=[prose[0], numbered.citable(1)[0]])
+    assert list(ok.evidence) == [prose[0], numbered.citable(1)[0]]
+    with pytest.raises(ValidationError):
+        draft(question="q", answer="a", evidence=[heading, numbered.citable(1)[0]])

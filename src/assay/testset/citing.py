@@ -68,6 +68,22 @@ def _words(text: str) -> set[str]:
     return {w for w in re.findall(r"\w+", text.lower()) if len(w) >= 3}
 
 
+# A run of letters (no digits or underscores), and the CJK ideographs and kana, each of which
+# carries about a word's meaning
+_LETTER_RUN = re.compile(r"[^\W\d_]+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def reads_as_prose(sentence: str) -> bool:
+    """Could this sentence hold a fact? Headings ("Tuples and Sequences"), reference labels
+    ("_tut-intro:"), lines that introduce what follows ("For example:") and code fragments do
+    not: at least five words (or eight CJK characters), not ending in a colon."""
+    stripped = sentence.strip()
+    if stripped.endswith(":"):
+        return False
+    return len(_LETTER_RUN.findall(stripped)) >= 5 or len(_CJK.findall(stripped)) >= 8
+
+
 def _sentences(context: str) -> list[str]:
     """The context's sentences; a piece cut inside an inline role (":keyword:`!if`", where the
     splitter took the "!" for a sentence end) is joined to the next again."""
@@ -109,6 +125,17 @@ class NumberedContexts:
             if locate_quote(sentence, [contexts[index]], min_similarity=100.0) is not None
         )
         return cls(sentences, findable)
+
+    def citable(self, context_index: int) -> list[int]:
+        """The numbers a draft may cite from one context: its findable sentences that read as
+        prose; else its findable ones; else all of them. Offered a heading first, a small writer
+        whose schema asks for one number per context takes it (in one benchmark run 5 of 5
+        multi-hop drafts cited a heading or a label of at least one context) and then writes an
+        answer that no chosen sentence holds."""
+        own = [n for n, (i, _) in enumerate(self.sentences, start=1) if i == context_index]
+        findable = [n for n in own if n in self.findable]
+        prose = [n for n in findable if reads_as_prose(self.sentences[n - 1][1])]
+        return prose or findable or own
 
     def texts(self) -> list[str]:
         """Every sentence shown to the writer, in order (what a draft's budget is counted on)."""
@@ -173,4 +200,4 @@ class NumberedContexts:
         return quotes
 
 
-__all__ = ["NumberedContexts", "unwrap"]
+__all__ = ["NumberedContexts", "reads_as_prose", "unwrap"]

@@ -46,15 +46,10 @@ from assay.testset.text import normalize_space
 
 def multi_hop_draft(numbered: NumberedContexts) -> type[Draft]:
     """The draft schema for these contexts: `evidence` is one sentence number of each context,
-    in order, chosen among the sentences the gate can find as quotes (all of the context's when
-    none can be). A context without sentences is left out of the tuple."""
-    per_context: dict[int, list[int]] = {}
-    for number, (index, _) in enumerate(numbered.sentences, start=1):
-        per_context.setdefault(index, []).append(number)
-    choices = []
-    for index in sorted(per_context):
-        numbers = [n for n in per_context[index] if n in numbered.findable] or per_context[index]
-        choices.append(Literal[tuple(numbers)])
+    in order, chosen among the sentences it may cite (`NumberedContexts.citable`: prose the gate
+    can find as a quote, not a heading). A context without sentences is left out of the tuple."""
+    contexts = sorted({index for index, _ in numbered.sentences})
+    choices = [Literal[tuple(numbered.citable(index))] for index in contexts]
     return create_model(
         "MultiHopDraft",
         __base__=Draft,
