@@ -3,12 +3,17 @@ reason and replaced, and a shortfall says why."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
 from assay.schema.samples import SingleTurnSample
 from assay.testset import QualityGate
 from assay.testset.gate import leans_on_context
-from assay.testset.synthesizers import MultiHopSpecificQuerySynthesizer
+from assay.testset.synthesizers import (
+    MultiHopSpecificQuerySynthesizer,
+    SingleHopSpecificQuerySynthesizer,
+)
 from tests.testset.corpus import CORPUS, KETTLES
 from tests.testset.fake_model import Writer
 from tests.testset.helpers import generator, prompt_requests, single_hop_only
@@ -331,3 +336,50 @@ def test_a_multi_hop_answer_using_both_contexts_is_kept_with_each_contexts_suppo
         assert len(alone) == len(sample.eval_sample.reference_contexts) >= 2
         assert all(value < 1.0 for value in alone)
         assert sample.provenance.gate["reference_supported"] == 1.0
+
+
+@dataclass
+class Broken(SingleHopSpecificQuerySynthesizer):
+    """A synthesizer whose every candidate fails."""
+
+    name: str = "broken"
+
+    async def _generate_sample(self, scenario, callbacks):
+        raise RuntimeError("this writer never answers")
+
+
+def test_a_synthesizer_that_spends_its_share_of_the_budget_hands_the_rest_over(fake) -> None:
+    # a synthesizer none of whose candidates succeeds: without a share of the budget per
+    # synthesizer it would spend the whole budget and leave the set short
+    _writer(fake)
+    distribution = [(SingleHopSpecificQuerySynthesizer(), 0.5), (Broken(), 0.5)]
+    testset = generator(fake).generate_with_documents(
+        CORPUS, testset_size=4, query_distribution=distribution, max_candidates=12
+    )
+    report = testset.report
+    assert len(testset) == 4 and report.shortfall == 0
+    assert report.requested_split == {"single_hop_specific_query_synthesizer": 2, "broken": 2}
+    assert report.produced_split == {"single_hop_specific_query_synthesizer": 4, "broken": 0}
+    failed = [r for r in report.rejected if r.synthesizer == "broken"]
+    assert len(failed) == 6 and {r.kind for r in failed} == {"failed"}  # its share: 12 split 2:2
+    (move,) = report.reassigned
+    assert move.synthesizer == "broken" and move.samples == 2
+    assert move.to == {"single_hop_specific_query_synthesizer": 2}
+    assert move.reason == "spent its share of the candidate budget (6 tried, 6 refused or failed)"
+    assert report.candidates_tried <= 12
+
+
+def test_when_no_synthesizer_can_take_a_share_the_last_keeps_the_rest_of_the_budget(fake) -> None:
+    # both fail and spend their shares in the same wave: the first, with nobody to hand over
+    # to, keeps the rest of the budget, and the second hands its share to it; the budget is
+    # spent and the shortfall says why
+    _writer(fake)
+    distribution = [(Broken(name="first"), 0.5), (Broken(name="second"), 0.5)]
+    testset = generator(fake).generate_with_documents(
+        CORPUS, testset_size=4, query_distribution=distribution, max_candidates=10
+    )
+    report = testset.report
+    assert len(testset) == 0 and report.shortfall == 4
+    assert report.candidates_tried == 10
+    assert [(m.synthesizer, m.to) for m in report.reassigned] == [("second", {"first": 2})]
+    assert "the candidate budget of 10 was spent" in report.shortfall_reasons

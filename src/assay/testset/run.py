@@ -10,7 +10,11 @@
    a candidate whose model call failed (after the model layer's retries) is recorded as failed
    and replaced too, and so is a draft cut off at its token budget ("truncated": no second try
    with a bigger budget). A synthesizer whose stream runs dry hands its unmet share to those
-   that still have candidates. Everything stops at the candidate budget.
+   that still have candidates, and so does one that has spent its share of the candidate
+   budget (the budget split like the size): a writer that cannot make one kind of sample (a
+   1.5B writer answering "multi-hop" drafts from one context, say) would otherwise spend the
+   whole budget on it and leave the set short. The report names every hand-over and why.
+   Everything stops at the candidate budget.
 4. Each candidate's outcome (its draft and gate scores, or its truncation) is appended to the
    checkpoint as soon as that candidate finishes, not when its wave is decided, so a run killed
    mid-wave keeps what it paid for. On a rerun a recorded candidate is not asked again: its
@@ -21,6 +25,7 @@
 from __future__ import annotations
 
 import collections
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,8 +55,9 @@ class _Lane:
     weight: float
     quota: int
     stream: list[BaseScenario] = field(default_factory=list)
-    cursor: int = 0
+    cursor: int = 0  # scenarios tried so far
     kept: list[TestsetSample] = field(default_factory=list)
+    allowance: int = 0  # candidates it may try: its share of the budget, plus what it received
 
     @property
     def need(self) -> int:
@@ -59,7 +65,8 @@ class _Lane:
 
     @property
     def left(self) -> int:
-        return len(self.stream) - self.cursor
+        """Scenarios it may still try: what is left of its stream, within its allowance."""
+        return max(0, min(len(self.stream), self.allowance) - self.cursor)
 
 
 @dataclass
@@ -119,14 +126,49 @@ def _read_back(scenario: BaseScenario, record: dict[str, Any]) -> _Outcome:
     return outcome
 
 
-def _share_out(lanes: list[_Lane], deficit: int) -> dict[str, int]:
+def _share_out(lanes: list[_Lane], deficit: int, per_sample: float) -> dict[str, int]:
+    """Hand `deficit` samples to `lanes` by weight, each with `per_sample` candidates of the
+    budget for every sample it receives."""
     counts = split_sizes([lane.weight or 1e-9 for lane in lanes], deficit)
     given = {}
     for lane, count in zip(lanes, counts, strict=True):
         if count:
             lane.quota += count
+            lane.allowance += math.ceil(count * per_sample)
             given[lane.synthesizer.name] = count
     return given
+
+
+def _hand_over(lanes: list[_Lane], per_sample: float, report: GenerationReport) -> None:
+    """A lane that still needs samples but may try no more scenarios (its stream ran dry, or it
+    spent its allowance) hands its need to the lanes that may. When none may, a lane that only
+    spent its allowance keeps the rest of the budget rather than leave the set short."""
+    for lane in lanes:
+        if lane.need <= 0 or lane.left > 0:
+            continue
+        receivers = [other for other in lanes if other.left > 0 and other is not lane]
+        dry = lane.cursor >= len(lane.stream)
+        if not receivers:
+            if not dry:
+                lane.allowance = len(lane.stream)
+            continue
+        deficit = lane.need
+        lane.quota -= deficit
+        refused = lane.cursor - len(lane.kept)
+        reason = (
+            f"ran out of candidates after {lane.cursor} tried"
+            if dry
+            else f"spent its share of the candidate budget ({lane.cursor} tried, "
+            f"{refused} refused or failed)"
+        )
+        report.reassigned.append(
+            Reassignment(
+                synthesizer=lane.synthesizer.name,
+                samples=deficit,
+                to=_share_out(receivers, deficit, per_sample),
+                reason=reason,
+            )
+        )
 
 
 async def generate_samples(
@@ -146,16 +188,21 @@ async def generate_samples(
 ) -> list[TestsetSample]:
     lanes: list[_Lane] = []
     requested = split_sizes([w for _, w in distribution], size)
+    per_sample = budget / max(size, 1)  # candidates of the budget per sample asked for
     report.requested_split = {s.name: n for (s, _), n in zip(distribution, requested, strict=True)}
+    # each lane's share of the candidate budget, split like the size
+    allowances = split_sizes([quota or 1e-9 for quota in requested], budget)
     empty: list[tuple[str, int, str]] = []
-    for (synthesizer, weight), quota in zip(distribution, requested, strict=True):
+    for (synthesizer, weight), quota, allowance in zip(
+        distribution, requested, allowances, strict=True
+    ):
         try:
             stream = synthesizer.scenario_stream(kg, personas, budget, seed)
         except Exception as exc:
             stream, why = [], f"could not read the graph: {type(exc).__name__}: {exc}"
         else:
             why = "found no clusters in the knowledge graph"
-        lane = _Lane(synthesizer, weight, quota, list(stream))
+        lane = _Lane(synthesizer, weight, quota, list(stream), allowance=allowance)
         if not lane.stream:
             empty.append((synthesizer.name, quota, why))
             lane.quota = 0
@@ -168,7 +215,7 @@ async def generate_samples(
         )
     for name, quota, why in empty:
         if quota:
-            given = _share_out(live, quota)
+            given = _share_out(live, quota, per_sample)
             report.reassigned.append(
                 Reassignment(synthesizer=name, samples=quota, to=given, reason=why)
             )
@@ -252,21 +299,7 @@ async def generate_samples(
         return outcome
 
     while True:
-        for lane in lanes:  # shares a dry stream cannot fill go to lanes that can
-            if lane.need > 0 and lane.left == 0:
-                receivers = [other for other in lanes if other.left > 0 and other is not lane]
-                if not receivers:
-                    continue
-                deficit = lane.need
-                lane.quota -= deficit
-                report.reassigned.append(
-                    Reassignment(
-                        synthesizer=lane.synthesizer.name,
-                        samples=deficit,
-                        to=_share_out(receivers, deficit),
-                        reason=f"ran out of candidates after {lane.cursor} tried",
-                    )
-                )
+        _hand_over(lanes, per_sample, report)
         wave: list[tuple[_Lane, BaseScenario]] = []
         for lane in lanes:
             take = min(max(lane.need, 0), lane.left, budget - tried - len(wave))
@@ -307,7 +340,7 @@ async def generate_samples(
         if tried >= budget:
             report.shortfall_reasons.append(f"the candidate budget of {budget} was spent")
         for lane in lanes:
-            if lane.need > 0 and lane.left == 0:
+            if lane.need > 0 and lane.cursor >= len(lane.stream):
                 report.shortfall_reasons.append(
                     f"{lane.synthesizer.name} ran out of scenarios ({len(lane.stream)} tried)"
                 )
