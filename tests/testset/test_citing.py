@@ -221,19 +221,23 @@ def test_a_multi_hop_draft_may_cite_only_prose_sentences_of_each_context():
     assert not reads_as_prose("_tut-intro:") and not reads_as_prose("For example::")
     assert reads_as_prose("A tuple consists of a number of values separated by commas.")
     assert reads_as_prose("茶壶可以装两升水，放在铸铁架上。")  # no spaces, still a sentence
+    assert not reads_as_prose("下面的例子展示了如何使用元组：")  # a full-width colon leads in
     first = (
         "Tuples and Sequences\n\n"
         "A tuple consists of a number of values separated by commas.\n\n"
         "For example::\n\n"
         "Tuples may be nested inside other tuples without trouble."
     )
-    second = "Short.\nNo prose here"  # nothing reads as prose: every findable sentence stays
+    # nothing reads as prose: the findable sentences stay, the unfindable "a=1,)" does not
+    second = "Short.\nNo prose here\na=1,\n)"
     numbered = NumberedContexts.of([first, second])
     texts = numbered.texts()
     heading = texts.index("Tuples and Sequences") + 1
     prose = [n for n, t in enumerate(texts, start=1) if t.startswith(("A tuple", "Tuples may"))]
     assert numbered.citable(0) == prose and heading not in numbered.citable(0)
-    assert numbered.citable(1) == [n for n, (i, _) in enumerate(numbered.sentences, 1) if i == 1]
+    own = [n for n, (i, _) in enumerate(numbered.sentences, 1) if i == 1]
+    unfindable = [n for n in own if n not in numbered.findable]
+    assert unfindable and numbered.citable(1) == [n for n in own if n not in unfindable]
     draft = multi_hop_draft(numbered)
     ok = draft(question="q", answer="a", evidence=[prose[0], numbered.citable(1)[0]])
     assert list(ok.evidence) == [prose[0], numbered.citable(1)[0]]

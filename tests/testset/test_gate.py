@@ -383,3 +383,41 @@ def test_when_no_synthesizer_can_take_a_share_the_last_keeps_the_rest_of_the_bud
     assert report.candidates_tried == 10
     assert [(m.synthesizer, m.to) for m in report.reassigned] == [("second", {"first": 2})]
     assert "the candidate budget of 10 was spent" in report.shortfall_reasons
+
+
+@dataclass
+class BrokenOnce(Broken):
+    """A failing synthesizer with a single scenario: its stream runs dry at once."""
+
+    name: str = "broken_once"
+
+    def scenario_stream(self, kg, personas, limit, seed):
+        return super().scenario_stream(kg, personas, limit, seed)[:1]
+
+
+def test_a_dry_synthesizer_hands_over_even_to_one_that_had_no_share(fake) -> None:
+    # size 1 over two synthesizers: the second has no quota and so no share of the budget, yet
+    # it is the only one left when the first runs dry
+    _writer(fake)
+    distribution = [(BrokenOnce(), 0.5), (SingleHopSpecificQuerySynthesizer(), 0.5)]
+    testset = generator(fake).generate_with_documents(
+        CORPUS, testset_size=1, query_distribution=distribution
+    )
+    report = testset.report
+    assert len(testset) == 1 and report.shortfall == 0
+    assert report.produced_split == {"broken_once": 0, "single_hop_specific_query_synthesizer": 1}
+    (move,) = report.reassigned
+    assert move.reason == "ran out of candidates after 1 tried"
+
+
+def test_a_budget_smaller_than_the_synthesizers_still_gives_each_one_try(fake) -> None:
+    _writer(fake)
+    distribution = [(SingleHopSpecificQuerySynthesizer(name=n), 1.0) for n in "abc"]
+    testset = generator(fake).generate_with_documents(
+        CORPUS, testset_size=3, query_distribution=distribution, max_candidates=2
+    )
+    report = testset.report
+    assert report.candidates_tried == 2 and len(testset) == 2
+    assert "the candidate budget of 2 was spent" in report.shortfall_reasons
+    # "c" never tried: the budget was spent, not its share (it had one)
+    assert all("0 tried" not in m.reason for m in report.reassigned)

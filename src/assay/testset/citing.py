@@ -75,11 +75,12 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
 def reads_as_prose(sentence: str) -> bool:
-    """Could this sentence hold a fact? Headings ("Tuples and Sequences"), reference labels
-    ("_tut-intro:"), lines that introduce what follows ("For example:") and code fragments do
-    not: at least five words (or eight CJK characters), not ending in a colon."""
+    """Could this sentence hold a fact? Short headings ("Tuples and Sequences"), reference labels
+    ("_tut-intro:"), lines that introduce what follows ("For example:") and short code lines do
+    not: at least five words (or eight CJK characters), not ending in a colon (ASCII or
+    full-width). A crude filter: a long heading or code line still passes."""
     stripped = sentence.strip()
-    if stripped.endswith(":"):
+    if stripped.endswith((":", "\uff1a")):
         return False
     return len(_LETTER_RUN.findall(stripped)) >= 5 or len(_CJK.findall(stripped)) >= 8
 

@@ -142,15 +142,20 @@ def _share_out(lanes: list[_Lane], deficit: int, per_sample: float) -> dict[str,
 def _hand_over(lanes: list[_Lane], per_sample: float, report: GenerationReport) -> None:
     """A lane that still needs samples but may try no more scenarios (its stream ran dry, or it
     spent its allowance) hands its need to the lanes that may. When none may, a lane that only
-    spent its allowance keeps the rest of the budget rather than leave the set short."""
+    spent its allowance keeps the rest of the budget (the first such lane in distribution
+    order), and a dry one hands its need to any lane with scenarios left (each receiver gets
+    allowance with what it receives), rather than leave the set short."""
     for lane in lanes:
         if lane.need <= 0 or lane.left > 0:
             continue
         receivers = [other for other in lanes if other.left > 0 and other is not lane]
         dry = lane.cursor >= len(lane.stream)
+        if not receivers and not dry:
+            lane.allowance = len(lane.stream)
+            continue
         if not receivers:
-            if not dry:
-                lane.allowance = len(lane.stream)
+            receivers = [o for o in lanes if o is not lane and o.cursor < len(o.stream)]
+        if not receivers:
             continue
         deficit = lane.need
         lane.quota -= deficit
@@ -190,8 +195,14 @@ async def generate_samples(
     requested = split_sizes([w for _, w in distribution], size)
     per_sample = budget / max(size, 1)  # candidates of the budget per sample asked for
     report.requested_split = {s.name: n for (s, _), n in zip(distribution, requested, strict=True)}
-    # each lane's share of the candidate budget, split like the size
-    allowances = split_sizes([quota or 1e-9 for quota in requested], budget)
+    # each lane's share of the candidate budget, split like the size; a lane with a quota may
+    # try at least once, even when the budget is smaller than the number of lanes
+    allowances = [
+        max(share, 1 if quota else 0)
+        for share, quota in zip(
+            split_sizes([quota or 1e-9 for quota in requested], budget), requested, strict=True
+        )
+    ]
     empty: list[tuple[str, int, str]] = []
     for (synthesizer, weight), quota, allowance in zip(
         distribution, requested, allowances, strict=True
