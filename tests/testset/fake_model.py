@@ -192,7 +192,8 @@ class Writer(Behaviour):
             return json.dumps(
                 {
                     "question": question,
-                    "answer": quotes[0] if self.one_hop_answer else " ".join(quotes),
+                    # one part per context; a one-hop answer repeats the first context's
+                    "parts": [quotes[0]] * len(quotes) if self.one_hop_answer else quotes,
                     "evidence": [number for number, _ in cited],
                 }
             )

@@ -239,7 +239,9 @@ def test_a_multi_hop_draft_may_cite_only_prose_sentences_of_each_context():
     unfindable = [n for n in own if n not in numbered.findable]
     assert unfindable and numbered.citable(1) == [n for n in own if n not in unfindable]
     draft = multi_hop_draft(numbered)
-    ok = draft(question="q", answer="a", evidence=[prose[0], numbered.citable(1)[0]])
-    assert list(ok.evidence) == [prose[0], numbered.citable(1)[0]]
+    ok = draft(question="q", parts=["a ", " b"], evidence=[prose[0], numbered.citable(1)[0]])
+    assert list(ok.evidence) == [prose[0], numbered.citable(1)[0]] and ok.answer == "a b"
     with pytest.raises(ValidationError):
-        draft(question="q", answer="a", evidence=[heading, numbered.citable(1)[0]])
+        draft(question="q", parts=["a", "b"], evidence=[heading, numbered.citable(1)[0]])
+    with pytest.raises(ValidationError):  # one answer part per context, no fewer
+        draft(question="q", parts=["a"], evidence=[prose[0], numbered.citable(1)[0]])

@@ -193,6 +193,11 @@ def test_a_multi_hop_draft_must_cite_one_sentence_of_each_context(fake) -> None:
     assert evidence["minItems"] == evidence["maxItems"] == len(evidence["prefixItems"]) == 2
     first, second = (set(item["enum"]) for item in evidence["prefixItems"])
     assert first and second and not first & second  # each context's own sentence numbers
+    parts = schema["properties"]["parts"]  # and one answer part per context
+    assert parts["minItems"] == parts["maxItems"] == len(parts["prefixItems"]) == 2
+    assert list(schema["properties"]) == ["evidence", "question", "parts"]
+    for sample in testset:  # the reference is the parts, joined
+        assert all(quote in sample.eval_sample.reference for quote in sample.provenance.evidence)
     assert writer.calls["testset.multi_hop"] == len(drafts)
     # a writer that ignores the schema and cites one context is refused by validation: the
     # candidate fails (after the model layer's repair tries) and is never kept

@@ -40,20 +40,36 @@ from assay.testset.synthesizers.base import (
     seed_nodes,
     spread_over_documents,
 )
-from assay.testset.synthesizers.single_hop import Draft, seed_terms
+from assay.testset.synthesizers.single_hop import CitingDraft, seed_terms
 from assay.testset.text import normalize_space
 
 
-def multi_hop_draft(numbered: NumberedContexts) -> type[Draft]:
+class PartsDraft(CitingDraft):
+    """A multi-hop draft: the answer comes in parts, one per context, in order, each saying what
+    its context's chosen sentence adds; the reference is the parts joined. Asked for one answer,
+    the 1.5B writer answered from one context in most drafts (in one benchmark run, 20 of 26
+    multi-hop drafts were refused because one context alone supported the whole answer)."""
+
+    question: str
+    parts: list[str]
+
+    @property
+    def answer(self) -> str:
+        return " ".join(part.strip() for part in self.parts if part.strip())
+
+
+def multi_hop_draft(numbered: NumberedContexts) -> type[PartsDraft]:
     """The draft schema for these contexts: `evidence` is one sentence number of each context,
     in order, chosen among the sentences it may cite (`NumberedContexts.citable`: prose the gate
-    can find as a quote, not a heading). A context without sentences is left out of the tuple."""
+    can find as a quote, not a heading), and `parts` one answer part per context. A context
+    without sentences is left out of both tuples."""
     contexts = sorted({index for index, _ in numbered.sentences})
     choices = [Literal[tuple(numbered.citable(index))] for index in contexts]
     return create_model(
         "MultiHopDraft",
-        __base__=Draft,
+        __base__=PartsDraft,
         evidence=(tuple[tuple(choices)], ...),  # type: ignore[valid-type]
+        parts=(tuple[tuple(str for _ in contexts)], ...),  # type: ignore[valid-type]
     )
 
 

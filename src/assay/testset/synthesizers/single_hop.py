@@ -33,14 +33,12 @@ from assay.testset.synthesizers.base import (
 )
 
 
-class Draft(BaseModel):
+class CitingDraft(BaseModel):
     """A writer's answer; `evidence` cites the numbers of the context sentences it rests on."""
 
     # evidence first: a writer constrained to this schema picks its sentences before it writes
     # the question and answer, which then rest on them
     evidence: list[int]
-    question: str
-    answer: str
 
     @field_validator("evidence", mode="before")
     @classmethod
@@ -57,6 +55,11 @@ class Draft(BaseModel):
                 item = int(match.group(1))
             numbers.append(item)
         return numbers
+
+
+class Draft(CitingDraft):
+    question: str
+    answer: str
 
 
 def seed_terms(node: Node, property_name: str) -> list[str]:
