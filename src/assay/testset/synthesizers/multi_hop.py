@@ -11,9 +11,10 @@ sample's `reference_contexts` are the chunks as they are (no `<1-hop>` markers),
 check that the evidence comes from two of them.
 
 The draft's schema asks for one sentence number from each context, in context order (a tuple of
-enums, `multi_hop_draft`): where the provider constrains output to the schema, a small writer
-cannot cite one context only (in the benchmark run before this, 5 of 16 multi-hop drafts did),
-and a reply that ignores it is refused by validation like any malformed answer.
+enums, `multi_hop_draft`), then the answer in one part per context: where the provider
+constrains output to the schema, a small writer cannot cite one context only (in the benchmark
+run before this, 5 of 16 multi-hop drafts did) nor leave a context out of its answer, and a
+reply that ignores it is refused by validation like any malformed answer.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ from assay.testset.text import normalize_space
 class PartsDraft(CitingDraft):
     """A multi-hop draft: the answer comes in parts, one per context, in order, each saying what
     its context's chosen sentence adds; the reference is the parts joined. Asked for one answer,
-    the 1.5B writer answered from one context in most drafts (in one benchmark run, 20 of 26
+    the 1.5B writer answered from one context in most drafts (in one benchmark run, 17 of 20
     multi-hop drafts were refused because one context alone supported the whole answer)."""
 
     question: str
