@@ -222,6 +222,10 @@ def test_a_multi_hop_draft_may_cite_only_prose_sentences_of_each_context():
     assert reads_as_prose("A tuple consists of a number of values separated by commas.")
     assert reads_as_prose("茶壶可以装两升水，放在铸铁架上。")  # no spaces, still a sentence
     assert not reads_as_prose("下面的例子展示了如何使用元组：")  # a full-width colon leads in
+    assert not reads_as_prose('print("-- Do you have any", kind, "?")')  # code
+    assert not reads_as_prose(">>> combined_example(pos_only=1, standard=2, kwd_only=3)")
+    assert reads_as_prose("It returns the list (see :ref:`tut-lists`).")
+    assert reads_as_prose('Write "yes" when the text says "so."')
     first = (
         "Tuples and Sequences\n\n"
         "A tuple consists of a number of values separated by commas.\n\n"
@@ -241,6 +245,12 @@ def test_a_multi_hop_draft_may_cite_only_prose_sentences_of_each_context():
     draft = multi_hop_draft(numbered)
     ok = draft(question="q", parts=["a ", " b"], evidence=[prose[0], numbered.citable(1)[0]])
     assert list(ok.evidence) == [prose[0], numbered.citable(1)[0]] and ok.answer == "a b"
+    labelled = draft(
+        question="q",
+        parts=["Context A: Tuples nest.", "context b - Short."],
+        evidence=[prose[0], numbered.citable(1)[0]],
+    )
+    assert labelled.answer == "Tuples nest. Short."  # the prompt's labels are not the answer
     with pytest.raises(ValidationError):
         draft(question="q", parts=["a", "b"], evidence=[heading, numbered.citable(1)[0]])
     with pytest.raises(ValidationError):  # one answer part per context, no fewer

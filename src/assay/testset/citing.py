@@ -74,13 +74,21 @@ _LETTER_RUN = re.compile(r"[^\W\d_]+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
+# a sentence's end: a full stop, question or exclamation mark (ASCII or CJK), then perhaps
+# closing quotes, brackets or inline markup
+_CALL = re.compile(r"[\w.]+\(")  # a line that starts with a call is code, not prose
+_SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f][\"'\u201d\u2019)\]`*]*$")
+
+
 def reads_as_prose(sentence: str) -> bool:
-    """Could this sentence hold a fact? Short headings ("Tuples and Sequences"), reference labels
-    ("_tut-intro:"), lines that introduce what follows ("For example:") and short code lines do
-    not: at least five words (or eight CJK characters), not ending in a colon (ASCII or
-    full-width). A crude filter: a long heading or code line still passes."""
+    """Could this sentence hold a fact? Headings ("Tuples and Sequences"), reference labels
+    ("_tut-intro:"), lines that introduce what follows ("For example:") and code
+    (`print("-- Do you have any", kind, "?")`, `>>> f(1)`) do not: at least five words (or
+    eight CJK characters), ending like a sentence, not an interactive session's line."""
     stripped = sentence.strip()
-    if stripped.endswith((":", "\uff1a")):
+    if stripped.startswith((">>>", "...")) or _CALL.match(stripped):
+        return False
+    if not _SENTENCE_END.search(stripped):
         return False
     return len(_LETTER_RUN.findall(stripped)) >= 5 or len(_CJK.findall(stripped)) >= 8
 

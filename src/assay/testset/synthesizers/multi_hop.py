@@ -20,6 +20,7 @@ reply that ignores it is refused by validation like any malformed answer.
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -44,6 +45,9 @@ from assay.testset.synthesizers.base import (
 from assay.testset.synthesizers.single_hop import CitingDraft, seed_terms
 from assay.testset.text import normalize_space
 
+# "Context A:", "Part 2 -", "(B)" before an answer part: the prompt's names, not the answer
+_PART_LABEL = re.compile(r"^\s*(?:(?:context|part)\s+\w{1,2}\s*[:.\-)]|\(\w\))\s*", re.IGNORECASE)
+
 
 class PartsDraft(CitingDraft):
     """A multi-hop draft: the answer comes in parts, one per context, in order, each saying what
@@ -56,7 +60,9 @@ class PartsDraft(CitingDraft):
 
     @property
     def answer(self) -> str:
-        return " ".join(part.strip() for part in self.parts if part.strip())
+        """The parts joined, without the labels a small writer puts before them ("Context A:")."""
+        parts = (_PART_LABEL.sub("", part).strip() for part in self.parts)
+        return " ".join(part for part in parts if part)
 
 
 def multi_hop_draft(numbered: NumberedContexts) -> type[PartsDraft]:
