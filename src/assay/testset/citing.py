@@ -74,9 +74,9 @@ _LETTER_RUN = re.compile(r"[^\W\d_]+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 
+_CALL = re.compile(r"[\w.]+\(")  # a line that starts with a call is code, not prose
 # a sentence's end: a full stop, question or exclamation mark (ASCII or CJK), then perhaps
 # closing quotes, brackets or inline markup
-_CALL = re.compile(r"[\w.]+\(")  # a line that starts with a call is code, not prose
 _SENTENCE_END = re.compile(r"[.!?\u3002\uff01\uff1f][\"'\u201d\u2019)\]`*]*$")
 
 
