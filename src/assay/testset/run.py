@@ -68,6 +68,11 @@ class _Lane:
         """Scenarios it may still try: what is left of its stream, within its allowance."""
         return max(0, min(len(self.stream), self.allowance) - self.cursor)
 
+    @property
+    def dry(self) -> bool:
+        """Every scenario of its stream has been tried (allowance or not)."""
+        return self.cursor >= len(self.stream)
+
 
 @dataclass
 class _Outcome:
@@ -149,12 +154,11 @@ def _hand_over(lanes: list[_Lane], per_sample: float, report: GenerationReport) 
         if lane.need <= 0 or lane.left > 0:
             continue
         receivers = [other for other in lanes if other.left > 0 and other is not lane]
-        dry = lane.cursor >= len(lane.stream)
-        if not receivers and not dry:
+        if not receivers and not lane.dry:
             lane.allowance = len(lane.stream)
             continue
         if not receivers:
-            receivers = [o for o in lanes if o is not lane and o.cursor < len(o.stream)]
+            receivers = [o for o in lanes if o is not lane and not o.dry]
         if not receivers:
             continue
         deficit = lane.need
@@ -162,7 +166,7 @@ def _hand_over(lanes: list[_Lane], per_sample: float, report: GenerationReport) 
         refused = lane.cursor - len(lane.kept)
         reason = (
             f"ran out of candidates after {lane.cursor} tried"
-            if dry
+            if lane.dry
             else f"spent its share of the candidate budget ({lane.cursor} tried, "
             f"{refused} refused or failed)"
         )
@@ -351,7 +355,7 @@ async def generate_samples(
         if tried >= budget:
             report.shortfall_reasons.append(f"the candidate budget of {budget} was spent")
         for lane in lanes:
-            if lane.need > 0 and lane.cursor >= len(lane.stream):
+            if lane.need > 0 and lane.dry:
                 report.shortfall_reasons.append(
                     f"{lane.synthesizer.name} ran out of scenarios ({len(lane.stream)} tried)"
                 )
