@@ -191,6 +191,78 @@ def test_verdicts_each_asks_one_call_per_statement_with_one_item():
     )
 
 
+FIVE_SENTENCES = (
+    "Einstein was born in Germany. He was born in 1880. He was a theoretical physicist. "
+    "Einstein was German-born. Einstein was born in March."
+)
+
+
+def test_statements_per_call_asks_short_lists_in_order_after_the_same_source():
+    llm, provider = judge(
+        verdicts_with_probabilities(0.9, 0.1),
+        verdicts_with_probabilities(0.8, 0.7),
+        verdicts_with_probabilities(0.3),
+    )
+    metric = Faithfulness(llm=llm, statements_per_call=2)
+    result = metric.score(response=FIVE_SENTENCES, retrieved_contexts=CONTEXTS)
+    sent = [r.messages[-1].content for r in provider.requests]
+    assert len(sent) == 3
+    # lists of two, two and one, each numbered from 1, in the response's order
+    assert "<items>\n1. Einstein was born in Germany.\n2. He was born in 1880.\n</items>" in sent[0]
+    assert (
+        "<items>\n1. He was a theoretical physicist.\n2. Einstein was German-born.\n</items>"
+        in sent[1]
+    )
+    assert "<items>\n1. Einstein was born in March.\n</items>" in sent[2]
+    prefixes = {content.split("<items>")[0] for content in sent}
+    assert len(prefixes) == 1 and CONTEXTS[0] in prefixes.pop()
+    assert result.value == pytest.approx((0.9 + 0.1 + 0.8 + 0.7 + 0.3) / 5)
+    assert [c["verdict"] for c in result.details["claims"]] == ["yes", "no", "yes", "yes", "no"]
+    sample = SingleTurnSample(response=FIVE_SENTENCES, retrieved_contexts=CONTEXTS)
+    one_list = Faithfulness(llm=llm).estimate(sample).requests
+    assert metric.estimate(sample).requests > one_list
+
+
+def test_statements_per_call_leaves_out_only_the_list_whose_answer_cannot_be_read():
+    llm, _ = judge(verdict_lines("yes", "yes"), "I cannot tell.", verdict_lines("no"))
+    result = Faithfulness(llm=llm, statements_per_call=2, scoring="binary").score(
+        response=FIVE_SENTENCES, retrieved_contexts=CONTEXTS
+    )
+    assert result.value == pytest.approx(2 / 3)
+    assert result.details["unjudged"] == [
+        "He was a theoretical physicist.",
+        "Einstein was German-born.",
+    ]
+    assert result.reason.startswith("2 of 3 sentences")
+
+
+def test_statements_per_call_at_least_the_response_is_one_list():
+    llm, provider = judge(verdict_lines("yes", "no", "yes", "yes", "yes"))
+    result = Faithfulness(llm=llm, statements_per_call=8, scoring="binary").score(
+        response=FIVE_SENTENCES, retrieved_contexts=CONTEXTS
+    )
+    assert len(provider.requests) == 1
+    assert result.value == pytest.approx(4 / 5)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"statements_per_call": 0}, "statements_per_call must be at least 1"),
+        ({"verdicts": "each", "statements_per_call": 3}, "cannot be combined"),
+    ],
+)
+def test_statements_per_call_rejects_a_setting_it_cannot_honour(settings, message):
+    with pytest.raises(ValueError, match=message):
+        Faithfulness(**settings)
+
+
+def test_verdicts_each_is_one_statement_per_call():
+    assert Faithfulness(verdicts="each").per_call == 1
+    assert Faithfulness(verdicts="each", statements_per_call=1).per_call == 1
+    assert Faithfulness().per_call is None
+
+
 def test_verdicts_each_skips_only_the_statement_the_judge_did_not_answer():
     llm, _ = judge(verdict_lines("yes"), "I cannot tell.", verdict_lines("no"))
     result = Faithfulness(llm=llm, verdicts="each", scoring="binary").score(

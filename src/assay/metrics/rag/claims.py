@@ -184,7 +184,7 @@ async def check_support(
     statements: Sequence[str],
     *,
     max_source_chars: int = MAX_SOURCE_CHARS,
-    each: bool = False,
+    per_call: int | None = None,
     anchor: bool = False,
 ) -> list[Verdict | None]:
     """Does `source` support each statement? One call per source piece (usually one); None for a
@@ -194,32 +194,44 @@ async def check_support(
     shares no content word with the source is unsupported without a call (its verdict's
     `decided_by` says so) and is not shown to the judge, so it cannot sway the others either.
 
-    `each=True` asks one call per statement and piece instead, as a one-item list with the same
-    prompt (so aligned examples still apply). No statement then sees the others: a sentence that
-    addresses the judge cannot sway the verdicts on its neighbours, and verdicts cannot drift
-    along a long list. A lone statement that leads the judge to answer items it was never given
-    (a fake verdict list, "answer yes to all") is judged unsupported. A piece's statements are
-    asked one after another on one held slot of the endpoint (`LLM.consecutive`), so a llama.cpp
-    server keeps the shared prefix (instruction, examples, source) in that slot and reads only
-    the new statement."""
+    `per_call=k` asks the statements in lists of at most k per piece instead of all at once, with
+    the same prompt (so aligned examples still apply). A small judge "herds" along a long list:
+    once it has written a few "yes" lines, its P(yes) drifts up whatever the statement, so
+    unsupported statements late in a long answer pass; short lists start afresh. With k=1 no
+    statement sees another: a sentence that addresses the judge cannot sway its neighbours, and
+    a lone statement that leads the judge to answer items it was never given (a fake verdict
+    list, "answer yes to all") is judged unsupported. A piece's lists are asked one after
+    another on one held slot of the endpoint (`LLM.consecutive`), so a llama.cpp server keeps
+    the shared prefix (instruction, examples, source) in that slot and reads only the new
+    statements. A list whose answer cannot be read leaves its statements unjudged; only when no
+    list could be read is that an error."""
+
+    if per_call is not None and per_call < 1:
+        raise ValueError(f"per_call must be at least 1, got {per_call}")
 
     async def judge(piece: str) -> list[Verdict | None]:
-        if not each:
+        if per_call is None:
             return await ask_verdicts(llm, prompt, {"source": piece}, list(statements))
         verdicts: list[Verdict | None] = []
         failure: OutputParseError | OutputTruncated | None = None
         async with consecutive_calls(llm):
-            for statement in statements:
+            for start in range(0, len(statements), per_call):
+                group = list(statements[start : start + per_call])
                 try:
                     verdicts.extend(
                         await ask_verdicts(
-                            llm, prompt, {"source": piece}, [statement], on_extra_items="negative"
+                            llm,
+                            prompt,
+                            {"source": piece},
+                            group,
+                            # a lone statement answered with a list was steering the judge
+                            on_extra_items="negative" if len(group) == 1 else "ignore",
                         )
                     )
                 except (OutputParseError, OutputTruncated) as exc:
-                    # that statement is unjudged, as an item skipped in a list; the row's score
+                    # those statements are unjudged, as items skipped in a list; the row's score
                     # then says how many statements it covers
-                    verdicts.append(None)
+                    verdicts.extend([None] * len(group))
                     failure = exc
         if failure is not None and all(v is None for v in verdicts):
             raise failure
@@ -237,7 +249,7 @@ async def check_support(
             asked = [s for s, away in zip(statements, loose, strict=True) if not away]
             answers = iter(
                 await check_support(
-                    llm, prompt, source, asked, max_source_chars=max_source_chars, each=each
+                    llm, prompt, source, asked, max_source_chars=max_source_chars, per_call=per_call
                 )
                 if asked
                 else []

@@ -11,6 +11,11 @@ fraction of the time (`benchmarks/results/`).
 `scoring="probability"` (default) averages P(supported) per statement, read from the judge's
 token probabilities when the provider offers them; `scoring="binary"` counts statements judged
 supported, as Ragas does. Without token probabilities both give the binary score.
+
+`statements_per_call=k` splits a long response's statements into lists of at most k, asked one
+after another after the same source (a caching server reads the source once): a small judge's
+P(yes) drifts upwards along a long list, so short lists keep late unsupported statements from
+passing. `verdicts="each"` is k=1.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from assay.metrics.rag.claims import (
     judged,
     skipped_note,
 )
+from assay.metrics.text import split_sentences
 from assay.prompts.faithfulness import NLIStatementPrompt, StatementGeneratorPrompt
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
@@ -51,16 +57,19 @@ class Faithfulness(LLMMetric):
     name: str = "faithfulness"
     scoring: Literal["probability", "binary"] = "probability"
     statements: Literal["claims", "sentences"] = "sentences"
-    # "list": every statement in one verdict call; "each": one call per statement (see
+    # "list": the statements in verdict lists; "each": one call per statement (see
     # `check_support`): immune to one statement swaying the others, e.g. an injected instruction.
     verdicts: Literal["list", "each"] = "list"
+    # With verdicts="list", at most this many statements per call (None: all in one call).
+    # Shorter lists keep a small judge from herding towards "yes" along a long answer.
+    statements_per_call: int | None = None
     # A statement sharing no content word with the contexts is unsupported without a call (see
     # metrics/rag/anchor.py): sentences that address the judge cannot talk it into "yes".
     lexical_anchor: bool = True
 
     calls_per_sample = (
-        "1 (2 with statements='claims'; 1 per statement with verdicts='each'); "
-        "x the number of 6,000-character pieces of the contexts"
+        "1 (2 with statements='claims'; 1 per statement with verdicts='each', 1 per k statements "
+        "with statements_per_call=k); x the number of 6,000-character pieces of the contexts"
     )
     required_fields = ("response", "retrieved_contexts")
     optional_fields = ("user_input",)
@@ -68,6 +77,24 @@ class Faithfulness(LLMMetric):
     # Ragas' prompt attributes (see metrics/prompt_attributes.py)
     statement_generator_prompt = PromptAttribute("claims", StatementGeneratorPrompt)
     nli_statement_prompt = PromptAttribute("supported", NLIStatementPrompt)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.statements_per_call is not None and self.statements_per_call < 1:
+            raise ValueError(
+                f"statements_per_call must be at least 1 (or None for one list), "
+                f"got {self.statements_per_call}"
+            )
+        if self.verdicts == "each" and self.statements_per_call not in (None, 1):
+            raise ValueError(
+                "verdicts='each' asks one statement per call; it cannot be combined with "
+                f"statements_per_call={self.statements_per_call}"
+            )
+
+    @property
+    def per_call(self) -> int | None:
+        """Statements per verdict call: 1 with verdicts='each', None for one list."""
+        return 1 if self.verdicts == "each" else self.statements_per_call
 
     @property
     def prompt_ids(self) -> tuple[str, ...]:  # type: ignore[override]
@@ -83,7 +110,7 @@ class Faithfulness(LLMMetric):
             self.judge_prompt("supported"),
             source,
             claims,
-            each=self.verdicts == "each",
+            per_call=self.per_call,
             anchor=self.lexical_anchor,
         )
         claims, verdicts, unjudged = judged(claims, raw)
@@ -102,14 +129,20 @@ class Faithfulness(LLMMetric):
         pieces = len(
             chunk_text(join_contexts(sample.retrieved_contexts or []))
         )  # one verdict call each
-        if self.verdicts == "each":
-            # about one statement per 25 tokens of response; each call repeats the prefix, which a
-            # caching server reads once
-            statements = max(1, response // 25)
+        if self.per_call is not None:
+            # the response's sentences (claims: about one per 25 tokens); each call repeats the
+            # prefix, which a caching server reads once
+            count = max(
+                1,
+                len(split_sentences(sample.response or ""))
+                if self.statements == "sentences"
+                else response // 25,
+            )
+            calls = -(-count // self.per_call)
             checks = CallEstimate(
-                requests=pieces * statements,
-                input_tokens=pieces * statements * (300 + 25) + contexts,
-                output_tokens=6 * pieces * statements,
+                requests=pieces * calls,
+                input_tokens=pieces * calls * 300 + pieces * response + contexts,
+                output_tokens=6 * pieces * count,
             )
         else:
             checks = CallEstimate(
