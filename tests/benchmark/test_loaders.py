@@ -108,6 +108,18 @@ def test_ragchecker_two_annotators_per_instance(metaeval_dir):
     assert load_ragchecker(metaeval_dir).n_units == 280
 
 
+def test_ragchecker_limit_covers_every_source_data_set(metaeval_dir):
+    # the file holds kiwi's 28 instances first; a limit takes from each data set in turn
+    records = json.loads((metaeval_dir / "ragchecker" / "human_labeled_data.json").read_text())
+    dataset_of = {r["instance_id"]: r["dataset"] for r in records}
+    everything = {dataset_of[int(i.split("-")[1])] for i in load_ragchecker(metaeval_dir).ids}
+    data = load_ragchecker(metaeval_dir, limit=len(everything))
+    taken = [dataset_of[int(row_id.split("-")[1])] for row_id in data.ids[::2]]
+    assert sorted(taken) == sorted(everything)  # one instance from each, none twice
+    first = load_ragchecker(metaeval_dir, limit=2 * len(everything))
+    assert first.ids[: len(data.ids)] == data.ids  # a larger limit extends a smaller one
+
+
 def test_bfcl_variants_are_deterministic_corruptions(metaeval_dir):
     data = load_bfcl(metaeval_dir, limit=1)
     assert data.n_units == 6  # the first case of each of the six categories

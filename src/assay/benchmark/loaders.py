@@ -1,7 +1,8 @@
 """Loaders for the RAG suites: each reads its files in place and returns `SuiteData`.
 
-`limit` keeps the first N pairs/instances of pairwise and graded suites, and a stratified
-sample of N items (seeded) of binary ones, so a small run still has both classes.
+`limit` keeps the first N pairs/instances of pairwise and graded suites (RAGChecker's dealt
+evenly from its source data sets), and a stratified sample of N items (seeded) of binary ones, so
+a small run still has both classes.
 """
 
 from __future__ import annotations
@@ -268,6 +269,22 @@ def _ragchecker_instances(path: Path) -> list[tuple[dict[str, Any], list[dict[st
     return [(group[0], group) for group in grouped.values()]
 
 
+def _across_datasets(
+    instances: list[tuple[dict[str, Any], list[dict[str, Any]]]],
+) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """Pure: the instances dealt round-robin from each source data set (kiwi, clapnq, the robustqa
+    domains, novelqa), each in file order. The file holds them data set after data set, so the
+    first N of this order, unlike the file's, cover every data set."""
+    by_dataset: dict[Any, list[tuple[dict[str, Any], list[dict[str, Any]]]]] = {}
+    for instance in instances:
+        by_dataset.setdefault(instance[0].get("dataset"), []).append(instance)
+    queues = list(by_dataset.values())
+    dealt = []
+    for index in range(max((len(q) for q in queues), default=0)):
+        dealt.extend(queue[index] for queue in queues if index < len(queue))
+    return dealt
+
+
 def load_ragchecker(
     root: Path,
     aspect: str = "preference",
@@ -276,11 +293,12 @@ def load_ragchecker(
     seed: int = 0,
 ) -> SuiteData:
     """Two rows per instance, (query, model_i response, reference = gt_answer); labels: each
-    annotator's correctness / completeness / overall preference for model2 (-2..2)."""
+    annotator's correctness / completeness / overall preference for model2 (-2..2). `limit` takes
+    N instances dealt evenly from the source data sets (`_across_datasets`)."""
     check_split("ragchecker", split)
     path = suite_file(root, "ragchecker", "human_labeled_data.json")
     instances = _ragchecker_instances(path)
-    instances = instances[:limit] if limit is not None else instances
+    instances = _across_datasets(instances)[:limit] if limit is not None else instances
     rows, ids, graded = [], [], []
     for first, group in instances:
         for member in ("model1", "model2"):
