@@ -112,11 +112,15 @@ def _latency(cost: dict[str, Any]) -> str:
 
 
 def _short_params(record: dict[str, Any]) -> str:
-    """The metric's name with the parameters that tell runs apart (English is the default language)."""
+    """The metric's name with the parameters that tell runs apart.
+
+    English is the default language, and a parameter left at None is an option not taken, so
+    neither is shown: adding an option to a metric must not rename every earlier run.
+    """
     params = {
         k: v
         for k, v in (record["metric"].get("params") or {}).items()
-        if (k, v) != ("language", "english")
+        if (k, v) != ("language", "english") and v is not None
     }
     inner = ", ".join(f"{key}={value}" for key, value in params.items())
     return f"{record['metric']['name']}({inner})" if inner else record["metric"]["name"]
