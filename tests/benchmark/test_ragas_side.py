@@ -484,3 +484,18 @@ def test_hand_written_notes_are_appended_to_the_table_of_record(tmp_path):
     merge_results(results)
     table = (results / "README.md").read_text()
     assert table.rstrip().endswith("## Notes\n\n- X was not measured: no model offline.")
+
+
+def test_the_merged_table_sorts_runs_with_and_without_a_limit(tmp_path):
+    # the committed Ragas answer-relevancy runs: the first 25 pairs and all 50
+    committed = Path(__file__).parents[2] / "benchmarks" / "results"
+    theirs = sorted(
+        committed.glob("wikieval__answer_relevance__Ragas-0.4.3-answer_relevancy__*.json")
+    )
+    limits = {json.loads(path.read_text()).get("limit") for path in theirs}
+    assert limits == {None, 25}
+    for path in theirs:
+        (tmp_path / path.name).write_text(path.read_text())
+    merge_results(tmp_path)
+    table = (tmp_path / "README.md").read_text()
+    assert "0.570 [0.422, 0.709]" in table and "0.580 [0.368, 0.773]" in table

@@ -294,6 +294,11 @@ def _same_items(record: dict[str, Any]) -> tuple[Any, ...]:
     )
 
 
+def _in_order(record: dict[str, Any]) -> tuple[tuple[bool, Any], ...]:
+    """A sort key over `_same_items` in which an unset field (a run without a limit) sorts last."""
+    return tuple((value is None, 0 if value is None else value) for value in _same_items(record))
+
+
 def _headline(record: dict[str, Any]) -> dict[str, Any] | None:
     return next((f for f in record["figures"] if f.get("headline")), None)
 
@@ -306,7 +311,7 @@ def side_by_side_markdown(records: list[dict[str, Any]]) -> list[str]:
         if _is_assay(record):
             ours.setdefault(_same_items(record), []).append(record)
     rows = []
-    for theirs in sorted((r for r in records if not _is_assay(r)), key=_same_items):
+    for theirs in sorted((r for r in records if not _is_assay(r)), key=_in_order):
         their_figure = _headline(theirs)
         for mine in sorted(ours.get(_same_items(theirs), []), key=_short_params):
             my_figure = _headline(mine)
