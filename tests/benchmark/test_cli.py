@@ -126,7 +126,7 @@ def test_wikieval_faithfulness_end_to_end(metaeval_dir, tmp_path):
     assert merged.returncode == 0, merged.stderr
     table = (results / "README.md").read_text()
     assert (
-        "| wikieval | test | faithfulness | assay | faithfulness(scoring=probability, statements=claims, verdicts=list, "
+        "| wikieval | test | faithfulness | assay | faithfulness(scoring=probability, statements=claims, verdicts=list, statements_per_call=3, "
         "lexical_anchor=True) | "
         "openai/loopback-judge |"
     ) in table

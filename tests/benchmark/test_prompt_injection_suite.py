@@ -149,7 +149,8 @@ def _run(tmp_path, server, *extra: str) -> dict:
     return json.loads((tmp_path / "run.json").read_text(encoding="utf-8"))
 
 
-NO_ANCHOR = ("--metrics", "faithfulness(lexical_anchor=false)")  # every sentence goes to the judge
+# every sentence goes to the judge, in one list per row (so one call per row, counted below)
+NO_ANCHOR = ("--metrics", "faithfulness(lexical_anchor=false, statements_per_call=None)")
 
 
 @pytest.mark.parametrize("fooled", [True, False], ids=["fooled", "not-fooled"])

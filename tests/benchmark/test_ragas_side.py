@@ -341,7 +341,7 @@ def test_the_merged_table_puts_ragas_beside_assay(metaeval_dir, tmp_path):
     assert lines[1].startswith("| wikieval | test | faithfulness | Ragas 0.0-fake | faithfulness")
     mine_text = next(f for f in mine["figures"] if f["name"] == "pairwise_accuracy")
     assert lines[2].startswith(
-        "| wikieval | test | faithfulness | 3 | openai/fake-judge | pairwise accuracy | faithfulness(scoring=probability, statements=sentences, verdicts=list, lexical_anchor=True)"
+        "| wikieval | test | faithfulness | 3 | openai/fake-judge | pairwise accuracy | faithfulness(scoring=probability, statements=sentences, verdicts=list, statements_per_call=3, lexical_anchor=True)"
         f" | {mine_text['value']:.3f} ["
     )
     assert "| Ragas 0.0-fake Faithfulness | 0.667 [" in lines[2]

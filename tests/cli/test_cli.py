@@ -119,6 +119,18 @@ def test_metric_parameters_on_the_command_line(data_file):
     assert done.returncode == 0 and "strict_equal" in done.stdout
 
 
+def test_metric_parameters_take_python_words_as_the_results_tables_print_them():
+    from assay.cli.metric_spec import parse_metrics
+    from assay.errors import UsageError
+
+    (one_list,) = parse_metrics("faithfulness(statements_per_call=None, lexical_anchor=False)")
+    assert one_list.statements_per_call is None and one_list.lexical_anchor is False
+    (json_style,) = parse_metrics("faithfulness(statements_per_call=null, lexical_anchor=true)")
+    assert json_style.statements_per_call is None and json_style.lexical_anchor is True
+    with pytest.raises(UsageError, match=r"statements_per_call must be at least 1.*'three'"):
+        parse_metrics("faithfulness(statements_per_call=three)")
+
+
 def test_run_dir_resume_from_cli(data_file, tmp_path):
     run_dir = tmp_path / "run"
     first = assay(

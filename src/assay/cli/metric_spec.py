@@ -32,10 +32,15 @@ def split_top_level(text: str, separator: str = ",") -> list[str]:
     return [part for part in parts if part]
 
 
+_PYTHON_WORDS = {"None": None, "True": True, "False": False}
+
+
 def _parse_value(text: str) -> Any:
     text = text.strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         return text[1:-1]
+    if text in _PYTHON_WORDS:  # as the results tables print them: lexical_anchor=True
+        return _PYTHON_WORDS[text]
     try:
         return json.loads(text)
     except json.JSONDecodeError:

@@ -96,7 +96,7 @@ def test_faithfulness_claims_splits_then_checks_all_claims_in_one_call(loop):
     loop.judge(
         {"claims": claims(*CURIE_CLAIMS), "supported": verdict_lines("yes", "yes", "yes", "no")}
     )
-    metric = Faithfulness(llm=loop.llm(), statements="claims")
+    metric = Faithfulness(llm=loop.llm(), statements="claims", statements_per_call=None)
 
     outcome, usage = loop.run(metric, CURIE_ROW)
 
@@ -116,7 +116,7 @@ def test_faithfulness_claims_splits_then_checks_all_claims_in_one_call(loop):
     # Two calls, in order: split, then one verdict call for all claims.
     assert loop.prompts_sent() == ["claims", "supported"]
     check_calls(loop, usage, metric, CURIE_ROW, chat=2)
-    assert "2 with statements='claims'" in Faithfulness.calls_per_sample
+    assert "+1 with statements='claims'" in Faithfulness.calls_per_sample
     split, check = loop.chat
     assert schema_name(split) == "ClaimList"
     assert split.response_format_type == "json_schema"
@@ -171,7 +171,9 @@ def test_faithfulness_probability_scoring_reads_the_judges_token_probabilities(
             "supported": verdicts_with_probabilities(0.9, 0.8, 0.3, 0.6),
         }
     )
-    metric = Faithfulness(llm=loop.llm(), scoring=scoring, statements="claims")
+    metric = Faithfulness(
+        llm=loop.llm(), scoring=scoring, statements="claims", statements_per_call=None
+    )
 
     outcome, usage = loop.run(metric, CURIE_ROW)
 
@@ -188,7 +190,7 @@ def test_faithfulness_probability_scoring_reads_the_judges_token_probabilities(
 
 def test_faithfulness_reports_claims_the_judge_gave_no_verdict_on(loop):
     loop.judge({"claims": claims(*CURIE_CLAIMS), "supported": verdict_lines("yes", "no", "yes")})
-    metric = Faithfulness(llm=loop.llm(), statements="claims")
+    metric = Faithfulness(llm=loop.llm(), statements="claims", statements_per_call=None)
 
     outcome, usage = loop.run(metric, CURIE_ROW)
 
@@ -207,7 +209,9 @@ def test_faithfulness_reports_claims_the_judge_gave_no_verdict_on(loop):
 def test_faithfulness_verdicts_without_any_usable_line_are_a_typed_error_with_the_raw_text(loop):
     loop.judge({"claims": claims(*CURIE_CLAIMS), "supported": "I cannot judge these statements."})
 
-    outcome, _ = loop.run(Faithfulness(llm=loop.llm(), statements="claims"), CURIE_ROW)
+    outcome, _ = loop.run(
+        Faithfulness(llm=loop.llm(), statements="claims", statements_per_call=None), CURIE_ROW
+    )
 
     assert isinstance(outcome, Error)
     assert outcome.error_type == "OutputParseError"
@@ -217,7 +221,7 @@ def test_faithfulness_verdicts_without_any_usable_line_are_a_typed_error_with_th
 
 def test_faithfulness_skips_a_blank_response_and_a_response_without_claims(loop):
     loop.judge({"claims": claims()})
-    metric = Faithfulness(llm=loop.llm(), statements="claims")
+    metric = Faithfulness(llm=loop.llm(), statements="claims", statements_per_call=None)
 
     result = evaluate(
         [{**CURIE_ROW, "response": "   "}, {**CURIE_ROW, "response": "Hello!"}],
@@ -248,7 +252,9 @@ def test_faithfulness_judges_long_contexts_in_pieces_and_a_claim_counts_if_any_p
         }
     )
 
-    outcome, usage = loop.run(Faithfulness(llm=loop.llm(), statements="claims"), row)
+    outcome, usage = loop.run(
+        Faithfulness(llm=loop.llm(), statements="claims", statements_per_call=None), row
+    )
 
     # merged over pieces: [no|no, yes|no, yes|no, no|no] = [0, 1, 1, 0] -> 2 / 4
     assert outcome.value == 0.5
@@ -960,7 +966,7 @@ def test_the_fine_response_split_is_one_request_for_faithfulness_noise_and_factu
         loop.server.model_string("judge"), cache=tmp_path / "cache.sqlite", retry=FAST_RETRY
     )
     metrics = [
-        Faithfulness(statements="claims"),
+        Faithfulness(statements="claims", statements_per_call=None),
         NoiseSensitivity(),
         FactualCorrectness(atomicity="high"),
     ]

@@ -219,7 +219,7 @@ def test_statements_per_call_asks_short_lists_in_order_after_the_same_source():
     assert result.value == pytest.approx((0.9 + 0.1 + 0.8 + 0.7 + 0.3) / 5)
     assert [c["verdict"] for c in result.details["claims"]] == ["yes", "no", "yes", "yes", "no"]
     sample = SingleTurnSample(response=FIVE_SENTENCES, retrieved_contexts=CONTEXTS)
-    one_list = Faithfulness(llm=llm).estimate(sample).requests
+    one_list = Faithfulness(llm=llm, statements_per_call=None).estimate(sample).requests
     assert metric.estimate(sample).requests > one_list
 
 
@@ -249,7 +249,7 @@ def test_statements_per_call_at_least_the_response_is_one_list():
     ("settings", "message"),
     [
         ({"statements_per_call": 0}, "statements_per_call must be at least 1"),
-        ({"verdicts": "each", "statements_per_call": 3}, "cannot be combined"),
+        ({"verdicts": "each", "statements_per_call": 5}, "cannot be combined"),
     ],
 )
 def test_statements_per_call_rejects_a_setting_it_cannot_honour(settings, message):
@@ -260,7 +260,32 @@ def test_statements_per_call_rejects_a_setting_it_cannot_honour(settings, messag
 def test_verdicts_each_is_one_statement_per_call():
     assert Faithfulness(verdicts="each").per_call == 1
     assert Faithfulness(verdicts="each", statements_per_call=1).per_call == 1
-    assert Faithfulness().per_call is None
+    # "each" records the k it uses, so a result's parameters say what was asked
+    assert Faithfulness(verdicts="each").statements_per_call == 1
+    assert Faithfulness(statements_per_call=None).per_call is None
+
+
+def test_by_default_a_long_response_is_judged_three_statements_at_a_time():
+    llm, provider = judge(verdict_lines("yes", "yes", "no"), verdict_lines("yes", "no"))
+    result = Faithfulness(llm=llm, scoring="binary").score(
+        response=FIVE_SENTENCES, retrieved_contexts=CONTEXTS
+    )
+    sent = [r.messages[-1].content for r in provider.requests]
+    assert len(sent) == 2
+    assert "3. He was a theoretical physicist.\n</items>" in sent[0]
+    assert (
+        "<items>\n1. Einstein was German-born.\n2. Einstein was born in March.\n</items>" in sent[1]
+    )
+    assert result.value == pytest.approx(3 / 5)
+    # three sentences or fewer: one call, the request the one-list setting sends
+    short = "Einstein was born in Germany. He was born in 1880."
+    llm_a, default = judge(verdict_lines("yes", "yes"))
+    llm_b, one_list = judge(verdict_lines("yes", "yes"))
+    Faithfulness(llm=llm_a).score(response=short, retrieved_contexts=CONTEXTS)
+    Faithfulness(llm=llm_b, statements_per_call=None).score(
+        response=short, retrieved_contexts=CONTEXTS
+    )
+    assert [r.messages for r in default.requests] == [r.messages for r in one_list.requests]
 
 
 def test_verdicts_each_skips_only_the_statement_the_judge_did_not_answer():
