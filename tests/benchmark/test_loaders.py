@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections import Counter
 
 import pytest
@@ -105,14 +106,31 @@ def test_ragchecker_two_annotators_per_instance(metaeval_dir):
         data.rows[0]["reference"] == data.rows[1]["reference"]
         and data.rows[0]["response"] != data.rows[1]["response"]
     )
-    assert load_ragchecker(metaeval_dir).n_units == 280
+    assert load_ragchecker(metaeval_dir, split="all").n_units == 280
+
+
+def test_ragchecker_dev_is_the_last_fifth_of_each_source_data_set(metaeval_dir):
+    records = json.loads((metaeval_dir / "ragchecker" / "human_labeled_data.json").read_text())
+    dataset_of = {r["instance_id"]: r["dataset"] for r in records}
+    instances = lambda data: [int(row_id.split("-")[1]) for row_id in data.ids[::2]]  # noqa: E731
+    dev = instances(load_ragchecker(metaeval_dir, split="dev"))
+    test = instances(load_ragchecker(metaeval_dir, split="test"))
+    assert not set(dev) & set(test) and len(dev) + len(test) == 280
+    for dataset in set(dataset_of.values()):
+        members = sorted(i for i, d in dataset_of.items() if d == dataset)
+        chosen = sorted(i for i in dev if dataset_of[i] == dataset)
+        assert chosen == members[len(members) - math.ceil(len(members) / 5) :]  # last fifth
+    # a limit deals from the split's own instances only
+    assert set(instances(load_ragchecker(metaeval_dir, split="test", limit=50))) <= set(test)
 
 
 def test_ragchecker_limit_covers_every_source_data_set(metaeval_dir):
     # the file holds kiwi's 28 instances first; a limit takes from each data set in turn
     records = json.loads((metaeval_dir / "ragchecker" / "human_labeled_data.json").read_text())
     dataset_of = {r["instance_id"]: r["dataset"] for r in records}
-    everything = {dataset_of[int(i.split("-")[1])] for i in load_ragchecker(metaeval_dir).ids}
+    everything = {
+        dataset_of[int(i.split("-")[1])] for i in load_ragchecker(metaeval_dir, split="all").ids
+    }
     data = load_ragchecker(metaeval_dir, limit=len(everything))
     taken = [dataset_of[int(row_id.split("-")[1])] for row_id in data.ids[::2]]
     assert sorted(taken) == sorted(everything)  # one instance from each, none twice

@@ -9,7 +9,7 @@ from assay.benchmark.scoring import score_suite
 def test_ragchecker_baseline_reproduces_the_paper(metaeval_dir):
     # Per instance: delta = score(model2) - score(model1), paired with each of the two annotators'
     # labels (one row per annotator, 560 rows), Pearson r per label kind.
-    data = load_ragchecker(metaeval_dir)
+    data = load_ragchecker(metaeval_dir, split="all")
     scored = score_suite(data, ragchecker_baseline_scores(metaeval_dir, data))
     figures = {figure.name: figure.estimate for figure in scored.figures}
     assert round(figures["pearson_correctness"].value, 3) == 0.497

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -285,6 +286,31 @@ def _across_datasets(
     return dealt
 
 
+RAGCHECKER_DEV_SHARE = 5  # the last fifth (rounded up) of each source data set is for tuning
+
+
+def _ragchecker_split(
+    instances: list[tuple[dict[str, Any], list[dict[str, Any]]]], split: str
+) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """Pure: the instances of `split`, in file order. "dev" is the last fifth (rounded up) of each
+    source data set, "test" the rest, "all" everything (the paper's 280, for reproducing its
+    figures; a metric tuned on dev must not report on it)."""
+    if split == "all":
+        return instances
+    by_dataset: dict[Any, list[int]] = {}
+    for position, instance in enumerate(instances):
+        by_dataset.setdefault(instance[0].get("dataset"), []).append(position)
+    dev = {
+        position
+        for positions in by_dataset.values()
+        for position in positions[
+            len(positions) - math.ceil(len(positions) / RAGCHECKER_DEV_SHARE) :
+        ]
+    }
+    wanted = split == "dev"
+    return [instance for i, instance in enumerate(instances) if (i in dev) == wanted]
+
+
 def load_ragchecker(
     root: Path,
     aspect: str = "preference",
@@ -293,11 +319,12 @@ def load_ragchecker(
     seed: int = 0,
 ) -> SuiteData:
     """Two rows per instance, (query, model_i response, reference = gt_answer); labels: each
-    annotator's correctness / completeness / overall preference for model2 (-2..2). `limit` takes
-    N instances dealt evenly from the source data sets (`_across_datasets`)."""
+    annotator's correctness / completeness / overall preference for model2 (-2..2). `split` is
+    dev, test or all (`_ragchecker_split`); `limit` takes N instances dealt evenly from the source
+    data sets (`_across_datasets`)."""
     check_split("ragchecker", split)
     path = suite_file(root, "ragchecker", "human_labeled_data.json")
-    instances = _ragchecker_instances(path)
+    instances = _ragchecker_split(_ragchecker_instances(path), split)
     instances = _across_datasets(instances)[:limit] if limit is not None else instances
     rows, ids, graded = [], [], []
     for first, group in instances:

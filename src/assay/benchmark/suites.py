@@ -77,7 +77,7 @@ SUITES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     ),
     "begin": ("begin_wow", ("faithfulness",), ("dev", "test")),
     "halueval-qa": ("halueval", ("faithfulness",), ("dev", "test")),
-    "ragchecker": ("ragchecker", ("preference",), ("test",)),
+    "ragchecker": ("ragchecker", ("preference",), ("dev", "test", "all")),
     "bfcl": ("bfcl", ("tool_calls",), ("test",)),
 }
 
@@ -135,7 +135,7 @@ def check_split(suite: str, split: str) -> None:
     if split not in splits:
         raise UsageError(
             f"suite {suite} has no {split!r} split (it has {', '.join(splits)}); "
-            "dev data exists for begin and halueval-qa only"
+            "dev data exists for begin, halueval-qa and ragchecker only"
         )
 
 

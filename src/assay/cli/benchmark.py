@@ -47,7 +47,11 @@ def benchmark_command(
         ),
     ] = None,
     split: Annotated[
-        str, typer.Option("--split", help="dev or test (dev: begin and halueval-qa only)")
+        str,
+        typer.Option(
+            "--split",
+            help="dev or test (dev: begin, halueval-qa and ragchecker; ragchecker also has all)",
+        ),
     ] = "test",
     aspect: Annotated[
         Opt[str],
