@@ -59,6 +59,7 @@ JUDGE_PROMPTS = (
     "multimodal_relevance",
     "rating_answer_accuracy",
     "rating_answer_accuracy_swapped",
+    "rating_answer_completeness",
     "rating_context_relevance",
     "rating_context_relevance_alt",
     "rating_groundedness",

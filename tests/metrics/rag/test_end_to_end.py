@@ -393,10 +393,51 @@ def test_answer_relevancy_verdict_is_the_judges_probability_that_the_response_an
     [ask] = loop.chat
     assert fenced(ask, "question") == EIFFEL_Q and fenced(ask, "response") == EIFFEL_RESPONSE
     assert ask.body["max_tokens"] == 2 and ask.body["logprobs"] is True
-
     evasive, _ = loop.run(metric, {"user_input": EIFFEL_Q, "response": "Paris has many monuments."})
     assert evasive.value == pytest.approx(0.1)
     assert evasive.reason == "the response does not fully answer the question"
+
+
+def test_answer_relevancy_graded_is_the_expected_completeness_grade_over_two(loop):
+    partial = "Barcelona hosted them."
+    question = "Which city hosted the 1992 Summer Olympics, and who topped the medal table?"
+    complete = "Barcelona hosted them, and the Unified Team topped the medal table."
+    loop.judge(
+        {
+            "rating_answer_completeness": by_input(
+                "response",
+                {
+                    complete: rating_with_probabilities("2", {"2": 0.7, "1": 0.2, "0": 0.1}),
+                    partial: rating_with_probabilities("1", {"2": 0.3, "1": 0.6, "0": 0.1}),
+                },
+            )
+        }
+    )
+    metric = create_metric("answer_relevancy", llm=loop.llm(), method="graded")
+    assert not metric.needs_embeddings and metric.prompt_ids == ("rating_answer_completeness",)
+
+    whole, usage = loop.run(metric, {"user_input": question, "response": complete})
+    check_calls(
+        loop, usage, metric, {"user_input": question, "response": complete}, chat=1, embeddings=0
+    )
+    part, _ = loop.run(metric, {"user_input": question, "response": partial})
+
+    # (2 * 0.7 + 1 * 0.2) / 2 and (2 * 0.3 + 1 * 0.6) / 2: a yes/no verdict would put both near yes
+    assert isinstance(whole, Ok) and whole.value == pytest.approx(0.8)
+    assert isinstance(part, Ok) and part.value == pytest.approx(0.6)
+    assert part.reason == "the response answers the question only in part"
+    assert whole.details["grade"] == 2 and part.details["distribution"]["1"] == pytest.approx(0.6)
+    assert fenced(loop.chat[0], "question") == question and len(loop.chat) == 2
+
+
+def test_answer_relevancy_graded_answer_off_the_scale_is_a_parse_failure(loop):
+    loop.judge({"rating_answer_completeness": "maybe"})
+    metric = create_metric("answer_relevancy", llm=loop.llm(), method="graded")
+
+    outcome, _ = loop.run(metric, {"user_input": EIFFEL_Q, "response": EIFFEL_RESPONSE})
+
+    assert isinstance(outcome, Error) and outcome.error_type == "OutputParseError"
+    assert "outside" in outcome.message and outcome.raw == "maybe"
 
 
 def test_answer_relevancy_method_typo_is_refused():

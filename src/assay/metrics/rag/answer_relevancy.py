@@ -10,8 +10,12 @@ similarity between the user's question and the generated ones, set to 0 for a no
 response. As in Ragas, the range is that of a cosine, [-1, 1]: a response whose questions point
 away from the asked one scores below 0 (the mean is also kept in the details).
 
+`method="graded"`: one call rating completeness on 2/1/0 (every part answered directly / only in
+part / not answered); the score is the expected grade over the judge's probabilities, over 2. It
+separates a partial answer from a complete one where a yes/no verdict puts both near yes.
+
 `strictness` is how many questions `method="questions"` generates (1 to 10, default 3). The verdict
-method asks its one question once and does not use it.
+and graded methods ask once and do not use it.
 
 Why the default differs from Ragas: generated questions reward a partial answer that restates
 the question as much as a complete one. With the embedded judge, questions rank WikiEval's good
@@ -30,7 +34,7 @@ from pydantic import BaseModel, Field
 
 from assay.errors import NotApplicable
 from assay.metrics.base import CallEstimate
-from assay.metrics.judge import ask_json, ask_yes_no
+from assay.metrics.judge import ask_json, ask_rating, ask_yes_no
 from assay.metrics.llm_metric import LLMMetric
 from assay.metrics.prompt_attributes import PromptAttribute
 from assay.prompts.render import render
@@ -61,7 +65,8 @@ def answer_relevancy_score(
     return score, raw
 
 
-METHODS = ("questions", "verdict")
+METHODS = ("questions", "verdict", "graded")
+COMPLETENESS_GRADES = {"2": 2.0, "1": 1.0, "0": 0.0}
 
 
 @dataclass(kw_only=True)
@@ -90,13 +95,19 @@ class AnswerRelevancy(LLMMetric):
 
     @property
     def prompt_ids(self) -> tuple[str, ...]:  # type: ignore[override]
-        return ("answer_relevancy",) if self.method == "questions" else ("answers_question",)
+        return {
+            "questions": ("answer_relevancy",),
+            "verdict": ("answers_question",),
+            "graded": ("rating_answer_completeness",),
+        }[self.method]
 
     async def _ascore(self, *, user_input: str, response: str) -> MetricResult:
         if not response.strip():
             raise NotApplicable("the response is empty")
         if self.method == "verdict":
             return await self._verdict(user_input, response)
+        if self.method == "graded":
+            return await self._graded(user_input, response)
         generated = await ask_json(
             self.llm,
             self.judge_prompt("answer_relevancy"),
@@ -136,9 +147,26 @@ class AnswerRelevancy(LLMMetric):
         )
         return MetricResult(verdict.probability, reason=reason, details={"label": verdict.label})
 
+    async def _graded(self, question: str, response: str) -> MetricResult:
+        rating = await ask_rating(
+            self.llm,
+            self.judge_prompt("rating_answer_completeness"),
+            {"question": question, "response": response},
+        )
+        reason = {
+            "2": "the response answers every part of the question",
+            "1": "the response answers the question only in part",
+            "0": "the response does not answer the question",
+        }[rating.label]
+        return MetricResult(
+            rating.expected(COMPLETENESS_GRADES) / 2,
+            reason=reason,
+            details={"grade": int(rating.label), "distribution": rating.distribution},
+        )
+
     def estimate(self, sample: Sample) -> CallEstimate:
         response = len(sample.response or "") // 4
-        if self.method == "verdict":
+        if self.method != "questions":
             return CallEstimate(
                 requests=1,
                 input_tokens=350 + response + len(sample.user_input or "") // 4,
