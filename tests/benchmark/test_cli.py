@@ -255,7 +255,23 @@ def test_a_threshold_tuned_on_begin_dev_is_applied_to_test(metaeval_dir, tmp_pat
             cwd=tmp_path,
             env=env,
         )
+        # nor a dev result of the same metric with other settings (or another metric)
+        other = assay(
+            "benchmark",
+            "begin",
+            "--limit",
+            "12",
+            "--threshold-from",
+            str(dev_json),
+            *common[:1],
+            "faithfulness(statements=sentences, statements_per_call=None)",
+            *common[2:],
+            cwd=tmp_path,
+            env=env,
+        )
     assert refused.returncode == 2 and "only be tuned on dev data" in refused.stderr
+    assert other.returncode == 2 and "run the dev split with the same metric" in other.stderr
+    assert '"statements_per_call": 3' in other.stderr and len(list(results.glob("*.json"))) == 2
 
 
 def test_an_aligned_state_is_scored_with_and_recorded(metaeval_dir, tmp_path):

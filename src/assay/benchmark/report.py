@@ -213,6 +213,21 @@ def tuned_threshold(path: str | Path, *, suite: str, split: str) -> float:
     )
 
 
+def check_threshold_metric(path: str | Path, spec: dict[str, Any]) -> None:
+    """A dev threshold belongs to the metric and settings it was tuned with: refuse to apply it to
+    another metric or to the same metric with other parameters (a changed default included)."""
+    tuned = json.loads(Path(path).read_text(encoding="utf-8")).get("metric") or {}
+    normal = lambda params: json.dumps(params or {}, sort_keys=True, default=str)  # noqa: E731
+    if tuned.get("name") != spec.get("name") or normal(tuned.get("params")) != normal(
+        spec.get("params")
+    ):
+        raise UsageError(
+            f"--threshold-from {path}: tuned for {tuned.get('name')} with "
+            f"{normal(tuned.get('params'))}, but this run scores {spec.get('name')} with "
+            f"{normal(spec.get('params'))}; run the dev split with the same metric first"
+        )
+
+
 def write_record(record: dict[str, Any], output_dir: str | Path) -> tuple[Path, Path]:
     """Write `<stem>.json` and `<stem>.md`; return both paths."""
     folder = Path(output_dir)

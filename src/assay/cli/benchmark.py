@@ -180,6 +180,10 @@ def benchmark_command(
             from assay.alignment import load_aligned_metric
 
             chosen = load_aligned_metric(aligned).clear_alignment()
+        if threshold_source is not None:
+            from assay.benchmark.report import check_threshold_metric
+
+            check_threshold_metric(threshold_source, chosen.spec())
         judge = (
             llm_factory(llm, base_url=base_url, cache=not no_cache)
             if llm and chosen.needs_llm
