@@ -54,6 +54,30 @@ def test_answer_correctness_point_95_pattern(statements, requests):
     assert result.details["response_claims"][0]["claim"] == expected
 
 
+def test_answer_correctness_passes_statements_per_call_to_both_checks():
+    two_sentences = REFERENCE + ". It was played in Los Angeles."
+    seen: list[str] = []
+
+    def one_at_a_time(request: ModelRequest) -> str:
+        items = request.messages[-1].content.split("<items>")[1]
+        seen.append(items)
+        return "1. no" if "Los Angeles" in items else "1. yes"
+
+    llm, provider = judge(one_at_a_time, repeat_last=True)
+    metric = AnswerCorrectness(
+        llm=llm, embeddings=embedder(VECTORS), weights=[1.0, 0.0], statements_per_call=1
+    )
+    result = metric.score(
+        user_input="When was the first super bowl?", response=RESPONSE, reference=two_sentences
+    )
+    # response: 1 statement (1 call); reference: 2 statements asked one per call (2 calls)
+    assert len(provider.requests) == 3 and all("\n2. " not in items for items in seen)
+    # TP 1, FP 0, FN 1: factuality = F1 = 2/3
+    assert result.details["factuality"] == pytest.approx(2 / 3, abs=0.01)
+    with pytest.raises(ValueError, match="statements_per_call"):
+        AnswerCorrectness(statements_per_call=0)
+
+
 def test_answer_correctness_maths():
     yes, no = Verdict("yes", 1.0), Verdict("no", 0.0)
     # Einstein: TP [1879], FP [Spain], FN [Germany] -> 1 / (1 + 0.5 * 2) = 0.5

@@ -130,3 +130,26 @@ def test_the_fine_response_split_is_made_once_for_faithfulness_and_factual_corre
     ]
     assert len(response_splits) == 1  # asked once, answered for both metrics
     assert len(splits) == 2  # plus the reference split
+
+
+def one_item_verdict(request: ModelRequest) -> str:
+    """A single-statement list: yes unless it is the height, which the response does not give."""
+    items = request.messages[-1].content.split("<items>")[1]
+    assert items.count("\n1. ") == 1 and "\n2. " not in items  # one statement per call
+    return "1. no" if "1000ft" in items else "1. yes"
+
+
+def test_statements_per_call_splits_each_sides_verdict_list():
+    llm, provider = judge(one_item_verdict, one_item_verdict, one_item_verdict)
+    metric = FactualCorrectness(llm=llm, statements_per_call=1)
+    result = metric.score(response=RESPONSE, reference=REFERENCE)
+    # the same F1 as one list per side (1 TP, 0 FP, 1 FN), from three calls instead of two
+    assert result.value == 0.67 and len(provider.requests) == 3
+    assert [c["verdict"] for c in result.details["reference_claims"]] == ["yes", "no"]
+    assert FactualCorrectness().statements_per_call is None  # one list per side by default
+
+
+@pytest.mark.parametrize("value", [0, -2, 1.5, True, "3"])
+def test_statements_per_call_must_be_a_whole_number_of_at_least_one(value):
+    with pytest.raises(ValueError, match="statements_per_call must be at least 1"):
+        FactualCorrectness(statements_per_call=value)

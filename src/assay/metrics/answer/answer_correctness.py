@@ -21,7 +21,13 @@ from assay.metrics.judge import Verdict
 from assay.metrics.llm_metric import LLMMetric
 from assay.metrics.prompt_attributes import PromptAttribute
 from assay.metrics.rag.answer_relevancy import cosine
-from assay.metrics.rag.claims import CrossCheck, claim_details, cross_check, skipped_note
+from assay.metrics.rag.claims import (
+    CrossCheck,
+    checked_per_call,
+    claim_details,
+    cross_check,
+    skipped_note,
+)
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -47,6 +53,7 @@ class AnswerCorrectness(LLMMetric):
     weights: list[float] = field(default_factory=lambda: [0.75, 0.25])
     threshold: float | None = None
     statements: Literal["claims", "sentences"] = "sentences"
+    statements_per_call: int | None = None  # as in FactualCorrectness; None: one list per side
 
     required_fields = ("user_input", "response", "reference")
     needs_embeddings = True
@@ -64,6 +71,7 @@ class AnswerCorrectness(LLMMetric):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        checked_per_call(self.statements_per_call)
         if len(self.weights) != 2 or any(w < 0 for w in self.weights) or sum(self.weights) == 0:
             raise ValueError("weights must be two non-negative numbers, not both zero")
 
@@ -81,6 +89,7 @@ class AnswerCorrectness(LLMMetric):
                 response,
                 reference,
                 user_input,
+                per_call=self.statements_per_call,
             )
 
         async def similarity() -> None:

@@ -77,6 +77,15 @@ class CrossCheck:
     unjudged: list[str]
 
 
+def checked_per_call(value: Any) -> int | None:
+    """A metric's `statements_per_call` option: a whole number of at least 1, or None (one list)."""
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
+        raise ValueError(
+            f"statements_per_call must be at least 1 (or None for one list), got {value!r}"
+        )
+    return value
+
+
 async def cross_check(
     llm: Any,
     claims_prompt: Prompt | None,
@@ -87,10 +96,12 @@ async def cross_check(
     *,
     both_ways: bool = True,
     empty_response: str | None = None,
+    per_call: int | None = None,
 ) -> CrossCheck:
     """Split both texts (concurrently), then check each side against the other (concurrently).
     `both_ways=False` checks only the response against the reference (the reference is not split);
-    with `empty_response`, a response without statements is NotApplicable before any check."""
+    with `empty_response`, a response without statements is NotApplicable before any check.
+    `per_call` is check_support's: statements per verdict list (None: one list per side)."""
     texts = {"response": response, **({"reference": reference} if both_ways else {})}
     sources = {"response": reference, "reference": response}
     found: dict[str, list[str]] = {}
@@ -101,7 +112,9 @@ async def cross_check(
 
     async def check(key: str) -> None:
         checks[key] = (
-            await check_support(llm, supported, sources[key], found[key]) if found[key] else []
+            await check_support(llm, supported, sources[key], found[key], per_call=per_call)
+            if found[key]
+            else []
         )
 
     async with anyio.create_task_group() as group:

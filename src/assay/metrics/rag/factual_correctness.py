@@ -23,7 +23,7 @@ from assay.metrics.base import CallEstimate
 from assay.metrics.judge import Verdict
 from assay.metrics.llm_metric import LLMMetric
 from assay.metrics.prompt_attributes import PromptAttribute
-from assay.metrics.rag.claims import claim_details, cross_check, skipped_note
+from assay.metrics.rag.claims import checked_per_call, claim_details, cross_check, skipped_note
 from assay.prompts.faithfulness import ClaimDecompositionPrompt, NLIStatementPrompt
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
@@ -74,6 +74,9 @@ class FactualCorrectness(LLMMetric):
     statements: Literal["claims", "sentences"] | None = (
         None  # None: claims if any "high", else sentences
     )
+    # Statements per verdict list; None asks each side's statements in one list (see
+    # check_support on herding; unlike faithfulness, not yet measured on this metric)
+    statements_per_call: int | None = None
 
     calls_per_sample = (
         "2 with sentences (1 with mode=precision); 4 with claims (2 with mode=precision), "
@@ -84,6 +87,7 @@ class FactualCorrectness(LLMMetric):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        checked_per_call(self.statements_per_call)
         if self.statements == "sentences" and "high" in (self.atomicity, self.coverage):
             raise ValueError(
                 "atomicity/coverage 'high' shape how the judge splits claims; "
@@ -125,6 +129,7 @@ class FactualCorrectness(LLMMetric):
             user_input or "",
             both_ways=need_reference,
             empty_response="the response makes no factual statements to check",
+            per_call=self.statements_per_call,
         )
         response_claims, response_verdicts = checked.response_claims, checked.response_verdicts
         reference_claims, reference_verdicts = checked.reference_claims, checked.reference_verdicts

@@ -32,6 +32,7 @@ from assay.metrics.prompt_attributes import PromptAttribute
 from assay.metrics.rag.anchor import anchor_note
 from assay.metrics.rag.claims import (
     check_support,
+    checked_per_call,
     chunk_text,
     claim_details,
     grounded_statements,
@@ -84,13 +85,7 @@ class Faithfulness(LLMMetric):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        per_call = self.statements_per_call
-        if per_call is not None and (
-            not isinstance(per_call, int) or isinstance(per_call, bool) or per_call < 1
-        ):
-            raise ValueError(
-                f"statements_per_call must be at least 1 (or None for one list), got {per_call!r}"
-            )
+        checked_per_call(self.statements_per_call)
         if self.verdicts == "each":
             # "each" is one statement per call; the default k stands aside, any other k conflicts
             if self.statements_per_call not in (None, 1, DEFAULT_STATEMENTS_PER_CALL):
