@@ -225,17 +225,22 @@ def test_a_threshold_tuned_on_begin_dev_is_applied_to_test(metaeval_dir, tmp_pat
         tuned = figures["best_threshold"]["value"]
         assert 0.0 <= tuned <= 1.0 + 1e-6 and figures["best_balanced_accuracy"]["value"] >= 0.5
 
-        test = assay(
-            "benchmark",
-            "begin",
-            "--limit",
-            "12",
-            "--threshold-from",
-            str(dev_json),
-            *common,
-            cwd=tmp_path,
-            env=env,
-        )
+        def on_test(tuned_in, metric="faithfulness(statements=sentences)"):
+            return assay(
+                "benchmark",
+                "begin",
+                "--limit",
+                "12",
+                "--threshold-from",
+                str(tuned_in),
+                *common[:1],
+                metric,
+                *common[2:],
+                cwd=tmp_path,
+                env=env,
+            )
+
+        test = on_test(dev_json)
         assert test.returncode == 0, test.stderr
         [test_json] = results.glob("*__test__*.json")
         record = json.loads(test_json.read_text())
@@ -244,31 +249,9 @@ def test_a_threshold_tuned_on_begin_dev_is_applied_to_test(metaeval_dir, tmp_pat
         assert "tuned on dev" in test_json.with_suffix(".md").read_text()
 
         # a test-split result cannot lend its threshold
-        refused = assay(
-            "benchmark",
-            "begin",
-            "--limit",
-            "12",
-            "--threshold-from",
-            str(test_json),
-            *common,
-            cwd=tmp_path,
-            env=env,
-        )
+        refused = on_test(test_json)
         # nor a dev result of the same metric with other settings (or another metric)
-        other = assay(
-            "benchmark",
-            "begin",
-            "--limit",
-            "12",
-            "--threshold-from",
-            str(dev_json),
-            *common[:1],
-            "faithfulness(statements=sentences, statements_per_call=None)",
-            *common[2:],
-            cwd=tmp_path,
-            env=env,
-        )
+        other = on_test(dev_json, "faithfulness(statements=sentences, statements_per_call=None)")
     assert refused.returncode == 2 and "only be tuned on dev data" in refused.stderr
     assert other.returncode == 2 and "run the dev split with the same metric" in other.stderr
     assert '"statements_per_call": 3' in other.stderr and len(list(results.glob("*.json"))) == 2

@@ -182,10 +182,12 @@ def run_markdown(record: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def tuned_threshold(path: str | Path, *, suite: str, split: str) -> float:
-    """The best-balanced-accuracy threshold recorded by a dev-split run of the same suite."""
-    from assay.errors import UsageError
-
+def tuned_threshold(
+    path: str | Path, *, suite: str, split: str, spec: dict[str, Any] | None = None
+) -> float:
+    """The best-balanced-accuracy threshold recorded by a dev-split run of the same suite. With
+    the scoring metric's `spec`, also refuse a threshold tuned with another metric or with other
+    parameters (a changed default included): a threshold belongs to the settings it was tuned on."""
     try:
         record = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -205,27 +207,24 @@ def tuned_threshold(path: str | Path, *, suite: str, split: str) -> float:
         raise UsageError(
             "--threshold-from applies a dev threshold to the test split; use --split test"
         )
+    if spec is not None:
+        tuned = record.get("metric") or {}
+        normal = lambda params: json.dumps(params or {}, sort_keys=True, default=str)  # noqa: E731
+        if (tuned.get("name"), normal(tuned.get("params"))) != (
+            spec.get("name"),
+            normal(spec.get("params")),
+        ):
+            raise UsageError(
+                f"--threshold-from {path}: tuned for {tuned.get('name')} with "
+                f"{normal(tuned.get('params'))}, but this run scores {spec.get('name')} with "
+                f"{normal(spec.get('params'))}; run the dev split with the same metric first"
+            )
     for figure in record.get("figures", []):
         if figure.get("name") == "best_threshold" and figure.get("value") is not None:
             return float(figure["value"])
     raise UsageError(
         f"--threshold-from {path}: the result has no tuned threshold (both labels needed)"
     )
-
-
-def check_threshold_metric(path: str | Path, spec: dict[str, Any]) -> None:
-    """A dev threshold belongs to the metric and settings it was tuned with: refuse to apply it to
-    another metric or to the same metric with other parameters (a changed default included)."""
-    tuned = json.loads(Path(path).read_text(encoding="utf-8")).get("metric") or {}
-    normal = lambda params: json.dumps(params or {}, sort_keys=True, default=str)  # noqa: E731
-    if tuned.get("name") != spec.get("name") or normal(tuned.get("params")) != normal(
-        spec.get("params")
-    ):
-        raise UsageError(
-            f"--threshold-from {path}: tuned for {tuned.get('name')} with "
-            f"{normal(tuned.get('params'))}, but this run scores {spec.get('name')} with "
-            f"{normal(spec.get('params'))}; run the dev split with the same metric first"
-        )
 
 
 def write_record(record: dict[str, Any], output_dir: str | Path) -> tuple[Path, Path]:

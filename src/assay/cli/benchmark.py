@@ -113,7 +113,13 @@ def benchmark_command(
     ] = None,
 ) -> None:
     """Measure a metric's agreement with human labels on SUITE, or merge results with `report`."""
-    from assay.benchmark.report import engine_label, figure_text, merge_results, write_record
+    from assay.benchmark.report import (
+        engine_label,
+        figure_text,
+        merge_results,
+        tuned_threshold,
+        write_record,
+    )
     from assay.benchmark.runner import run_benchmark
     from assay.cli.app import stdout
     from assay.errors import UsageError
@@ -130,12 +136,9 @@ def benchmark_command(
     from assay.cli.metric_spec import parse_metric
     from assay.models.factory import embedding_factory, llm_factory
 
-    threshold_source = None
-    if threshold_from is not None:
-        from assay.benchmark.report import tuned_threshold
-
+    threshold_source = str(threshold_from) if threshold_from is not None else None
+    if threshold_from is not None and engine == "ragas":
         threshold = tuned_threshold(threshold_from, suite=suite, split=split)
-        threshold_source = str(threshold_from)
     if engine not in ("assay", "ragas"):
         raise UsageError(f"--engine must be assay or ragas, got {engine!r}")
     if aligned is not None and engine == "ragas":
@@ -180,10 +183,10 @@ def benchmark_command(
             from assay.alignment import load_aligned_metric
 
             chosen = load_aligned_metric(aligned).clear_alignment()
-        if threshold_source is not None:
-            from assay.benchmark.report import check_threshold_metric
-
-            check_threshold_metric(threshold_source, chosen.spec())
+        if threshold_from is not None:  # checked against the metric, before any call
+            common["threshold"] = tuned_threshold(
+                threshold_from, suite=suite, split=split, spec=chosen.spec()
+            )
         judge = (
             llm_factory(llm, base_url=base_url, cache=not no_cache)
             if llm and chosen.needs_llm
