@@ -584,17 +584,28 @@ class FakeOpenAI:
             if reply.delay:
                 self._stopping.wait(reply.delay)
             record.status = reply.status
-            self._send(handler, reply)
+            self._send(handler, reply, lambda: self._finish(record, path))
         except (BrokenPipeError, ConnectionResetError, OSError):
             pass  # the client gave up (timeout) and closed the connection
         finally:
-            record.done = time.monotonic()
-            with self._lock:
-                self.in_flight -= 1
-                self.in_flight_by_path[path] -= 1
+            self._finish(record, path)
 
-    def _send(self, handler: _Handler, reply: Reply) -> None:
+    def _finish(self, record: RecordedRequest, path: str) -> None:
+        """Stop counting a request as in flight; the second call is a no-op.
+
+        Called just before the reply's last bytes leave: once the client holds the whole reply it
+        may free its slot and send the next request, and that request must not find this one
+        still counted (a race that read as one request over the client's limit)."""
+        with self._lock:
+            if record.done is not None:
+                return
+            record.done = time.monotonic()
+            self.in_flight -= 1
+            self.in_flight_by_path[path] -= 1
+
+    def _send(self, handler: _Handler, reply: Reply, finish: Callable[[], None]) -> None:
         if reply.reset:
+            finish()
             handler.close_connection = True
             handler.connection.shutdown(2)  # socket.SHUT_RDWR: no status line at all
             return
@@ -612,6 +623,7 @@ class FakeOpenAI:
         if reply.cut_after is not None:
             handler.wfile.write(data[: reply.cut_after])
             handler.wfile.flush()
+            finish()
             handler.close_connection = True
             handler.connection.shutdown(2)
             return
@@ -619,9 +631,12 @@ class FakeOpenAI:
             for start in range(0, len(data), reply.drip_bytes):
                 if self._stopping.wait(reply.drip):
                     return
+                if start + reply.drip_bytes >= len(data):
+                    finish()
                 handler.wfile.write(data[start : start + reply.drip_bytes])
                 handler.wfile.flush()
             return
+        finish()
         handler.wfile.write(data)
         handler.wfile.flush()
 
