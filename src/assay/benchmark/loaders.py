@@ -255,7 +255,7 @@ def load_halueval_qa(
 RAGCHECKER_LABELS = ("correctness", "completeness", "overall")
 
 
-def _ragchecker_instances(path: Path) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+def ragchecker_instances(path: Path) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
     """(first record, all records) per instance_id, in order of first appearance."""
     records = json.loads(path.read_text(encoding="utf-8"))
     grouped: dict[Any, list[dict[str, Any]]] = {}
@@ -270,7 +270,7 @@ def _ragchecker_instances(path: Path) -> list[tuple[dict[str, Any], list[dict[st
     return [(group[0], group) for group in grouped.values()]
 
 
-def _across_datasets(
+def across_datasets(
     instances: list[tuple[dict[str, Any], list[dict[str, Any]]]],
 ) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
     """Pure: the instances dealt round-robin from each source data set (kiwi, clapnq, the robustqa
@@ -289,7 +289,7 @@ def _across_datasets(
 RAGCHECKER_DEV_SHARE = 5  # the last fifth (rounded up) of each source data set is for tuning
 
 
-def _ragchecker_split(
+def ragchecker_split(
     instances: list[tuple[dict[str, Any], list[dict[str, Any]]]], split: str
 ) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
     """Pure: the instances of `split`, in file order. "dev" is the last fifth (rounded up) of each
@@ -320,12 +320,12 @@ def load_ragchecker(
 ) -> SuiteData:
     """Two rows per instance, (query, model_i response, reference = gt_answer); labels: each
     annotator's correctness / completeness / overall preference for model2 (-2..2). `split` is
-    dev, test or all (`_ragchecker_split`); `limit` takes N instances dealt evenly from the source
-    data sets (`_across_datasets`)."""
+    dev, test or all (`ragchecker_split`); `limit` takes N instances dealt evenly from the source
+    data sets (`across_datasets`)."""
     check_split("ragchecker", split)
     path = suite_file(root, "ragchecker", "human_labeled_data.json")
-    instances = _ragchecker_split(_ragchecker_instances(path), split)
-    instances = _across_datasets(instances)[:limit] if limit is not None else instances
+    instances = ragchecker_split(ragchecker_instances(path), split)
+    instances = across_datasets(instances)[:limit] if limit is not None else instances
     rows, ids, graded = [], [], []
     for first, group in instances:
         for member in ("model1", "model2"):
@@ -376,6 +376,7 @@ Loader = Callable[..., SuiteData]
 
 def loaders() -> dict[str, Loader]:
     from assay.benchmark.bfcl import load_bfcl
+    from assay.benchmark.constructed import load_ragchecker_relevance
 
     return {
         "wikieval": load_wikieval,
@@ -383,6 +384,7 @@ def loaders() -> dict[str, Loader]:
         "begin": load_begin,
         "halueval-qa": load_halueval_qa,
         "ragchecker": load_ragchecker,
+        "ragchecker-relevance": load_ragchecker_relevance,
         "bfcl": load_bfcl,
     }
 
@@ -392,6 +394,7 @@ __all__ = [
     "HALUEVAL_DEV",
     "RAGCHECKER_LABELS",
     "WIKIEVAL_PAIRS",
+    "across_datasets",
     "load_ares",
     "load_begin",
     "load_halueval_qa",
@@ -399,4 +402,6 @@ __all__ = [
     "load_wikieval",
     "loaders",
     "ragchecker_baseline_scores",
+    "ragchecker_instances",
+    "ragchecker_split",
 ]

@@ -78,6 +78,8 @@ SUITES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "begin": ("begin_wow", ("faithfulness",), ("dev", "test")),
     "halueval-qa": ("halueval", ("faithfulness",), ("dev", "test")),
     "ragchecker": ("ragchecker", ("preference",), ("dev", "test", "all")),
+    # constructed from RAGChecker's responses (benchmark/constructed.py), read from the same folder
+    "ragchecker-relevance": ("ragchecker", ("answer_relevance",), ("dev", "test")),
     "bfcl": ("bfcl", ("tool_calls",), ("test",)),
 }
 
@@ -135,7 +137,7 @@ def check_split(suite: str, split: str) -> None:
     if split not in splits:
         raise UsageError(
             f"suite {suite} has no {split!r} split (it has {', '.join(splits)}); "
-            "dev data exists for begin, halueval-qa and ragchecker only"
+            "dev data exists for begin, halueval-qa, ragchecker and ragchecker-relevance only"
         )
 
 

@@ -10,7 +10,8 @@ import typer
 Opt = Optional  # typer reads Optional[...] annotations; 3.10 needs them spelled this way
 
 SUITE_HELP = (
-    "wikieval, ares, begin, halueval-qa, ragchecker or bfcl; or `report` to merge all results"
+    "wikieval, ares, begin, halueval-qa, ragchecker, ragchecker-relevance or bfcl; "
+    "or `report` to merge all results"
 )
 
 
@@ -50,7 +51,10 @@ def benchmark_command(
         str,
         typer.Option(
             "--split",
-            help="dev or test (dev: begin, halueval-qa and ragchecker; ragchecker also has all)",
+            help=(
+                "dev or test (dev: begin, halueval-qa, ragchecker and ragchecker-relevance; "
+                "ragchecker also has all)"
+            ),
         ),
     ] = "test",
     aspect: Annotated[
