@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from assay import SingleTurnSample, __version__, evaluate
+from assay.benchmark.variants import with_prompt_variants
 from assay.errors import DataError
 from assay.metrics.base import Metric, model_identity
 from assay.schema.dataset import EvaluationDataset
@@ -141,17 +142,13 @@ def samples_of(case: dict[str, Any]) -> tuple[SingleTurnSample, SingleTurnSample
 
 
 def _in_language(metric: Metric, language: str, prompts_dir: Path | None = None) -> Metric:
-    """The metric in `language`, with any prompt of `prompts_dir` (`<id>.<language>.yaml`, as
-    in src/assay/prompts/data) replacing the shipped one: wording is tried on dev this way."""
+    """The metric in `language`, with the prompts of `prompts_dir` (`<id>.<language>.yaml`, as
+    in src/assay/prompts/data) replacing the shipped ones: wording is tried on dev this way. A
+    language the folder has no file for keeps the shipped wording."""
     if getattr(metric, "language", language) != language:
         metric = dataclasses.replace(metric, language=language)
-    if prompts_dir is not None and hasattr(metric, "set_prompt"):
-        from assay.prompts.prompt import load_prompt
-
-        metric = dataclasses.replace(metric)
-        for prompt_id in metric.prompt_ids:
-            if (prompts_dir / f"{prompt_id}.{language}.yaml").exists():
-                metric.set_prompt(load_prompt(prompt_id, language, root=prompts_dir))
+    if prompts_dir is not None:
+        metric = with_prompt_variants(metric, prompts_dir, missing_ok=True)
     return metric
 
 

@@ -324,3 +324,37 @@ def test_an_aligned_state_is_scored_with_and_recorded(metaeval_dir, tmp_path):
     assert rebuilt.name == record_file.name  # same metric (statements=claims), same alignment
     assert json.loads(rebuilt.read_text())["metric"]["params"]["statements"] == "claims"
     assert with_ragas.returncode == 2 and "--aligned applies to assay" in with_ragas.stderr
+
+
+def test_prompt_variants_are_sent_recorded_apart_and_keep_their_own_threshold(
+    metaeval_dir, tmp_path
+):
+    from tests.benchmark.test_variants import MARK, write_variant
+
+    variants = tmp_path / "variants"
+    variants.mkdir()
+    write_variant(variants, "supported")
+    results = tmp_path / "results"
+    with LoopbackJudge() as judge:
+        env = {"ASSAY_LLM": judge.model_string, "ASSAY_CACHE_DIR": str(tmp_path / "cache")}
+
+        def run(*extra: str):
+            return assay(
+                "benchmark", "begin", "--limit", "12", "--metric", "faithfulness",
+                "--data-dir", str(metaeval_dir), "--output-dir", str(results), "--no-progress",
+                *extra, cwd=tmp_path, env=env,
+            )  # fmt: skip
+
+        shipped = run("--split", "dev")
+        sent_before = len(judge.requests)
+        variant = run("--split", "dev", "--prompts-dir", str(variants))
+        systems = [str(r.messages[0]["content"]) for r in judge.requests]
+        [shipped_dev] = [p for p in results.glob("*__dev__*.json") if "__w" not in p.name]
+        mixed = run("--threshold-from", str(shipped_dev), "--prompts-dir", str(variants))
+    assert shipped.returncode == 0 and variant.returncode == 0, variant.stderr
+    assert sent_before and not any(MARK in text for text in systems[:sent_before])
+    assert len(systems) > sent_before and all(MARK in text for text in systems[sent_before:])
+    records = [json.loads(path.read_text()) for path in results.glob("*__dev__*.json")]
+    assert len(records) == 2  # the variant's result sits beside the shipped one, not over it
+    assert len({r["prompts"][0]["hash"] for r in records}) == 2
+    assert mixed.returncode == 2 and "another wording" in mixed.stderr

@@ -1,7 +1,7 @@
 """Write a run's record as JSON and markdown, and merge every record into one table.
 
 Each run gives `<suite>__<aspect>__<metric>__<split>__<judge>__p<params hash>[__limitN]`
-`[__aligned<hash>].json` and `.md` in the output directory (a rerun of the same configuration replaces its files); `merge_results`
+`[__aligned<hash>][__w<prompt variants' hash>][__t<threshold>].json` and `.md` in the output directory (a rerun of the same configuration replaces its files); `merge_results`
 writes `README.md` there with one row per run.
 """
 
@@ -59,6 +59,9 @@ def result_stem(record: dict[str, Any]) -> str:
     stem += f"__limit{record['limit']}" if record.get("limit") else ""
     alignment = record["metric"].get("alignment")
     stem += f"__aligned{alignment['hash']}" if alignment else ""  # never over the unaligned run
+    if record.get("prompts_dir"):  # never over the shipped wording's run
+        wording = json.dumps(record.get("prompts") or [], sort_keys=True)
+        stem += "__w" + hashlib.sha256(wording.encode("utf-8")).hexdigest()[:6]
     threshold = record.get("threshold")
     return stem + (f"__t{threshold:.4g}" if threshold is not None and threshold != 0.5 else "")
 
@@ -187,7 +190,8 @@ def tuned_threshold(
 ) -> float:
     """The best-balanced-accuracy threshold recorded by a dev-split run of the same suite. With
     the scoring metric's `spec`, also refuse a threshold tuned with another metric or with other
-    parameters (a changed default included): a threshold belongs to the settings it was tuned on."""
+    parameters or prompt wording (a changed default included): a threshold belongs to the settings
+    it was tuned on."""
     try:
         record = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -218,6 +222,13 @@ def tuned_threshold(
                 f"--threshold-from {path}: tuned for {tuned.get('name')} with "
                 f"{normal(tuned.get('params'))}, but this run scores {spec.get('name')} with "
                 f"{normal(spec.get('params'))}; run the dev split with the same metric first"
+            )
+        wording = lambda prompts: {p.get("id"): p.get("hash") for p in prompts or []}  # noqa: E731
+        if wording(record.get("prompts")) != wording(spec.get("prompts")):
+            raise UsageError(
+                f"--threshold-from {path}: tuned with the prompts {wording(record.get('prompts'))}, "
+                f"but this run sends {wording(spec.get('prompts'))} (another wording, e.g. "
+                "--prompts-dir); run the dev split with the same prompts first"
             )
     for figure in record.get("figures", []):
         if figure.get("name") == "best_threshold" and figure.get("value") is not None:

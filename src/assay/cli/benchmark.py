@@ -115,6 +115,14 @@ def benchmark_command(
             "it names its metric, so --metric may be left out",
         ),
     ] = None,
+    prompts_dir: Annotated[
+        Opt[Path],
+        typer.Option(
+            "--prompts-dir",
+            help="Folder of prompt variants (<prompt id>.<language>.yaml) that replace the "
+            "metric's shipped wording for this run; try wording on a dev split only",
+        ),
+    ] = None,
 ) -> None:
     """Measure a metric's agreement with human labels on SUITE, or merge results with `report`."""
     from assay.benchmark.report import (
@@ -147,6 +155,8 @@ def benchmark_command(
         raise UsageError(f"--engine must be assay or ragas, got {engine!r}")
     if aligned is not None and engine == "ragas":
         raise UsageError("--aligned applies to assay's metrics, not to --engine ragas")
+    if prompts_dir is not None and engine == "ragas":
+        raise UsageError("--prompts-dir applies to assay's metrics, not to --engine ragas")
     common = dict(
         data_dir=data_dir,
         aspect=aspect,
@@ -187,6 +197,10 @@ def benchmark_command(
             from assay.alignment import load_aligned_metric
 
             chosen = load_aligned_metric(aligned).clear_alignment()
+        if prompts_dir is not None:
+            from assay.benchmark.variants import with_prompt_variants
+
+            chosen = with_prompt_variants(chosen, prompts_dir)
         if threshold_from is not None:  # checked against the metric, before any call
             common["threshold"] = tuned_threshold(
                 threshold_from, suite=suite, split=split, spec=chosen.spec()
@@ -216,6 +230,8 @@ def benchmark_command(
         if aligned is not None:
             record["aligned_from"] = str(aligned)
             record["metric"]["alignment"] = chosen.alignment.fingerprint()
+        if prompts_dir is not None:
+            record["prompts_dir"] = str(prompts_dir)
     if threshold_source is not None:
         record["threshold_source"] = threshold_source
     json_path, md_path = write_record(record, output_dir)
