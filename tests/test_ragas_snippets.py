@@ -103,7 +103,9 @@ def test_get_started_evaluate_a_simple_rag(loop):
 
 
 def test_evaluate_with_no_metrics_runs_ragas_default_list_on_a_hf_dataset(loop):
-    loop.judge({"answers_question": "yes", "context_usefulness": all_yes, "supported": all_yes})
+    loop.judge(
+        {"rating_answer_completeness": "2", "context_usefulness": all_yes, "supported": all_yes}
+    )
     from datasets import Dataset
 
     from assay import evaluate

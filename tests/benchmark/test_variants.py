@@ -31,7 +31,7 @@ def hashes(metric) -> dict[str, str]:
 
 def test_a_variant_replaces_only_its_own_prompt_on_a_copy(tmp_path):
     write_variant(tmp_path, "answers_question")
-    shipped = AnswerRelevancy()
+    shipped = AnswerRelevancy(method="verdict")
     variant = with_prompt_variants(shipped, tmp_path)
     assert MARK in variant.judge_prompt("answers_question").instruction
     assert (
@@ -44,10 +44,10 @@ def test_a_variant_replaces_only_its_own_prompt_on_a_copy(tmp_path):
 def test_a_variant_must_keep_the_inputs_and_the_answer_shape(tmp_path):
     write_variant(tmp_path, "answers_question", inputs=["question"])
     with pytest.raises(UsageError, match=r"answers_question\.english\.yaml field 'inputs'"):
-        with_prompt_variants(AnswerRelevancy(), tmp_path)
+        with_prompt_variants(AnswerRelevancy(method="verdict"), tmp_path)
     write_variant(tmp_path, "answers_question", choices=["1", "0"])
     with pytest.raises(UsageError, match="field 'choices'"):
-        with_prompt_variants(AnswerRelevancy(), tmp_path)
+        with_prompt_variants(AnswerRelevancy(method="verdict"), tmp_path)
 
 
 def test_a_folder_that_would_change_nothing_is_refused(tmp_path):
@@ -55,7 +55,7 @@ def test_a_folder_that_would_change_nothing_is_refused(tmp_path):
     with pytest.raises(UsageError, match=r"has none of faithfulness's prompts \(supported"):
         with_prompt_variants(Faithfulness(), tmp_path)
     with pytest.raises(UsageError, match="not a directory"):
-        with_prompt_variants(AnswerRelevancy(), tmp_path / "missing")
+        with_prompt_variants(AnswerRelevancy(method="verdict"), tmp_path / "missing")
     with pytest.raises(UsageError, match="sends no prompt to a judge"):
         with_prompt_variants(BleuScore(), tmp_path)
 
@@ -63,4 +63,4 @@ def test_a_folder_that_would_change_nothing_is_refused(tmp_path):
 def test_a_malformed_file_names_itself(tmp_path):
     (tmp_path / "answers_question.english.yaml").write_text("id: answers_question\n", "utf-8")
     with pytest.raises(UsageError, match=r"answers_question\.english\.yaml is not a prompt file"):
-        with_prompt_variants(AnswerRelevancy(), tmp_path)
+        with_prompt_variants(AnswerRelevancy(method="verdict"), tmp_path)

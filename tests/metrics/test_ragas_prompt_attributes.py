@@ -41,7 +41,8 @@ def test_the_attributes_are_typed_views_of_the_prompts_the_metric_sends():
     )  # read only
     assert isinstance(FactualCorrectness().prompt, ClaimDecompositionPrompt)
     assert isinstance(NoiseSensitivity().faithfulness_prompt, NLIStatementPrompt)
-    assert AnswerRelevancy().prompt.id == "answers_question"
+    assert AnswerRelevancy().prompt.id == "rating_answer_completeness"
+    assert AnswerRelevancy(method="verdict").prompt.id == "answers_question"
     assert AnswerRelevancy(method="questions").prompt.id == "answer_relevancy"
 
 

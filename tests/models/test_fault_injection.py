@@ -29,6 +29,7 @@ from assay.metrics.rag import (
 from assay.models import RetryPolicy, llm_factory
 from assay.models.cache import ResponseCache
 from assay.schema.outcome import Error, Ok
+from tests.metrics.loopback import prompt_id
 from tests.models.fake_openai import (
     Behaviour,
     FakeOpenAI,
@@ -100,6 +101,8 @@ def correct_text(request: RecordedRequest) -> str:
     text = request.last_user_text
     listed = re.search(r"<items>\n(.*?)\n</items>", text, flags=re.DOTALL)
     if listed is None:
+        if prompt_id(request) == "rating_answer_completeness":  # answer relevancy's 2/1/0 grade
+            return str(_digest(text) % 3)
         return "yes" if _digest(text) % 4 else "no"
     items = listed.group(1).splitlines()
     return "\n".join(

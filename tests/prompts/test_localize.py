@@ -128,7 +128,7 @@ def test_save_and_load_round_trip(tmp_path: Path):
 def test_builtin_chinese_prompts_round_trip(tmp_path: Path):
     source = create_metric("answer_relevancy", language="chinese")
     save_prompts(source, tmp_path)
-    assert (tmp_path / "answer_relevancy_answers_question_chinese.json").is_file()
+    assert (tmp_path / "answer_relevancy_rating_answer_completeness_chinese.json").is_file()
     assert (
         load_prompts(create_metric("answer_relevancy"), tmp_path, "chinese") == source.get_prompts()
     )

@@ -61,8 +61,9 @@ def test_strictness_bounds():
         AnswerRelevancy(strictness=0)
 
 
-def test_the_default_is_the_verdict_method_without_embeddings():
+def test_the_default_is_the_graded_method_without_embeddings():
     metric = AnswerRelevancy()
-    assert metric.method == "verdict" and not metric.needs_embeddings
-    assert metric.prompt_ids == ("answers_question",)
+    assert metric.method == "graded" and not metric.needs_embeddings
+    assert metric.prompt_ids == ("rating_answer_completeness",)
+    assert AnswerRelevancy(method="verdict").prompt_ids == ("answers_question",)
     assert AnswerRelevancy(method="questions").needs_embeddings

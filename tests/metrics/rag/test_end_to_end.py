@@ -375,12 +375,8 @@ def test_answer_relevancy_verdict_is_the_judges_probability_that_the_response_an
             )
         }
     )
-    metric = create_metric("answer_relevancy", llm=loop.llm())  # the default method
-    assert (
-        metric.method == "verdict"
-        and not metric.needs_embeddings
-        and metric.prompt_ids == ("answers_question",)
-    )
+    metric = create_metric("answer_relevancy", llm=loop.llm(), method="verdict")
+    assert not metric.needs_embeddings and metric.prompt_ids == ("answers_question",)
     row = {"user_input": EIFFEL_Q, "response": EIFFEL_RESPONSE}
 
     outcome, usage = loop.run(metric, row)
