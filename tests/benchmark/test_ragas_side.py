@@ -339,6 +339,10 @@ def test_the_merged_table_puts_ragas_beside_assay(metaeval_dir, tmp_path):
     assert len(lines) == 3
     assert lines[0].startswith("| wikieval | test | faithfulness | assay | faithfulness")
     assert lines[1].startswith("| wikieval | test | faithfulness | Ragas 0.0-fake | faithfulness")
+    # the prompts column: assay's own prompt with its hash, the other engine's marked as its own
+    supported = next(p for p in mine["prompts"] if p["id"] == "supported")
+    assert f"| supported {supported['hash'][:6]} |" in lines[0]
+    assert "| Ragas 0.0-fake's own |" in lines[1]
     mine_text = next(f for f in mine["figures"] if f["name"] == "pairwise_accuracy")
     assert lines[2].startswith(
         "| wikieval | test | faithfulness | 3 | openai/fake-judge | pairwise accuracy | faithfulness(scoring=probability, statements=sentences, verdicts=list, statements_per_call=3, lexical_anchor=True)"

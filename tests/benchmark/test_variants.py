@@ -64,3 +64,25 @@ def test_a_malformed_file_names_itself(tmp_path):
     (tmp_path / "answers_question.english.yaml").write_text("id: answers_question\n", "utf-8")
     with pytest.raises(UsageError, match=r"answers_question\.english\.yaml is not a prompt file"):
         with_prompt_variants(AnswerRelevancy(method="verdict"), tmp_path)
+
+
+def test_the_table_of_record_tells_a_wording_under_trial_from_the_shipped_one(tmp_path):
+    from assay.benchmark.report import merge_results
+
+    committed = Path(__file__).parents[2] / "benchmarks" / "results"
+    runs = sorted(
+        committed.glob("ragchecker-relevance__*__p9449a7*.json")
+    )  # verdict: shipped, focused
+    assert len(runs) == 2
+    for path in runs:
+        (tmp_path / path.name).write_text(path.read_text())
+    merge_results(tmp_path)
+    lines = [
+        line
+        for line in (tmp_path / "README.md").read_text().splitlines()
+        if line.startswith("| ragchecker-relevance |")
+    ]
+    assert len(lines) == 2
+    [trial] = [line for line in lines if "(from benchmarks/data/answer_relevance/focused)" in line]
+    [shipped] = [line for line in lines if line != trial]
+    assert "answers_question c53ced" in trial and "answers_question a3f6f3" in shipped

@@ -92,6 +92,18 @@ def _prompts(record: dict[str, Any]) -> str:
     )
 
 
+def _prompt_cell(record: dict[str, Any]) -> str:
+    """The merged table's prompts column: each prompt's id and the start of its content hash,
+    and the folder when the wording was one under trial (`--prompts-dir`), so two runs of one
+    metric that asked differently never read as the same setting."""
+    if not _is_assay(record):
+        return _prompts(record)
+    cell = "<br>".join(f"{p['id']} {p['hash'][:6]}" for p in record.get("prompts") or []) or "none"
+    if record.get("prompts_dir"):
+        cell += f"<br>(from {record['prompts_dir']})"
+    return cell
+
+
 def _params(record: dict[str, Any]) -> str:
     params = record["metric"].get("params") or {}
     return ", ".join(f"{key}={json.dumps(value)}" for key, value in params.items()) or "none"
@@ -267,10 +279,12 @@ def merged_markdown(records: list[dict[str, Any]]) -> str:
         "",
         "Agreement of assay's metrics with human labels; written by `assay benchmark report` from the "
         "JSON records in this folder (one per run). 95% intervals in brackets; n = units scored / units "
-        "taken (pairs, items, instances or cases). Cost is per row: wall time of the run over its rows.",
+        "taken (pairs, items, instances or cases). Prompts: each prompt the metric sent, with the start "
+        "of its content hash (the run's markdown file has the whole hash). Cost is per row: wall time "
+        "of the run over its rows.",
         "",
-        "| suite | split | aspect | scored by | metric | judge | n | figures | s/item | calls/item | tokens/item | date |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| suite | split | aspect | scored by | metric | judge | prompts | n | figures | s/item | calls/item | tokens/item | date |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     # Side-by-side runs sit next to assay's for the same suite and aspect.
     order = sorted(
@@ -294,7 +308,8 @@ def merged_markdown(records: list[dict[str, Any]]) -> str:
         lines.append(
             f"| {record['suite']} | {record['split']} | {record['aspect']} | {engine_label(record)} | "
             f"{_short_params(record)} | "
-            f"{judge_name(record)} | {record['n_scored']}/{record['n_units']} | {figures} | "
+            f"{judge_name(record)} | {_prompt_cell(record)} | "
+            f"{record['n_scored']}/{record['n_units']} | {figures} | "
             f"{_seconds(cost)} | {_number(cost['calls_per_item'], 2)} | "
             f"{_number(tokens, 0)} | {record['date'][:10]} |"
         )
