@@ -84,10 +84,10 @@ def main() -> None:
         (spec, parse_metric(spec) if "(" in spec else create_metric(spec))
         for spec in split_top_level(args.metrics)
     ]
-    five_specs = [spec for spec, _ in metrics if spec in DEFAULT_METRICS[:5]]
+    five = [metric for spec, metric in metrics if spec in DEFAULT_METRICS[:5]]
     together = None
-    if len(five_specs) == 5:
-        together = _time_together(args.data, [m for spec, m in metrics if spec in five_specs], llm)
+    if len(five) == 5:
+        together = _time_together(args.data, five, llm, embeddings)
         print(json.dumps({"five_together": together}))
         SERVERS.stop_all()  # a fresh server: no prompt of the combined run stays cached
     _warm_up([metric for _, metric in metrics], llm, embeddings)
@@ -193,10 +193,9 @@ def _warm_up(metrics: list, llm, embeddings) -> None:
         evaluate([WARM_UP], [metric], llm=llm, embeddings=embeddings, show_progress=False)
 
 
-def _time_together(data: str, five: list, llm) -> dict:
-    """The five default metrics in one run at the CLI's default concurrency, on a fresh judge
-    server and fresh embeddings, after the warm-up."""
-    embeddings = default_embeddings(cache=False)
+def _time_together(data: str, five: list, llm, embeddings) -> dict:
+    """The five default metrics in one run at the CLI's default concurrency, after the warm-up
+    (called before any other run, so the judge server has seen none of the data's prompts)."""
     _warm_up(five, llm, embeddings)
     started = time.perf_counter()
     result = evaluate(data, five, llm=llm, embeddings=embeddings, show_progress=False)
