@@ -84,10 +84,10 @@ def main() -> None:
         (spec, parse_metric(spec) if "(" in spec else create_metric(spec))
         for spec in split_top_level(args.metrics)
     ]
-    five = [metric for spec, metric in metrics if spec in DEFAULT_METRICS[:5]]
+    default_five = [metric for spec, metric in metrics if spec in DEFAULT_METRICS[:5]]
     together = None
-    if len(five) == 5:
-        together = _time_together(args.data, five, llm, embeddings)
+    if len(default_five) == 5:
+        together = _time_together(args.data, default_five, llm, embeddings)
         print(json.dumps({"five_together": together}))
         SERVERS.stop_all()  # a fresh server: no prompt of the combined run stays cached
     _warm_up([metric for _, metric in metrics], llm, embeddings)
