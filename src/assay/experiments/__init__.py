@@ -4,6 +4,7 @@
     datasets/<name>.<csv|jsonl|sqlite>   Dataset files (see backends/)
     experiments/<name>.jsonl             results, one line per finished row (see store.py)
     experiments/<name>.meta.json         what the run was
+    experiments/<name>.csv               the rows as a table, written when the run ends
 """
 
 from assay.experiments.backends import DatasetBackend, backend_names, register_backend

@@ -9,7 +9,10 @@
     answer(row)   # still the plain function
 
 Rows run concurrently, at most `max_concurrency` at a time (sync functions in worker threads).
-An exception in a row is recorded in that row and the run goes on; see `store.py` for the files.
+An exception in a row is recorded in that row and the run goes on. Each finished row is appended
+to `experiments/<name>.jsonl` at once (a crash keeps it); when the run ends, the rows are also
+written to `experiments/<name>.csv`, the file Ragas' `local/csv` backend leaves (one column per key
+the function returned). See `store.py` for the files.
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ def experiment(
     root_dir: str | os.PathLike[str] | None = None,
     timeout: float | None = None,
     overwrite: bool = False,
-    csv: bool = False,
+    csv: bool = True,
     show_progress: bool = True,
 ) -> Any:
     """Make `fn(row, *args, **kwargs) -> dict` runnable over a dataset with `.arun` / `.run`.
@@ -55,7 +58,9 @@ def experiment(
     root_dir: where `experiments/` goes; default the dataset's root_dir, else the working directory.
     timeout: seconds allowed per row; a row over it is recorded as a `Timeout` error.
     overwrite: replace an earlier run of the same name instead of refusing.
-    csv: also write `experiments/<name>.csv` when the run ends.
+    csv: when the run ends, also write `experiments/<name>.csv`, one row per dataset row with
+        the columns the function returned (a failed row: its input columns and `error`), as
+        Ragas does; `csv=False` keeps only the JSONL.
     """
     if max_concurrency < 1:
         raise UsageError(f"max_concurrency must be at least 1, got {max_concurrency}")
@@ -98,8 +103,9 @@ class ExperimentFunction:
     async def arun(
         self, dataset: Any, *args: Any, name: str | None = None, **kwargs: Any
     ) -> Experiment:
-        """Call the function on every row (extra args and kwargs passed along) and save the results
-        to `<root_dir>/experiments/<name>.jsonl` as they finish; return them as an `Experiment`."""
+        """Call the function on every row (extra args and kwargs passed along), save the results
+        to `<root_dir>/experiments/<name>.jsonl` as they finish and, when all have, to
+        `<root_dir>/experiments/<name>.csv`; return them as an `Experiment`."""
         rows = _rows_of(dataset)
         opts = self.options
         root = Path(opts["root_dir"]) if opts["root_dir"] is not None else default_root(dataset)

@@ -2,13 +2,17 @@
 
     <root_dir>/experiments/<name>.jsonl      one record per finished row, in completion order
     <root_dir>/experiments/<name>.meta.json  what the run was (rewritten atomically at the end)
-    <root_dir>/experiments/<name>.csv        optional flat copy, written when the run ends
+    <root_dir>/experiments/<name>.csv        the rows as a flat table, written when the run ends
+                                             (the file Ragas' local/csv backend writes; off
+                                             with @experiment(csv=False))
 
 A record is `{"index": i, "status": "ok", "seconds": s, "result": {...}}` for a row whose
 function returned, or `{"index": i, "status": "error", "seconds": s, "error": {"type": ...,
 "message": ...}, "input": {...}}` for a row whose function raised. `index` is the row's
 position in the dataset. Each record is written as one line and flushed, so a killed process
 keeps every finished row; a torn last line (killed mid-write) is ignored by the reader.
+The JSONL is the record of the run: loading or listing an experiment by name reads it, not the
+CSV beside it (which only a run without a JSONL, e.g. one copied from Ragas, is read from).
 
 The metadata holds format_version, name, created/finished (UTC ISO 8601), status (`running`
 until the run ends, then `finished` or `interrupted`; a killed run stays `running`), function,
