@@ -140,8 +140,21 @@ AREA_MODULES = {
     ),
     "alignment": ("assay.alignment",),
     "platform004": ("assay.platform",),
-    "models": ("assay.models",),
-    "prompts": ("assay.prompts",),
+    "models": (
+        "assay.models",
+        "assay.llms",
+        "assay.embeddings",
+        "assay.cache",
+        "assay.cost",
+        "assay.tokenizers",
+        "assay.exceptions",
+    ),
+    "prompts": (
+        "assay.prompts",
+        "assay.prompt",
+        "assay.metrics.collections.faithfulness.util",
+        "assay.metrics.collections.factual_correctness.util",
+    ),
     "experiments": ("assay",),
 }
 

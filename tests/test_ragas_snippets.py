@@ -465,7 +465,7 @@ def test_results_scores_pandas_tokens_and_cost(loop):
     )
 
     from assay import evaluate
-    from assay.models import get_token_usage_for_openai
+    from assay.cost import get_token_usage_for_openai
 
     results = evaluate(
         eval_dataset[:5],

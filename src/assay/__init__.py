@@ -8,8 +8,17 @@ import types as _types
 from pathlib import Path as _Path
 from typing import Any as _Any
 
+import assay.compat.ragas as _compat_ragas
 import assay.quickstart as _quickstart_module
 from assay._version import __version__
+from assay.compat.ragas.cache import CacheInterface, DiskCacheBackend, cacher
+from assay.compat.ragas.tokenizers import (  # Ragas exports these from its top level too
+    BaseTokenizer,
+    HuggingFaceTokenizer,
+    TiktokenWrapper,
+    get_default_tokenizer,
+    get_tokenizer,
+)
 from assay.engine import (
     ExceptionInRunner,
     Executor,
@@ -33,20 +42,12 @@ from assay.evaluator import RAGEvaluator
 from assay.experiments import Dataset, experiment
 from assay.metrics import *  # noqa: F403
 from assay.metrics import __all__ as _metrics_all
-from assay.models import (  # Ragas exports these from its top level too
-    BaseTokenizer,
-    CacheInterface,
-    DiskCacheBackend,
-    HuggingFaceTokenizer,
-    TiktokenWrapper,
-    cacher,
-    embedding_factory,
-    get_default_tokenizer,
-    get_tokenizer,
-    llm_factory,
-)
+from assay.models import embedding_factory, llm_factory
 from assay.schema import *  # noqa: F403
 from assay.schema import __all__ as _schema_all
+
+# Ragas' spellings on the assay modules and metric classes Ragas code reaches (assay.compat.ragas).
+_compat_ragas.install()
 
 
 class _CallableQuickstart(_types.ModuleType):

@@ -4,39 +4,17 @@ clone (`git clone /path/to/assay`), the same place beside the repository it was 
 
 from __future__ import annotations
 
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-RELATIVE = Path("shared") / "data" / "metaeval"
+from tests.shared_dir import candidates as shared_candidates
 
-
-def _origin_parent() -> Path | None:
-    """The folder holding the repository this one was cloned from, when that is a local path."""
-    try:
-        url = subprocess.run(
-            ["git", "config", "--get", "remote.origin.url"],
-            cwd=REPO_ROOT,
-            capture_output=True,
-            text=True,
-            timeout=10,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    origin = Path(url.removeprefix("file://"))
-    return origin.resolve().parent if url and origin.is_absolute() and origin.is_dir() else None
+RELATIVE = Path("data") / "metaeval"
 
 
 def candidates() -> list[Path]:
-    found = [Path(os.environ["ASSAY_METAEVAL_DIR"])] if os.environ.get("ASSAY_METAEVAL_DIR") else []
-    found.append(REPO_ROOT.parent / RELATIVE)
-    origin = _origin_parent()
-    if origin is not None:
-        found.append(origin / RELATIVE)
-    return found
+    return shared_candidates(RELATIVE, "ASSAY_METAEVAL_DIR")
 
 
 @pytest.fixture(scope="session")

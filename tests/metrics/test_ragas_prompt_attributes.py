@@ -8,12 +8,12 @@ from collections.abc import Iterator
 import pytest
 
 from assay import AnswerRelevancy, FactualCorrectness, Faithfulness, NoiseSensitivity
-from assay.errors import UsageError
-from assay.prompts.faithfulness import (
+from assay.compat.ragas.prompt_classes import (
     ClaimDecompositionPrompt,
     NLIStatementPrompt,
     StatementGeneratorPrompt,
 )
+from assay.errors import UsageError
 from assay.prompts.prompt import load_prompt
 from tests.metrics.loopback import Loopback, loopback, verdict_lines
 from tests.models.fake_openai import ok

@@ -16,40 +16,42 @@ import openai
 import pytest
 from pydantic import BaseModel
 
-from assay.errors import MissingDependency, OutputTruncated, UsageError
-from assay.models import (
-    LLM,
+from assay.cache import CacheInterface, DiskCacheBackend, cacher
+from assay.cost import CostCallbackHandler, TokenUsage, get_token_usage_for_openai
+from assay.embeddings import (
     BaseRagasEmbedding,
     BaseRagasEmbeddings,
-    BaseRagasLLM,
-    BaseTokenizer,
-    CacheInterface,
-    CostCallbackHandler,
-    DiskCacheBackend,
-    Embeddings,
     GoogleEmbeddings,
     HuggingFaceEmbeddings,
     HuggingfaceEmbeddings,
-    HuggingFaceTokenizer,
+    LiteLLMEmbeddings,
+    OpenAIEmbeddings,
+)
+from assay.errors import MissingDependency, OutputTruncated, UsageError
+from assay.exceptions import LLMDidNotFinishException
+from assay.llms import (
+    BaseRagasLLM,
     InstructorBaseRagasLLM,
     InstructorLLM,
     InstructorModelArgs,
+    LiteLLMStructuredLLM,
+)
+from assay.models import (
+    LLM,
+    Embeddings,
     LangchainEmbeddingsWrapper,
     LangchainLLMWrapper,
-    LiteLLMEmbeddings,
-    LiteLLMStructuredLLM,
     LlamaIndexEmbeddingsWrapper,
     LlamaIndexLLMWrapper,
-    LLMDidNotFinishException,
-    OpenAIEmbeddings,
-    TiktokenWrapper,
-    TokenUsage,
-    cacher,
     embedding_factory,
-    get_default_tokenizer,
-    get_token_usage_for_openai,
-    get_tokenizer,
     llm_factory,
+)
+from assay.tokenizers import (
+    BaseTokenizer,
+    HuggingFaceTokenizer,
+    TiktokenWrapper,
+    get_default_tokenizer,
+    get_tokenizer,
 )
 from tests.models.fake_openai import embed_vector, ok
 
@@ -523,21 +525,25 @@ def test_azure_embeddings_with_the_settings_reach_the_deployment(server, clean_e
 
 def test_ragas_top_level_names_are_the_same_objects():
     import assay
-    import assay.models as models
+    import assay.cache
+    import assay.embeddings
+    import assay.llms
+    import assay.tokenizers
 
-    for name in (
-        "llm_factory",
-        "embedding_factory",
-        "DiskCacheBackend",
-        "CacheInterface",
-        "cacher",
-        "TiktokenWrapper",
-        "HuggingFaceTokenizer",
-        "BaseTokenizer",
-        "get_tokenizer",
-        "get_default_tokenizer",
-    ):
-        assert getattr(assay, name) is getattr(models, name), name
+    homes = {
+        "llm_factory": assay.llms,
+        "embedding_factory": assay.embeddings,
+        "DiskCacheBackend": assay.cache,
+        "CacheInterface": assay.cache,
+        "cacher": assay.cache,
+        "TiktokenWrapper": assay.tokenizers,
+        "HuggingFaceTokenizer": assay.tokenizers,
+        "BaseTokenizer": assay.tokenizers,
+        "get_tokenizer": assay.tokenizers,
+        "get_default_tokenizer": assay.tokenizers,
+    }
+    for name, home in homes.items():
+        assert getattr(assay, name) is getattr(home, name), name
 
 
 # -- models of one's own ---------------------------------------------------------------------------
@@ -709,7 +715,7 @@ def test_tokenizer_mistakes_are_usage_errors():
 
 def test_the_default_tokenizer_works_offline(monkeypatch):
     pytest.importorskip("tokenizers")
-    from assay.models import tokenizers
+    from assay.compat.ragas import tokenizers
 
     def unavailable(*args, **kwargs):
         raise ConnectionError("no network")

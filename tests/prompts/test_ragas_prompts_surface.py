@@ -12,33 +12,36 @@ import re
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from assay.compat.ragas.prompt_classes import ClaimDecompositionInput, read_verdicts
 from assay.errors import OutputParseError, UsageError
-from assay.models import LLM, ScriptedProvider
-from assay.prompts import (
-    BasePrompt,
-    BoolIO,
+from assay.metrics.collections.factual_correctness.util import (
     ClaimDecompositionOutput,
     ClaimDecompositionPrompt,
-    DynamicFewShotPrompt,
-    Example,
+)
+from assay.metrics.collections.faithfulness.util import (
     FaithfulnessInput,
     FaithfulnessOutput,
     FaithfulnessPrompt,
     NLIStatementInput,
     NLIStatementOutput,
     NLIStatementPrompt,
-    PromptMixin,
-    PydanticPrompt,
-    RagasOutputParserException,
     StatementFaithfulnessAnswer,
     StatementGeneratorInput,
     StatementGeneratorOutput,
     StatementGeneratorPrompt,
+)
+from assay.models import LLM, ScriptedProvider
+from assay.prompt import (
+    BasePrompt,
+    BoolIO,
+    DynamicFewShotPrompt,
+    PromptMixin,
+    PydanticPrompt,
+    RagasOutputParserException,
     StringIO,
     StringPrompt,
-    load_prompt,
 )
-from assay.prompts.faithfulness import ClaimDecompositionInput, read_verdicts
+from assay.prompts import Example, load_prompt
 
 
 def judge(*answers, **options):

@@ -1,4 +1,8 @@
-"""The metric catalogue. Importing this package registers every built-in metric."""
+"""The metric catalogue. Importing this package registers every built-in metric.
+
+`assay.metrics` is also Ragas' `ragas.metrics`: Ragas' base-class names (`MetricWithLLM`,
+`SingleTurnMetric`, ...) are added to it from `assay.compat.ragas` when `assay` is imported.
+"""
 
 from assay.metrics.agent import *  # noqa: F403
 from assay.metrics.agent import __all__ as _agent_all
@@ -17,8 +21,6 @@ from assay.metrics.general import __all__ as _general_all
 from assay.metrics.llm_metric import LLMMetric
 from assay.metrics.rag import *  # noqa: F403
 from assay.metrics.rag import __all__ as _rag_all
-from assay.metrics.ragas_bases import *  # noqa: F403
-from assay.metrics.ragas_bases import __all__ as _ragas_bases_all
 from assay.metrics.singletons import *  # noqa: F403
 from assay.metrics.singletons import __all__ as _singletons_all
 from assay.metrics.sql import *  # noqa: F403
@@ -39,7 +41,6 @@ __all__ = [
     *_custom_all,
     *_general_all,
     *_rag_all,
-    *_ragas_bases_all,
     *_singletons_all,
     *_sql_all,
 ]

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from assay.metrics.aligned import Alignable
 from assay.metrics.base import Metric
-from assay.metrics.prompt_attributes import forget_view, viewed_prompt
+from assay.metrics.prompt_views import forget_view, viewed_prompt
 from assay.prompts.prompt import Prompt, load_prompt
 
 

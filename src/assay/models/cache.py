@@ -183,8 +183,41 @@ def open_cache(path: str | Path | None = None, *, replay_only: bool = False) -> 
     return ResponseCache(path, replay_only=replay_only)
 
 
+class KeyValueCache:
+    """Any key-value store with `get(key)`, `set(key, value)` and `has_key(key)` (Ragas' CacheInterface
+    among them) used as the response cache: answers are stored as JSON text under `assay:` keys."""
+
+    def __init__(self, backend: Any) -> None:
+        self.backend = backend
+
+    def _read(self, key: str) -> Any:
+        return self.backend.get(key) if self.backend.has_key(key) else None
+
+    def get_response(self, key: str) -> ModelResponse | None:
+        value = self._read("assay:chat:" + key)
+        return ModelResponse.model_validate_json(value) if isinstance(value, str) else None
+
+    def put_response(self, key: str, model: str, response: ModelResponse) -> None:
+        self.backend.set("assay:chat:" + key, response.model_dump_json(exclude={"cached"}))
+
+    def get_vector(self, key: str) -> list[float] | None:
+        value = self._read("assay:embedding:" + key)
+        return json.loads(value) if isinstance(value, str) else None
+
+    def put_vector(self, key: str, model: str, vector: list[float]) -> None:
+        self.backend.set("assay:embedding:" + key, json.dumps(vector))
+
+    def get_meta(self, name: str) -> str | None:
+        value = self._read("assay:meta:" + name)
+        return value if isinstance(value, str) else None
+
+    def put_meta(self, name: str, value: str) -> None:
+        self.backend.set("assay:meta:" + name, value)
+
+
 __all__ = [
     "CacheMiss",
+    "KeyValueCache",
     "ResponseCache",
     "default_cache_path",
     "embedding_key",

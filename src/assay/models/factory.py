@@ -22,7 +22,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from assay.errors import MissingCredentials, UsageError
-from assay.models.cache import ResponseCache, open_cache
+from assay.models.cache import KeyValueCache, ResponseCache, open_cache
 from assay.models.embeddings import Embeddings
 from assay.models.limits import Limits
 from assay.models.llm import LLM
@@ -98,10 +98,8 @@ def _resolve_cache(cache: Any) -> ResponseCache | None:
     if isinstance(cache, (str, Path)):
         return open_cache(cache)
     if all(callable(getattr(cache, method, None)) for method in ("get", "set", "has_key")):
-        # A Ragas CacheInterface of the caller's own: answers are stored in it as JSON text.
-        from assay.models.ragas_cache import InterfaceCache
-
-        return InterfaceCache(cache)  # type: ignore[return-value]
+        # A key-value store of the caller's own (Ragas' CacheInterface): answers kept as JSON text.
+        return KeyValueCache(cache)  # type: ignore[return-value]
     raise UsageError(
         f"cache must be True, False, a path, a ResponseCache or a CacheInterface, "
         f"got {type(cache).__name__}"

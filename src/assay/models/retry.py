@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from tenacity import (
     AsyncRetrying,
@@ -86,4 +86,16 @@ async def call_with_retry(
     raise AssertionError("unreachable: tenacity either returns or raises")  # pragma: no cover
 
 
-__all__ = ["RetryPolicy", "call_with_retry"]
+def run_config_options(run_config: Any) -> dict[str, Any]:
+    """The model options a run configuration (assay's or Ragas' RunConfig) sets: its retry policy,
+    when it sets one. Duck-typed, so models need not import the engine."""
+    if run_config is None:
+        return {}
+    policy = getattr(run_config, "retry_policy", None)
+    retry = policy() if callable(policy) else None
+    if retry is None and isinstance(getattr(run_config, "max_retries", None), int):
+        retry = RetryPolicy(max_attempts=max(1, run_config.max_retries))
+    return {"retry": retry} if retry is not None else {}
+
+
+__all__ = ["RetryPolicy", "call_with_retry", "run_config_options"]

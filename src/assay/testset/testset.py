@@ -23,8 +23,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from assay.compat.ragas.cost import TokenUsage
 from assay.errors import DataError
-from assay.models.cost import TokenUsage
 from assay.schema.dataset import EvaluationDataset
 from assay.schema.samples import MultiTurnSample, SingleTurnSample
 from assay.schema.usage import Usage

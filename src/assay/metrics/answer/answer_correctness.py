@@ -19,7 +19,6 @@ from assay.errors import NotApplicable
 from assay.metrics.base import CallEstimate
 from assay.metrics.judge import Verdict
 from assay.metrics.llm_metric import LLMMetric
-from assay.metrics.prompt_attributes import PromptAttribute
 from assay.metrics.rag.answer_relevancy import cosine
 from assay.metrics.rag.claims import (
     CrossCheck,
@@ -60,10 +59,6 @@ class AnswerCorrectness(LLMMetric):
     calls_per_sample = (
         "2 + 1 embedding batch; 4 with statements='claims' (splits shared with factual_correctness)"
     )
-
-    # Ragas' prompt attributes (assay Prompts: the answers differ in shape from Ragas' ones)
-    statement_generator_prompt = PromptAttribute("claims.coarse")
-    correctness_classifier_prompt = PromptAttribute("supported")
 
     @property
     def prompt_ids(self) -> tuple[str, ...]:  # type: ignore[override]

@@ -40,7 +40,6 @@ from assay.errors import NotApplicable
 from assay.metrics.base import CallEstimate
 from assay.metrics.judge import ask_json, ask_rating, ask_yes_no
 from assay.metrics.llm_metric import LLMMetric
-from assay.metrics.prompt_attributes import PromptAttribute
 from assay.prompts.render import render
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
@@ -93,9 +92,6 @@ class AnswerRelevancy(LLMMetric):
     @property
     def needs_embeddings(self) -> bool:  # type: ignore[override]
         return self.method == "questions"
-
-    # Ragas' prompt attribute: the prompt this method sends (an assay Prompt)
-    prompt = PromptAttribute(lambda metric: metric.prompt_ids[0])
 
     @property
     def prompt_ids(self) -> tuple[str, ...]:  # type: ignore[override]

@@ -22,9 +22,7 @@ from assay.errors import NotApplicable
 from assay.metrics.base import CallEstimate
 from assay.metrics.judge import Verdict
 from assay.metrics.llm_metric import LLMMetric
-from assay.metrics.prompt_attributes import PromptAttribute
 from assay.metrics.rag.claims import checked_per_call, claim_details, cross_check, skipped_note
-from assay.prompts.faithfulness import ClaimDecompositionPrompt, NLIStatementPrompt
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -93,10 +91,6 @@ class FactualCorrectness(LLMMetric):
                 "atomicity/coverage 'high' shape how the judge splits claims; "
                 "they need statements='claims', not 'sentences'"
             )
-
-    # Ragas' prompt attributes (see metrics/prompt_attributes.py)
-    prompt = PromptAttribute(lambda metric: metric._claims_prompt_id, ClaimDecompositionPrompt)
-    nli_prompt = PromptAttribute("supported", NLIStatementPrompt)
 
     @property
     def prompt_ids(self) -> tuple[str, ...]:  # type: ignore[override]

@@ -28,7 +28,6 @@ from assay.errors import NotApplicable
 from assay.metrics.base import CallEstimate
 from assay.metrics.judge import Verdict
 from assay.metrics.llm_metric import LLMMetric
-from assay.metrics.prompt_attributes import PromptAttribute
 from assay.metrics.rag.anchor import anchor_note
 from assay.metrics.rag.claims import (
     check_support,
@@ -41,7 +40,6 @@ from assay.metrics.rag.claims import (
     skipped_note,
 )
 from assay.metrics.text import split_sentences
-from assay.prompts.faithfulness import NLIStatementPrompt, StatementGeneratorPrompt
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -78,10 +76,6 @@ class Faithfulness(LLMMetric):
     )
     required_fields = ("response", "retrieved_contexts")
     optional_fields = ("user_input",)
-
-    # Ragas' prompt attributes (see metrics/prompt_attributes.py)
-    statement_generator_prompt = PromptAttribute("claims", StatementGeneratorPrompt)
-    nli_statement_prompt = PromptAttribute("supported", NLIStatementPrompt)
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -20,9 +20,7 @@ from assay.errors import NotApplicable, OutputParseError
 from assay.metrics.base import CallEstimate
 from assay.metrics.judge import Verdict
 from assay.metrics.llm_metric import LLMMetric
-from assay.metrics.prompt_attributes import PromptAttribute
 from assay.metrics.rag.claims import check_support, chunk_text, extract_claims, skipped_note
-from assay.prompts.faithfulness import NLIStatementPrompt, StatementGeneratorPrompt
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -62,9 +60,6 @@ class NoiseSensitivity(LLMMetric):
     mode: Literal["relevant", "irrelevant"] = "relevant"
 
     required_fields = ("user_input", "response", "reference", "retrieved_contexts")
-    # Ragas' prompt attributes (see metrics/prompt_attributes.py)
-    statement_prompt = PromptAttribute("claims", StatementGeneratorPrompt)
-    faithfulness_prompt = PromptAttribute("supported", NLIStatementPrompt)
     prompt_ids = ("claims", "supported")
     better = "lower"
     calls_per_sample = "3 + number of contexts"

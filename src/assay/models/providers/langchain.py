@@ -110,7 +110,7 @@ class LangChainProvider(Provider):
 def _wrapper_options(run_config: Any, cache: Any, options: dict[str, Any]) -> dict[str, Any]:
     """Ragas' wrapper arguments: `run_config` (its retry policy), `cache` (as in llm_factory)."""
     from assay.models.factory import _resolve_cache
-    from assay.models.ragas_models import run_config_options
+    from assay.models.retry import run_config_options
 
     return {**run_config_options(run_config), "cache": _resolve_cache(cache), **options}
 

@@ -24,9 +24,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
+from assay.compat.ragas.prompts import PydanticPrompt, _sampling, as_llm, messages_as_text
 from assay.errors import OutputParseError
 from assay.prompts.prompt import Example, Prompt, load_prompt
-from assay.prompts.ragas_prompts import PydanticPrompt, _sampling, as_llm, messages_as_text
 
 _LINE = re.compile(r"^\s*(\d+)\s*[.):]\s*(\w+)", re.MULTILINE)
 _ITEM = re.compile(r"^\s*\d+[.)]\s*(.*)$")

@@ -25,7 +25,6 @@ from typing import Any
 from pydantic import BaseModel
 
 from assay.models.cache import ResponseCache
-from assay.models.types import ModelResponse
 
 
 class CacheInterface(abc.ABC):
@@ -123,37 +122,6 @@ class DiskCacheBackend(ResponseCache, CacheInterface):
         return f"DiskCacheBackend(cache_dir={self.cache_dir!r})"
 
 
-class InterfaceCache:
-    """A caller's CacheInterface seen as assay's response cache (the methods LLM and Embeddings use)."""
-
-    def __init__(self, backend: Any) -> None:
-        self.backend = backend
-
-    def _read(self, key: str) -> Any:
-        return self.backend.get(key) if self.backend.has_key(key) else None
-
-    def get_response(self, key: str) -> ModelResponse | None:
-        value = self._read("assay:chat:" + key)
-        return ModelResponse.model_validate_json(value) if isinstance(value, str) else None
-
-    def put_response(self, key: str, model: str, response: ModelResponse) -> None:
-        self.backend.set("assay:chat:" + key, response.model_dump_json(exclude={"cached"}))
-
-    def get_vector(self, key: str) -> list[float] | None:
-        value = self._read("assay:embedding:" + key)
-        return json.loads(value) if isinstance(value, str) else None
-
-    def put_vector(self, key: str, model: str, vector: list[float]) -> None:
-        self.backend.set("assay:embedding:" + key, json.dumps(vector))
-
-    def get_meta(self, name: str) -> str | None:
-        value = self._read("assay:meta:" + name)
-        return value if isinstance(value, str) else None
-
-    def put_meta(self, name: str, value: str) -> None:
-        self.backend.set("assay:meta:" + name, value)
-
-
 # -- @cacher ----------------------------------------------------------------------------------------
 def _key_part(value: Any) -> Any:
     """A stable stand-in for an argument: the same call in a later process gives the same key."""
@@ -229,4 +197,4 @@ def cacher(cache_backend: CacheInterface | None = None) -> Any:
     return decorate
 
 
-__all__ = ["CacheInterface", "DiskCacheBackend", "InterfaceCache", "cache_key", "cacher"]
+__all__ = ["CacheInterface", "DiskCacheBackend", "cache_key", "cacher"]

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from assay.errors import UsageError
+from assay.metrics.prompt_views import views as _views
 
 
 class PromptAttribute:
@@ -52,8 +53,8 @@ class PromptAttribute:
         return view
 
     def __set__(self, metric: Any, prompt: Any) -> None:
+        from assay.compat.ragas.prompts import PydanticPrompt
         from assay.prompts.prompt import Prompt
-        from assay.prompts.ragas_prompts import PydanticPrompt
 
         prompt_id = self.id_for(metric)
         if isinstance(prompt, Prompt):
@@ -77,34 +78,8 @@ class PromptAttribute:
         _views(metric)[prompt_id] = (prompt, None, None)
 
 
-def _views(metric: Any) -> dict[str, Any]:
-    views = metric.__dict__.get("_ragas_prompt_views")
-    if views is None:
-        views = {}
-        object.__setattr__(metric, "_ragas_prompt_views", views)
-    return views
-
-
 def _prompt_language(metric: Any) -> str:
     return str(getattr(metric, "language", "english") or "english")
 
 
-def viewed_prompt(metric: Any, prompt_id: str) -> Any:
-    """The assay prompt of a Ragas prompt view set or read on `metric` for `prompt_id`, or None."""
-    entry = metric.__dict__.get("_ragas_prompt_views", {}).get(prompt_id)
-    if entry is None:
-        return None
-    view, as_read, current = entry
-    prompt = view.assay_prompt()
-    if as_read is not None and prompt == as_read:
-        return current  # read, not edited
-    if prompt.id != prompt_id:  # a typed prompt of the user's own: keep the metric's id
-        prompt = prompt.model_copy(update={"id": prompt_id})
-    return prompt
-
-
-def forget_view(metric: Any, prompt_id: str) -> None:
-    metric.__dict__.get("_ragas_prompt_views", {}).pop(prompt_id, None)
-
-
-__all__ = ["PromptAttribute", "forget_view", "viewed_prompt"]
+__all__ = ["PromptAttribute"]

@@ -28,7 +28,7 @@ from assay.models.embeddings import Embeddings
 from assay.models.factory import _resolve_cache, embedding_factory, llm_factory
 from assay.models.llm import LLM
 from assay.models.providers.base import Profile, Provider
-from assay.models.retry import RetryPolicy
+from assay.models.retry import RetryPolicy, run_config_options
 from assay.models.types import ChatMessage, Generation, ModelRequest, ModelResponse, Usage
 
 # Ragas raises this when an answer stopped at its token limit; assay's name for it is OutputTruncated
@@ -41,17 +41,6 @@ InstructorBaseRagasLLM = LLM
 def _adopt(target: Any, built: Any) -> None:
     """Make `target` (a door class instance) the object a factory built."""
     target.__dict__.update(built.__dict__)
-
-
-def run_config_options(run_config: Any) -> dict[str, Any]:
-    """What a Ragas RunConfig given to a wrapper means here: its retry policy, when it sets one."""
-    if run_config is None:
-        return {}
-    policy = getattr(run_config, "retry_policy", None)
-    retry = policy() if callable(policy) else None
-    if retry is None and isinstance(getattr(run_config, "max_retries", None), int):
-        retry = RetryPolicy(max_attempts=max(1, run_config.max_retries))
-    return {"retry": retry} if retry is not None else {}
 
 
 # -- embeddings -----------------------------------------------------------------------------------

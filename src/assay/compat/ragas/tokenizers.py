@@ -22,7 +22,7 @@ from typing import Any
 from assay._util.deps import require
 from assay.errors import UsageError
 
-_BUNDLED = Path(__file__).parent / "assets" / "minilm-l6-v2-tokenizer.json"
+_BUNDLED = Path(__file__).parents[2] / "models" / "assets" / "minilm-l6-v2-tokenizer.json"
 
 
 class BaseTokenizer(abc.ABC):

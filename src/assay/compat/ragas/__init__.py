@@ -1,0 +1,48 @@
+"""Ragas' names under assay: one package, so the rest of assay stays free of them.
+
+- `paths.py`: every Ragas module path (`ragas.llms`, `ragas.metrics.collections`, ...) and where
+  each of its names lives. The modules at the matching assay paths (`assay.llms`, ...) are thin:
+  they only call `paths.reexport`.
+- `models.py`, `cache.py`, `cost.py`, `tokenizers.py`: Ragas' model, cache, cost and tokenizer
+  classes as doors into assay's one `LLM` / `Embeddings` and response cache.
+- `prompts.py`, `prompt_classes.py`, `prompt_attributes.py`, `metric_prompts.py`: Ragas' typed
+  prompts, the faithfulness-family prompt classes, and the prompt attributes Ragas metrics carry
+  (`faithfulness.nli_statement_prompt`, ...), attached to assay's metric classes by `install`.
+- `metric_bases.py`: Ragas' metric base classes (`MetricWithLLM`, `SingleTurnMetric`, ...).
+- `internals.py`, `evolutions.py`: Ragas internals its documentation shows, and its 0.1 test-set
+  "evolutions".
+
+`install()` runs once when `assay` is imported: it adds the Ragas-only names to the assay modules
+whose path Ragas shares (`assay.metrics` is also `ragas.metrics`) and the prompt attributes to the
+metric classes. It only adds names; it never replaces one assay defines.
+"""
+
+from __future__ import annotations
+
+_installed = False
+
+
+def install() -> None:
+    """Attach the Ragas spellings to the assay modules and classes that Ragas code reaches."""
+    global _installed
+    if _installed:
+        return
+    import importlib
+
+    from assay.compat.ragas.metric_prompts import attach_prompt_attributes
+    from assay.compat.ragas.paths import SHARED_MODULE_NAMES, resolve
+
+    for module_name, names in SHARED_MODULE_NAMES.items():
+        module = importlib.import_module(module_name)
+        exported = getattr(module, "__all__", None)
+        for name, location in names.items():
+            if name in vars(module):
+                continue
+            setattr(module, name, resolve(location, name))
+            if isinstance(exported, list) and name not in exported:
+                exported.append(name)
+    attach_prompt_attributes()
+    _installed = True
+
+
+__all__ = ["install"]

@@ -1,0 +1,98 @@
+"""Ragas' two string-template prompts.
+
+- `Prompt` (Ragas' `ragas.prompt.simple_prompt.Prompt`): an instruction with `{placeholders}` and
+  few-shot examples, as the decorated metrics and `DynamicFewShotPrompt.from_prompt` use it.
+  `format(**inputs)` gives the text to send; `add_example(inputs, output)` adds a pair; `save` /
+  `load` keep it as JSON.
+- `string_prompt(instruction)`: a `StringPrompt` whose `generate(llm, data={...})` fills the
+  instruction's placeholders from `data` and returns the model's text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from assay.compat.ragas.prompts import StringPrompt
+from assay.errors import UsageError
+
+
+def _fill(instruction: str, inputs: Mapping[str, Any]) -> str:
+    try:
+        return instruction.format(**inputs)
+    except KeyError as exc:
+        raise UsageError(f"the prompt needs the input {exc.args[0]!r}") from None
+
+
+class SimplePrompt:
+    """An instruction template with few-shot examples (pairs of dicts)."""
+
+    def __init__(
+        self,
+        instruction: str,
+        few_shot_examples: list[tuple[dict[str, Any], dict[str, Any]]] | None = None,
+    ) -> None:
+        if not isinstance(instruction, str) or not instruction.strip():
+            raise UsageError("instruction must be a non-empty string")
+        self.instruction = instruction
+        self.examples: list[tuple[dict[str, Any], dict[str, Any]]] = []
+        for inputs, output in few_shot_examples or []:
+            self.add_example(inputs, output)
+
+    def add_example(self, inputs: Mapping[str, Any], output: Mapping[str, Any]) -> None:
+        if not isinstance(inputs, Mapping) or not isinstance(output, Mapping):
+            raise UsageError("an example is a pair of dicts: (inputs, output)")
+        self.examples.append((dict(inputs), dict(output)))
+
+    def format(self, **inputs: Any) -> str:
+        text = _fill(self.instruction, inputs)
+        if not self.examples:
+            return text
+        shown = "\n\n".join(
+            f"Input: {json.dumps(i, ensure_ascii=False)}\nOutput: {json.dumps(o, ensure_ascii=False)}"
+            for i, o in self.examples
+        )
+        return f"{text}\n\nExamples:\n\n{shown}"
+
+    to_string = format
+
+    def __str__(self) -> str:
+        return self.instruction
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        data = {"instruction": self.instruction, "examples": [list(pair) for pair in self.examples]}
+        Path(path).write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> SimplePrompt:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            return cls(data["instruction"], [tuple(pair) for pair in data.get("examples", [])])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise UsageError(f"{path}: not a saved prompt ({exc})") from None
+
+
+class _TemplateStringPrompt(StringPrompt):
+    def __init__(self, instruction: str, **options: Any) -> None:
+        super().__init__(**options)
+        self.instruction = instruction
+
+    async def generate_multiple(
+        self, llm: Any, data: Any = None, n: int = 1, **kwargs: Any
+    ) -> list[str]:
+        if data is None or isinstance(data, Mapping):
+            data = _fill(self.instruction, data or {})
+        return await super().generate_multiple(llm, data, n=n, **kwargs)
+
+
+def string_prompt(instruction: str, **options: Any) -> StringPrompt:
+    """A StringPrompt over `instruction`; `generate(llm, data={...})` fills its placeholders."""
+    if not isinstance(instruction, str) or not instruction.strip():
+        raise UsageError("instruction must be a non-empty string")
+    return _TemplateStringPrompt(instruction, **options)
+
+
+__all__ = ["SimplePrompt", "string_prompt"]

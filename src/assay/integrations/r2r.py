@@ -1,0 +1,5 @@
+"""Ragas' `ragas.integrations.r2r`: not provided by assay (the reason: `assay/compat/ragas/paths.py`)."""
+
+from assay.compat.ragas.paths import refuse
+
+refuse(__name__)

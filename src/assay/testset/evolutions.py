@@ -1,0 +1,6 @@
+"""Ragas' `ragas.testset.evolutions` under assay's name; what it holds and where each name lives:
+`assay/compat/ragas/paths.py`."""
+
+from assay.compat.ragas.paths import reexport
+
+__all__ = reexport(__name__, globals())
