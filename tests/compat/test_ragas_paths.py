@@ -199,3 +199,38 @@ def test_metric_classes_carry_ragas_prompt_attributes_only_through_compat():
             assert isinstance(vars(cls)[name], PromptAttribute)
             declared = re.search(rf"^    {name}(: [^=]+)? = ", source, re.M)
             assert not declared, f"{cls.__name__}.{name} is declared in core"
+
+
+# -- the table on docs/coming-from-ragas.md ---------------------------------------------------------
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "coming-from-ragas.md"
+
+
+def _homes(locations) -> str:
+    modules = sorted({location.partition(":")[0] for location in locations})
+    return ", ".join(f"`{m}`" for m in modules)
+
+
+def paths_table() -> str:
+    """The module-path table as the docs page must show it (generated from paths.py)."""
+    rows = ["| Ragas path | assay path | what it holds |", "|---|---|---|"]
+    for path in sorted(set(RAGAS_PATHS) | set(NATIVE) | set(NOT_PROVIDED)):
+        if path in NOT_PROVIDED:
+            rows.append(f"| `{path}` | not provided | {NOT_PROVIDED[path]} |")
+        elif path in NATIVE:
+            rows.append(f"| `{path}` | `{assay_path(path)}` | assay's own module |")
+        else:
+            rows.append(
+                f"| `{path}` | `{assay_path(path)}` | {len(RAGAS_PATHS[path])} names, from "
+                f"{_homes(RAGAS_PATHS[path].values())} |"
+            )
+    return "\n".join(rows)
+
+
+def test_the_docs_page_shows_the_table_of_paths():
+    text = DOCS.read_text(encoding="utf-8")
+    start, end = "<!-- paths:start -->\n", "\n<!-- paths:end -->"
+    shown = text[text.index(start) + len(start) : text.index(end)]
+    assert shown == paths_table(), (
+        "docs/coming-from-ragas.md's table of paths is stale; regenerate it with "
+        "`python -c 'from tests.compat.test_ragas_paths import paths_table; print(paths_table())'`"
+    )
