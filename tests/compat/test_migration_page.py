@@ -23,7 +23,7 @@ def test_the_page_has_its_examples():
 
 
 @pytest.mark.parametrize("index", range(len(BLOCKS)))
-def test_block_runs_as_written(index, example_env, server, tmp_path, capsys):
+def test_block_runs_as_written(index, example_env, server, tmp_path, capsys):  # noqa: F811
     block = BLOCKS[index]
     path = tmp_path / f"block_{index}.py"
     path.write_text(block, encoding="utf-8")
