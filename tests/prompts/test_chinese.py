@@ -85,7 +85,7 @@ ANSWER_MODELS = {
 def test_the_core_metrics_have_every_prompt_in_chinese():
     for name in CORE_METRICS:
         metric = create_metric(name, language="chinese")
-        for prompt_id, prompt in metric.get_prompts().items():
+        for prompt_id, prompt in metric.judge_prompts().items():
             assert prompt.language == "chinese", (
                 f"{name} uses {prompt_id} without a Chinese version"
             )
@@ -101,7 +101,7 @@ def test_the_general_agent_and_sql_metrics_have_every_prompt_in_chinese():
     ]
     used = set()
     for metric in metrics:
-        for prompt_id, prompt in metric.get_prompts().items():
+        for prompt_id, prompt in metric.judge_prompts().items():
             assert prompt.language == "chinese", (
                 f"{metric.name} uses {prompt_id} without a Chinese version"
             )

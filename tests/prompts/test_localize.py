@@ -72,9 +72,9 @@ def test_adapting_translates_the_examples_and_keeps_what_the_metric_parses():
     assert supported.examples[0].output == original_supported.examples[0].output
     assert supported.examples[0].input["items"].startswith("1. [de] The Amazon")
     # adapting does not apply
-    assert metric.get_prompts()["claims"] == original_claims
+    assert metric.judge_prompts()["claims"] == original_claims
     apply_prompts(metric, adapted)
-    assert metric.get_prompts()["claims"] == claims
+    assert metric.judge_prompts()["claims"] == claims
 
 
 def test_the_instruction_is_translated_when_asked():
@@ -120,9 +120,9 @@ def test_save_and_load_round_trip(tmp_path: Path):
     ]
     target = create_metric("faithfulness", statements="claims")
     loaded = load_prompts(target, tmp_path, "german", apply=True)
-    assert loaded == source.get_prompts()
-    assert target.get_prompts() == source.get_prompts()
-    assert {p.hash for p in loaded.values()} == {p.hash for p in source.get_prompts().values()}
+    assert loaded == source.judge_prompts()
+    assert target.judge_prompts() == source.judge_prompts()
+    assert {p.hash for p in loaded.values()} == {p.hash for p in source.judge_prompts().values()}
 
 
 def test_builtin_chinese_prompts_round_trip(tmp_path: Path):
@@ -130,7 +130,8 @@ def test_builtin_chinese_prompts_round_trip(tmp_path: Path):
     save_prompts(source, tmp_path)
     assert (tmp_path / "answer_relevancy_rating_answer_completeness_chinese.json").is_file()
     assert (
-        load_prompts(create_metric("answer_relevancy"), tmp_path, "chinese") == source.get_prompts()
+        load_prompts(create_metric("answer_relevancy"), tmp_path, "chinese")
+        == source.judge_prompts()
     )
 
 

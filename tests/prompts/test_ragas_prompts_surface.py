@@ -442,8 +442,10 @@ def test_prompt_mixin_on_an_assay_metric_takes_typed_prompts():
         instruction = "Be very strict."
 
     metric = MyFaithfulness(llm=None)
-    assert list(metric.get_prompts()) == ["supported"]
-    metric.set_prompts(supported=StrictNLI())
+    assert list(metric.get_prompts()) == ["n_l_i_statement_prompt"]  # Ragas' name for it
+    metric.set_prompts(n_l_i_statement_prompt=StrictNLI())
     assert metric.judge_prompt("supported").instruction.startswith("Be very strict.")
+    metric.set_prompts(supported=NLIStatementPrompt())  # assay's id names it too
+    assert not metric.judge_prompt("supported").instruction.startswith("Be very strict.")
     with pytest.raises(UsageError, match="has no prompt 'claims'"):
         metric.set_prompts(claims=StatementGeneratorPrompt())

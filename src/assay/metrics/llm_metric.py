@@ -35,7 +35,8 @@ class LLMMetric(Alignable, Metric):
         overrides[prompt.id] = prompt
         object.__setattr__(self, "_prompt_overrides", overrides)
 
-    def get_prompts(self) -> dict[str, Prompt]:
+    def judge_prompts(self) -> dict[str, Prompt]:
+        """Every prompt this metric sends, by id, as it would send it now."""
         return {prompt_id: self.judge_prompt(prompt_id) for prompt_id in self.prompt_ids}
 
     def spec(self) -> dict[str, Any]:

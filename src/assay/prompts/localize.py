@@ -226,8 +226,8 @@ def _prompts_of(metric_or_prompts: Any) -> dict[str, Prompt]:
         return {metric_or_prompts.id: metric_or_prompts}
     if isinstance(metric_or_prompts, Mapping):
         prompts = dict(metric_or_prompts)
-    elif hasattr(metric_or_prompts, "get_prompts"):
-        prompts = metric_or_prompts.get_prompts()
+    elif hasattr(metric_or_prompts, "judge_prompts"):
+        prompts = metric_or_prompts.judge_prompts()
     elif isinstance(metric_or_prompts, Iterable) and not isinstance(
         metric_or_prompts, (str, bytes)
     ):
@@ -306,7 +306,7 @@ def metric_prompt(metric: Any, prompt_id: str) -> Prompt:
     getter = getattr(metric, "judge_prompt", None) or getattr(metric, "prompt", None)
     if callable(getter):
         return getter(prompt_id)
-    return metric.get_prompts()[prompt_id]
+    return metric.judge_prompts()[prompt_id]
 
 
 def _reference_prompt(metric: Any, prompt_id: str) -> Prompt:
@@ -345,7 +345,7 @@ def save_prompts(
     if not directory.is_dir():
         raise PromptFileError(f"{directory} is not an existing directory")
     written: list[Path] = []
-    for prompt_id, prompt in metric.get_prompts().items():
+    for prompt_id, prompt in metric.judge_prompts().items():
         target = directory / prompt_file_name(metric.name, prompt_id, prompt.language)
         if target.exists() and not overwrite:
             raise PromptFileError(f"{target} already exists (pass overwrite=True to replace it)")

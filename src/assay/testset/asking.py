@@ -67,14 +67,14 @@ def testset_prompt(prompt_id: str, language: str = "english") -> Prompt:
 
 async def ask(
     llm: Any,
-    prompt_id: str,
+    prompt: str | Prompt,
     values: Mapping[str, Any],
     schema: type[T],
     *,
     budget: int | None = None,
     **params: Any,
 ) -> T:
-    """One structured call; the model layer retries, repairs and finally raises a typed error.
+    """One structured call with `prompt` (a Prompt, or a test-set prompt id); the model layer retries, repairs and finally raises a typed error.
 
     With `budget`, the answer gets that many tokens and one try: a cut-off answer raises
     `OutputTruncated` at once (assay LLMs; other model objects just get `max_tokens`)."""
@@ -82,9 +82,9 @@ async def ask(
         params["max_tokens"] = budget
         if isinstance(llm, LLM):
             params["grow_budget"] = False
-    response = await llm.agenerate(
-        render(testset_prompt(prompt_id), values), schema=schema, **params
-    )
+    if isinstance(prompt, str):
+        prompt = testset_prompt(prompt)
+    response = await llm.agenerate(render(prompt, values), schema=schema, **params)
     return response.parsed
 
 

@@ -9,6 +9,9 @@
   prompts, the faithfulness-family prompt classes, and the prompt attributes Ragas metrics carry
   (`faithfulness.nli_statement_prompt`, ...), attached to assay's metric classes by `install`.
 - `metric_bases.py`: Ragas' metric base classes (`MetricWithLLM`, `SingleTurnMetric`, ...).
+- `prompt_view.py`, `prompt_methods.py`: Ragas' prompt methods on metrics (`get_prompts()` keyed by
+  Ragas' prompt names, `set_prompts`, `adapt_prompts`, `save_prompts`, `load_prompts`), attached to
+  `LLMMetric` by `install`, and the editable prompt object they hand out.
 - `internals.py`, `evolutions.py`: Ragas internals its documentation shows, and its 0.1 test-set
   "evolutions".
 
@@ -31,6 +34,9 @@ def install() -> None:
 
     from assay.compat.ragas.metric_prompts import attach_prompt_attributes
     from assay.compat.ragas.paths import SHARED_MODULE_NAMES, resolve
+    from assay.compat.ragas.prompt_methods import attach_prompt_methods
+    from assay.metrics.llm_metric import LLMMetric
+    from assay.testset.synthesizers.base import BaseSynthesizer
 
     for module_name, names in SHARED_MODULE_NAMES.items():
         module = importlib.import_module(module_name)
@@ -42,6 +48,8 @@ def install() -> None:
             if isinstance(exported, list) and name not in exported:
                 exported.append(name)
     attach_prompt_attributes()
+    attach_prompt_methods(LLMMetric)
+    attach_prompt_methods(BaseSynthesizer)
     _installed = True
 
 

@@ -38,19 +38,9 @@ class PromptAttribute:
         if metric is None:
             return self
         prompt_id = self.id_for(metric)
-        views = _views(metric)
-        if prompt_id in views:
-            return views[prompt_id][0]
-        if self.view is None:
+        if self.view is None and prompt_id not in _views(metric):
             return metric.judge_prompt(prompt_id)
-        view = self.view(language=_prompt_language(metric))
-        current = metric.judge_prompt(prompt_id)
-        if current != view.builtin():  # an earlier set_prompt or translation: show that one
-            view.instruction = current.instruction
-            view.examples = [view._pair_of(example) for example in current.examples]
-        # Until the view is edited, the metric keeps sending `current` itself.
-        views[prompt_id] = (view, view.assay_prompt(), current)
-        return view
+        return prompt_view(metric, prompt_id, self.view, self.name)
 
     def __set__(self, metric: Any, prompt: Any) -> None:
         from assay.compat.ragas.prompts import PydanticPrompt
@@ -78,8 +68,29 @@ class PromptAttribute:
         _views(metric)[prompt_id] = (prompt, None, None)
 
 
+def prompt_view(metric: Any, prompt_id: str, view_class: Any, name: str) -> Any:
+    """The editable object standing for `metric`'s prompt `prompt_id` (made on first use, then the
+    same object on every read). `view_class` is a typed Ragas prompt class, or `PromptView`."""
+    from assay.compat.ragas.prompt_view import PromptView
+
+    views = _views(metric)
+    if prompt_id in views:
+        return views[prompt_id][0]
+    current = metric.judge_prompt(prompt_id)
+    if view_class is PromptView:
+        view = PromptView(current, name)
+    else:
+        view = view_class(language=_prompt_language(metric))
+        if current != view.builtin():  # an earlier set_prompt or translation: show that one
+            view.instruction = current.instruction
+            view.examples = [view._pair_of(example) for example in current.examples]
+    # Until the view is edited, the metric keeps sending `current` itself.
+    views[prompt_id] = (view, view.assay_prompt(), current)
+    return view
+
+
 def _prompt_language(metric: Any) -> str:
     return str(getattr(metric, "language", "english") or "english")
 
 
-__all__ = ["PromptAttribute"]
+__all__ = ["PromptAttribute", "prompt_view"]

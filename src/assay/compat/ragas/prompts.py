@@ -464,14 +464,16 @@ def _cosine(a: list[float], b: list[float]) -> float:
 
 # -- prompts of a class -----------------------------------------------------------------------------
 class PromptMixin:
-    """Ragas' prompt methods for a class that holds prompts. Two kinds of holder are served:
+    """Ragas' prompt methods for a class of your own that holds `PydanticPrompt` attributes (keyed
+    by `prompt.name`). On an assay metric the same methods are its own (`prompt_methods.py`),
+    keyed by Ragas' prompt names; a metric subclass that also derives from this mixin keeps them."""
 
-    - a class of your own with PydanticPrompt attributes (keyed by `prompt.name`);
-    - an assay metric (it has `prompt_ids` and `judge_prompt`): the methods use its assay prompts
-      and `assay.prompts.localize` (set_prompts also takes typed prompts such as NLIStatementPrompt)."""
+    def _metric_methods(self) -> Any:
+        if callable(getattr(self, "judge_prompt", None)) and hasattr(self, "prompt_ids"):
+            from assay.compat.ragas import prompt_methods
 
-    def _holds_assay_prompts(self) -> bool:
-        return callable(getattr(self, "judge_prompt", None)) and hasattr(self, "prompt_ids")
+            return prompt_methods
+        return None
 
     def _get_prompts(self) -> dict[str, PydanticPrompt[Any, Any]]:
         names = {*vars(type(self)), *vars(self)}
@@ -483,23 +485,15 @@ class PromptMixin:
         return found
 
     def get_prompts(self) -> dict[str, Any]:
-        """{prompt.name: prompt}; for an assay metric, {prompt id: assay Prompt}."""
-        if self._holds_assay_prompts():
-            return {prompt_id: self.judge_prompt(prompt_id) for prompt_id in self.prompt_ids}  # type: ignore[attr-defined]
+        """{prompt.name: prompt}."""
+        if (methods := self._metric_methods()) is not None:
+            return methods.get_prompts(self)
         return {prompt.name: prompt for prompt in self._get_prompts().values()}
 
     def set_prompts(self, **prompts: Any) -> None:
         """Replace prompts by their names (as `get_prompts` keys them); unknown names are an error."""
-        if self._holds_assay_prompts():
-            from assay.prompts.localize import apply_prompts
-
-            apply_prompts(
-                self,
-                {
-                    key: p.assay_prompt() if isinstance(p, PydanticPrompt) else p
-                    for key, p in prompts.items()
-                },
-            )
+        if (methods := self._metric_methods()) is not None:
+            methods.set_prompts(self, **prompts)
             return
         by_name = {prompt.name: attribute for attribute, prompt in self._get_prompts().items()}
         for key, prompt in prompts.items():
@@ -517,12 +511,8 @@ class PromptMixin:
         self, language: str, llm: Any, adapt_instruction: bool = False
     ) -> dict[str, Any]:
         """Translated copies, keyed as `get_prompts` keys them; not applied (pass them to `set_prompts`)."""
-        if self._holds_assay_prompts():
-            from assay.prompts.localize import aadapt_prompts
-
-            return await aadapt_prompts(
-                self, language, as_llm(llm), adapt_instruction=adapt_instruction
-            )
+        if (methods := self._metric_methods()) is not None:
+            return await methods.adapt_prompts(self, language, llm, adapt_instruction)
         return {
             name: await prompt.adapt(language, llm, adapt_instruction)
             for name, prompt in self.get_prompts().items()
@@ -534,10 +524,8 @@ class PromptMixin:
 
     def save_prompts(self, path: str | os.PathLike[str]) -> None:
         """Write each prompt to `path/{name}_{prompt}_{language}.json` (`path` must exist)."""
-        if self._holds_assay_prompts():
-            from assay.prompts import localize
-
-            localize.save_prompts(self, path)
+        if (methods := self._metric_methods()) is not None:
+            methods.save_prompts(self, path)
             return
         if not Path(path).is_dir():
             raise UsageError(f"path {str(path)!r} is not an existing directory")
@@ -548,11 +536,9 @@ class PromptMixin:
         self, path: str | os.PathLike[str], language: str | None = None
     ) -> dict[str, Any]:
         """Read the prompts saved for `language` (default english); returned, not applied."""
+        if (methods := self._metric_methods()) is not None:
+            return methods.load_prompts(self, path, language)
         language = language or "english"
-        if self._holds_assay_prompts():
-            from assay.prompts import localize
-
-            return localize.load_prompts(self, path, language)
         if not Path(path).is_dir():
             raise UsageError(f"path {str(path)!r} is not an existing directory")
         return {

@@ -30,8 +30,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.metrics.prompt_views import forget_view, viewed_prompt
+from assay.prompts.prompt import Prompt
 from assay.schema.samples import SingleTurnSample
-from assay.testset.asking import draft_budget
+from assay.testset.asking import draft_budget, testset_prompt
 from assay.testset.graph import KnowledgeGraph, Node, NodeType
 from assay.testset.persona import Persona
 from assay.testset.text import normalize_space
@@ -224,8 +226,29 @@ class BaseSynthesizer:
             update={"metadata": {**(sample.metadata or {}), "evidence": evidence}}
         )
 
-    def get_prompts(self) -> dict[str, str]:
-        return dict(self.prompts)
+    # -- its prompt, as a metric's: by id, replaceable (Ragas' get_prompts/set_prompts use these) --
+    @property
+    def prompt_ids(self) -> tuple[str, ...]:
+        """The prompts this synthesizer sends: its query-writing prompt (`prompt_id`)."""
+        prompt_id = getattr(self, "prompt_id", None)
+        return (prompt_id,) if prompt_id else ()
+
+    def judge_prompt(self, prompt_id: str) -> Prompt:
+        """The prompt sent for `prompt_id`: an edited or replaced one, else the built-in file."""
+        viewed = viewed_prompt(self, prompt_id)
+        if viewed is not None:
+            return viewed
+        return self.__dict__.get("_prompt_overrides", {}).get(prompt_id) or testset_prompt(
+            prompt_id
+        )
+
+    def judge_prompts(self) -> dict[str, Prompt]:
+        return {prompt_id: self.judge_prompt(prompt_id) for prompt_id in self.prompt_ids}
+
+    def set_prompt(self, prompt: Prompt) -> None:
+        """Replace one of this synthesizer's prompts (an edited or translated copy)."""
+        forget_view(self, prompt.id)
+        self.__dict__.setdefault("_prompt_overrides", {})[prompt.id] = prompt
 
     # -- helpers ---------------------------------------------------------------------------
     def _assign(

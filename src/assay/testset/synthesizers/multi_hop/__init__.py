@@ -156,7 +156,7 @@ class MultiHopQuerySynthesizer(BaseSynthesizer):
         terms_input = "themes" if self.prompt_id.endswith("abstract") else "terms"
         draft = await ask(
             llm,
-            self.prompt_id,
+            self.judge_prompt(self.prompt_id),
             {
                 "language": scenario.language,
                 "persona": self._persona_text(scenario.persona),

@@ -127,7 +127,7 @@ class SingleHopQuerySynthesizer(BaseSynthesizer):
         numbered = NumberedContexts.of([content(node)])
         draft = await ask(
             llm,
-            self.prompt_id,
+            self.judge_prompt(self.prompt_id),
             {
                 "language": scenario.language,
                 "persona": self._persona_text(scenario.persona),
