@@ -117,3 +117,11 @@ def test_a_synthesizer_prompt_edited_the_ragas_way_is_sent():
         .judge_prompt(query.prompt_id)
         .instruction.startswith("Write a yes/no question.")
     )
+
+
+def test_what_llm_factory_returns_has_ragas_get_temperature():
+    from assay.llms import llm_factory
+
+    llm = llm_factory("gpt-4o-mini", base_url="http://127.0.0.1:9/v1", api_key="sk-test")
+    assert llm.get_temperature(1) == 0.01
+    assert llm.get_temperature(3) == 0.3

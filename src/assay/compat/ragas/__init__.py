@@ -35,7 +35,9 @@ def install() -> None:
     from assay.compat.ragas.metric_prompts import attach_prompt_attributes
     from assay.compat.ragas.paths import SHARED_MODULE_NAMES, resolve
     from assay.compat.ragas.prompt_methods import attach_prompt_methods
+    from assay.compat.ragas.models import get_temperature
     from assay.metrics.llm_metric import LLMMetric
+    from assay.models.llm import LLM
     from assay.testset.synthesizers.base import BaseSynthesizer
 
     for module_name, names in SHARED_MODULE_NAMES.items():
@@ -50,6 +52,8 @@ def install() -> None:
     attach_prompt_attributes()
     attach_prompt_methods(LLMMetric)
     attach_prompt_methods(BaseSynthesizer)
+    if "get_temperature" not in vars(LLM):  # Ragas' LLMs have it; so do the ones llm_factory makes
+        LLM.get_temperature = get_temperature  # type: ignore[attr-defined]
     _installed = True
 
 

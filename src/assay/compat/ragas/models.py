@@ -38,6 +38,12 @@ LLMDidNotFinishException = OutputTruncated
 InstructorBaseRagasLLM = LLM
 
 
+def get_temperature(self: Any, n: int) -> float:
+    """Ragas' sampling temperature for `n` completions: 0.3 when several are asked, else 0.01.
+    assay's own calls are made at temperature 0 unless told otherwise; this is for code that asks."""
+    return 0.3 if n > 1 else 0.01
+
+
 def _adopt(target: Any, built: Any) -> None:
     """Make `target` (a door class instance) the object a factory built."""
     target.__dict__.update(built.__dict__)
@@ -513,8 +519,7 @@ class BaseRagasLLM(LLM):
     def model(self, value: str) -> None:
         self.__dict__["_model_name"] = value
 
-    def get_temperature(self, n: int) -> float:
-        return 0.3 if n > 1 else 0.01
+    get_temperature = get_temperature  # noqa: PLW0127 - the module function, as a method
 
     def is_finished(self, response: Any) -> bool:
         return True
