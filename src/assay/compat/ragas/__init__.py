@@ -33,9 +33,9 @@ def install() -> None:
     import importlib
 
     from assay.compat.ragas.metric_prompts import attach_prompt_attributes
+    from assay.compat.ragas.models import get_temperature
     from assay.compat.ragas.paths import SHARED_MODULE_NAMES, resolve
     from assay.compat.ragas.prompt_methods import attach_prompt_methods
-    from assay.compat.ragas.models import get_temperature
     from assay.metrics.llm_metric import LLMMetric
     from assay.models.llm import LLM
     from assay.testset.synthesizers.base import BaseSynthesizer

@@ -519,7 +519,7 @@ class BaseRagasLLM(LLM):
     def model(self, value: str) -> None:
         self.__dict__["_model_name"] = value
 
-    get_temperature = get_temperature  # noqa: PLW0127 - the module function, as a method
+    get_temperature = get_temperature  # the module function, as a method
 
     def is_finished(self, response: Any) -> bool:
         return True
