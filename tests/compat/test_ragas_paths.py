@@ -234,3 +234,22 @@ def test_the_docs_page_shows_the_table_of_paths():
         "docs/coming-from-ragas.md's table of paths is stale; regenerate it with "
         "`python -c 'from tests.compat.test_ragas_paths import paths_table; print(paths_table())'`"
     )
+
+
+def test_ragas_method_spellings_are_defined_only_in_compat():
+    """`single_turn_ascore`, `get_prompts`, ... reach assay's metrics from compat, attached by
+    `install`; no core module defines them, and every metric has them."""
+    from assay.compat.ragas import metric_methods, prompt_methods
+    from assay.metrics import AspectCritic, BleuScore
+
+    names = set(metric_methods.METHODS) | set(prompt_methods.METHODS)
+    offenders = []
+    for module, file in _module_files().items():
+        if module.split(".")[1:2] and module.split(".")[1] in CORE:
+            source = file.read_text(encoding="utf-8")
+            offenders += [f"{module}.{n}" for n in names if re.search(rf"def {n}\(", source)]
+    assert not offenders
+    assert callable(BleuScore().single_turn_ascore)
+    assert set(AspectCritic(name="a", definition="d").get_prompts()) == {
+        "single_turn_aspect_critic_prompt"
+    }

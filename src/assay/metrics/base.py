@@ -184,9 +184,6 @@ class Metric(abc.ABC):
             raise leaf from exc
         return results
 
-    def init(self, run_config: Any = None) -> None:  # noqa: B027 - deliberately a no-op, not abstract
-        """Ragas' set-up hook; an assay metric needs none (evaluate applies the RunConfig)."""
-
     def missing_fields(self, sample: Sample) -> list[str]:
         """Required fields the sample lacks (None or empty)."""
         return [
@@ -206,48 +203,6 @@ class Metric(abc.ABC):
             if sample.get(field) is not None
         }
         return await self.ascore(**fields)
-
-    # Ragas spellings, for users porting code. `callbacks` see this one metric start and end
-    # (row None); `timeout` bounds the call in seconds (TimeoutError beyond it).
-    async def single_turn_ascore(
-        self, sample: Sample, callbacks: Any = None, timeout: float | None = None
-    ) -> Any:
-        return (await self._ascore_traced(sample, callbacks, timeout)).value
-
-    def single_turn_score(self, sample: Sample, callbacks: Any = None) -> Any:
-        return run_sync(self.single_turn_ascore(sample, callbacks))
-
-    multi_turn_ascore = single_turn_ascore
-    multi_turn_score = single_turn_score
-
-    async def _ascore_traced(
-        self, sample: Sample, callbacks: Any, timeout: float | None
-    ) -> MetricResult:
-        from assay.metrics.callbacks import Callbacks
-        from assay.models.usage import UsageMeter, metering
-        from assay.schema.outcome import Error, Ok
-
-        hooks = Callbacks(callbacks)
-        if not hooks:
-            with anyio.fail_after(timeout):
-                return await self.ascore_sample(sample)
-        await hooks.emit("on_metric_start", None, self.name)
-        meter = UsageMeter()
-        try:
-            with metering(meter), anyio.fail_after(timeout):
-                result = await self.ascore_sample(sample)
-        except Exception as exc:
-            failure = Error(error_type=type(exc).__name__, message=str(exc) or repr(exc))
-            await hooks.emit("on_metric_end", None, self.name, failure, meter.usage)
-            raise
-        try:
-            outcome: Any = Ok(value=result.value, reason=result.reason, details=result.details)
-        except ValueError as exc:  # a value an outcome cannot hold; the caller still gets it
-            outcome = Error(
-                error_type="InvalidValue", message=f"metric returned {result.value!r}: {exc}"
-            )
-        await hooks.emit("on_metric_end", None, self.name, outcome, meter.usage)
-        return result
 
     def estimate(self, sample: Sample) -> CallEstimate:
         """Model calls and tokens this metric expects to spend on `sample`, before spending them.

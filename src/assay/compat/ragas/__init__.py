@@ -9,6 +9,8 @@
   prompts, the faithfulness-family prompt classes, and the prompt attributes Ragas metrics carry
   (`faithfulness.nli_statement_prompt`, ...), attached to assay's metric classes by `install`.
 - `metric_bases.py`: Ragas' metric base classes (`MetricWithLLM`, `SingleTurnMetric`, ...).
+- `metric_methods.py`: Ragas' scoring methods on every metric (`single_turn_ascore(sample)`, ...),
+  attached to `Metric` by `install`.
 - `prompt_view.py`, `prompt_methods.py`: Ragas' prompt methods on metrics (`get_prompts()` keyed by
   Ragas' prompt names, `set_prompts`, `adapt_prompts`, `save_prompts`, `load_prompts`), attached to
   `LLMMetric` by `install`, and the editable prompt object they hand out.
@@ -32,10 +34,12 @@ def install() -> None:
         return
     import importlib
 
+    from assay.compat.ragas.metric_methods import attach_scoring_methods
     from assay.compat.ragas.metric_prompts import attach_prompt_attributes
     from assay.compat.ragas.models import get_temperature
     from assay.compat.ragas.paths import SHARED_MODULE_NAMES, resolve
     from assay.compat.ragas.prompt_methods import attach_prompt_methods
+    from assay.metrics.base import Metric
     from assay.metrics.llm_metric import LLMMetric
     from assay.models.llm import LLM
     from assay.testset.synthesizers.base import BaseSynthesizer
@@ -49,6 +53,7 @@ def install() -> None:
             setattr(module, name, resolve(location, name))
             if isinstance(exported, list) and name not in exported:
                 exported.append(name)
+    attach_scoring_methods(Metric)
     attach_prompt_attributes()
     attach_prompt_methods(LLMMetric)
     attach_prompt_methods(BaseSynthesizer)
