@@ -247,7 +247,8 @@ def test_ragas_method_spellings_are_defined_only_in_compat():
     for module, file in _module_files().items():
         if module.split(".")[1:2] and module.split(".")[1] in CORE:
             source = file.read_text(encoding="utf-8")
-            offenders += [f"{module}.{n}" for n in names if re.search(rf"def {n}\(", source)]
+            methods = (rf"^[ \t]+(async )?def {n}\(" for n in names)
+            offenders += [f"{module}: {m}" for m in methods if re.search(m, source, re.M)]
     assert not offenders
     assert callable(BleuScore().single_turn_ascore)
     assert set(AspectCritic(name="a", definition="d").get_prompts()) == {
