@@ -205,24 +205,17 @@ def test_metric_classes_carry_ragas_prompt_attributes_only_through_compat():
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "coming-from-ragas.md"
 
 
-def _homes(locations) -> str:
-    modules = sorted({location.partition(":")[0] for location in locations})
-    return ", ".join(f"`{m}`" for m in modules)
-
-
 def paths_table() -> str:
     """The module-path table as the docs page must show it (generated from paths.py)."""
-    rows = ["| Ragas path | assay path | what it holds |", "|---|---|---|"]
+    rows = ["| Ragas path | assay path | names |", "|---|---|---|"]
     for path in sorted(set(RAGAS_PATHS) | set(NATIVE) | set(NOT_PROVIDED)):
         if path in NOT_PROVIDED:
             rows.append(f"| `{path}` | not provided | {NOT_PROVIDED[path]} |")
-        elif path in NATIVE:
-            rows.append(f"| `{path}` | `{assay_path(path)}` | assay's own module |")
         else:
-            rows.append(
-                f"| `{path}` | `{assay_path(path)}` | {len(RAGAS_PATHS[path])} names, from "
-                f"{_homes(RAGAS_PATHS[path].values())} |"
-            )
+            names = RAGAS_PATHS.get(path) or NATIVE[path]
+            shown = ", ".join(f"`{name}`" for name in sorted(names))
+            more = " (assay's own module; among its names)" if path in NATIVE else ""
+            rows.append(f"| `{path}` | `{assay_path(path)}`{more} | {shown} |")
     return "\n".join(rows)
 
 
