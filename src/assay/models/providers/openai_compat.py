@@ -114,16 +114,21 @@ class OpenAICompatible(Provider):
             self.name = name
         self.timeout = timeout
         if client is not None:
-            # A caller's own client is used as given on the caller's loops. On the short-lived loops
-            # of assay's sync wrappers an async client would bind its connection pool to a loop
-            # that is about to close (and fail on the next one with "Event loop is closed"), so
-            # there a copy with its own pool is used and closed with the loop.
+            # An async client binds its connection pool to the loop that first used it: used on
+            # a second loop (a second `asyncio.run`, one of assay's sync wrappers' short-lived
+            # loops) it fails with "Event loop is closed", and the first loop's connections are
+            # never closed. So a copy with a pool of its own is used on each loop and closed when
+            # that loop ends (`LoopLocal`), leaving the caller's pool untouched: on every loop when
+            # the client has the SDK's own pool, only on assay's temporary loops when the caller
+            # gave it an `http_client` (its transport settings cannot be copied; their loops are
+            # the caller's to manage).
             self.base_url = str(getattr(client, "base_url", base_url) or "")
             # The SDK wraps `create` in plain functions, so ask the client's class instead.
             self._is_async = _is_async_client(client)
             self._clients = None
             self._given = client
             self._copies = LoopLocal(lambda: _pool_of_its_own(client)) if self._is_async else None
+            self._copy_everywhere = self._is_async and _has_the_sdks_own_pool(client)
             self.api_key = getattr(client, "api_key", None)
             return
         self.api_key = api_key  # None: OPENAI_API_KEY, as the SDK reads it
@@ -140,6 +145,7 @@ class OpenAICompatible(Provider):
         )
         self._given = None
         self._copies = None
+        self._copy_everywhere = False
         self._is_async = True
 
     @property
@@ -147,7 +153,7 @@ class OpenAICompatible(Provider):
         """The client for the running event loop."""
         if self._clients is not None:
             return self._clients.get()
-        if self._copies is not None and on_temporary_loop():
+        if self._copies is not None and (self._copy_everywhere or on_temporary_loop()):
             return self._copies.get()
         return self._given
 
@@ -264,8 +270,11 @@ class OpenAICompatible(Provider):
             ) from exc
 
     async def aclose(self) -> None:
-        if self._clients is not None:
-            await self._clients.get().close()
+        """Close the client this provider made for the running loop (the caller's own is theirs)."""
+        for holder in (self._clients, self._copies):
+            made = holder.pop_current() if holder is not None else None
+            if made is not None and made is not self._given:
+                await made.close()
 
 
 def _is_sdk_client(client: Any) -> bool:
@@ -283,6 +292,16 @@ def _pool_of_its_own(client: Any) -> Any:
     import openai
 
     return copy(http_client=openai.DefaultAsyncHttpxClient())
+
+
+def _has_the_sdks_own_pool(client: Any) -> bool:
+    """An `openai.AsyncOpenAI` built without an `http_client` (its pool is the SDK's default one,
+    so a copy with a new default pool is the same client in every respect but its loop)."""
+    try:
+        from openai._base_client import AsyncHttpxClientWrapper
+    except ImportError:  # pragma: no cover - a future SDK without it: keep the caller's client
+        return False
+    return isinstance(getattr(client, "_client", None), AsyncHttpxClientWrapper)
 
 
 def _is_async_client(client: Any) -> bool:
