@@ -637,7 +637,7 @@ def test_custom_langchain_callback_handler(loop):
     result = evaluate(dataset, metrics=[LLMContextRecall()], callbacks=[tracer])
 
     assert "'context_recall': 1.0000" in repr(result)
-    assert tracer.chains == ["assay evaluation", "row 0", "context_recall"]
+    assert tracer.chains == ["ragas evaluation", "row 0", "context_recall"]
 
 
 def test_set_logging_level_snippet(caplog):

@@ -4,11 +4,13 @@ LangChain callback handlers and managers see nested chains; a failing callback d
 from __future__ import annotations
 
 import logging
+import math
 
 import pytest
 
 from assay import EvaluationCallback, Faithfulness, SingleTurnSample, evaluate
 from assay.errors import RunFailed, UsageError
+from assay.metrics.callbacks import RAGAS_EVALUATION_CHAIN_NAME
 from assay.schema.outcome import Error, Ok, Skipped
 from assay.schema.usage import Usage
 from tests.engine.scripted_metrics import ScriptedMetric
@@ -212,16 +214,61 @@ def test_langchain_handlers_see_nested_chains():
         parent for name, parent, _, kind in handler.started.values() if kind == "metric"
     ]
     assert sorted(metric_parents, key=str) == sorted([ids["row 0"], ids["row 1"]], key=str)
+    assert by_name["test_scripted"][1] in ({"response": "0.5"}, {"response": "raise"})
     assert ("test_scripted", {"output": 0.5}) in handler.ended
-    assert ("row 0", {"test_scripted": 0.5}) in handler.ended and (
-        "row 1",
-        {"test_scripted": None},
-    ) in handler.ended
-    assert handler.ended[-1] == (
-        "exp",
-        {"scores": [{"test_scripted": 0.5}, {"test_scripted": None}]},
-    )
+    rows = {name: outputs for name, outputs in handler.ended if name.startswith("row ")}
+    # a failed cell is NaN in the chain outputs, as Ragas sends it
+    assert rows["row 0"] == {"test_scripted": 0.5} and math.isnan(rows["row 1"]["test_scripted"])
+    root_name, root_outputs = handler.ended[-1]
+    assert root_name == "exp" and root_outputs["scores"][0] == {"test_scripted": 0.5}
+    assert math.isnan(root_outputs["scores"][1]["test_scripted"])
     assert handler.errors == [("test_scripted", "ValueError: scripted failure")]
+
+
+def test_without_experiment_name_the_root_chain_has_ragas_name():
+    handler = _langchain_handler()
+    evaluate(ROWS[:1], [ScriptedMetric()], callbacks=[handler], show_progress=False)
+    roots = [name for name, parent, _, kind in handler.started.values() if parent is None]
+    assert roots == ["ragas evaluation"] == [RAGAS_EVALUATION_CHAIN_NAME]
+
+
+def test_a_tracer_keyed_on_the_ragas_root_chain_collects_each_rows_scores():
+    """A LangChain tracer doing what Ragas' OpikTracer does: it recognises the evaluation by
+    its root chain's name, makes each `row i` child a trace of its own, logs the row chain's
+    outputs as that trace's scores (rounding each value), and does not persist the root."""
+    base = pytest.importorskip("langchain_core.tracers.base")
+
+    class RowScores(base.BaseTracer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.evaluation = None
+            self.scores: dict[str, dict[str, float]] = {}
+            self.traces: list[str] = []
+
+        def _persist_run(self, run) -> None:
+            if run.id != self.evaluation:
+                self.traces.append(run.name)
+
+        def _on_chain_start(self, run) -> None:
+            if run.parent_run_id is None and run.name == RAGAS_EVALUATION_CHAIN_NAME:
+                self.evaluation = run.id
+            elif run.parent_run_id is not None and run.parent_run_id == self.evaluation:
+                run.parent_run_id = None  # a row: a trace of its own
+
+        def _on_chain_end(self, run) -> None:
+            if run.id != self.evaluation and run.name.startswith("row ") and self.evaluation:
+                self.scores[run.name] = {k: round(v, 4) for k, v in run.outputs.items()}
+
+    tracer = RowScores()
+    rows = [{"response": "0.25"}, {"response": "raise"}, {"response": "0.123456"}]
+    evaluate(rows, [ScriptedMetric()], callbacks=[tracer], max_concurrency=1, show_progress=False)
+
+    assert tracer.evaluation is not None
+    assert sorted(tracer.scores) == ["row 0", "row 1", "row 2"]
+    assert tracer.scores["row 0"] == {"test_scripted": 0.25}
+    assert math.isnan(tracer.scores["row 1"]["test_scripted"])
+    assert tracer.scores["row 2"] == {"test_scripted": 0.1235}
+    assert sorted(tracer.traces) == ["row 0", "row 1", "row 2"]  # the root is not a trace
 
 
 def test_a_langchain_manager_and_ignore_chain():

@@ -33,7 +33,7 @@ from assay.engine.progress import CellProgress
 from assay.engine.run_config import run_settings
 from assay.errors import NotApplicable, UsageError
 from assay.metrics.base import Metric, first_leaf
-from assay.metrics.callbacks import Callbacks
+from assay.metrics.callbacks import RAGAS_EVALUATION_CHAIN_NAME, Callbacks
 from assay.models.defaults import default_embeddings, default_llm
 from assay.models.endpoint import sharing_answers
 from assay.models.retry import RetryPolicy
@@ -181,7 +181,8 @@ async def aevaluate(
         the embedded offline judge and embeddings. A model string ("openai/gpt-4o-mini") is built
         with llm_factory / embedding_factory; a LangChain or LlamaIndex model is wrapped; a raw SDK
         client or anything else is a UsageError.
-    experiment_name: the run's name, kept on the result and shown to callbacks (the root chain).
+    experiment_name: the run's name, kept on the result and shown to callbacks (the root chain;
+        without it, "ragas evaluation", the name Ragas gives it).
     callbacks: objects with some of the hooks of `assay.EvaluationCallback` (run, row and metric
         start/end, with each cell's typed outcome and usage), or LangChain callback handlers.
     run_config: a `RunConfig`; the fields set in it become the cell timeout, max_concurrency and
@@ -218,7 +219,7 @@ async def aevaluate(
     data = coerce_dataset(dataset, column_map)
     if not len(data):
         raise UsageError("the dataset has no rows")
-    name = experiment_name or "assay evaluation"
+    name = experiment_name or RAGAS_EVALUATION_CHAIN_NAME
     hooks = Callbacks(callbacks, name=name)
     chosen = _prepare_metrics(coerce_metrics(metrics), llm, embeddings, retry)
     for metric in chosen:

@@ -12,18 +12,22 @@ scored on its own (`metric.single_turn_ascore(sample, callbacks=[...])`). A row 
 first cell and ends with its last, with every outcome of the row; rows wholly restored from a run
 directory are not announced.
 
-LangChain callback handlers (`BaseCallbackHandler`, e.g. `LangChainTracer`) and callback
-managers are accepted too: they see the run as nested chains, as in Ragas — the evaluation
-(named by `experiment_name`), a chain `row {i}` per row with the sample as inputs, and a chain per
-metric ending with `{"output": value}`, or `on_chain_error` for a cell that failed. A handler whose
-`ignore_chain` is true is skipped. An exception raised by a callback is logged as a warning and
-the run goes on, unless the handler sets `raise_error = True`.
+LangChain callback handlers (`BaseCallbackHandler`, e.g. `LangChainTracer`, Opik's tracer) and
+callback managers are accepted too: they see the run as nested chains named as Ragas names them —
+the evaluation (`experiment_name`, else "ragas evaluation", Ragas' `RAGAS_EVALUATION_CHAIN_NAME`,
+the name Ragas' OpikTracer looks for) ending with `{"scores": [...]}`; a chain `row {i}` per row
+with the sample as inputs, ending with `{metric name: value}` (NaN for a cell that failed or was
+skipped, as in Ragas, so a tracer can round every value); and a chain per metric with the sample
+as inputs, ending with `{"output": value}`, or `on_chain_error` for a cell that failed. A handler
+whose `ignore_chain` is true is skipped. An exception raised by a callback is logged as a warning
+and the run goes on, unless the handler sets `raise_error = True`.
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
+import math
 import sys
 import uuid
 from collections.abc import Sequence
@@ -34,6 +38,9 @@ from assay.schema.outcome import Error, Ok, Outcome
 from assay.schema.usage import Usage
 
 logger = logging.getLogger("assay.callbacks")
+
+#: The root chain's name when the run has no `experiment_name` (Ragas' constant, same value).
+RAGAS_EVALUATION_CHAIN_NAME = "ragas evaluation"
 
 HOOKS = (
     "on_run_start",
@@ -81,14 +88,20 @@ def _value_of(outcome: Outcome) -> Any:
     return outcome.value if isinstance(outcome, Ok) else None
 
 
+def _score_of(outcome: Outcome) -> Any:
+    """A cell's value in a chain's outputs: NaN where it failed or was skipped, as Ragas sends."""
+    return outcome.value if isinstance(outcome, Ok) else math.nan
+
+
 class LangChainChains(EvaluationCallback):
     """Presents a run to a LangChain callback handler as nested chains (evaluation > row > metric)."""
 
-    def __init__(self, handler: Any, name: str = "assay evaluation") -> None:
+    def __init__(self, handler: Any, name: str = RAGAS_EVALUATION_CHAIN_NAME) -> None:
         self.handler = handler
         self.name = name
         self.run_id: uuid.UUID | None = None
         self.rows: dict[int, uuid.UUID] = {}
+        self.inputs: dict[int, dict[str, Any]] = {}  # each started row's sample, for its metrics
         self.cells: dict[tuple[int | None, str], uuid.UUID] = {}
 
     def _start(
@@ -116,30 +129,29 @@ class LangChainChains(EvaluationCallback):
         )
 
     def on_run_end(self, result: Any) -> Any:
-        return self.handler.on_chain_end(
-            {"scores": result.scores}, run_id=self.run_id, parent_run_id=None
-        )
+        scores = [{name: _score_of(cell) for name, cell in row.items()} for row in result.outcomes]
+        return self.handler.on_chain_end({"scores": scores}, run_id=self.run_id, parent_run_id=None)
 
     def on_run_error(self, error: BaseException) -> Any:
         return self.handler.on_chain_error(error, run_id=self.run_id, parent_run_id=None)
 
     def on_row_start(self, row: int, sample: Any) -> Any:
         self.rows[row] = uuid.uuid4()
-        return self._start(
-            f"row {row}", sample.to_dict(), self.rows[row], self.run_id, "row", row_index=row
-        )
+        inputs = self.inputs[row] = sample.to_dict()
+        return self._start(f"row {row}", inputs, self.rows[row], self.run_id, "row", row_index=row)
 
     def on_row_end(self, row: int, outcomes: dict[str, Outcome]) -> Any:
-        scores = {name: _value_of(outcome) for name, outcome in outcomes.items()}
+        scores = {name: _score_of(outcome) for name, outcome in outcomes.items()}
+        self.inputs.pop(row, None)
         return self.handler.on_chain_end(
             scores, run_id=self.rows.pop(row, None), parent_run_id=self.run_id
         )
 
     def on_metric_start(self, row: int | None, metric: str) -> Any:
         run_id = self.cells[(row, metric)] = uuid.uuid4()
-        return self._start(
-            metric, {}, run_id, self.rows.get(row) if row is not None else None, "metric"
-        )
+        parent = self.rows.get(row) if row is not None else None
+        inputs = dict(self.inputs.get(row, {})) if row is not None else {}
+        return self._start(metric, inputs, run_id, parent, "metric")
 
     def on_metric_end(self, row: int | None, metric: str, outcome: Outcome, usage: Usage) -> Any:
         run_id = self.cells.pop((row, metric), None)
@@ -155,7 +167,7 @@ class LangChainChains(EvaluationCallback):
 class Callbacks:
     """The callbacks of one run or one scoring call, called in order."""
 
-    def __init__(self, given: Any = None, *, name: str = "assay evaluation") -> None:
+    def __init__(self, given: Any = None, *, name: str = RAGAS_EVALUATION_CHAIN_NAME) -> None:
         self.handlers: list[
             tuple[Any, Any]
         ] = []  # (object whose hooks are called, the object given)
@@ -205,4 +217,4 @@ class Callbacks:
                 )
 
 
-__all__ = ["Callbacks", "EvaluationCallback", "LangChainChains"]
+__all__ = ["RAGAS_EVALUATION_CHAIN_NAME", "Callbacks", "EvaluationCallback", "LangChainChains"]
