@@ -126,7 +126,7 @@ def bench_metric():
 
 def one_run(workers: int, args: argparse.Namespace, base: str, tag: str, kill: bool) -> dict:
     from assay import evaluate
-    from assay.engine.ray_executor import RayExecutor
+    from assay.engine.ray.executor import RayExecutor
 
     http("POST", base.replace("/v1", "/reset"))
     rows = bench_rows(tag, args.rows_per_worker * workers)
@@ -185,7 +185,7 @@ CHILD_DRIVER = textwrap.dedent(
     sys.path.insert(0, sys.argv[1])
     from ray_scaling import bench_judge, bench_metric, bench_rows
     from assay import evaluate
-    from assay.engine.ray_executor import RayExecutor
+    from assay.engine.ray.executor import RayExecutor
     from assay.models import ResponseCache
 
     settings = json.loads(sys.argv[2])
@@ -209,8 +209,8 @@ def written_lines(out: Path) -> int:
 def driver_kill_run(workers: int, args: argparse.Namespace, base: str, address: str) -> dict:
     """Kill the driver at a third of the rows written, then resume; count what the judge saw."""
     from assay import evaluate
-    from assay.engine.ray_executor import RayExecutor
-    from assay.engine.ray_output import OutputDirectory, row_ids
+    from assay.engine.ray.executor import RayExecutor
+    from assay.engine.ray.output import OutputDirectory, row_ids
     from assay.models import ResponseCache
     from assay.schema.dataset import EvaluationDataset
 

@@ -204,7 +204,7 @@ def _ray_executor(
         return None
     if output is None:
         raise UsageError("--ray needs --output DIR: the directory the workers write rows to")
-    from assay.engine.ray_storage import is_uri
+    from assay.engine.ray.storage import is_uri
 
     if not is_uri(output) and Path(output).exists() and not Path(output).is_dir():
         raise UsageError(f"--output {output} is a file; with --ray it is a directory")
@@ -216,7 +216,7 @@ def _ray_executor(
         raise UsageError(f"--workers must be at least 1, got {workers}")
     if output_format not in (None, "jsonl", "parquet"):
         raise UsageError(f"--output-format must be jsonl or parquet, got {output_format!r}")
-    from assay.engine.ray_executor import RayExecutor
+    from assay.engine.ray.executor import RayExecutor
 
     return RayExecutor(
         address=address,
@@ -230,7 +230,7 @@ def _ray_executor(
 
 def _shown(output: str | None) -> str:
     """--output as messages name it (a URI without its password)."""
-    from assay.engine.ray_storage import shown
+    from assay.engine.ray.storage import shown
 
     return shown(output) if output is not None else ""
 

@@ -206,7 +206,7 @@ async def aevaluate(
         left are `error` outcomes of type BudgetExhausted (a resumed run picks them up).
     in_ci: accepted (old Ragas' repeat-for-reproducibility switch); no effect, since judged calls
         are deterministic (temperature 0) and cached.
-    executor: None runs the cells in this process; `RayExecutor(...)` (`assay.engine.ray_executor`)
+    executor: None runs the cells in this process; `RayExecutor(...)` (`assay.engine.ray.executor`)
         runs the same per-cell code on a Ray cluster, writing rows to its output directory.
     """
     del token_usage_parser, in_ci  # usage is always metered; calls are deterministic

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from assay import Metric, MetricResult, evaluate
-from assay.engine.ray_cluster import check_workers_import
-from assay.engine.ray_executor import RayExecutor
+from assay.engine.ray.cluster import check_workers_import
+from assay.engine.ray.executor import RayExecutor
 from assay.errors import UsageError
 
 pytestmark = pytest.mark.ray
@@ -146,7 +146,7 @@ def test_metrics_a_worker_cannot_load_are_one_line_error(ray_cluster, tmp_path):
 
 
 def test_a_failed_actor_start_keeps_only_the_last_line_of_its_cause():
-    from assay.engine.ray_cluster import actor_start_error
+    from assay.engine.ray.cluster import actor_start_error
 
     class Wrapped(Exception):
         cause = ValueError("Traceback (most recent call last):\n  ...\nValueError: no model")

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from assay import evaluate
-from assay.engine.ray_executor import RayExecutor
-from assay.engine.ray_output import OutputDirectory, row_ids
+from assay.engine.ray.executor import RayExecutor
+from assay.engine.ray.output import OutputDirectory, row_ids
 from assay.metrics.general.aspect_critic import AspectCritic
 from assay.schema.dataset import EvaluationDataset
 from tests.engine.ray.conftest import (
@@ -98,7 +98,7 @@ DRIVER = textwrap.dedent(
     """
     import sys
     from assay import evaluate
-    from assay.engine.ray_executor import RayExecutor
+    from assay.engine.ray.executor import RayExecutor
     from assay.metrics.general.aspect_critic import AspectCritic
     from assay.models import RetryPolicy, llm_factory
     from tests.engine.ray.test_faults import ROWS, SETTINGS

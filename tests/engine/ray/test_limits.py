@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from assay import evaluate
-from assay.engine.ray_executor import RayExecutor
-from assay.engine.ray_limits import EndpointLimiter, LeasedRateLimiter
+from assay.engine.ray.executor import RayExecutor
+from assay.engine.ray.limits import EndpointLimiter, LeasedRateLimiter
 from assay.metrics.general.aspect_critic import AspectCritic
 from assay.models import llm_factory
 from assay.models.limits import Limits

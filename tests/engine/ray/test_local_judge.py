@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from assay import evaluate
-from assay.engine.ray_executor import RayExecutor
-from assay.engine.ray_local import NodeJudgeProvider, install_judges, local_settings
+from assay.engine.ray.executor import RayExecutor
+from assay.engine.ray.local import NodeJudgeProvider, install_judges, local_settings
 from assay.errors import UsageError
 from assay.metrics.general.aspect_critic import AspectCritic
 from assay.models import RetryPolicy, llm_factory
@@ -63,7 +63,7 @@ def test_a_node_judge_actor_serves_the_workers_with_its_slots(ray_cluster, smoll
 
 
 def test_a_local_judge_travels_as_a_call_to_its_node_judge(smollm2):
-    from assay.engine.ray_shipping import load, ship
+    from assay.engine.ray.shipping import load, ship
 
     judge = llm_factory("local", model_path=smollm2, n_parallel=2, cache=False)
     metric = AspectCritic(name="answers", definition="the response answers the question", llm=judge)

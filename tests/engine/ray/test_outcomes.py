@@ -7,8 +7,8 @@ import json
 import pytest
 
 from assay import evaluate
-from assay.engine.ray_executor import RayExecutor
-from assay.engine.ray_output import OutputDirectory, row_ids
+from assay.engine.ray.executor import RayExecutor
+from assay.engine.ray.output import OutputDirectory, row_ids
 from assay.metrics.general.aspect_critic import AspectCritic
 from assay.schema.dataset import EvaluationDataset
 from tests.engine.ray.conftest import worker_pids

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from assay.engine.ray_output import OutputDirectory
+from assay.engine.ray.output import OutputDirectory
 from assay.errors import CheckpointMismatch, UsageError
 from assay.schema.outcome import Cell, Error, Ok
 from assay.schema.usage import Usage

@@ -16,9 +16,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from assay import evaluate
-from assay.engine.ray_executor import RayExecutor
-from assay.engine.ray_output import OutputDirectory, row_ids
-from assay.engine.ray_parquet import decode, encode
+from assay.engine.ray.executor import RayExecutor
+from assay.engine.ray.output import OutputDirectory, row_ids
+from assay.engine.ray.parquet import decode, encode
 from assay.errors import UsageError
 from assay.metrics.general.aspect_critic import AspectCritic
 from assay.schema.dataset import EvaluationDataset
@@ -146,7 +146,7 @@ DRIVER = textwrap.dedent(
     """
     import sys
     from assay import evaluate
-    from assay.engine.ray_executor import RayExecutor
+    from assay.engine.ray.executor import RayExecutor
     from assay.models import RetryPolicy, llm_factory
     from tests.engine.ray.test_output_parquet import ROWS, SETTINGS, critic
 

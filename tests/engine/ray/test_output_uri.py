@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from assay import evaluate
-from assay.engine.ray_executor import RayExecutor
-from assay.engine.ray_output import OutputDirectory, row_ids
-from assay.engine.ray_storage import Storage, shown
-from assay.engine.ray_worker import PartWriter
+from assay.engine.ray.executor import RayExecutor
+from assay.engine.ray.output import OutputDirectory, row_ids
+from assay.engine.ray.storage import Storage, shown
+from assay.engine.ray.worker import PartWriter
 from assay.errors import UsageError
 from assay.metrics.general.aspect_critic import AspectCritic
 from assay.schema.dataset import EvaluationDataset

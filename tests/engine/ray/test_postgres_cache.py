@@ -14,7 +14,7 @@ import pytest
 
 from assay import evaluate
 from assay._util.sync import run_sync
-from assay.engine.ray_executor import RayExecutor
+from assay.engine.ray.executor import RayExecutor
 from assay.errors import UsageError
 from assay.metrics.general.aspect_critic import AspectCritic
 from assay.models import ResponseCache, RetryPolicy, llm_factory

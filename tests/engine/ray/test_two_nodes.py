@@ -29,7 +29,7 @@ DRIVER = textwrap.dedent(
     import json, sys, time
     import ray
     from assay import evaluate
-    from assay.engine.ray_executor import RayExecutor
+    from assay.engine.ray.executor import RayExecutor
     from assay.metrics.general.aspect_critic import AspectCritic
     from assay.models import RetryPolicy, llm_factory
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from assay.engine.ray_shipping import ship
-from assay.engine.ray_storage import Storage
-from assay.engine.ray_worker import ScoringWorker
+from assay.engine.ray.shipping import ship
+from assay.engine.ray.storage import Storage
+from assay.engine.ray.worker import ScoringWorker
 from assay.metrics.base import Metric
 from assay.schema.dataset import EvaluationDataset
 from assay.schema.outcome import MetricResult

@@ -16,6 +16,7 @@ import logging
 import math
 import os
 import socket
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -135,6 +136,20 @@ def actor_start_error(exc: BaseException, what: str) -> UsageError:
     text = str(cause).strip()
     last = text.splitlines()[-1] if text else ""
     return UsageError(f"{what}: {type(cause).__name__}: {last}")
+
+
+def wait_for_start(
+    ray: Any, refs: list[Any], timeout: float, *, timed_out: Callable[[], str], failed: str
+) -> list[Any]:
+    """`ray.get(refs)` for actors that are starting: past `timeout` a `UsageError` with the text
+    `timed_out()` gives (made then, so it can report the cluster's state at that moment), and an
+    actor that failed to start is `actor_start_error(exc, failed)`."""
+    try:
+        return ray.get(refs, timeout=timeout)
+    except ray.exceptions.GetTimeoutError:
+        raise UsageError(timed_out()) from None
+    except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as exc:
+        raise actor_start_error(exc, failed) from None
 
 
 def check_workers_import(ray: Any, *, timeout: float, module: str = "assay") -> None:

@@ -5,7 +5,7 @@ A judge built with `llm_factory("local", ...)` runs llama.cpp inside the process
 others for the node's cores. Instead, for each local model of the run the driver starts one
 `LocalJudge` actor per node that has CPUs, pinned there: it loads the model (the same embedded
 server, on a free 127.0.0.1 port) and is also the rate limiter of that endpoint *for that node*
-(the `EndpointLimiter` of `ray_limits.py` with the judge's own `Limits`: `max_concurrency` is its
+(the `EndpointLimiter` of `ray/limits.py` with the judge's own `Limits`: `max_concurrency` is its
 `n_parallel` slots). Workers on the node get:
 
 - the node's judge as the limiter of the local endpoint, leased from exactly like the limiter of a
@@ -24,8 +24,8 @@ import json
 import os
 from typing import Any
 
-from assay.engine.ray_cluster import actor_start_error
-from assay.engine.ray_limits import EndpointLimiter
+from assay.engine.ray.cluster import wait_for_start
+from assay.engine.ray.limits import EndpointLimiter
 from assay.errors import ModelConnectionError, UsageError
 from assay.models.limits import Limits
 from assay.models.local import LocalProvider, ServerSettings
@@ -89,15 +89,16 @@ def start_judges(
                 scheduling_strategy=NodeAffinitySchedulingStrategy(node_id=node, soft=False),
             ).remote(settings, endpoints[key])
     handles = [handle for by_key in judges.values() for handle in by_key.values()]
-    try:
-        ray.get([handle.where.remote() for handle in handles], timeout=timeout)
-    except ray.exceptions.GetTimeoutError:
-        raise UsageError(
+    wait_for_start(
+        ray,
+        [handle.where.remote() for handle in handles],
+        timeout,
+        timed_out=lambda: (
             f"the local judges did not load their model within {timeout:g} s "
             "(RayExecutor start_timeout)"
-        ) from None
-    except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as exc:
-        raise actor_start_error(exc, "a local judge could not start") from None
+        ),
+        failed="a local judge could not start",
+    )
     return judges
 
 

@@ -8,9 +8,9 @@ A row is written when all its cells are done: on a local directory, one JSON lin
 flushed to this worker's own part file, `rows/part-<worker>-<pid>-<random>.jsonl`, so a restarted
 worker never appends to the file of the process it replaces, and a kill loses only the rows in
 flight; on any other file system, gathered and committed as whole part files
-(`...-<n>.jsonl`) at the end of each block and every second or so (`ray_storage.py`), so a kill
+(`...-<n>.jsonl`) at the end of each block and every second or so (`ray/storage.py`), so a kill
 loses at most those rows, which the driver hands out again. Parquet rows (`output_format=
-"parquet"`, `ray_parquet.py`) are always committed as whole part files (`...-<n>.parquet`), on
+"parquet"`, `ray/parquet.py`) are always committed as whole part files (`...-<n>.parquet`), on
 a local directory too: a Parquet file cannot be appended to.
 
 Cells start one at a time from one loop (blocks in the order they arrived), spaced by a fraction
@@ -34,7 +34,7 @@ from typing import IO, Any
 
 import anyio
 
-from assay.engine.ray_storage import COMMIT_ROWS, COMMIT_SECONDS, Storage
+from assay.engine.ray.storage import COMMIT_ROWS, COMMIT_SECONDS, Storage
 from assay.schema.dataset import json_line
 from assay.schema.outcome import Cell
 
@@ -58,7 +58,7 @@ class BlockReport:
 
 
 class PartWriter:
-    """This worker process's finished rows (see `ray_storage.py` for the two ways of writing).
+    """This worker process's finished rows (see `ray/storage.py` for the two ways of writing).
 
     JSONL on a local directory: one file, appended and flushed per row. Any other file system,
     and Parquet: rows are gathered and committed as whole part files, `<stem>-<n>.<format>`, by
@@ -70,7 +70,7 @@ class PartWriter:
         self.stem = f"part-{worker}-{os.getpid()}-{secrets.token_hex(4)}"
         self.appends = storage.local is not None and rows_format == "jsonl"
         if rows_format == "parquet":
-            from assay.engine.ray_parquet import import_pyarrow
+            from assay.engine.ray.parquet import import_pyarrow
 
             import_pyarrow()  # missing on this node: the driver reports it as the workers start
         self._handle: IO[str] | None = None
@@ -115,7 +115,7 @@ class PartWriter:
     def encode(self, rows: list[tuple[str, list[Cell]]]) -> bytes:
         """Rows as the content of one part file of this writer's format."""
         if self.rows_format == "parquet":
-            from assay.engine.ray_parquet import encode
+            from assay.engine.ray.parquet import encode
 
             return encode(rows)
         return "".join(
@@ -153,7 +153,7 @@ class _Row:
 
 
 class ScoringWorker:
-    """The actor body (made remote by the driver, `ray_executor.py`)."""
+    """The actor body (made remote by the driver, `ray/executor.py`)."""
 
     def __init__(
         self,
@@ -187,14 +187,14 @@ class ScoringWorker:
     async def _load(self) -> None:
         if self.metrics:
             return
-        from assay.engine import ray_shipping
+        from assay.engine.ray import shipping as ray_shipping
 
         payload = await self._payload[0]
         limiters = dict(self._limiters)
         if self._local_judges:  # local judges: this node's judge is their limiter
             import ray
 
-            from assay.engine import ray_local
+            from assay.engine.ray import local as ray_local
 
             node = ray.get_runtime_context().get_node_id()
             mine = self._local_judges.get(node)

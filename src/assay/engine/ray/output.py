@@ -1,6 +1,6 @@
 """The output directory of a Ray run: the rows the workers wrote, which is also the checkpoint.
 
-Layout (a local directory or any fsspec URI, see `ray_storage.py`):
+Layout (a local directory or any fsspec URI, see `ray/storage.py`):
 
     run.json             what the run is (fingerprint of data + metrics, sizes, rows format);
                          written first
@@ -8,7 +8,7 @@ Layout (a local directory or any fsspec URI, see `ray_storage.py`):
                          directory one file per worker process, appended and flushed as rows
                          finish; elsewhere whole files committed by each worker as it goes
     rows/part-*.parquet  or, with `output_format="parquet"`, one cell per Parquet row
-                         (`ray_parquet.py`), whole files committed by each worker as it goes
+                         (`ray/parquet.py`), whole files committed by each worker as it goes
     summary.json         per-metric aggregates and the run's counts, written at the end
 
 Every row has a stable id before anything is distributed: its `id` when every row has a distinct
@@ -34,7 +34,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from assay._version import __version__
-from assay.engine.ray_storage import ROW_FORMATS, Storage
+from assay.engine.ray.storage import ROW_FORMATS, Storage
 from assay.errors import CheckpointMismatch, UsageError
 from assay.schema.dataset import EvaluationDataset
 from assay.schema.outcome import Cell
@@ -176,7 +176,7 @@ class OutputDirectory:
         torn last line, a foreign record)."""
         for part, data in self.storage.read_parts(self.storage.parts()):
             if part.endswith(".parquet"):
-                from assay.engine.ray_parquet import decode
+                from assay.engine.ray.parquet import decode
 
                 yield from decode(data)
                 continue

@@ -6,11 +6,11 @@ cache, HTTP clients kept per event loop. They are pickled here as *recipes* and 
 worker:
 
 - an `Endpoint` becomes the worker's one `Endpoint` for that key, whose limiter leases from the
-  run's global limiter actor for the endpoint (`ray_limits.py`), so every worker spends one budget;
+  run's global limiter actor for the endpoint (`ray/limits.py`), so every worker spends one budget;
 - a `ResponseCache` reopens the same SQLite file (one node, or a shared file system) or the same
   PostgreSQL database (`cache_postgres.py`, any cluster);
 - a local GGUF judge (`LocalProvider`) becomes a provider calling its node's judge actor
-  (`ray_local.py`) instead of loading the model in every worker;
+  (`ray/local.py`) instead of loading the model in every worker;
 - a per-loop holder (`LoopLocal`) starts empty and builds its clients on the worker's loops;
 - a lock is a new lock.
 
@@ -47,8 +47,8 @@ def ship(metrics: list[Any]) -> tuple[bytes, dict[str, Limits]]:
             if isinstance(obj, Endpoint):
                 endpoints[obj.key] = obj.limiter.limits
                 return _endpoint_on_worker, (obj.key, obj.limiter.limits)
-            if isinstance(obj, LocalProvider):  # the node's judge actor serves it (ray_local.py)
-                from assay.engine.ray_local import provider_on_worker
+            if isinstance(obj, LocalProvider):  # the node's judge actor serves it (ray/local.py)
+                from assay.engine.ray.local import provider_on_worker
 
                 return provider_on_worker, (obj.settings, obj.timeout)
             if isinstance(obj, ResponseCache):
@@ -117,7 +117,7 @@ def _endpoint_on_worker(key: str, limits: Limits) -> Endpoint:
             endpoint = Endpoint(key, limits)
             handle = _LIMITERS.get(key)
             if handle is not None:
-                from assay.engine.ray_limits import LeasedRateLimiter
+                from assay.engine.ray.limits import LeasedRateLimiter
 
                 endpoint.limiter = LeasedRateLimiter(handle, limits, lease_size=_LEASE_SIZE)  # type: ignore[assignment]
             _WORKER_ENDPOINTS[key] = endpoint

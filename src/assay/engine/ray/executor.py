@@ -37,10 +37,10 @@ import anyio
 
 from assay.engine.checkpoint import fingerprint
 from assay.engine.progress import CellProgress
-from assay.engine.ray_cluster import check_capacity, check_workers_import, connect
-from assay.engine.ray_driver import Driver, RunStats
-from assay.engine.ray_output import OutputDirectory, row_ids
-from assay.engine.ray_worker import RowJob
+from assay.engine.ray.cluster import check_capacity, check_workers_import, connect
+from assay.engine.ray.driver import Driver, RunStats
+from assay.engine.ray.output import OutputDirectory, row_ids
+from assay.engine.ray.worker import RowJob
 from assay.errors import UsageError
 from assay.schema.outcome import Error, Outcome
 from assay.schema.result import EvaluationResult
@@ -91,7 +91,7 @@ class RayExecutor:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise UsageError(f"RayExecutor {name} must be a whole number >= 1, got {value!r}")
         if self.output_format is not None:
-            from assay.engine.ray_storage import ROW_FORMATS
+            from assay.engine.ray.storage import ROW_FORMATS
 
             if self.output_format not in ROW_FORMATS:
                 raise UsageError(
@@ -99,7 +99,7 @@ class RayExecutor:
                     f"got {self.output_format!r}"
                 )
             if self.output_format == "parquet":
-                from assay.engine.ray_parquet import import_pyarrow
+                from assay.engine.ray.parquet import import_pyarrow
 
                 import_pyarrow()  # before any work: the install hint, not a failed run
         for name in ("worker_cpus", "start_timeout"):
@@ -180,7 +180,7 @@ class RayExecutor:
     ) -> tuple[dict[int, Error], set[str]]:
         """Score `jobs` on the cluster; the rows given up on, as outcomes, and the ids of the rows
         handed out again after a loss."""
-        from assay.engine.ray_shipping import ship
+        from assay.engine.ray.shipping import ship
 
         payload, endpoints = ship(plan.metrics)  # before connecting: a metric that cannot travel
         ray, owned = connect(

@@ -1,5 +1,5 @@
 """The driver side of a Ray run: start the actors, keep the workers fed, re-queue what a dead
-worker did not write, stop everything at the end (see `ray_executor.py` for the whole picture)."""
+worker did not write, stop everything at the end (see `ray/executor.py` for the whole picture)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.engine.progress import CellProgress
-from assay.engine.ray_cluster import actor_start_error
-from assay.engine.ray_output import OutputDirectory
-from assay.engine.ray_worker import BlockReport, RowJob
+from assay.engine.ray.cluster import wait_for_start
+from assay.engine.ray.output import OutputDirectory
+from assay.engine.ray.worker import BlockReport, RowJob
 from assay.errors import RunFailed, UsageError
 from assay.schema.outcome import Error
 
@@ -66,9 +66,9 @@ class Driver:
     # -- start and stop ------------------------------------------------------------------
     def start(self, payload: bytes, endpoints: dict[str, Any], timeout: float | None) -> list[Any]:
         """One limiter per endpoint, then the workers; returns the workers once all are ready."""
-        from assay.engine.ray_limits import EndpointLimiter
-        from assay.engine.ray_local import local_settings, start_judges
-        from assay.engine.ray_worker import ScoringWorker
+        from assay.engine.ray.limits import EndpointLimiter
+        from assay.engine.ray.local import local_settings, start_judges
+        from assay.engine.ray.worker import ScoringWorker
 
         ray, settings = self.ray, self.settings
         limiter_class = ray.remote(EndpointLimiter).options(
@@ -103,18 +103,17 @@ class Driver:
             for index in range(settings.num_workers)
         ]
         self.actors += workers
-        try:
-            ready = ray.get(
-                [worker.ready.remote() for worker in workers], timeout=settings.start_timeout
-            )
-        except ray.exceptions.GetTimeoutError:
-            raise UsageError(
+        ready = wait_for_start(
+            ray,
+            [worker.ready.remote() for worker in workers],
+            settings.start_timeout,
+            timed_out=lambda: (
                 f"the {settings.num_workers} Ray workers did not all start within "
                 f"{settings.start_timeout:g} s; the cluster has "
                 f"{ray.available_resources().get('CPU', 0):g} CPUs free"
-            ) from None
-        except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as exc:
-            raise actor_start_error(exc, "the Ray workers could not start") from None
+            ),
+            failed="the Ray workers could not start",
+        )
         self.stats.nodes = sorted({item["node"] for item in ready})
         storage = self.output.storage
         for item in ready:
