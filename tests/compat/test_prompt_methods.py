@@ -79,7 +79,7 @@ def test_adapt_save_and_load_prompts(tmp_path):
     assert spanish.language == "spanish"
     assert metric.judge_prompt("aspect_critic").language == "english"  # returned, not applied
     assert spanish.examples and all(
-        "ES " in str(example.input) for example in spanish.examples
+        "ES " in str(vars(given)) for given, _ in spanish.examples
     )  # the examples were translated
     metric.set_prompts(**adapted)
     assert metric.judge_prompt("aspect_critic").language == "spanish"
@@ -125,3 +125,40 @@ def test_what_llm_factory_returns_has_ragas_get_temperature():
     llm = llm_factory("gpt-4o-mini", base_url="http://127.0.0.1:9/v1", api_key="sk-test")
     assert llm.get_temperature(1) == 0.01
     assert llm.get_temperature(3) == 0.3
+
+
+def test_save_and_load_prompts_as_one_json_file(tmp_path):
+    metric = critic()
+    prompt = metric.get_prompts()["single_turn_aspect_critic_prompt"]
+    prompt.instruction = "Judge helpfulness only. " + prompt.instruction
+    metric.set_prompts(single_turn_aspect_critic_prompt=prompt)
+    metric.save_prompts(tmp_path / "helpfulness.json")
+
+    production = critic()
+    loaded = production.load_prompts(tmp_path / "helpfulness.json")  # applied, as Ragas 0.4 does
+    assert list(loaded) == ["single_turn_aspect_critic_prompt"]
+    assert production.judge_prompt("aspect_critic") == metric.judge_prompt("aspect_critic")
+    with pytest.raises(UsageError, match="does not exist"):
+        metric.save_prompts(tmp_path / "missing" / "x.json")
+    (tmp_path / "broken.json").write_text("{}")
+    with pytest.raises(UsageError, match="not a prompts file"):
+        production.load_prompts(tmp_path / "broken.json")
+    with pytest.raises(UsageError, match="has no prompt"):
+        Faithfulness().load_prompts(tmp_path / "helpfulness.json")
+
+
+def test_prompt_object_examples_read_by_attribute_and_edited():
+    from assay.compat.ragas.prompt_view import Fields
+
+    metric = critic()
+    prompt = metric.get_prompts()["single_turn_aspect_critic_prompt"]
+    given, _answer = prompt.examples[0]
+    assert isinstance(given, Fields) and isinstance(given.response, str)
+    prompt.examples = [*prompt.examples, (Fields(**vars(given)), "no")]
+    metric.set_prompts(single_turn_aspect_critic_prompt=prompt)
+    sent = metric.judge_prompt("aspect_critic")
+    assert len(sent.examples) == len(critic().judge_prompt("aspect_critic").examples) + 1
+    assert sent.examples[-1].output == "no"
+    prompt.examples = ["not a pair"]
+    with pytest.raises(UsageError, match=r"examples\[0\] must be an \(input, output\) pair"):
+        metric.judge_prompt("aspect_critic")

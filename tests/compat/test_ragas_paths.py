@@ -247,3 +247,12 @@ def test_ragas_method_spellings_are_defined_only_in_compat():
     assert set(AspectCritic(name="a", definition="d").get_prompts()) == {
         "single_turn_aspect_critic_prompt"
     }
+
+
+def test_no_thin_module_shadows_a_name_of_its_parent_package():
+    """`import assay.x` binds `x` in `assay`: a thin module must not be named like a function or
+    class its parent exports (the way a module `assay.experiment` would hide `assay.experiment`)."""
+    for path in [*RAGAS_PATHS, *NOT_PROVIDED]:
+        parent, _, leaf = assay_path(path).rpartition(".")
+        exported = getattr(importlib.import_module(parent), "__all__", ())
+        assert leaf not in exported, f"{assay_path(path)} would hide {parent}.{leaf}"

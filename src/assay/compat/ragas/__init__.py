@@ -42,7 +42,6 @@ def install() -> None:
     from assay.metrics.base import Metric
     from assay.metrics.llm_metric import LLMMetric
     from assay.models.llm import LLM
-    from assay.testset.synthesizers.base import BaseSynthesizer
 
     for module_name, names in SHARED_MODULE_NAMES.items():
         module = importlib.import_module(module_name)
@@ -56,7 +55,6 @@ def install() -> None:
     attach_scoring_methods(Metric)
     attach_prompt_attributes()
     attach_prompt_methods(LLMMetric)
-    attach_prompt_methods(BaseSynthesizer)
     if "get_temperature" not in vars(LLM):  # Ragas' LLMs have it; so do the ones llm_factory makes
         LLM.get_temperature = get_temperature  # type: ignore[attr-defined]
     _installed = True

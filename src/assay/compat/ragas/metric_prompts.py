@@ -4,7 +4,8 @@ Ragas code reads and edits a metric's prompts through attributes
 (`scorer.nli_statement_prompt.instruction = "..."`, `scorer.prompt = MyPrompt()`); assay's metrics
 name their prompts by id instead (`metric.judge_prompt("supported")`). This table is the one place
 that says which Ragas attribute is which assay prompt, and with which typed Ragas prompt class it
-is shown (None: the assay `Prompt` itself, where Ragas' answer has another shape).
+is shown (`PromptView`, an editable face of the assay prompt, where Ragas' answer has another
+shape than assay's).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from assay.compat.ragas.prompt_classes import (
     NLIStatementPrompt,
     StatementGeneratorPrompt,
 )
+from assay.compat.ragas.prompt_view import PromptView
 from assay.metrics.answer.answer_correctness import AnswerCorrectness
 from assay.metrics.rag.answer_relevancy import AnswerRelevancy
 from assay.metrics.rag.factual_correctness import FactualCorrectness
@@ -41,11 +43,11 @@ PROMPT_ATTRIBUTES: dict[type, dict[str, tuple[PromptId, type | None]]] = {
         "faithfulness_prompt": ("supported", NLIStatementPrompt),
     },
     AnswerCorrectness: {
-        "statement_generator_prompt": ("claims.coarse", None),
-        "correctness_classifier_prompt": ("supported", None),
+        "statement_generator_prompt": ("claims.coarse", PromptView),
+        "correctness_classifier_prompt": ("supported", PromptView),
     },
     AnswerRelevancy: {
-        "prompt": (lambda metric: metric.prompt_ids[0], None),
+        "prompt": (lambda metric: metric.prompt_ids[0], PromptView),
     },
 }
 

@@ -177,6 +177,7 @@ RAGAS_PATHS: dict[str, dict[str, str]] = {
         "evaluate": "assay.engine",
         "aevaluate": "assay.engine",
         "EvaluationResult": "assay.schema.result",
+        "RAGAS_EVALUATION_CHAIN_NAME": "assay.metrics.callbacks",
     },
     "ragas.executor": {
         "Executor": "assay.engine.executor",
@@ -237,7 +238,6 @@ RAGAS_PATHS: dict[str, dict[str, str]] = {
     "ragas.prompt.dynamic_few_shot": {"DynamicFewShotPrompt": f"{_R}.prompts"},
     "ragas.prompt.simple_prompt": {"Prompt": f"{_R}.simple_prompts:SimplePrompt"},
     "ragas.dataset": {"Dataset": "assay.experiments.dataset"},
-    "ragas.experiment": {"experiment": "assay.experiments"},
     "ragas.config": {
         "InstructionConfig": "assay.alignment.config",
         "DemonstrationConfig": "assay.alignment.config",

@@ -25,7 +25,7 @@ class PromptAttribute:
 
     def __init__(self, prompt_id: str | Callable[[Any], str], view: type | None = None) -> None:
         self._prompt_id = prompt_id  # or a function of the metric, for settings that pick it
-        self.view = view  # a typed Ragas prompt class over this prompt; None: the assay Prompt
+        self.view = view  # a typed Ragas prompt class over this prompt, or PromptView
         self.name = ""
 
     def id_for(self, metric: Any) -> str:
@@ -37,12 +37,10 @@ class PromptAttribute:
     def __get__(self, metric: Any, owner: type | None = None) -> Any:
         if metric is None:
             return self
-        prompt_id = self.id_for(metric)
-        if self.view is None and prompt_id not in _views(metric):
-            return metric.judge_prompt(prompt_id)
-        return prompt_view(metric, prompt_id, self.view, self.name)
+        return prompt_view(metric, self.id_for(metric), self.view, self.name)
 
     def __set__(self, metric: Any, prompt: Any) -> None:
+        from assay.compat.ragas.prompt_view import PromptView
         from assay.compat.ragas.prompts import PydanticPrompt
         from assay.prompts.prompt import Prompt
 
@@ -55,7 +53,7 @@ class PromptAttribute:
                 )
             metric.set_prompt(prompt)
             return
-        if not isinstance(prompt, PydanticPrompt):
+        if not isinstance(prompt, (PydanticPrompt, PromptView)):
             raise UsageError(
                 f"{type(metric).__name__}.{self.name} takes a PydanticPrompt or an assay Prompt, "
                 f"got {type(prompt).__name__}"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from assay.compat.ragas.prompts import as_llm
@@ -22,14 +23,36 @@ from assay.prompts.prompt import Example, Prompt
 from assay.prompts.render import render
 
 
+class Fields(SimpleNamespace):
+    """One side of an example, read by attribute as Ragas' pydantic models are (`.response`)."""
+
+    def model_dump(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+def _shown(value: Any) -> Any:
+    return Fields(**value) if isinstance(value, dict) else value
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, SimpleNamespace):
+        return {k: _plain(v) for k, v in vars(value).items()}
+    if hasattr(value, "model_dump"):
+        return value.model_dump()
+    return value
+
+
 class PromptView:
-    """A mutable Ragas-style face of an assay prompt; `name` is the name Ragas gives it."""
+    """A mutable Ragas-style face of an assay prompt; `name` is the name Ragas gives it.
+    `examples` is a list of (input, output) pairs, each side read by attribute (`.response`)."""
 
     def __init__(self, prompt: Prompt, name: str | None = None) -> None:
         self._prompt = prompt
         self.name = name or prompt.id
         self.instruction: str = prompt.instruction
-        self.examples: list[Example] = list(prompt.examples)
+        self.examples: list[tuple[Any, Any]] = [
+            (_shown(example.input), _shown(example.output)) for example in prompt.examples
+        ]
 
     @property
     def language(self) -> str:
@@ -41,8 +64,20 @@ class PromptView:
 
     def assay_prompt(self) -> Prompt:
         """The prompt as it stands after any edits."""
+        examples = []
+        for position, pair in enumerate(self.examples):
+            if isinstance(pair, Example):
+                examples.append(pair)
+                continue
+            try:
+                given, answer = pair
+                examples.append(Example(input=_plain(given), output=_plain(answer)))
+            except (TypeError, ValueError) as exc:
+                raise UsageError(
+                    f"{self.name}.examples[{position}] must be an (input, output) pair: {exc}"
+                ) from None
         return self._prompt.model_copy(
-            update={"instruction": self.instruction, "examples": tuple(self.examples)}
+            update={"instruction": self.instruction, "examples": tuple(examples)}
         )
 
     def to_string(self, data: Any = None) -> str:

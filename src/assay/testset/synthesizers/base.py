@@ -30,6 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from assay.compat.ragas.prompt_methods import RagasPromptMethods
 from assay.metrics.prompt_views import forget_view, viewed_prompt
 from assay.prompts.prompt import Prompt
 from assay.schema.samples import SingleTurnSample
@@ -139,7 +140,7 @@ def node_language(nodes: Sequence[Node]) -> str:
 
 
 @dataclass
-class BaseSynthesizer:
+class BaseSynthesizer(RagasPromptMethods):
     name: str = ""
     llm: Any = None
     llm_context: str | None = None

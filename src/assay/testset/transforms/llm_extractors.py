@@ -21,7 +21,6 @@ from assay.testset.asking import (
     TITLE_MAX_TOKENS,
     ask,
     list_budget,
-    require_llm,
 )
 from assay.testset.graph import KnowledgeGraph, Node, Relationship
 from assay.testset.text import sections_at
@@ -57,6 +56,16 @@ class _Score(BaseModel):
     score: int = Field(ge=1, le=5)
 
 
+def judge_of(extractor: Any) -> Any:
+    """The extractor's model, else the configured default judge (`ASSAY_LLM`, else the embedded
+    one), as metrics do: Ragas' LLM-based extractors also work without one being passed."""
+    if extractor.llm is not None:
+        return extractor.llm
+    from assay.metrics.base import default_model
+
+    return default_model("llm")
+
+
 def _content(node: Node) -> str:
     value = node.get_property("page_content")
     return value if isinstance(value, str) else ""
@@ -71,7 +80,7 @@ async def _merged_list(
     extra: dict[str, Any],
     max_items: int,
 ) -> list[str]:
-    llm = require_llm(extractor.llm, type(extractor).__name__)
+    llm = judge_of(extractor)
     budget = extractor.budget(list_budget(max_items))
     found: list[str] = []
     for piece in extractor.pieces(_content(node)):
@@ -97,7 +106,7 @@ class SummaryExtractor(LLMBasedExtractor):
     property_name: str = "summary"
 
     async def extract(self, node: Node) -> tuple[str, Any]:
-        llm = require_llm(self.llm, "SummaryExtractor")
+        llm = judge_of(self)
         language = node.get_property("language") or self.language
         budget = self.budget(SUMMARY_MAX_TOKENS)
         parts = [
@@ -138,7 +147,7 @@ class TitleExtractor(LLMBasedExtractor):
     property_name: str = "title"
 
     async def extract(self, node: Node) -> tuple[str, Any]:
-        llm = require_llm(self.llm, "TitleExtractor")
+        llm = judge_of(self)
         text = self.pieces(_content(node))[0]
         budget = self.budget(TITLE_MAX_TOKENS)
         answer = await ask(llm, "testset.title", {"text": text}, _Title, budget=budget)
@@ -190,7 +199,7 @@ class CustomNodeFilter(NodeFilter):
     min_score: int = 2
 
     async def custom_filter(self, node: Node, kg: KnowledgeGraph) -> bool:
-        llm = require_llm(self.llm, "CustomNodeFilter")
+        llm = judge_of(self)
         document = kg.document_of(node)
         summary = document.get_property("summary") or ""
         answer = await ask(
