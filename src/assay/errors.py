@@ -1,27 +1,58 @@
-"""Every exception assay raises, split by whose fault it is.
+"""Every exception assay raises, split by whose fault it is: one tree, drawn here in full.
 
     AssayError
-    ├── UsageError              the caller asked for something impossible (bad argument, unknown metric)
-    │   └── MissingDependency   an optional extra is not installed; carries the pip line
-    ├── DataError               input data is malformed; carries file, row and field
-    ├── MetricError             a metric could not produce a score for one cell
-    │   └── NotApplicable       the sample is outside the metric's domain (becomes a `skipped` outcome)
-    ├── RunFailed               strict mode: the first error outcome of a run, with row and metric
-    ├── CheckpointMismatch      a run directory belongs to a different run
-    │   └── MissingCredentials  a provider's API key is not set; names the environment variable
-    └── ModelError              a model call failed (raised by assay.models, translated from SDK errors)
-        ├── ProviderError       the provider answered with an error status (status, body)
-        │   └── RateLimited     429 / overloaded; carries retry_after when the server sent one
-        ├── ModelTimeout        no answer within the per-attempt timeout
-        ├── ModelConnectionError the provider could not be reached (refused, reset, protocol error)
-        ├── MalformedResponse   the provider answered 200 with a body that cannot be read (bad JSON,
-        │                       invalid UTF-8, no choices, missing fields); retried like a 5xx
-        ├── OutputParseError    the answer could not be parsed into the requested schema (raw kept)
-        ├── OutputTruncated     the answer hit the token limit even after retrying with a bigger budget
-        └── BudgetExhausted     the run's spending cap was reached before this call
+    ├── UsageError               the caller asked for something impossible (bad argument, unknown metric)
+    │   ├── MissingDependency    an optional extra is not installed; carries the pip line
+    │   ├── MissingCredentials   a provider's API key is not set; names the environment variable
+    │   ├── WeightsMismatch      (models.local_weights) a judge weights file is not the one expected
+    │   ├── PromptFileError      (prompts.localize) a saved prompt file cannot be used
+    │   │   └── PromptSchemaMismatch (prompts.localize) it was written for another answer shape
+    │   ├── ConditionError       (platform.server.conditions) a review-queue condition does not parse
+    │   └── CriteriaProblem      (platform.criteria_rules) a platform criterion breaks a rule
+    ├── DataError                input data is malformed; carries file, row and field
+    ├── MetricError              a metric could not produce a score for one cell
+    │   └── NotApplicable        the sample is outside the metric's domain (becomes a `skipped` outcome)
+    ├── RunFailed                strict mode: the first error outcome of a run, with row and metric
+    │   └── ExceptionInRunner    (engine.executor) Ragas' name for it
+    ├── CheckpointMismatch       a run directory belongs to a different run
+    ├── ModelError               a model call failed (raised by assay.models, translated from SDK errors)
+    │   ├── ProviderError        the provider answered with an error status (status, body)
+    │   │   └── RateLimited      429 / overloaded; carries retry_after when the server sent one
+    │   ├── ModelTimeout         no answer within the per-attempt timeout
+    │   ├── ModelConnectionError the provider could not be reached (refused, reset, protocol error)
+    │   ├── MalformedResponse    a 200 whose body cannot be read (bad JSON or UTF-8, no choices); retried
+    │   ├── OutputParseError     the answer could not be parsed into the requested schema (raw kept)
+    │   ├── OutputTruncated      the answer hit the token limit even after retrying with a bigger budget
+    │   ├── BudgetExhausted      the run's spending cap was reached before this call
+    │   ├── CacheMiss            (models.cache) replay-only cache: no recorded answer for this call
+    │   └── ClassifierFailed     (models.nli_classifier) the HHEM/NLI classifier could not score
+    ├── PlatformError            (platform.sdk.errors) a request to the assay server failed
+    │   ├── AuthError            (platform.sdk.errors) no key, a wrong or revoked key, a missing scope
+    │   ├── NotFound             (platform.sdk.errors) no such object in this project (404)
+    │   ├── Conflict             (platform.sdk.errors) the name is taken, or the object changed (409)
+    │   ├── ValidationFailed     (platform.sdk.errors) the object breaks a rule; names the field
+    │   ├── RateLimited          (platform.sdk.errors) 429 after the SDK's retries; also the RateLimited above
+    │   └── ServerUnavailable    (platform.sdk.errors) unreachable, timed out, or 5xx
+    ├── GateFailed               (testing.gate) a pytest gate did not pass (also an AssertionError)
+    │   └── ReplayMiss           (testing.gate) a judge call had no recorded answer in a replay
+    ├── AgentRunFailed           (integrations._messages) an agent trace reports a failed run
+    ├── UnreadableAppOutput      (integrations._apps) an application's answer has no readable text
+    └── OtelExportFailed         (integrations.otel) the OTLP collector refused the export
 
-Inside an evaluation run, exceptions never escape as NaN: the engine turns them into
-`Error` outcomes (or `Skipped` for `NotApplicable`). Outside a run they propagate as usual.
+A class defined outside this module is shown with its module in parentheses (under `assay.`);
+`tests/test_error_tree.py` checks that the drawing is the tree the code defines, so a new
+exception class must be drawn here. Several also derive from a built-in (`UsageError` and
+`DataError` are `ValueError`s, `MissingDependency` an `ImportError`, `NotFound` a `LookupError`).
+
+Not in the tree, on purpose: the server's HTTP control flow (`ApiError`, `UiError`,
+`LoginRequired`, `AuthFailed`, `PipelineError`) is turned into a response inside the server, and a
+worker's `LostClaim` / `JobCancelled` stop one job; none reaches a caller. `ParseFailure`
+(models.structured) is caught inside the structured-output ladder, and `_Invalid` inside the
+spec-003 evaluator, which answers `None` as its contract says.
+
+Inside an evaluation run, exceptions never escape as NaN: the engine turns them into `Error`
+outcomes with `Error.from_exception` (or `Skipped` for `NotApplicable`). Outside a run they
+propagate as usual.
 """
 
 from __future__ import annotations
@@ -186,6 +217,14 @@ class BudgetExhausted(ModelError):
     """The run's spending cap was reached; the call was not made."""
 
 
+def first_leaf(exc: BaseException) -> BaseException:
+    """The first non-group exception inside (possibly nested) exception groups: concurrent calls
+    (a task group's judges) fail as groups, and the cause a user needs is the first leaf."""
+    while getattr(exc, "exceptions", None):
+        exc = exc.exceptions[0]  # type: ignore[attr-defined]  # an ExceptionGroup's leaves
+    return exc
+
+
 __all__ = [
     "AssayError",
     "BudgetExhausted",
@@ -205,4 +244,5 @@ __all__ = [
     "RateLimited",
     "RunFailed",
     "UsageError",
+    "first_leaf",
 ]

@@ -22,8 +22,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from assay.alignment.labels import LabeledExample
 from assay.errors import BudgetExhausted, UsageError
 from assay.metrics.aligned import as_binary, decision_score, excluding
-from assay.metrics.base import default_model, first_leaf
+from assay.metrics.base import default_model
 from assay.metrics.custom.llm_metrics import DiscreteMetric, RankingMetric, _TemplateMetric
+from assay.schema.outcome import Error
 
 LabelKind = Literal["binary", "ordinal", "numeric", "nominal", "ranking"]
 
@@ -193,11 +194,9 @@ async def ascore_rows(
                     # a yes/no judge's P(yes) when it gives one: see decision_score
                     results[index] = RowScore(example.id, decision_score(result), result.reason)
                 except Exception as exc:  # a typed failure for this row, kept with its cause
-                    leaf = first_leaf(exc)
+                    failure = Error.from_exception(exc)
                     results[index] = RowScore(
-                        example.id,
-                        error_type=type(leaf).__name__,
-                        error=str(leaf) or repr(leaf),
+                        example.id, error_type=failure.error_type, error=failure.message
                     )
             progress.update(task, advance=1, calls=budget.used)
 

@@ -31,8 +31,8 @@ from assay.engine.models import coerce_embeddings, coerce_llm, own_models_coerce
 from assay.engine.plan import check_metric_fits, check_settings, coerce_dataset, coerce_metrics
 from assay.engine.progress import CellProgress
 from assay.engine.run_config import run_settings
-from assay.errors import NotApplicable, UsageError
-from assay.metrics.base import Metric, first_leaf
+from assay.errors import NotApplicable, UsageError, first_leaf
+from assay.metrics.base import Metric
 from assay.metrics.callbacks import RAGAS_EVALUATION_CHAIN_NAME, Callbacks
 from assay.models.defaults import default_embeddings, default_llm
 from assay.models.endpoint import sharing_answers
@@ -117,12 +117,7 @@ async def _classify(metric: Metric, sample: Sample, *, timeout: float | None) ->
         exc = first_leaf(group)  # concurrent judge calls fail as exception groups
         if isinstance(exc, NotApplicable):
             return Skipped(reason=str(exc) or "not applicable")
-        return Error(
-            error_type=type(exc).__name__,
-            message=str(exc) or repr(exc),
-            attempts=getattr(exc, "attempts", 1),
-            raw=getattr(exc, "raw", None),
-        )
+        return Error.from_exception(exc)
     try:
         return Ok(value=result.value, reason=result.reason, details=result.details)
     except ValueError as exc:  # e.g. a non-finite float from a metric: refuse to store NaN

@@ -32,8 +32,8 @@ from assay.engine.models import coerce_embeddings, coerce_llm
 from assay.engine.plan import check_metric_fits, coerce_dataset, coerce_metrics
 from assay.engine.progress import CellProgress
 from assay.engine.run import aevaluate
-from assay.errors import AssayError, UsageError
-from assay.metrics.base import Metric, first_leaf
+from assay.errors import AssayError, UsageError, first_leaf
+from assay.metrics.base import Metric
 from assay.schema.dataset import EvaluationDataset
 from assay.schema.outcome import Error, Outcome
 from assay.schema.result import EvaluationResult

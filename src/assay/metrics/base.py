@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Literal
 import anyio
 
 from assay._util.sync import run_sync
-from assay.errors import UsageError
+from assay.errors import UsageError, first_leaf
 from assay.metrics.declared import check_literal_parameters, settle_fields
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import MultiTurnSample, Sample
@@ -299,13 +299,6 @@ def _batch(inputs: Any) -> list[dict[str, Any]]:
                 f"inputs[{position}] must be a dict of fields, got {type(item).__name__}"
             )
     return list(inputs)
-
-
-def first_leaf(exc: BaseException) -> BaseException:
-    """The first non-group exception inside (possibly nested) exception groups."""
-    while getattr(exc, "exceptions", None):
-        exc = exc.exceptions[0]  # type: ignore[attr-defined]
-    return exc
 
 
 def _plain(value: Any) -> Any:

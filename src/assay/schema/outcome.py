@@ -15,7 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, StrictBool, StrictInt
 
-from assay.errors import UsageError
+from assay.errors import UsageError, first_leaf
 from assay.schema.usage import Usage
 
 # Order matters for pydantic's union matching: bool must be tried before int.
@@ -157,6 +157,19 @@ class Error(_Outcome):
     message: str
     attempts: int = 1
     raw: str | None = None
+
+    @classmethod
+    def from_exception(cls, exc: BaseException) -> Error:
+        """The typed outcome of a failure: the exception's type and message (the first leaf of an
+        exception group), the attempts a model call made and its raw answer when it had them. The
+        one place an exception becomes an outcome."""
+        leaf = first_leaf(exc)
+        return cls(
+            error_type=type(leaf).__name__,
+            message=str(leaf) or repr(leaf),
+            attempts=getattr(leaf, "attempts", 1),
+            raw=getattr(leaf, "raw", None),
+        )
 
 
 Outcome = Annotated[Ok | Skipped | Error, Field(discriminator="status")]

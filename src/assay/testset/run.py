@@ -31,8 +31,7 @@ from typing import Any
 
 import anyio
 
-from assay.errors import OutputTruncated
-from assay.metrics.base import first_leaf
+from assay.errors import OutputTruncated, first_leaf
 from assay.schema.samples import SingleTurnSample
 from assay.testset.checkpoint import Checkpoint
 from assay.testset.gate import GateResult, QualityGate

@@ -33,7 +33,7 @@ async def _ascore_traced(
         with metering(meter), anyio.fail_after(timeout):
             result = await metric.ascore_sample(sample)
     except Exception as exc:
-        failure = Error(error_type=type(exc).__name__, message=str(exc) or repr(exc))
+        failure = Error.from_exception(exc)
         await hooks.emit("on_metric_end", None, metric.name, failure, meter.usage)
         raise
     try:

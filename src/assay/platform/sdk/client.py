@@ -29,6 +29,7 @@ from assay.platform.sdk.errors import (
     Conflict,
     NotFound,
     PlatformError,
+    RateLimited,
     ServerUnavailable,
     ValidationFailed,
 )
@@ -37,14 +38,6 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8321"
 API_PREFIX = "/api/v1"
 RATE_LIMIT_RETRIES = 5
 MAX_RETRY_WAIT = 30.0
-
-
-class RateLimited(PlatformError):
-    """429: the key is over the server's rate limit; `retry_after` is the wait it asked for."""
-
-    def __init__(self, message: str, *, retry_after: float | None, status: int = 429) -> None:
-        self.retry_after = retry_after
-        super().__init__(message, status=status)
 
 
 def _retry_after(response: httpx.Response, body: Any) -> float | None:
