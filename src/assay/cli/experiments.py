@@ -27,7 +27,7 @@ def list_command(root_dir: RootOption = Path(".")) -> None:
     """Show every run under ROOT_DIR/experiments: when, how many rows, errors and parameters."""
     from rich.markup import escape
 
-    from assay.cli.app import stdout
+    from assay.cli.console import stdout
     from assay.errors import UsageError
     from assay.experiments.store import experiments_dir, list_experiments
 
@@ -101,7 +101,7 @@ def compare_command(
     difference with a paired bootstrap confidence interval, and the rows that changed most."""
     from rich.markup import escape
 
-    from assay.cli.app import stdout
+    from assay.cli.console import stdout
     from assay.experiments.compare import compare_experiments
     from assay.experiments.store import load_experiment
 
@@ -141,13 +141,11 @@ def compare_command(
         )
     if rows > 0:
         for diff in result.differences:
-            changed = [row for row in diff.rows if row["delta"] != 0][:rows]
+            changed = [row for row in diff.rows if row.delta != 0][:rows]
             if not changed:
                 continue
             say("")
             say(f"largest changes in {diff.metric}, {diff.other} vs {diff.baseline}:")
             for row in changed:
-                label = f"{result.matched_by} {json.dumps(row['key'], ensure_ascii=False)}"
-                say(
-                    f"  {label}: {row['baseline']:.4g} -> {row['other']:.4g} ({_signed(row['delta'])})"
-                )
+                label = f"{result.matched_by} {json.dumps(row.key, ensure_ascii=False)}"
+                say(f"  {label}: {row.baseline:.4g} -> {row.other:.4g} ({_signed(row.delta)})")

@@ -18,19 +18,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from assay.errors import UsageError
 from assay.experiments.store import Experiment
-from assay.schema.aggregate import (
-    aggregate,
-    bootstrap_mean_ci,
-    pair_rows,
-    paired_differences,
-    unique_ids,
-)
+from assay.schema.aggregate import aggregate
 from assay.schema.values import as_number
+from assay.stats.bootstrap import bootstrap_mean_ci
+from assay.stats.pairing import Difference, pair_rows, paired_differences, unique_ids
 
 
 def numeric(value: Any) -> float | None:
@@ -55,30 +51,6 @@ class Mean:
 
 
 @dataclass
-class Difference:
-    baseline: str
-    other: str
-    metric: str
-    n_pairs: int
-    mean_delta: float | None
-    low: float | None
-    high: float | None
-    better: int
-    worse: int
-    same: int
-    verdict: str
-    rows: list[dict[str, Any]] = field(
-        default_factory=list
-    )  # {"key", "baseline", "other", "delta"}, biggest |delta| first
-
-    @property
-    def includes_zero(self) -> bool | None:
-        if self.low is None or self.high is None:
-            return None
-        return self.low <= 0 <= self.high
-
-
-@dataclass
 class Comparison:
     experiments: list[str]
     metrics: list[str]
@@ -97,9 +69,27 @@ class Comparison:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
-        for item, diff in zip(data["differences"], self.differences, strict=True):
-            item["includes_zero"] = diff.includes_zero
+        data["differences"] = [_difference_dict(diff) for diff in self.differences]
         return data
+
+
+def _difference_dict(diff: Difference) -> dict[str, Any]:
+    """A difference as `compare --json` writes it: better/worse counts, rows as objects."""
+    return {
+        "baseline": diff.baseline,
+        "other": diff.other,
+        "metric": diff.metric,
+        "n_pairs": diff.n_pairs,
+        "mean_delta": diff.mean_delta,
+        "low": diff.low,
+        "high": diff.high,
+        "better": diff.better,
+        "worse": diff.worse,
+        "same": diff.same,
+        "verdict": diff.verdict,
+        "rows": [row.to_dict() for row in diff.rows],
+        "includes_zero": diff.includes_zero,
+    }
 
 
 def scored_rows(experiment: Experiment) -> list[dict[str, Any]]:
@@ -217,7 +207,7 @@ def _difference(
     found = paired_differences(
         (
             (
-                json.loads(pair.key) if by_id else pair.key,
+                pair.key,
                 numeric(mine[pair.baseline].get(metric)),
                 numeric(theirs[pair.other].get(metric)),
             )
@@ -228,19 +218,14 @@ def _difference(
         resamples=resamples,
         seed=seed,
     )
-    return Difference(
-        base.name,
-        other.name,
-        metric,
-        found.n_pairs,
-        found.mean,
-        found.low,
-        found.high,
-        better=found.higher,
-        worse=found.lower,
-        same=found.same,
+    rows = [row._replace(key=json.loads(row.key)) for row in found.rows] if by_id else found.rows
+    return replace(
+        found,
+        metric=metric,
+        baseline=base.name,
+        other=other.name,
         verdict=_VERDICTS[found.direction].format(other=other.name),
-        rows=[{"key": key, "baseline": a, "other": b, "delta": b - a} for key, a, b in found.rows],
+        rows=rows,
     )
 
 

@@ -1,6 +1,6 @@
 """Comparing runs in a report: rows paired across runs, per-metric paired differences.
 
-Pairing, differences and the bootstrap are `assay.schema.aggregate`'s, the same as
+Pairing, differences and the bootstrap are `assay.stats`' (`pairing`, `bootstrap`), the same as
 `assay experiments compare`: rows matched by `id` when every row of both runs has a distinct
 one, else by position; a difference over the rows where both runs have a number (pass/fail
 labels count as 1/0), with a seeded percentile bootstrap interval of the mean difference.
@@ -8,15 +8,13 @@ labels count as 1/0), with a seeded percentile bootstrap interval of the mean di
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import replace
 from typing import Any
 
 from assay.report.model import Row, Run
-from assay.schema import aggregate
-
-CONFIDENCE = aggregate.CONFIDENCE
-RESAMPLES = aggregate.RESAMPLES
-SEED = aggregate.SEED
+from assay.stats.bootstrap import CONFIDENCE, RESAMPLES, SEED, bootstrap_mean_ci
+from assay.stats.pairing import Difference, paired_differences
+from assay.stats.pairing import pair_rows as pair_dataset_rows
 
 _VERDICTS = {
     "none": "no row has a value in both runs",
@@ -27,25 +25,9 @@ _VERDICTS = {
 }
 
 
-@dataclass
-class Difference:
-    metric: str
-    baseline: str
-    other: str
-    n_pairs: int
-    mean_delta: float | None
-    low: float | None
-    high: float | None
-    higher: int  # paired rows where the other run scored higher
-    lower: int
-    same: int
-    verdict: str
-    rows: list[tuple[str, float, float]] = field(default_factory=list)  # (row key, baseline, other)
-
-
 def pair_rows(baseline: Run, other: Run) -> tuple[str, list[tuple[str, Row | None, Row | None]]]:
     """(matched_by, [(key, baseline row, other row)]) in baseline order, then rows only in `other`."""
-    pairing = aggregate.pair_rows(
+    pairing = pair_dataset_rows(
         [row.fields for row in baseline.rows],
         [row.fields for row in other.rows],
         positions=([row.index for row in baseline.rows], [row.index for row in other.rows]),
@@ -59,9 +41,7 @@ def pair_rows(baseline: Run, other: Run) -> tuple[str, list[tuple[str, Row | Non
 
 
 def bootstrap_interval(deltas: list[float]) -> tuple[float, float]:
-    return aggregate.bootstrap_mean_ci(
-        deltas, resamples=RESAMPLES, seed=SEED, confidence=CONFIDENCE
-    )
+    return bootstrap_mean_ci(deltas, resamples=RESAMPLES, seed=SEED, confidence=CONFIDENCE)
 
 
 def _ok_value(row: Row, metric: str) -> Any:
@@ -72,7 +52,7 @@ def _ok_value(row: Row, metric: str) -> Any:
 def difference(
     baseline: Run, other: Run, metric: str, pairs: list[tuple[str, Row | None, Row | None]]
 ) -> Difference:
-    found = aggregate.paired_differences(
+    found = paired_differences(
         (
             (key, _ok_value(mine, metric), _ok_value(theirs, metric))
             for key, mine, theirs in pairs
@@ -82,19 +62,12 @@ def difference(
         resamples=RESAMPLES,
         seed=SEED,
     )
-    return Difference(
-        metric,
-        baseline.name,
-        other.name,
-        found.n_pairs,
-        found.mean,
-        found.low,
-        found.high,
-        higher=found.higher,
-        lower=found.lower,
-        same=found.same,
+    return replace(
+        found,
+        metric=metric,
+        baseline=baseline.name,
+        other=other.name,
         verdict=_VERDICTS[found.direction].format(other=other.name),
-        rows=found.rows,
     )
 
 

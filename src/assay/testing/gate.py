@@ -22,10 +22,10 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from assay.errors import UsageError
-from assay.schema.aggregate import pair_rows, paired_differences
+from assay.errors import AssayError, UsageError
 from assay.schema.outcome import Error, Ok, Skipped
 from assay.schema.values import as_number
+from assay.stats.pairing import pair_rows, paired_differences
 from assay.testing import context
 from assay.testing.runs import Runs, as_runs
 from assay.testing.stats import check_ci, mean_interval, row_value
@@ -35,8 +35,9 @@ MODES = ("strict", "lenient")
 _SHOWN = 5  # failed cells and lowest rows listed per metric
 
 
-class GateFailed(AssertionError):
-    """A gate did not pass; `checks` holds every metric's decision."""
+class GateFailed(AssayError, AssertionError):
+    """A gate did not pass; `checks` holds every metric's decision. An AssertionError, so pytest
+    reports it as a failed test, and an AssayError, so `except AssayError` sees it too."""
 
     def __init__(self, message: str, checks: list[MetricCheck]) -> None:
         super().__init__(message)
@@ -311,7 +312,7 @@ def _compare(check: MetricCheck, rows: list[dict[str, Any]] | None, threshold: T
     check.baseline = {
         "matched_by": pairing.matched_by,
         "n_pairs": difference.n_pairs,
-        "mean_difference": difference.mean,
+        "mean_difference": difference.mean_delta,
         "low": difference.low,
         "high": difference.high,
         "direction": difference.direction,

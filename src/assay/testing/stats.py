@@ -1,10 +1,10 @@
 """The interval of a metric's mean over rows, and how a row's repeated judgements become one value.
 
 Methods (`method=`):
-- "wilson": the Wilson score interval of a pass rate (scipy's `binomtest(...).proportion_ci`); only
+- "wilson": the Wilson score interval of a pass rate (`assay.stats.proportion.wilson`); only
   for rows whose values are all 0 or 1 (pass/fail labels read as 1/0).
 - "bootstrap": the seeded percentile bootstrap of the mean that results, reports and experiment
-  comparisons use (`assay.schema.aggregate.bootstrap_mean_ci`; the same rows give the same interval).
+  comparisons use (`assay.stats.bootstrap.bootstrap_mean_ci`; the same rows give the same interval).
 - "t": Student's t interval of the mean (scipy).
 - "auto": "wilson" when every row value is 0 or 1, else "bootstrap".
 
@@ -23,7 +23,8 @@ from dataclasses import dataclass
 
 from assay._util.deps import require
 from assay.errors import UsageError
-from assay.schema.aggregate import bootstrap_mean_ci
+from assay.stats.bootstrap import bootstrap_mean_ci
+from assay.stats.proportion import wilson
 
 METHODS = ("auto", "wilson", "bootstrap", "t")
 RULES = ("majority", "mean", "median")
@@ -56,11 +57,8 @@ def mean_interval(values: Sequence[float], *, ci: float = 0.95, method: str = "a
     if method == "wilson":
         if not _binary(values):
             raise UsageError("method='wilson' needs every row value to be 0 or 1 (pass/fail)")
-        stats = require("scipy.stats", extra="testing", package="scipy", feature="assay.testing")
-        found = stats.binomtest(int(sum(values)), n).proportion_ci(
-            confidence_level=ci, method="wilson"
-        )
-        return Interval(mean, float(found.low), float(found.high), method, n)
+        low, high = wilson(int(sum(values)), n, ci)
+        return Interval(mean, low, high, method, n)
     if n < 2:
         return Interval(mean, None, None, method, n)
     if method == "bootstrap":
