@@ -125,7 +125,7 @@ def align_command(
     """Align a judge with human labels and report held-out agreement."""
     from assay.alignment import GeneticOptimizer, InstructionConfig, load_labels
     from assay.alignment.calibration import k_candidates
-    from assay.cli.app import stdout
+    from assay.cli.console import stdout
     from assay.cli.metric_spec import parse_metric
     from assay.metrics.aligned import Alignable
 

@@ -6,10 +6,10 @@ import sys
 from typing import Annotated, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 from assay._version import __version__
+from assay.cli.console import stderr
 from assay.errors import AssayError
 
 app = typer.Typer(
@@ -19,8 +19,6 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-stdout = Console()
-stderr = Console(stderr=True)
 
 
 def _version(value: bool) -> None:

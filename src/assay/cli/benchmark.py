@@ -133,7 +133,7 @@ def benchmark_command(
         write_record,
     )
     from assay.benchmark.runner import run_benchmark
-    from assay.cli.app import stdout
+    from assay.cli.console import stdout
     from assay.errors import UsageError
 
     if suite == "report":

@@ -20,7 +20,7 @@ PathOption = Annotated[
 @cache_app.command("stats")
 def stats_command(path: PathOption = None) -> None:
     """Show where the cache is, how many answers it holds, and for which models."""
-    from assay.cli.app import stdout
+    from assay.cli.console import stdout
     from assay.models.cache import open_cache
 
     stats = open_cache(path).stats()
@@ -35,7 +35,7 @@ def stats_command(path: PathOption = None) -> None:
 @cache_app.command("clear")
 def clear_command(path: PathOption = None) -> None:
     """Delete every cached answer."""
-    from assay.cli.app import stdout
+    from assay.cli.console import stdout
     from assay.models.cache import open_cache
 
     removed = open_cache(path).clear()

@@ -116,7 +116,7 @@ def evaluate_command(
     1  nothing scored (every cell skipped or failed), or a metric below --fail-under
     2  a usage or data error, reported in one line before any work
     """
-    from assay.cli.app import stderr, stdout
+    from assay.cli.console import stderr, stdout
     from assay.cli.metric_spec import parse_column_map, parse_metrics
     from assay.engine.progress import print_summary
     from assay.engine.run import evaluate

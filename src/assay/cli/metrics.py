@@ -7,7 +7,7 @@ def metrics_command() -> None:
     """List every metric with the fields it needs, the models it uses and its calls per sample."""
     from rich.markup import escape
 
-    from assay.cli.app import stdout
+    from assay.cli.console import stdout
     from assay.metrics.registry import metric_classes
 
     catalogue = metric_classes()

@@ -36,7 +36,7 @@ def adapt_command(
 ) -> None:
     """Translate METRIC's prompt examples (and optionally instructions) into LANGUAGE and save them;
     pass the directory as `prompts_path` (or load them with `load_prompts`) to use them."""
-    from assay.cli.app import stdout
+    from assay.cli.console import stdout
     from assay.cli.metric_spec import parse_metric
     from assay.models.defaults import default_llm
     from assay.models.factory import llm_factory

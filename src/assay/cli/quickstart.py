@@ -22,7 +22,7 @@ def quickstart_command(
     """Create a small project (an app, a dataset, evals.py) from a template; without one, list them."""
     from rich.markup import escape
 
-    from assay.cli.app import stdout
+    from assay.cli.console import stdout
     from assay.quickstart import TEMPLATES, create_project
 
     if template is None:

@@ -47,7 +47,7 @@ def report_command(
 ) -> None:
     """Write a self-contained HTML report: score distributions, coverage, errors, cost, every row,
     and how far aligned judges agree with human labels."""
-    from assay.cli.app import stdout
+    from assay.cli.console import stdout
     from assay.report import write_report
 
     if output.suffix.lower() not in {".html", ".htm"}:

@@ -115,7 +115,7 @@ def generate_command(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bars")] = False,
 ) -> None:
     """Build a knowledge graph (no LLM call by default), write questions, gate them, save them."""
-    from assay.cli.app import stdout
+    from assay.cli.console import stdout
     from assay.errors import UsageError
     from assay.models import defaults, factory
     from assay.testset import TestsetGenerator, load_documents
