@@ -6,12 +6,16 @@ instance both responses. How many units that leaves is `coverage`, reported besi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
-from assay.benchmark import stats
 from assay.benchmark.suites import SuiteData
+from assay.stats.bootstrap import bootstrap
+from assay.stats.classification import balanced_accuracy, best_threshold, f1_score, roc_auc
+from assay.stats.correlation import pearson, spearman, with_fisher
+from assay.stats.estimate import Estimate
+from assay.stats.proportion import pairwise_accuracy, proportion
 
 PASS = 1.0 - 1e-9  # a tool-call metric "accepts" a row when it scores 1.0
 
@@ -20,7 +24,7 @@ PASS = 1.0 - 1e-9  # a tool-call metric "accepts" a row when it scores 1.0
 class Figure:
     name: str  # machine name, e.g. "roc_auc", "pearson_overall"
     label: str  # for people, e.g. "ROC-AUC"
-    estimate: stats.Estimate
+    estimate: Estimate
     headline: bool = False
 
     def to_dict(self) -> dict[str, Any]:
@@ -76,14 +80,12 @@ def _pairwise(data: SuiteData, values: Sequence[float | None]) -> Scored:
     ]
     better = [float(a) for a, _ in kept]
     worse = [float(b) for _, b in kept]
-    accuracy = stats.pairwise_accuracy(better, worse)
+    accuracy = pairwise_accuracy(better, worse)
     wins = sum(a > b for a, b in kept)
     ties = sum(a == b for a, b in kept)
     counts = [
-        Figure(
-            "wins", "preferred scored higher", stats.Estimate(wins, None, None, len(kept), "count")
-        ),
-        Figure("ties", "ties (counted 0.5)", stats.Estimate(ties, None, None, len(kept), "count")),
+        Figure("wins", "preferred scored higher", Estimate(wins, None, None, len(kept), "count")),
+        Figure("ties", "ties (counted 0.5)", Estimate(ties, None, None, len(kept), "count")),
     ]
     return Scored(
         [Figure("pairwise_accuracy", "pairwise accuracy", accuracy, headline=True), *counts],
@@ -100,63 +102,71 @@ def _binary(
     ]
     scores = [v for v, _ in kept]
     labels = [label for _, label in kept]
-    boot = {"n_boot": n_boot, "seed": seed}
 
-    def at(function: Any, **extra: Any) -> Any:
-        return lambda s, y: function(s, y, **extra)
+    def boot(statistic: Callable[[Any, Any], float | None]) -> Estimate:
+        return _stratified(statistic, labels, scores, seed, n_boot)
 
     figures = [
         Figure(
             "roc_auc",
             "ROC-AUC",
-            stats.with_bootstrap(stats.roc_auc, scores, labels, **boot),
+            boot(roc_auc),
             headline=True,
         ),
         Figure(
             "balanced_accuracy",
             f"balanced accuracy @ {threshold:g}",
-            stats.with_bootstrap(
-                at(stats.balanced_accuracy, threshold=threshold), scores, labels, **boot
-            ),
+            boot(lambda y, s: balanced_accuracy(y, s >= threshold)),
             headline=True,
         ),
         Figure(
             "f1_negative",
             f"F1 of label 0 (score < {threshold:g})",
-            stats.with_bootstrap(
-                at(stats.f1_score, threshold=threshold, positive=0), scores, labels, **boot
-            ),
+            boot(lambda y, s: f1_score(y, s >= threshold, positive=0)),
             headline=True,
         ),
         Figure(
             "f1_positive",
             f"F1 of label 1 (score >= {threshold:g})",
-            stats.with_bootstrap(
-                at(stats.f1_score, threshold=threshold, positive=1), scores, labels, **boot
-            ),
+            boot(lambda y, s: f1_score(y, s >= threshold, positive=1)),
         ),
         Figure(
             "positives",
             "items labelled 1",
-            stats.Estimate(sum(labels), None, None, len(labels), "count"),
+            Estimate(sum(labels), None, None, len(labels), "count"),
         ),
     ]
-    tuned = stats.best_threshold(scores, labels)
+    tuned = best_threshold(labels, scores)
     if tuned is not None:
         # Reported on every split; only a dev split's value may be carried to test (--threshold-from).
         figures += [
             Figure(
                 "best_threshold",
                 f"threshold with the best balanced accuracy on this {data.split} split",
-                stats.Estimate(tuned[0], None, None, len(labels), "search over midpoints"),
+                Estimate(tuned[0], None, None, len(labels), "search over midpoints"),
             ),
             Figure(
                 "best_balanced_accuracy",
                 "balanced accuracy at that threshold (optimistic on its own split)",
-                stats.Estimate(tuned[1], None, None, len(labels), "in-sample"),
+                Estimate(tuned[1], None, None, len(labels), "in-sample"),
             ),
         ]
     return Scored(figures, len(data.labels), len(kept))
+
+
+def _stratified(
+    statistic: Callable[[Any, Any], float | None],
+    labels: Sequence[int],
+    scores: Sequence[float],
+    seed: int,
+    n_boot: int,
+) -> Estimate:
+    """`statistic(labels, scores)` with a bootstrap interval that resamples each class on its own
+    (every resample keeps the numbers of positives and negatives); no interval with one class."""
+    found = bootstrap(statistic, [labels, scores], resamples=n_boot, seed=seed, strata=labels)
+    if len(set(labels)) < 2:
+        return replace(found, low=None, high=None, degenerate_resamples=0)
+    return found
 
 
 def _graded(data: SuiteData, values: Any) -> Scored:
@@ -184,20 +194,18 @@ def _graded(data: SuiteData, values: Any) -> Scored:
             Figure(
                 f"pearson_{name}",
                 f"Pearson r ({name})",
-                stats.pearson(deltas, humans, n_eff=instances),
+                with_fisher(pearson, humans, deltas, n_eff=instances),
                 headline=True,
             ),
             Figure(
                 f"spearman_{name}",
                 f"Spearman rho ({name})",
-                stats.spearman(deltas, humans, n_eff=instances),
+                with_fisher(spearman, humans, deltas, n_eff=instances),
             ),
             Figure(
                 f"sign_agreement_{name}",
                 f"sign agreement ({name}, label != 0, tie 0.5)",
-                stats.proportion(agree, len(signs))
-                if signs
-                else stats.Estimate(None, None, None, 0, ""),
+                proportion(agree, len(signs)) if signs else Estimate(None, None, None, 0, ""),
             ),
         ]
     return Scored(figures, len(data.graded), n_scored)
@@ -214,18 +222,14 @@ def _agreement(data: SuiteData, values: Sequence[float | None], seed: int, n_boo
         Figure(
             "agreement",
             "agreement with BFCL (pass = score 1.0)",
-            stats.proportion(agree, len(kept)),
+            proportion(agree, len(kept)),
             headline=True,
         ),
         Figure(
             "roc_auc",
             "ROC-AUC (acceptable vs corrupted)",
-            stats.with_bootstrap(
-                stats.roc_auc,
-                [v for v, _, _ in kept],
-                [lab for _, lab, _ in kept],
-                n_boot=n_boot,
-                seed=seed,
+            _stratified(
+                roc_auc, [lab for _, lab, _ in kept], [v for v, _, _ in kept], seed, n_boot
             ),
         ),
     ]
@@ -235,9 +239,9 @@ def _agreement(data: SuiteData, values: Sequence[float | None], seed: int, n_boo
         acceptable = data.labels[data.groups.index(group)] == 1
         what = "pass rate" if acceptable else "false-pass rate"
         estimate = (
-            stats.proportion(sum(v >= PASS for v in rows), len(rows))
+            proportion(sum(v >= PASS for v in rows), len(rows))
             if rows
-            else stats.Estimate(None, None, None, 0, f"no row scored of {total}")
+            else Estimate(None, None, None, 0, f"no row scored of {total}")
         )
         figures.append(
             Figure(f"pass_{group}", f"{what}: {group} ({len(rows)}/{total} scored)", estimate)
