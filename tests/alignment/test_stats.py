@@ -1,54 +1,59 @@
-"""The report's statistics against values worked out by hand on small tables."""
+"""The report's statistics (`assay.stats`) against values worked out by hand on small tables;
+an undefined statistic is None."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from assay.alignment import stats as st
 from assay.alignment.labels import LabeledExample, LabeledSet
 from assay.alignment.report import AlignmentReport
 from assay.alignment.scoring import RowScore
+from assay.stats import agreement as ag
+from assay.stats import calibration as cal
+from assay.stats import classification as cls
+from assay.stats import correlation as cor
+from assay.stats.bootstrap import bootstrap
 
 
 def test_kappa_from_a_two_by_two_table():
     # TP 3, FN 1, FP 1, TN 3: observed 6/8, chance 1/2 -> kappa (0.75 - 0.5) / 0.5
     y = [1, 1, 1, 1, 0, 0, 0, 0]
     p = [1, 1, 1, 0, 0, 0, 1, 0]
-    assert st.cohen_kappa(y, p, [0, 1]) == pytest.approx(0.5)
-    assert st.confusion_matrix(y, p, [0, 1]).tolist() == [[3, 1], [1, 3]]
+    assert ag.cohen_kappa(y, p, [0, 1]) == pytest.approx(0.5)
+    assert ag.confusion_matrix(y, p, [0, 1]).tolist() == [[3, 1], [1, 3]]
 
 
 def test_quadratic_weighted_kappa_by_hand():
     # O has (1,1), (2,3), (3,3); margins rows [1,1,1], columns [1,0,2]; sum w*O = 1, sum w*E = 5
-    assert st.cohen_kappa([1, 2, 3], [1, 3, 3], [1, 2, 3], "quadratic") == pytest.approx(0.8)
+    assert ag.cohen_kappa([1, 2, 3], [1, 3, 3], [1, 2, 3], "quadratic") == pytest.approx(0.8)
     # linear weights: sum w*O = 1; w*E = (0+0+4/3) + (1/3+0+2/3) + (2/3+0+0) = 3 -> 1 - 1/3
-    assert st.cohen_kappa([1, 2, 3], [1, 3, 3], [1, 2, 3], "linear") == pytest.approx(2 / 3)
+    assert ag.cohen_kappa([1, 2, 3], [1, 3, 3], [1, 2, 3], "linear") == pytest.approx(2 / 3)
 
 
 def test_kappa_is_undefined_when_everything_is_one_category():
-    assert np.isnan(st.cohen_kappa([1, 1], [1, 1], [0, 1]))
+    assert ag.cohen_kappa([1, 1], [1, 1], [0, 1]) is None
 
 
 def test_roc_auc_counts_ties_as_half():
     y = np.array([1, 1, 0, 0])
-    assert st.roc_auc(y, np.array([0.9, 0.4, 0.5, 0.1])) == pytest.approx(0.75)
-    assert st.roc_auc(y, np.array([0.5, 0.4, 0.5, 0.1])) == pytest.approx(0.625)
-    assert np.isnan(st.roc_auc(np.array([1, 1]), np.array([0.2, 0.3])))
+    assert cls.roc_auc(y, np.array([0.9, 0.4, 0.5, 0.1])) == pytest.approx(0.75)
+    assert cls.roc_auc(y, np.array([0.5, 0.4, 0.5, 0.1])) == pytest.approx(0.625)
+    assert cls.roc_auc(np.array([1, 1]), np.array([0.2, 0.3])) is None
 
 
 def test_brier_ece_and_bins():
-    assert st.brier(np.array([1, 0]), np.array([0.8, 0.3])) == pytest.approx(0.065)
+    assert cal.brier(np.array([1, 0]), np.array([0.8, 0.3])) == pytest.approx(0.065)
     y = np.array([1, 0, 1, 1])
     p = np.array([0.05, 0.15, 0.95, 0.85])
     # bins 0, 1, 8, 9 hold one row each: (0.95 + 0.15 + 0.15 + 0.05) / 4
-    assert st.expected_calibration_error(y, p) == pytest.approx(0.325)
-    bins = st.calibration_bins(y, p)
+    assert cal.expected_calibration_error(y, p) == pytest.approx(0.325)
+    bins = cal.calibration_bins(y, p)
     assert [b["n"] for b in bins] == [1, 1, 0, 0, 0, 0, 0, 0, 1, 1]
     assert bins[8]["mean_score"] == pytest.approx(0.85) and bins[8]["positive_rate"] == 1.0
     assert bins[2]["mean_score"] is None
     # a score on an edge belongs to the bin it opens: [0.3, 0.4)
-    assert [b["n"] for b in st.calibration_bins(np.array([1, 0]), np.array([0.3, 0.7]))] == [
+    assert [b["n"] for b in cal.calibration_bins(np.array([1, 0]), np.array([0.3, 0.7]))] == [
         0,
         0,
         0,
@@ -64,18 +69,18 @@ def test_brier_ece_and_bins():
 
 def test_rank_correlations_and_mae():
     a, b = np.array([1.0, 2, 3, 4]), np.array([1.0, 3, 2, 4])
-    assert st.kendall(a, b) == pytest.approx(4 / 6)  # 5 concordant, 1 discordant of 6 pairs
-    assert st.spearman(a, b) == pytest.approx(1 - 6 * 2 / (4 * 15))  # sum d^2 = 2
-    assert st.mae(a, b) == pytest.approx(0.5)
-    assert np.isnan(st.spearman(np.array([1.0, 1, 1]), np.array([1.0, 2, 3])))
+    assert cor.kendall(a, b) == pytest.approx(4 / 6)  # 5 concordant, 1 discordant of 6 pairs
+    assert cor.spearman(a, b) == pytest.approx(1 - 6 * 2 / (4 * 15))  # sum d^2 = 2
+    assert cor.mae(a, b) == pytest.approx(0.5)
+    assert cor.spearman(np.array([1.0, 1, 1]), np.array([1.0, 2, 3])) is None
 
 
 def test_interval_is_seeded_and_brackets_the_value():
     rng = np.random.default_rng(5)
     y = rng.integers(0, 2, 60).astype(float)
     s = np.clip(y * 0.5 + rng.random(60) * 0.6, 0, 1)
-    first = st.with_interval(st.roc_auc, [y, s], n_resamples=300, seed=1)
-    again = st.with_interval(st.roc_auc, [y, s], n_resamples=300, seed=1)
+    first = bootstrap(cls.roc_auc, [y, s], resamples=300, seed=1)
+    again = bootstrap(cls.roc_auc, [y, s], resamples=300, seed=1)
     assert (first.low, first.high) == (again.low, again.high)
     assert first.low <= first.value <= first.high
     assert first.high - first.low > 0.01

@@ -3,7 +3,8 @@
 Which statistics apply to which label kind (and the one Ragas calls "correlation"), how labels
 and values become numeric columns, which judge values can be compared at all, the confusion
 matrix and the worst disagreements. Pure functions over plain lists and arrays, kept apart from
-the report's data model (`report.py`) so the arithmetic reads on its own.
+the report's data model (`report.py`); the estimators themselves are `assay.stats`' (arguments
+human labels first; an undefined statistic is None).
 """
 
 from __future__ import annotations
@@ -15,9 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from assay.alignment import stats as st
 from assay.alignment.labels import LabeledSet
 from assay.alignment.scoring import RowScore, numeric_value
+from assay.stats.agreement import cohen_kappa, confusion_matrix, json_key
+from assay.stats.calibration import brier, expected_calibration_error
+from assay.stats.classification import balanced_accuracy, roc_auc
+from assay.stats.correlation import kendall, mae, pearson, spearman
 
 # The statistic Ragas' `validate_alignment` calls "correlation", by label kind.
 CORRELATION = {
@@ -31,79 +35,74 @@ CORRELATION = {
 
 def statistics_for(
     kind: str, threshold: float | None, categories: list[Any], unit: bool
-) -> dict[str, Callable[..., float]]:
+) -> dict[str, Callable[..., float | None]]:
     """name -> statistic(labels, values) over numeric columns."""
     if kind == "binary":
         t = 0.5 if threshold is None else threshold
-        found: dict[str, Callable[..., float]] = {
+        found: dict[str, Callable[..., float | None]] = {
             "agreement": lambda y, s: float(np.mean((s >= t) == (y == 1))),
-            "balanced_accuracy": lambda y, s: st.balanced_accuracy(y, (s >= t).astype(float)),
-            "kappa": lambda y, s: st.cohen_kappa(y.tolist(), (s >= t).astype(int).tolist(), [0, 1]),
-            "roc_auc": st.roc_auc,
-            "spearman": st.spearman,
-            "kendall": st.kendall,
+            "balanced_accuracy": lambda y, s: balanced_accuracy(y, s >= t),
+            "kappa": lambda y, s: cohen_kappa(y.tolist(), (s >= t).astype(int).tolist(), [0, 1]),
+            "roc_auc": roc_auc,
+            "spearman": spearman,
+            "kendall": kendall,
         }
         if unit:
             found |= {
-                "brier": st.brier,
-                "mae": st.mae,
-                "ece": st.expected_calibration_error,
+                "brier": brier,
+                "mae": mae,
+                "ece": expected_calibration_error,
             }
         return found
     if kind == "ordinal":
         return {
             "agreement": lambda y, s: float(np.mean(y == s)),
-            "weighted_kappa": lambda y, s: st.cohen_kappa(
+            "weighted_kappa": lambda y, s: cohen_kappa(
                 y.tolist(), s.tolist(), categories, "quadratic"
             ),
-            "spearman": st.spearman,
-            "kendall": st.kendall,
-            "mae": st.mae,
+            "spearman": spearman,
+            "kendall": kendall,
+            "mae": mae,
         }
     if kind == "numeric":
         return {
-            "spearman": st.spearman,
-            "kendall": st.kendall,
-            "pearson": st.pearson,
-            "mae": st.mae,
+            "spearman": spearman,
+            "kendall": kendall,
+            "pearson": pearson,
+            "mae": mae,
         }
     if kind == "nominal":
         codes = list(range(len(categories)))
         return {
             "agreement": lambda y, s: float(np.mean(y == s)),
-            "kappa": lambda y, s: st.cohen_kappa(y.tolist(), s.tolist(), codes),
+            "kappa": lambda y, s: cohen_kappa(y.tolist(), s.tolist(), codes),
         }
     if kind == "ranking":
         return _ranking_statistics(categories)
     return {"agreement": lambda y, s: float(np.mean(y == s))}
 
 
-def _ranking_statistics(rankings: list[Any]) -> dict[str, Callable[..., float]]:
+def _ranking_statistics(rankings: list[Any]) -> dict[str, Callable[..., float | None]]:
     """Columns hold codes into `rankings` (each a list, best first). Exact agreement, agreement
     on the first item, and the mean over rows of Kendall's tau between the two orders of the
     items both rank (a row with fewer than two such items, or a constant order, counts as
     undefined and is left out of the mean)."""
-    tau: dict[tuple[int, int], float] = {}
+    tau: dict[tuple[int, int], float | None] = {}
 
-    def row_tau(a: int, b: int) -> float:
+    def row_tau(a: int, b: int) -> float | None:
         if (a, b) not in tau:
             human, judge = rankings[a], rankings[b]
             shared = [item for item in human if item in judge]
-            if len(shared) < 2:
-                tau[a, b] = float("nan")
-            else:
-                tau[a, b] = st.kendall(
-                    np.arange(len(shared)), np.array([judge.index(item) for item in shared])
-                )
+            tau[a, b] = kendall(range(len(shared)), [judge.index(item) for item in shared])
         return tau[a, b]
 
     def first(a: int, b: int) -> bool:
         return bool(rankings[a]) and bool(rankings[b]) and rankings[a][0] == rankings[b][0]
 
-    def mean_tau(y: np.ndarray, s: np.ndarray) -> float:
-        values = np.array([row_tau(int(a), int(b)) for a, b in zip(y, s, strict=True)])
-        values = values[np.isfinite(values)]
-        return float(values.mean()) if len(values) else float("nan")
+    def mean_tau(y: np.ndarray, s: np.ndarray) -> float | None:
+        found = [row_tau(int(a), int(b)) for a, b in zip(y, s, strict=True)]
+        values = [value for value in found if value is not None]
+        return float(np.mean(values)) if values else None
 
     return {
         "agreement": lambda y, s: float(np.mean(y == s)),
@@ -128,10 +127,10 @@ def encode(
     kind: str, labels: list[Any], values: list[Any], categories: list[Any]
 ) -> tuple[np.ndarray, np.ndarray]:
     if kind in ("nominal", "ranking"):
-        index = {st.json_key(c): i for i, c in enumerate(categories)}
+        index = {json_key(c): i for i, c in enumerate(categories)}
         return (
-            np.array([index[st.json_key(v)] for v in labels], dtype=float),
-            np.array([index.get(st.json_key(v), -1) for v in values], dtype=float),
+            np.array([index[json_key(v)] for v in labels], dtype=float),
+            np.array([index.get(json_key(v), -1) for v in values], dtype=float),
         )
     return np.array(labels, dtype=float), np.array(values, dtype=float)
 
@@ -160,7 +159,7 @@ def confusion(
     else:
         judged = [values[i] for i in kept]
         shown = categories
-    matrix = st.confusion_matrix([labels[i] for i in kept], judged, shown)
+    matrix = confusion_matrix([labels[i] for i in kept], judged, shown)
     return {"categories": shown, "matrix": matrix.tolist(), "rows": "human", "columns": "judge"}
 
 
@@ -185,7 +184,7 @@ def worst_disagreements(
                 if int(value >= t) == labels[i]:
                     continue
         else:
-            if st.json_key(value) == st.json_key(labels[i]):
+            if json_key(value) == json_key(labels[i]):
                 continue
             gap = 1.0
         gaps.append((gap, i))

@@ -29,9 +29,9 @@ from assay.alignment.scoring import (
     normalise_label,
     numeric_value,
 )
-from assay.alignment.stats import roc_auc
 from assay.errors import UsageError
 from assay.metrics.aligned import AlignedExample, AlignedState, nearest_examples
+from assay.stats.classification import roc_auc
 
 Objective = Literal["balanced_accuracy", "accuracy", "f1"]
 

@@ -23,7 +23,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assay.alignment import stats as st
 from assay.alignment.agreement import (
     CORRELATION,
     comparable_value,
@@ -36,6 +35,10 @@ from assay.alignment.labels import LabeledSet
 from assay.alignment.report_json import report_from_dict
 from assay.alignment.scoring import RowScore, normalise_label
 from assay.errors import DataError, UsageError
+from assay.stats.agreement import category_order, json_key
+from assay.stats.bootstrap import bootstrap
+from assay.stats.calibration import calibration_bins
+from assay.stats.estimate import Estimate
 
 
 @dataclass
@@ -45,11 +48,11 @@ class AlignmentReport:
     n_rows: int
     n_scored: int
     threshold: float | None
-    statistics: dict[str, st.Estimate]
+    statistics: dict[str, Estimate]
     failures: dict[str, int] = field(default_factory=dict)
-    before: dict[str, st.Estimate] | None = None
+    before: dict[str, Estimate] | None = None
     before_threshold: float | None = None
-    differences: dict[str, st.Estimate] | None = None
+    differences: dict[str, Estimate] | None = None
     n_paired: int | None = None
     confusion: dict[str, Any] | None = None
     calibration: list[dict[str, Any]] | None = None
@@ -87,15 +90,15 @@ class AlignmentReport:
             if v is None
         )
         categories = sorted(
-            {st.json_key(v): v for v in [*labels, *(v for v in values if v is not None)]}.values(),
-            key=st._order,
+            {json_key(v): v for v in [*labels, *(v for v in values if v is not None)]}.values(),
+            key=category_order,
         )
         kept = [i for i, v in enumerate(values) if v is not None]
         y, s = encode(kind, [labels[i] for i in kept], [values[i] for i in kept], categories)
         unit = bool(len(s)) and kind == "binary" and float(s.min()) >= 0 and float(s.max()) <= 1
         functions = statistics_for(kind, threshold, categories, unit)
         estimates = {
-            name: st.with_interval(fn, [y, s], n_resamples=n_resamples, seed=seed)
+            name: bootstrap(fn, [y, s], resamples=n_resamples, seed=seed)
             for name, fn in functions.items()
         }
         report = cls(
@@ -112,7 +115,7 @@ class AlignmentReport:
         )
         report.confusion = confusion(kind, labels, values, threshold, categories)
         if unit:
-            report.calibration = st.calibration_bins(y, s, n_bins)
+            report.calibration = calibration_bins(y, s, n_bins)
         if before is not None:
             report._compare(
                 kind, labels, values, before, before_threshold, categories, n_resamples, seed
@@ -147,7 +150,7 @@ class AlignmentReport:
             if after_values[i] is not None and before_values[i] is not None
         ]
         everything = [*categories, *(before_values[i] for i in both)]
-        categories = sorted({st.json_key(v): v for v in everything}.values(), key=st._order)
+        categories = sorted({json_key(v): v for v in everything}.values(), key=category_order)
         y, a = encode(kind, [labels[i] for i in both], [after_values[i] for i in both], categories)
         _, b = encode(kind, [labels[i] for i in both], [before_values[i] for i in both], categories)
         unit = (
@@ -166,18 +169,18 @@ class AlignmentReport:
             kind, [labels[i] for i in usable], [before_values[i] for i in usable], categories
         )
         if kind == "binary" and len(sb) and float(sb.min()) >= 0 and float(sb.max()) <= 1:
-            self.before_calibration = st.calibration_bins(yb, sb, len(self.calibration or []) or 10)
+            self.before_calibration = calibration_bins(yb, sb, len(self.calibration or []) or 10)
         self.before = {
-            name: st.with_interval(fn, [y, b], n_resamples=n_resamples, seed=seed)
+            name: bootstrap(fn, [y, b], resamples=n_resamples, seed=seed)
             for name, fn in before_fns.items()
         }
         self.differences = {}
         for name in after_fns:
             fa, fb = after_fns[name], before_fns[name]
-            self.differences[name] = st.with_interval(
-                lambda yy, aa, bb, fa=fa, fb=fb: fa(yy, aa) - fb(yy, bb),
+            self.differences[name] = bootstrap(
+                lambda yy, aa, bb, fa=fa, fb=fb: _minus(fa(yy, aa), fb(yy, bb)),
                 [y, a, b],
-                n_resamples=n_resamples,
+                resamples=n_resamples,
                 seed=seed,
             )
 
@@ -205,7 +208,7 @@ class AlignmentReport:
         return pandas.DataFrame(self.rows)
 
     def to_dict(self) -> dict[str, Any]:
-        def block(values: dict[str, st.Estimate] | None) -> Any:
+        def block(values: dict[str, Estimate] | None) -> Any:
             return None if values is None else {k: v.to_dict() for k, v in values.items()}
 
         # a copy: a caller editing the dict never edits the report
@@ -310,7 +313,11 @@ class AlignmentReport:
         return page
 
 
-def _cell(estimate: st.Estimate | None, signed: bool = False) -> str:
+def _minus(after: float | None, before: float | None) -> float | None:
+    return None if after is None or before is None else after - before
+
+
+def _cell(estimate: Estimate | None, signed: bool = False) -> str:
     if estimate is None or estimate.value is None:
         return "n/a"
     fmt = "{:+.3f}" if signed else "{:.3f}"

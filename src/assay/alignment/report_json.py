@@ -10,15 +10,15 @@ from __future__ import annotations
 import copy
 from typing import TYPE_CHECKING, Any
 
-from assay.alignment import stats as st
 from assay.alignment.agreement import CORRELATION
 from assay.errors import DataError
+from assay.stats.estimate import Estimate
 
 if TYPE_CHECKING:
     from assay.alignment.report import AlignmentReport
 
 
-def _estimates(block: Any, where: str, source: str) -> dict[str, st.Estimate] | None:
+def _estimates(block: Any, where: str, source: str) -> dict[str, Estimate] | None:
     if block is None:
         return None
     if not isinstance(block, dict):
@@ -26,11 +26,12 @@ def _estimates(block: Any, where: str, source: str) -> dict[str, st.Estimate] | 
     found = {}
     for name, item in block.items():
         try:
-            found[name] = st.Estimate(
+            found[name] = Estimate(
                 value=item["value"],
                 low=item.get("low"),
                 high=item.get("high"),
                 n=int(item.get("n", 0)),
+                method=str(item.get("method", "")),
                 degenerate_resamples=int(item.get("degenerate_resamples", 0)),
             )
         except (KeyError, TypeError, ValueError, AttributeError):
