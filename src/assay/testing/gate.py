@@ -236,7 +236,7 @@ def _check(
         mode=mode,
         ci=ci,
         method=found.method,
-        mean=found.mean,
+        mean=found.value,
         low=found.low,
         high=found.high,
         n_rows=n_rows,

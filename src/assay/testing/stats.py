@@ -19,24 +19,24 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from assay._util.deps import require
 from assay.errors import UsageError
 from assay.stats.bootstrap import bootstrap_mean_ci
+from assay.stats.estimate import Estimate
 from assay.stats.proportion import wilson
 
 METHODS = ("auto", "wilson", "bootstrap", "t")
 RULES = ("majority", "mean", "median")
 
 
-@dataclass(frozen=True)
-class Interval:
-    mean: float | None  # None: no row has a value
-    low: float | None  # None: too few rows for an interval
-    high: float | None
-    method: str  # the method used ("auto" resolved)
-    n: int  # rows with a value
+class Interval(Estimate):
+    """The `Estimate` of a mean over rows (`n`: rows with a value); `mean` is `value`, the name
+    assay.testing has always exported."""
+
+    @property
+    def mean(self) -> float | None:
+        return self.value
 
 
 def _binary(values: Sequence[float]) -> bool:
@@ -52,24 +52,24 @@ def mean_interval(values: Sequence[float], *, ci: float = 0.95, method: str = "a
     if method == "auto":
         method = "wilson" if _binary(values) else "bootstrap"
     if not n:
-        return Interval(None, None, None, method, 0)
+        return Interval(None, None, None, 0, method)
     mean = math.fsum(values) / n
     if method == "wilson":
         if not _binary(values):
             raise UsageError("method='wilson' needs every row value to be 0 or 1 (pass/fail)")
         low, high = wilson(int(sum(values)), n, ci)
-        return Interval(mean, low, high, method, n)
+        return Interval(mean, low, high, n, method)
     if n < 2:
-        return Interval(mean, None, None, method, n)
+        return Interval(mean, None, None, n, method)
     if method == "bootstrap":
         low, high = bootstrap_mean_ci(list(values), confidence=ci)
-        return Interval(mean, low, high, method, n)
+        return Interval(mean, low, high, n, method)
     stats = require("scipy.stats", extra="testing", package="scipy", feature="assay.testing")
     spread = statistics.stdev(values)
     if spread == 0:
-        return Interval(mean, mean, mean, method, n)
+        return Interval(mean, mean, mean, n, method)
     low, high = stats.t.interval(ci, n - 1, loc=mean, scale=spread / math.sqrt(n))
-    return Interval(mean, float(low), float(high), method, n)
+    return Interval(mean, float(low), float(high), n, method)
 
 
 def row_value(judgements: Sequence[float], rule: str = "majority") -> float | None:
