@@ -176,7 +176,7 @@ class LiveServer:
         scopes: tuple[str, ...] = ("ingest", "read", "write"),
         expires_in_days: float | None = None,
     ) -> str:
-        from assay.platform.server import auth
+        from assay.platform.server.auth import keys as auth
 
         state = self.app.state.assay
         with state.transaction() as session:

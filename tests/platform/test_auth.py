@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import select
 from starlette.routing import Route
 
-from assay.platform.server import models
+from assay.platform.server.storage import models
 
 KEY = re.compile(r"^assay_[0-9a-f]{16}_[A-Za-z0-9_-]{20,100}$")
 PUBLIC = {"/api/v1/health"}  # the only route without a key
@@ -97,7 +97,7 @@ def test_pepper_file_is_private(live, assay_home):
 
 
 def test_expired_and_revoked_keys_are_refused(live):
-    from assay.platform.server import auth
+    from assay.platform.server.auth import keys as auth
 
     expired = live.key(expires_in_days=1)
     state = live.app.state.assay

@@ -36,8 +36,8 @@ from assay.platform.server.conditions import (
     parse_condition,
 )
 from assay.platform.server.conditions.tree import PATH_FIELDS, PLAIN_FIELDS
-from assay.platform.server.db import make_engine
-from assay.platform.server.models import JSONType
+from assay.platform.server.storage.db import make_engine
+from assay.platform.server.storage.models import JSONType
 
 metadata = MetaData()
 traces = Table(

@@ -110,7 +110,7 @@ def test_cancel_keeps_partial_results_and_resume_matches_an_uninterrupted_run(
     time.sleep(0.5)
     assert len(fake.chat_requests) == quiet_from
     assert comparable(experiment.results()) == comparable(partial)
-    from assay.platform.server import models
+    from assay.platform.server.storage import models
 
     with live.app.state.assay.transaction() as session:
         job = session.scalar(select(models.Job).where(models.Job.experiment_id == experiment.id))
@@ -212,8 +212,8 @@ def _wait_running(base: str, key: str, experiment_id: int) -> None:
 
 
 def _job_and_rows(db: str, experiment_id: int) -> tuple[tuple, list]:
-    from assay.platform.server import models
-    from assay.platform.server.db import make_engine
+    from assay.platform.server.storage import models
+    from assay.platform.server.storage.db import make_engine
 
     engine = make_engine(db)
     try:
@@ -262,7 +262,7 @@ def test_sigterm_stops_a_busy_assay_serve_promptly_and_requeues_its_job(
 ):
     """`assay serve` on PostgreSQL, as CI saw it: SIGTERM must not wait for the stuck chunk
     (it waited for the worker's 30 s join before)."""
-    from assay.platform.server.admin import create_key
+    from assay.platform.server.auth.admin import create_key
 
     db = _fresh_database(request)
     key = create_key(db, project="stop")

@@ -34,7 +34,7 @@ def _poll(api, ident: int, ready, what: str, timeout: float = 60) -> dict:
 
 
 def test_the_eta_after_a_resume_counts_from_the_resume(sdk, live, fake, many_capitals):
-    from assay.platform.server import models
+    from assay.platform.server.storage import models
 
     fake.default = behaviour(latency=0.15)
     experiment = Experiment(name="eta", **many_capitals())

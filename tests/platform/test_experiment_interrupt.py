@@ -58,7 +58,7 @@ def _stuck_spec(fake, name: str) -> dict:
 
 @pytest.mark.parametrize("live", ["sqlite"], indirect=True)
 def test_ctrl_c_in_run_cancels_the_experiment_on_the_server(sdk, live, fake):
-    from assay.platform.server import models
+    from assay.platform.server.storage import models
 
     name = f"interrupted-{uuid.uuid4().hex[:8]}"
     env = {

@@ -186,7 +186,7 @@ def test_seed_flow_runs_with_live_progress(sdk, live, fake):
         len(judged) == 16
     )  # 2 cohorts × 4 examples × 2 judged criteria; the function criterion asks nobody
     # each generation is a trace
-    from assay.platform.server import models
+    from assay.platform.server.storage import models
 
     with live.app.state.assay.transaction() as session:
         traces = (

@@ -107,7 +107,7 @@ def test_another_projects_ids_are_not_found_on_every_id_route(live, fake):
 def test_repositories_require_a_project_scope(live):
     import pytest
 
-    from assay.platform.server.repos import DatasetRepo, TaskRepo
+    from assay.platform.server.storage.repos import DatasetRepo, TaskRepo
 
     with live.app.state.assay.transaction() as session:
         for repo in (DatasetRepo, TaskRepo):

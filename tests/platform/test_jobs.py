@@ -9,8 +9,8 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import update
 
-from assay.platform.server import models
-from assay.platform.server.worker import Claim, ExperimentRun, LostClaim, Worker
+from assay.platform.server.jobs.worker import Claim, ExperimentRun, LostClaim, Worker
+from assay.platform.server.storage import models
 
 
 def _jobs(live, count):

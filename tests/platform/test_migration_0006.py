@@ -15,8 +15,9 @@ import pytest
 from alembic import command
 from sqlalchemy import create_engine, insert, inspect, text
 
-from assay.platform.server import auth, models
-from assay.platform.server.db import alembic_config, make_engine, migrate
+from assay.platform.server.auth import keys as auth
+from assay.platform.server.storage import models
+from assay.platform.server.storage.db import alembic_config, make_engine, migrate
 from tests.platform.conftest import start_server, stop_server
 
 

@@ -305,7 +305,7 @@ def test_later_spans_grow_an_edited_trace_but_keep_the_edit(live):
 
 
 def test_traces_past_the_per_export_limit_are_refused_as_partial_success(live, monkeypatch):
-    from assay.platform.server import otlp
+    from assay.platform.server.otlp import ingest as otlp
 
     monkeypatch.setattr(otlp, "MAX_TRACES", 3)  # the server runs in this process
     key = live.key()

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from assay import evaluate
 from assay.integrations import otel
 from assay.metrics.custom.decorators import discrete_metric
-from assay.platform.server import models
+from assay.platform.server.storage import models
 from tests.platform.test_otlp import assay_id, provider
 
 

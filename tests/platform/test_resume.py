@@ -65,7 +65,7 @@ def comparable(results: dict) -> dict:
 def test_kill_9_mid_experiment_then_restart_resumes_exactly(
     backend, tmp_path, fake, many_capitals, request
 ):
-    from assay.platform.server.admin import create_key
+    from assay.platform.server.auth.admin import create_key
 
     db = (
         f"sqlite:///{tmp_path / 'resume.sqlite'}"

@@ -294,7 +294,7 @@ def test_a_judge_model_scores_entering_traces(live, fake):
 def live_scores(live, trace_ids):
     from sqlalchemy import select
 
-    from assay.platform.server import models
+    from assay.platform.server.storage import models
 
     with live.app.state.assay.transaction() as session:
         return list(

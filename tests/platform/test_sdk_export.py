@@ -22,7 +22,7 @@ from tests.integrations.test_otel_export import evaluated
 
 
 def score_rows(live, trace_id: str) -> list[tuple[str, str, float | None]]:
-    from assay.platform.server import models
+    from assay.platform.server.storage import models
 
     state = live.app.state.assay
     with state.transaction() as session:
@@ -35,7 +35,7 @@ def score_rows(live, trace_id: str) -> list[tuple[str, str, float | None]]:
 
 
 def trace_count(live) -> int:
-    from assay.platform.server import models
+    from assay.platform.server.storage import models
 
     with live.app.state.assay.transaction() as session:
         return session.scalar(select(func.count()).select_from(models.LoggedTrace))

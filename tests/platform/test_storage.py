@@ -7,8 +7,8 @@ import threading
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
-from assay.platform.server.db import make_engine, migrate
-from assay.platform.server.models import Base
+from assay.platform.server.storage.db import make_engine, migrate
+from assay.platform.server.storage.models import Base
 
 
 def test_migrations_match_the_models(live):

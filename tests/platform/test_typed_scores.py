@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 import assay.platform as ragmetrics
 from assay.platform import ValidationFailed, add_scores
-from assay.platform.server import models
+from assay.platform.server.storage import models
 from tests.platform.ui.conftest import make_user, sign_in
 
 

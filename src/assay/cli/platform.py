@@ -59,7 +59,7 @@ def serve_command(
     app = create_app(url, worker=True, rate_limit=rate_limit, rate_limit_burst=rate_limit_burst)
     shown = url.split("@", 1)[-1] if "@" in url else url
     if demo:
-        from assay.platform.server.ui_demo import DEMO_USER, seed_demo
+        from assay.platform.server.ui.demo import DEMO_USER, seed_demo
 
         password = seed_demo(app.state.assay)
         _err.print(
@@ -89,8 +89,8 @@ def worker_command(
 
     from assay.platform.server.app import ServerState
     from assay.platform.server.config import pepper, resolve_db_url
-    from assay.platform.server.db import make_engine, migrate
-    from assay.platform.server.worker import Worker
+    from assay.platform.server.jobs.worker import Worker
+    from assay.platform.server.storage.db import make_engine, migrate
 
     url = resolve_db_url(db)
     engine = make_engine(url)
@@ -107,7 +107,7 @@ def worker_command(
 
 
 def _scopes(values: list[str] | None) -> list[str]:
-    from assay.platform.server.auth import DEFAULT_SCOPES
+    from assay.platform.server.auth.keys import DEFAULT_SCOPES
 
     if not values:
         return list(DEFAULT_SCOPES)
@@ -134,7 +134,7 @@ def create_command(
     name: Annotated[str, typer.Option(help="A label for the key.")] = "",
 ) -> None:
     """Create an API key and print it (its only line on stdout; it is not shown again)."""
-    from assay.platform.server.admin import create_key
+    from assay.platform.server.auth.admin import create_key
 
     key = create_key(
         db, project=project, scopes=_scopes(scopes), expires_in_days=expires_in, name=name
@@ -148,7 +148,7 @@ def list_command(
     project: Annotated[Optional[str], typer.Option(help="Only this project's keys.")] = None,  # noqa: UP045
 ) -> None:
     """List API keys (ids, never secrets)."""
-    from assay.platform.server.admin import list_keys
+    from assay.platform.server.auth.admin import list_keys
 
     rows = [("KEY ID", "PROJECT", "SCOPES", "CREATED", "EXPIRES", "REVOKED", "NAME")]
     for key in list_keys(db, project=project):
@@ -183,7 +183,7 @@ def revoke_command(
     db: DbOption = None,
 ) -> None:
     """Revoke an API key: it stops working at once."""
-    from assay.platform.server.admin import revoke_key
+    from assay.platform.server.auth.admin import revoke_key
 
     _err.print(f"revoked {revoke_key(db, key_id)}", highlight=False)
 
@@ -206,7 +206,7 @@ def add_user_command(
     ] = False,
 ) -> None:
     """Create a web UI user (the password is asked for, or read from stdin)."""
-    from assay.platform.server.ui_auth import add_user
+    from assay.platform.server.auth.users import add_user
 
     if password_stdin:
         password = sys.stdin.readline().rstrip("\n")
@@ -226,7 +226,7 @@ def add_user_command(
 @users_app.command("list")
 def list_users_command(db: DbOption = None) -> None:
     """List the web UI's users and their projects (never a password hash)."""
-    from assay.platform.server.ui_auth import list_users
+    from assay.platform.server.auth.users import list_users
 
     for user in list_users(db):
         projects = ", ".join(user["projects"]) or "no project"  # type: ignore[arg-type]

@@ -63,7 +63,8 @@ def make_user(
     reviewer, or (`fresh`, or a `name`) a user of its own."""
     from sqlalchemy import select
 
-    from assay.platform.server import models, ui_auth
+    from assay.platform.server.auth import users as ui_auth
+    from assay.platform.server.storage import models
 
     project = project or live.new_project()
     key = live.key(project)

@@ -323,7 +323,7 @@ def test_a_dataset_edit_survives_a_reload(ui_live, browser):
 
 @pytest.fixture
 def demo_user(ui_live):
-    from assay.platform.server.ui_demo import DEMO_USER, seed_demo
+    from assay.platform.server.ui.demo import DEMO_USER, seed_demo
 
     password = seed_demo(ui_live.app.state.assay)
     return DEMO_USER, password

@@ -9,7 +9,7 @@ import time
 import httpx
 from sqlalchemy import select
 
-from assay.platform.server import models
+from assay.platform.server.storage import models
 from tests.platform.ui.conftest import (
     csrf_in,
     five_point_criterion,
@@ -521,7 +521,7 @@ def test_task_and_criteria_forms_validate_as_the_api_does(live):
 
 
 def test_behind_a_proxy_the_public_url_is_the_origin_and_cookies_are_secure(live, monkeypatch):
-    from assay.platform.server.ui_web import origin_problem
+    from assay.platform.server.ui.web import origin_problem
 
     def scope(origin):
         headers = [(b"host", b"10.0.0.5:8321")]
@@ -573,7 +573,7 @@ def test_signing_out_ends_the_session(live):
 
 
 def test_repeated_failed_sign_ins_are_throttled(live, monkeypatch):
-    from assay.platform.server import ui_login
+    from assay.platform.server.ui import login as ui_login
 
     monkeypatch.setattr(ui_login, "throttle", ui_login.Throttle(limit=3, window=1.0))
     user = make_user(live, fresh=True)

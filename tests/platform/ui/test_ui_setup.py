@@ -7,7 +7,7 @@ from sqlalchemy import select
 from typer.testing import CliRunner
 
 from assay.cli.app import app as cli
-from assay.platform.server import models
+from assay.platform.server.storage import models
 from tests.platform.ui.conftest import csrf_in
 
 
@@ -64,10 +64,10 @@ def test_users_add_creates_a_member_who_can_sign_in(live, tmp_path):
 
 def test_the_demo_project_holds_a_finished_experiment_and_a_queue(tmp_path):
     from assay.platform.server.app import create_app
-    from assay.platform.server.experiments import ExperimentRepo
-    from assay.platform.server.review_repo import QueueRepo
-    from assay.platform.server.ui_auth import verify_login
-    from assay.platform.server.ui_demo import DEMO_PROJECT, seed_demo
+    from assay.platform.server.auth.users import verify_login
+    from assay.platform.server.storage.experiments import ExperimentRepo
+    from assay.platform.server.storage.review import QueueRepo
+    from assay.platform.server.ui.demo import DEMO_PROJECT, seed_demo
 
     app = create_app(f"sqlite:///{tmp_path / 'demo.sqlite'}")
     state = app.state.assay

@@ -25,10 +25,10 @@ from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from assay._version import __version__
-from assay.platform.server import auth
+from assay.platform.server.auth import keys as auth
 from assay.platform.server.config import pepper, rate_limit_setting, resolve_db_url
-from assay.platform.server.db import make_engine, migrate, session_factory
 from assay.platform.server.errors import ApiError
+from assay.platform.server.storage.db import make_engine, migrate, session_factory
 
 log = logging.getLogger("assay.platform.server")
 
@@ -282,9 +282,9 @@ def create_app(
     default `ASSAY_RATE_LIMIT`, else off) limits each API key (rate_limit.py)."""
     from contextlib import asynccontextmanager
 
-    from assay.platform.server import api
+    from assay.platform.server.api import resources as api
+    from assay.platform.server.jobs.worker import Worker
     from assay.platform.server.rate_limit import RateLimitMiddleware, parse_rate_limit
-    from assay.platform.server.worker import Worker
 
     limit = parse_rate_limit(**rate_limit_setting(rate_limit, rate_limit_burst))
     url = resolve_db_url(db_url)
@@ -315,19 +315,17 @@ def create_app(
     app.state.worker = None
     _install_handlers(app)
     app.router.routes.extend(api.router.routes)  # flat, so `app.routes` lists every route
-    from assay.platform.server import (
-        api_experiment_control,
-        api_pipelines,
-        api_review,
-        api_scores,
-        api_traces,
-        otlp,
-    )
+    from assay.platform.server.api import experiment_control as api_experiment_control
+    from assay.platform.server.api import pipelines as api_pipelines
+    from assay.platform.server.api import review as api_review
+    from assay.platform.server.api import scores as api_scores
+    from assay.platform.server.api import traces as api_traces
+    from assay.platform.server.otlp import ingest as otlp
 
     modules = (api_experiment_control, api_traces, api_scores, api_review, api_pipelines, otlp)
     for module in modules:
         app.router.routes.extend(module.router.routes)
-    from assay.platform.server import ui_web
+    from assay.platform.server.ui import web as ui_web
 
     ui_web.install(app)  # the web UI under /ui: its routes, static files, error pages and guard
     app.state.rate_limit = limit

@@ -1,0 +1,156 @@
+"""Routes of review queues under /api/v1/review-queues, addressed by name: create (the matching
+stored traces enter at once), list, get, edit with a version check, delete, the queue's traces,
+and the export of labelled rows."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Path, Query, Request, Response
+from sqlalchemy import select
+
+from assay.platform.server.api.resources import Reader, Writer, page, state_of
+from assay.platform.server.errors import invalid
+from assay.platform.server.schemas.bodies import _storable
+from assay.platform.server.schemas.traces import QueueIn, QueuePatch
+from assay.platform.server.storage import models
+from assay.platform.server.storage.repos import MAX_PAGE, iso
+from assay.platform.server.storage.review import QueueRepo, queue_json
+from assay.platform.server.storage.traces import TraceRepo
+
+router = APIRouter(prefix="/api/v1")
+
+Limit = Annotated[int, Query(ge=1, le=MAX_PAGE)]
+Cursor = Annotated[str | None, Query(max_length=20)]
+
+
+def _queue_name(name: str = Path(min_length=1, max_length=200)) -> str:
+    """A queue name from the path; one no queue can have (NUL, lone surrogates) is a 422."""
+    try:
+        return _storable(name)
+    except ValueError as exc:
+        raise invalid("name", str(exc)) from None
+
+
+QueueName = Annotated[str, Depends(_queue_name)]
+Status = Annotated[Literal["pending", "done"] | None, Query()]
+
+
+def _check_criteria(session: Any, project_id: int, values: dict[str, Any]) -> None:
+    """A queue that is judged names criteria the project has (the judge needs their wording)."""
+    if not values.get("judge_model"):
+        return
+    names = values.get("criteria") or []
+    if not names:
+        raise invalid("criteria", "a queue with a judge_model needs at least one criterion")
+    known = set(
+        session.scalars(
+            select(models.Criteria.name).where(
+                models.Criteria.project_id == project_id, models.Criteria.name.in_(names)
+            )
+        )
+    )
+    for index, name in enumerate(names):
+        if name not in known:
+            raise invalid(
+                f"criteria[{index}]",
+                f"no criteria named {name!r} in this project (the judge scores saved criteria)",
+            )
+
+
+@router.post("/review-queues", status_code=201)
+def create_queue(body: QueueIn, request: Request, principal: Writer) -> dict[str, Any]:
+    values = body.model_dump()
+    values["criteria"] = list(dict.fromkeys(values["criteria"]))
+    with state_of(request).transaction() as session:
+        _check_criteria(session, principal.project_id, values)
+        repo = QueueRepo(session, principal.project_id)
+        queue = repo.create(values)
+        return queue_json(queue, repo.counts(queue))
+
+
+@router.get("/review-queues")
+def list_queues(
+    request: Request, principal: Reader, limit: Limit = 100, cursor: Cursor = None
+) -> dict[str, Any]:
+    with state_of(request).transaction() as session:
+        repo = QueueRepo(session, principal.project_id)
+        rows, next_cursor = repo.list(limit=limit, cursor=cursor)
+        return page([queue_json(q, repo.counts(q)) for q in rows], next_cursor)
+
+
+@router.get("/review-queues/{name}")
+def get_queue(name: QueueName, request: Request, principal: Reader) -> dict[str, Any]:
+    with state_of(request).transaction() as session:
+        repo = QueueRepo(session, principal.project_id)
+        queue = repo.get(name)
+        return queue_json(queue, repo.counts(queue))
+
+
+@router.patch("/review-queues/{name}")
+def edit_queue(
+    name: QueueName, body: QueuePatch, request: Request, principal: Writer
+) -> dict[str, Any]:
+    changes = {f: getattr(body.changes, f) for f in body.changes.model_fields_set}
+    if not changes:
+        raise invalid("changes", "name at least one field to change")
+    if "condition" in changes and changes["condition"] is None:
+        changes["condition"] = ""
+    with state_of(request).transaction() as session:
+        repo = QueueRepo(session, principal.project_id)
+        current = repo.get(name)
+        merged = {
+            "judge_model": changes.get("judge_model", current.judge_model),
+            "criteria": changes.get("criteria", current.criteria),
+        }
+        if "criteria" in changes or "judge_model" in changes:
+            _check_criteria(session, principal.project_id, merged)
+        queue = repo.update(name, body.version, changes)
+        return queue_json(queue, repo.counts(queue))
+
+
+@router.delete("/review-queues/{name}", status_code=204)
+def delete_queue(name: QueueName, request: Request, principal: Writer) -> Response:
+    """The queue and its items go; the traces, their scores and labels stay."""
+    with state_of(request).transaction() as session:
+        QueueRepo(session, principal.project_id).delete(name)
+    return Response(status_code=204)
+
+
+@router.get("/review-queues/{name}/traces")
+def queue_traces(
+    name: QueueName,
+    request: Request,
+    principal: Reader,
+    status: Status = None,
+    limit: Limit = 100,
+    cursor: Cursor = None,
+) -> dict[str, Any]:
+    """The queue's traces in the order they entered, each with its item's status."""
+    with state_of(request).transaction() as session:
+        repo = QueueRepo(session, principal.project_id)
+        pairs, next_cursor = repo.items(repo.get(name), status=status, limit=limit, cursor=cursor)
+        traces = TraceRepo(session, principal.project_id).as_json([t for _i, t in pairs])
+        items = [
+            {**trace, "queue_item": {"status": item.status, "entered_at": iso(item.entered_at)}}
+            for (item, _t), trace in zip(pairs, traces, strict=True)
+        ]
+        return page(items, next_cursor)
+
+
+@router.get("/review-queues/{name}/export")
+def export_queue(
+    name: QueueName,
+    request: Request,
+    principal: Reader,
+    limit: Limit = MAX_PAGE,
+    cursor: Cursor = None,
+) -> dict[str, Any]:
+    """Labelled rows for alignment: input, output, contexts, the human label and the judge's score."""
+    with state_of(request).transaction() as session:
+        repo = QueueRepo(session, principal.project_id)
+        rows, next_cursor = repo.export(repo.get(name), limit=limit, cursor=cursor)
+        return {"rows": rows, "next_cursor": next_cursor}
+
+
+__all__ = ["router"]

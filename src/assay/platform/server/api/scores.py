@@ -1,0 +1,182 @@
+"""Scores of logged traces computed outside the server (write scope): one at a time,
+`POST /api/v1/traces/{trace_id}/scores`, or many in one request, `POST /api/v1/traces/scores`.
+
+A score is typed like the library's outcomes (`assay.schema.outcome`): `ok` with a value that is a
+finite number, a boolean or a categorical label (a non-empty string of at most `LABEL_MAX`
+characters), `skipped` with its reason, or `error` with its cause as the reason; a skipped or
+failed score has no value. Stored in `trace_scores` so each kind reads as itself:
+
+- a number in `value` (between -1e15 and 1e15);
+- a boolean as 1.0 / 0.0 in `value`, so `score.<criterion>` conditions and means read it, and as
+  `true` / `false` in `outcome.value`;
+- a label in `label`, with `value` NULL: conditions read it as `score_label.<criterion>`, and it
+  is never mistaken for a number.
+
+A batch (at most `SCORES_MAX` scores) is all or nothing: every score is checked, and every trace
+looked up, before anything is written, and the first problem is a 422 naming its index and field
+(`scores[3].value`); the rows are then written in one transaction.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Request
+from pydantic import Field, ValidationInfo, field_validator
+from sqlalchemy import select
+
+from assay.platform.server.api.resources import Writer, state_of
+from assay.platform.server.api.traces import RawTraceId, author_of, trace_id_of
+from assay.platform.server.auth.keys import Principal
+from assay.platform.server.errors import invalid
+from assay.platform.server.schemas.bodies import NAME_MAX, Body, LongText, Name, _storable
+from assay.platform.server.schemas.traces import TraceId
+from assay.platform.server.storage import models
+from assay.platform.server.storage.traces import TraceRepo
+
+router = APIRouter(prefix="/api/v1")
+
+LABEL_MAX = NAME_MAX  # the width of trace_scores.label
+SCORES_MAX = 1_000  # scores in one batch request
+NUMBER_MAX = 1e15
+SOURCE_MAX = 900  # with the `key:<id>:` prefix it stays inside the 1,000 of trace_scores.source
+
+ScoreValue = bool | float | str
+
+
+def _json_kind(value: Any) -> str:
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    return type(value).__name__
+
+
+def typed_value(value: Any) -> ScoreValue:
+    """The value of an ok score as it is stored: a bool, a finite float, or a label."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float)):
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf
+        if not math.isfinite(number):
+            raise ValueError("must be a finite number")
+        if abs(number) > NUMBER_MAX:
+            raise ValueError(f"must be between -{NUMBER_MAX:.0e} and {NUMBER_MAX:.0e}")
+        return number
+    if isinstance(value, str):
+        if not value.strip():
+            raise ValueError("a label must be a non-empty string")
+        if len(value) > LABEL_MAX:
+            raise ValueError(
+                f"a label must be at most {LABEL_MAX} characters, this one has {len(value)}"
+            )
+        return _storable(value)
+    raise ValueError(f"must be a number, a boolean or a label (a string), not {_json_kind(value)}")
+
+
+class ScoreIn(Body):
+    criterion: Name
+    status: Literal["ok", "skipped", "error"] = "ok"
+    value: Any = Field(default=None, validate_default=True)
+    reason: LongText | None = None
+    source: Annotated[str, Field(max_length=SOURCE_MAX)] = ""
+
+    @field_validator("source")
+    @classmethod
+    def _source(cls, value: str) -> str:
+        return _storable(value)
+
+    @field_validator("value")
+    @classmethod
+    def _value(cls, value: Any, info: ValidationInfo) -> Any:
+        status = info.data.get("status", "ok")
+        if status == "ok":
+            if value is None:
+                raise ValueError("an ok score needs a value (a number, a boolean or a label)")
+            return typed_value(value)
+        if value is not None:
+            raise ValueError(f"a {status} score has no value (give its cause as the reason)")
+        return None
+
+
+class TraceScoreIn(ScoreIn):
+    trace_id: TraceId
+
+
+class ScoreBatch(Body):
+    scores: list[TraceScoreIn] = Field(min_length=1, max_length=SCORES_MAX)
+
+
+def score_row(trace_id: str, score: ScoreIn, source: str) -> dict[str, Any]:
+    """The `trace_scores` row of one checked score (see the module for how each kind is kept)."""
+    value = score.value
+    return {
+        "trace_id": trace_id,
+        "criterion": score.criterion,
+        "value": float(value) if isinstance(value, (bool, float)) else None,
+        "label": value if isinstance(value, str) else None,
+        "outcome": {"status": score.status, "value": value, "reason": score.reason},
+        "source": source,
+        "queue_id": None,
+    }
+
+
+def source_of(principal: Principal, score: ScoreIn) -> str:
+    return author_of(principal) + (f":{score.source}" if score.source else "")
+
+
+def score_answer(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: row[k] for k in ("trace_id", "criterion", "value", "label", "outcome", "source")}
+
+
+@router.post("/traces/scores", status_code=201)
+def add_scores(body: ScoreBatch, request: Request, principal: Writer) -> dict[str, Any]:
+    """Append many scores, to one trace or to many, all or nothing."""
+    rows = [score_row(s.trace_id, s, source_of(principal, s)) for s in body.scores]
+    with state_of(request).transaction() as session:
+        repo = TraceRepo(session, principal.project_id)
+        wanted = {row["trace_id"] for row in rows}
+        T = models.LoggedTrace
+        found = set(
+            session.scalars(
+                select(T.id).where(T.project_id == principal.project_id, T.id.in_(wanted))
+            )
+        )
+        for index, row in enumerate(rows):
+            if row["trace_id"] not in found:
+                raise invalid(
+                    f"scores[{index}].trace_id",
+                    f"no trace with id {row['trace_id']} in this project; nothing was stored",
+                )
+        for start in range(0, len(rows), 200):  # under SQLite's bound-parameter cap
+            repo.add_scores(rows[start : start + 200])
+    return {"stored": len(rows)}
+
+
+@router.post("/traces/{trace_id}/scores", status_code=201)
+def add_score(
+    trace_id: RawTraceId, body: ScoreIn, request: Request, principal: Writer
+) -> dict[str, Any]:
+    """Append one score (source `key:<key id>` plus the given source)."""
+    row = score_row(trace_id_of(trace_id), body, source_of(principal, body))
+    with state_of(request).transaction() as session:
+        repo = TraceRepo(session, principal.project_id)
+        repo.get(row["trace_id"])
+        repo.add_scores([row])
+    return score_answer(row)
+
+
+__all__ = [
+    "LABEL_MAX",
+    "SCORES_MAX",
+    "ScoreBatch",
+    "ScoreIn",
+    "TraceScoreIn",
+    "router",
+    "score_row",
+    "typed_value",
+]

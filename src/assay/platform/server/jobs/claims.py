@@ -1,0 +1,137 @@
+"""The `jobs` table as the workers use it: claim a job, keep the claim fresh, finish it, and check
+before each write that the claim still holds.
+
+Claiming is one `UPDATE … WHERE id = (SELECT … FOR UPDATE SKIP LOCKED) RETURNING …` (on SQLite,
+whose writers are serialised by `BEGIN IMMEDIATE`, the lock clause is left out). A running job
+whose heartbeat is older than `stale_after` seconds (its worker died) is claimed again and resumes.
+A claim is lost when another worker took the job over or the job was cancelled; a run that lost
+its claim writes nothing more.
+
+Separate from `worker.py` because both the worker thread and the runs it starts (an experiment's
+`ExperimentRun`, a review queue's `QueueJudgeRun`) need these statements and the `LostClaim`
+errors, and none of them needs the worker's threads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from sqlalchemy import or_, select, update
+
+from assay.platform.server.storage import models
+
+
+@dataclass(frozen=True)
+class Claim:
+    job_id: int
+    experiment_id: int | None
+    project_id: int
+    kind: str = "experiment"
+    queue_id: int | None = None  # a review_judge job's queue (review_judge.py)
+
+
+class LostClaim(Exception):
+    """Another worker took the job over (this one's heartbeat went stale)."""
+
+
+class JobCancelled(LostClaim):
+    """The job was cancelled (its experiment too, by the cancel endpoint): write nothing more."""
+
+
+def claim_lost(session: Any, job_id: int, owner: str) -> LostClaim | None:
+    """Why this worker may no longer write for the job, or None while it holds it. On PostgreSQL
+    the job row stays locked until the caller's transaction ends, so a cancel or a takeover waits
+    for a write in progress instead of slipping in between this check and the write."""
+    query = select(models.Job.claimed_by, models.Job.status).where(models.Job.id == job_id)
+    if session.get_bind().dialect.name == "postgresql":
+        query = query.with_for_update()
+    row = session.execute(query).first()
+    if row is not None and row.status == "cancelled":
+        return JobCancelled(f"job {job_id} was cancelled")
+    if row is None or row.claimed_by != owner or row.status != "running":
+        return LostClaim(f"job {job_id} was taken over")
+    return None
+
+
+def claim_next(state: Any, owner: str, kinds: tuple[str, ...], stale_after: float) -> Claim | None:
+    """Claim the oldest queued job of one of `kinds`, or a running one whose heartbeat is stale."""
+    now = datetime.now(timezone.utc)
+    stale = now - timedelta(seconds=stale_after)
+    job = models.Job
+    candidate = (
+        select(job.id)
+        .where(
+            job.kind.in_(kinds),
+            or_(job.status == "queued", (job.status == "running") & (job.heartbeat_at < stale)),
+        )
+        .order_by(job.id)
+        .limit(1)
+    )
+    if state.engine.dialect.name == "postgresql":
+        candidate = candidate.with_for_update(skip_locked=True)
+    statement = (
+        update(job)
+        .where(job.id == candidate.scalar_subquery())
+        .values(status="running", claimed_by=owner, heartbeat_at=now, attempts=job.attempts + 1)
+        .returning(job.id, job.experiment_id, job.project_id, job.kind, job.queue_id)
+    )
+    with state.transaction() as session:
+        row = session.execute(statement).first()
+    return Claim(*row) if row else None
+
+
+def _still_ours(claim: Claim, owner: str) -> Any:
+    """An UPDATE of the claimed job that touches it only while `owner` still runs it (not one
+    cancelled or taken over meanwhile)."""
+    return update(models.Job).where(
+        models.Job.id == claim.job_id,
+        models.Job.claimed_by == owner,
+        models.Job.status == "running",
+    )
+
+
+def heartbeat(state: Any, claim: Claim, owner: str) -> None:
+    """Keep the claim fresh; `JobCancelled` or `LostClaim` when the job is no longer ours."""
+    with state.transaction() as session:
+        done = session.execute(
+            _still_ours(claim, owner).values(heartbeat_at=datetime.now(timezone.utc))
+        )
+        lost = claim_lost(session, claim.job_id, owner) if done.rowcount == 0 else None
+    if done.rowcount == 0:
+        raise lost or LostClaim(f"job {claim.job_id} was taken over")
+
+
+def finish(
+    state: Any,
+    claim: Claim,
+    owner: str,
+    status: str,
+    error: str | None = None,
+    experiment_status: str | None = None,
+) -> None:
+    """End the claim with the job's `status` (`queued` hands it back) and, for an experiment job,
+    the experiment's; nothing changes when the job was cancelled or taken over meanwhile."""
+    now = datetime.now(timezone.utc)
+    with state.transaction() as session:
+        done = session.execute(
+            _still_ours(claim, owner).values(
+                status=status,
+                error=error,
+                finished_at=now if status in ("done", "failed") else None,
+                claimed_by=None if status == "queued" else owner,
+            )
+        )
+        if experiment_status is not None and done.rowcount:
+            session.execute(
+                update(models.Experiment)
+                .where(
+                    models.Experiment.id == claim.experiment_id,
+                    models.Experiment.project_id == claim.project_id,
+                )
+                .values(status=experiment_status, error=error, finished_at=now)
+            )
+
+
+__all__ = ["Claim", "JobCancelled", "LostClaim", "claim_lost", "claim_next", "finish", "heartbeat"]

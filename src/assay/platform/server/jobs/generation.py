@@ -1,0 +1,157 @@
+"""Answering an experiment's units: one cohort × one example becomes one trace row.
+
+A cohort with a model asks it through `assay.models.llm_factory` (the cohort's model and system
+prompt override the task's; the example's context is given with the question); a cohort that
+names a registered RAG pipeline POSTs the question to it with httpx and keeps its answer and
+retrieved contexts. Either way a failed call is the row's typed error (`error_type`,
+`error_message`), stored like any row and judged as "could not be generated".
+
+Separate from `experiment_run.py` because it only builds rows, with no database access and no
+claim: the run decides what is missing and stores what this module returns.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from assay.platform.server.jobs.claims import Claim
+from assay.platform.server.storage import models
+
+
+@dataclass
+class Unit:
+    cohort: models.ExperimentCohort
+    example: models.Example
+
+
+def contexts_of(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value] if value else []
+    return [str(v) for v in value or []]
+
+
+def user_message(example: models.Example) -> str:
+    contexts = contexts_of(example.ground_truth_context)
+    if not contexts:
+        return example.question
+    joined = "\n\n".join(contexts)
+    return f"Context:\n{joined}\n\nQuestion: {example.question}"
+
+
+class Generator:
+    """Generates the trace rows of one run. `llm` gives the (cached) model for a model string;
+    `pipelines` maps each registered pipeline's name to its URL and timeout."""
+
+    def __init__(
+        self,
+        claim: Claim,
+        llm: Callable[[str], Any],
+        pipelines: dict[str, tuple[str, float]],
+    ) -> None:
+        self.claim, self._llm, self._pipelines = claim, llm, pipelines
+        self._http: httpx.AsyncClient | None = None  # for RAG pipeline cohorts, made when needed
+
+    async def aclose(self) -> None:
+        """Close the pipelines' HTTP client, on the loop it was made on."""
+        if self._http is not None:
+            await self._http.aclose()
+
+    async def generate(self, task: dict[str, Any], unit: Unit) -> dict[str, Any]:
+        if unit.cohort.rag_pipeline is not None:
+            return await self._ask_pipeline(unit)
+        from assay.errors import AssayError
+
+        model = unit.cohort.generator_model or task.get("generator_model") or ""
+        system = (
+            unit.cohort.system_prompt
+            if unit.cohort.system_prompt is not None
+            else task.get("system_prompt") or ""
+        )
+        messages = ([{"role": "system", "content": system}] if system else []) + [
+            {"role": "user", "content": user_message(unit.example)}
+        ]
+        row = self._trace_row(
+            unit,
+            contexts=contexts_of(unit.example.ground_truth_context),
+            raw_input={"model": model, "messages": messages},
+            meta={"cohort": unit.cohort.name, "source": "experiment"},
+            model=model or "default",
+        )
+        started = time.monotonic()
+        try:
+            response = await self._llm(model).agenerate(messages)
+        except AssayError as exc:
+            row.update(error_type=type(exc).__name__, error_message=str(exc)[:4000])
+        except Exception as exc:  # a provider SDK's own failure: still a typed, stored outcome
+            row.update(
+                error_type=type(exc).__name__, error_message=str(exc)[:4000] or type(exc).__name__
+            )
+        else:
+            row.update(
+                output=response.text,
+                raw_output={
+                    "text": response.text,
+                    "model": response.model,
+                    "cached": response.cached,
+                },
+                input_tokens=response.usage.input_tokens,
+                output_tokens=response.usage.output_tokens,
+            )
+        row["latency_ms"] = round((time.monotonic() - started) * 1000, 1)
+        return row
+
+    def _trace_row(self, unit: Unit, **fields: Any) -> dict[str, Any]:
+        """A generation's trace row before it runs: no output, no usage, no error yet."""
+        return {
+            "project_id": self.claim.project_id,
+            "experiment_id": self.claim.experiment_id,
+            "cohort_id": unit.cohort.id,
+            "example_id": unit.example.id,
+            "input": unit.example.question,
+            "output": None,
+            "raw_output": None,
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "latency_ms": 0.0,
+            "error_type": None,
+            "error_message": None,
+            **fields,
+        }
+
+    async def _ask_pipeline(self, unit: Unit) -> dict[str, Any]:
+        """The cohort's registered RAG pipeline answers the example: its answer and retrieved
+        contexts become the trace (a failure is the trace's typed error)."""
+        from assay.platform.server.api.pipelines import PipelineError, pipeline_answer
+
+        name = unit.cohort.rag_pipeline
+        row = self._trace_row(
+            unit,
+            contexts=[],
+            raw_input={"rag_pipeline": name, "question": unit.example.question},
+            meta={"cohort": unit.cohort.name, "source": "experiment", "rag_pipeline": name},
+            model=f"pipeline:{name}",
+        )
+        started = time.monotonic()
+        registered = self._pipelines.get(name)
+        try:
+            if registered is None:
+                raise PipelineError(f"no RAG pipeline named {name!r} is registered any more")
+            if self._http is None:
+                self._http = httpx.AsyncClient()
+            answer, contexts, raw = await pipeline_answer(
+                self._http, registered[0], unit.example.question, registered[1]
+            )
+        except PipelineError as exc:
+            row.update(error_type="PipelineError", error_message=str(exc)[:4000])
+        else:
+            row.update(output=answer, contexts=contexts, raw_output=raw)
+        row["latency_ms"] = round((time.monotonic() - started) * 1000, 1)
+        return row
+
+
+__all__ = ["Generator", "Unit", "contexts_of", "user_message"]

@@ -1,0 +1,137 @@
+"""Judging an experiment's cells: one criterion over the traces of one chunk, each a typed outcome.
+
+A trace whose generation failed gets an error outcome naming the cause; a function criterion is
+matched here with RE2 (`criteria_rules.string_match`); the rest go to the library in one
+`assay.aevaluate` call with its `Criteria` metric and the run's judge model. `outcome_row` turns
+the library's outcome into the row stored in `scores` (a non-finite value is an error, never NaN).
+The review queues' judge (`review_judge.py`) uses `function_outcome` and `outcome_row` too, and
+`trace_score_outcome` for the shape `trace_scores.outcome` keeps: one error key, `error_message`,
+everywhere (`readable_outcome` reads the older `message` of stored rows).
+
+Separate from `experiment_run.py` because it only computes outcomes, with no database access and
+no claim: the run decides which cells are missing and stores what this module returns.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from assay.platform import criteria_rules
+from assay.platform.server.jobs.generation import Unit
+from assay.platform.server.storage import models
+
+
+async def judge_cells(
+    criterion: dict[str, Any], todo: list[tuple[Unit, models.Trace]], judge: Any
+) -> list[dict[str, Any]]:
+    """One outcome per (unit, trace) in `todo`, in order, each with its `trace`."""
+    outcomes: list[dict[str, Any] | None] = [None] * len(todo)
+    ask: list[int] = []
+    for index, (_unit, trace) in enumerate(todo):
+        if trace.error_type is not None:
+            outcomes[index] = {
+                "status": "error",
+                "error_type": trace.error_type,
+                "error_message": f"the answer could not be generated: {trace.error_message}",
+            }
+        elif criterion["criteria_type"] == "function":
+            outcomes[index] = function_outcome(criterion, trace.output or "", trace.contexts)
+        else:
+            ask.append(index)
+    if ask:
+        from assay import SingleTurnSample, aevaluate
+        from assay.metrics.criteria import Criteria as LibraryCriteria
+
+        fields = {f: criterion[f] for f in criteria_rules.FIELDS if f != "validation_status"}
+        metric = LibraryCriteria(**fields)
+        samples = []
+        for index in ask:
+            unit, trace = todo[index]
+            samples.append(
+                SingleTurnSample(
+                    user_input=unit.example.question,
+                    response=trace.output or "",
+                    retrieved_contexts=list(trace.contexts or []),
+                    reference=unit.example.ground_truth_answer or None,
+                )
+            )
+        result = await aevaluate(samples, [metric], llm=judge, show_progress=False)
+        for position, index in enumerate(ask):
+            outcomes[index] = outcome_row(result.outcome(position, metric.name))
+    return [{"trace": t, **o} for (_u, t), o in zip(todo, outcomes, strict=True)]  # type: ignore[dict-item]
+
+
+def function_outcome(criterion: dict[str, Any], answer: str, contexts: list[str]) -> dict[str, Any]:
+    """A function criterion (a string match over the answer, or over the contexts for a
+    retrieval criterion) as an outcome row; the one implementation for experiments and review
+    queues. A pattern that cannot run is an error outcome with its cause."""
+    subject = "\n\n".join(contexts or []) if criterion["phase"] == "retrieval" else (answer or "")
+    try:
+        matched = criteria_rules.string_match(
+            subject,
+            criterion["match_type"],
+            criterion["match_pattern"],
+            criterion["case_sensitive"],
+            require_re2=True,
+        )
+    except Exception as exc:
+        return {"status": "error", "error_type": type(exc).__name__, "error_message": str(exc)}
+    verdict = "matched" if matched else "no match"
+    return {
+        "status": "ok",
+        "value": float(matched),
+        "reason": f"{criterion['match_type']} {criterion['match_pattern']!r}: {verdict}",
+    }
+
+
+def outcome_row(outcome: Any) -> dict[str, Any]:
+    """The library's outcome of one cell as the fields of a `scores` row."""
+    status = getattr(outcome, "status", "error")
+    if status == "ok":
+        value = outcome.value
+        number = float(value) if isinstance(value, (int, float)) else None
+        if number is None or not math.isfinite(number):
+            return {
+                "status": "error",
+                "error_type": "InvalidValue",
+                "error_message": f"the judge gave {value!r}",
+            }
+        return {"status": "ok", "value": number, "reason": outcome.reason}
+    if status == "skipped":
+        return {"status": "skipped", "reason": outcome.reason}
+    return {
+        "status": "error",
+        "error_type": getattr(outcome, "error_type", "Error"),
+        "error_message": getattr(outcome, "message", str(outcome)),
+    }
+
+
+def trace_score_outcome(row: dict[str, Any]) -> dict[str, Any]:
+    """An outcome row in the shape `trace_scores.outcome` keeps: ok and skipped with value and
+    reason, an error with `error_type` and `error_message` (the keys of the `scores` table)."""
+    if row["status"] == "error":
+        return {
+            "status": "error",
+            "error_type": row.get("error_type"),
+            "error_message": row.get("error_message"),
+        }
+    return {"status": row["status"], "value": row.get("value"), "reason": row.get("reason")}
+
+
+def readable_outcome(stored: dict[str, Any] | None) -> dict[str, Any]:
+    """A stored `trace_scores.outcome` as readers see it. Review-queue judgements stored before
+    the shapes were one named an error's text `message`; it is read as `error_message`."""
+    outcome = dict(stored or {})
+    if "message" in outcome and "error_message" not in outcome:
+        outcome["error_message"] = outcome.pop("message")
+    return outcome
+
+
+__all__ = [
+    "function_outcome",
+    "judge_cells",
+    "outcome_row",
+    "readable_outcome",
+    "trace_score_outcome",
+]

@@ -1,0 +1,201 @@
+"""The `review_judge` job: score the items of one review queue with its criteria and judge model.
+
+Claimed and kept by the job worker like an experiment job. It walks the queue's items in the
+order they entered and, per chunk, judges each (trace, criterion) that has no score from this
+queue yet, with the library (`assay.aevaluate` and the library's `Criteria`; function criteria run
+here with RE2), and appends each typed outcome to `trace_scores` (source `judge:<model>`, or
+`function:<criterion>`). A job that stops or dies resumes where the stored scores end; items that
+enter meanwhile get the next queued job. A criterion deleted from the project after the queue was
+made is an error outcome naming it, never a silent gap.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from sqlalchemy import select
+
+from assay.platform import criteria_rules
+from assay.platform.server.jobs.judging import (
+    function_outcome,
+    outcome_row,
+    trace_score_outcome,
+)
+from assay.platform.server.storage import models
+from assay.platform.server.storage.traces import TraceRepo
+
+log = logging.getLogger("assay.platform.worker")
+CHUNK = 16
+Item, T = models.ReviewQueueItem, models.LoggedTrace
+
+
+class QueueJudgeRun:
+    def __init__(self, state: Any, claim: Any, should_stop: Any, *, owner: str) -> None:
+        self.state, self.claim, self.should_stop, self.owner = state, claim, should_stop, owner
+        self._judge: Any = None
+
+    def _check_claim(self, session: Any) -> None:
+        from assay.platform.server.jobs.claims import LostClaim
+
+        owner = session.scalar(
+            select(models.Job.claimed_by).where(models.Job.id == self.claim.job_id)
+        )
+        if owner != self.owner:
+            raise LostClaim(f"job {self.claim.job_id} was taken over")
+
+    def _llm(self, model: str) -> Any:
+        if self._judge is None:
+            from assay.models import llm_factory
+
+            self._judge = llm_factory(model)
+        return self._judge
+
+    async def run(self) -> bool:
+        """True when every item present at the start is scored; False when asked to stop first."""
+        from assay._util.loop_local import close_loop_locals
+
+        try:
+            return await self._run()
+        finally:  # the judge's HTTP clients belong to this job's loop
+            await close_loop_locals()
+
+    async def _run(self) -> bool:
+        project = self.claim.project_id
+        with self.state.transaction() as session:
+            queue = session.scalar(
+                select(models.ReviewQueue).where(
+                    models.ReviewQueue.project_id == project,
+                    models.ReviewQueue.id == self.claim.queue_id,
+                )
+            )
+            if queue is None or not queue.judge_model or not queue.criteria:
+                return True  # deleted, or no longer judged: nothing to do
+            names, model = list(queue.criteria), queue.judge_model
+            rows = session.scalars(
+                select(models.Criteria).where(
+                    models.Criteria.project_id == project, models.Criteria.name.in_(names)
+                )
+            )
+            saved = {r.name: {f: getattr(r, f) for f in criteria_rules.FIELDS} for r in rows}
+        after = 0
+        while True:
+            if self.should_stop():
+                return False
+            with self.state.transaction() as session:
+                chunk = list(
+                    session.scalars(
+                        select(T)
+                        .join(Item, (Item.project_id == T.project_id) & (Item.trace_id == T.id))
+                        .where(
+                            Item.project_id == project,
+                            Item.queue_id == self.claim.queue_id,
+                            Item.id > after,
+                        )
+                        .order_by(Item.id)
+                        .limit(CHUNK)
+                    )
+                )
+                if not chunk:
+                    return True
+                after = int(
+                    session.scalar(
+                        select(Item.id).where(
+                            Item.project_id == project,
+                            Item.queue_id == self.claim.queue_id,
+                            Item.trace_id == chunk[-1].id,
+                        )
+                    )
+                    or after
+                )
+                scored = set(
+                    session.execute(
+                        select(models.TraceScore.trace_id, models.TraceScore.criterion).where(
+                            models.TraceScore.project_id == project,
+                            models.TraceScore.queue_id == self.claim.queue_id,
+                            models.TraceScore.trace_id.in_([t.id for t in chunk]),
+                        )
+                    ).all()
+                )
+            for name in names:
+                todo = [t for t in chunk if (t.id, name) not in scored]
+                if todo:
+                    outcomes = await self._score(saved.get(name), name, todo, model)
+                    self._store(name, todo, outcomes, model, saved.get(name))
+
+    async def _score(
+        self,
+        criterion: dict[str, Any] | None,
+        name: str,
+        todo: list[models.LoggedTrace],
+        model: str,
+    ) -> list[dict[str, Any]]:
+        if criterion is None:
+            missing = {
+                "status": "error",
+                "error_type": "UnknownCriterion",
+                "error_message": f"no criteria named {name!r} in this project any more",
+            }
+            return [dict(missing) for _ in todo]
+        if criterion["criteria_type"] == "function":
+            return [
+                trace_score_outcome(function_outcome(criterion, t.output_text, t.contexts))
+                for t in todo
+            ]
+        from assay import SingleTurnSample, aevaluate
+        from assay.metrics.criteria import Criteria as LibraryCriteria
+
+        fields = {f: criterion[f] for f in criteria_rules.FIELDS if f != "validation_status"}
+        metric = LibraryCriteria(**fields)
+        samples = [
+            SingleTurnSample(
+                user_input=t.input_text or None,
+                response=t.output_text,
+                retrieved_contexts=list(t.contexts or []),
+            )
+            for t in todo
+        ]
+        try:
+            result = await aevaluate(samples, [metric], llm=self._llm(model), show_progress=False)
+        except (
+            Exception
+        ) as exc:  # the judge cannot be built or the run refused: a typed outcome each
+            log.warning("judging queue %s failed: %s", self.claim.queue_id, exc)
+            failed = {
+                "status": "error",
+                "error_type": type(exc).__name__,
+                "error_message": str(exc),
+            }
+            return [dict(failed) for _ in todo]
+        return [
+            trace_score_outcome(outcome_row(result.outcome(i, metric.name)))
+            for i in range(len(todo))
+        ]
+
+    def _store(
+        self,
+        name: str,
+        todo: list[models.LoggedTrace],
+        outcomes: list[dict[str, Any]],
+        model: str,
+        criterion: dict[str, Any] | None,
+    ) -> None:
+        function = criterion is not None and criterion["criteria_type"] == "function"
+        source = f"function:{name}" if function else f"judge:{model}"
+        rows = [
+            {
+                "trace_id": t.id,
+                "criterion": name,
+                "value": o.get("value") if o["status"] == "ok" else None,
+                "outcome": o,
+                "source": source[:1000],
+                "queue_id": self.claim.queue_id,
+            }
+            for t, o in zip(todo, outcomes, strict=True)
+        ]
+        with self.state.transaction() as session:
+            self._check_claim(session)
+            TraceRepo(session, self.claim.project_id).add_scores(rows)
+
+
+__all__ = ["QueueJudgeRun"]

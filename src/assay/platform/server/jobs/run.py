@@ -1,0 +1,178 @@
+"""One experiment job, run by a worker that holds its claim: what is missing is made and stored.
+
+It loads the experiment (its cohorts, examples, task, criteria and what is already stored), then
+per chunk of `CHUNK` cohort × example units generates the missing answers
+(`experiment_generation.py`), stores each as a trace, judges the missing cells of each criterion
+(`experiment_judging.py`) and stores each typed outcome in `scores`. Inserts ignore rows already
+there, so a resumed run (after a stop, a cancel and resume, or a dead worker's stale claim) skips
+what was stored, and the model layer's response cache answers any call that was made but not
+stored: nothing is generated or judged twice.
+
+Every write checks the claim in its own transaction (`job_claims.claim_lost`), so nothing is
+stored once the job was cancelled or taken over. The worker stops a run by cancelling its asyncio
+task; the writes are synchronous between awaits, so none is cut in half.
+
+Separate from `worker.py`, which owns the threads and the job's lifecycle and also runs other
+kinds of job (`review_judge.py`) through the same `run()` interface.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from assay.platform.server.jobs.claims import Claim, claim_lost
+from assay.platform.server.jobs.generation import Generator, Unit
+from assay.platform.server.jobs.judging import judge_cells
+from assay.platform.server.storage import models
+
+CHUNK = 16
+
+
+class ExperimentRun:
+    def __init__(
+        self, state: Any, claim: Claim, should_stop: Callable[[], bool], *, owner: str
+    ) -> None:
+        self.state, self.claim, self.should_stop, self.owner = state, claim, should_stop, owner
+        self._models: dict[str, Any] = {}
+        self._generator: Generator | None = None  # made once the run knows the pipelines
+
+    def _insert(self, table: Any) -> Any:
+        return (pg_insert if self.state.engine.dialect.name == "postgresql" else sqlite_insert)(
+            table
+        )
+
+    def _llm(self, model: str) -> Any:
+        """One model object per model string for the whole run (generators and judge share)."""
+        if model not in self._models:
+            from assay.models import llm_factory
+            from assay.models.defaults import default_llm
+
+            self._models[model] = llm_factory(model) if model else default_llm()
+        return self._models[model]
+
+    async def run(self) -> bool:
+        """True when every cell is stored; False when asked to stop first."""
+        try:
+            return await self._run()
+        finally:
+            if self._generator is not None:
+                await self._generator.aclose()
+
+    async def _run(self) -> bool:
+        from assay.platform.server.storage.experiments import ExperimentRepo
+
+        with self.state.transaction() as session:
+            self._check_claim(session)  # cancelled between the claim and now: leave it so
+            repo = ExperimentRepo(session, self.claim.project_id)
+            experiment = repo.get(self.claim.experiment_id)
+            repo.start_segment(experiment)  # running; the ETA's rate counts from now
+            cohorts, examples = repo.cohorts(experiment), repo.examples(experiment)
+            task, criteria, judge_model = (
+                dict(experiment.task),
+                list(experiment.criteria),
+                experiment.judge_model,
+            )
+            traces = {(t.cohort_id, t.example_id): t for t in repo.traces(experiment)}
+            scored = {(s.trace_id, s.criteria_key) for s in repo.scores(experiment)}
+            pipelines = {
+                p.name: (p.url, p.timeout_s)
+                for p in session.scalars(
+                    select(models.RagPipeline).where(
+                        models.RagPipeline.project_id == self.claim.project_id
+                    )
+                )
+            }
+        generator = self._generator = Generator(self.claim, self._llm, pipelines)
+        units = [Unit(c, e) for c in cohorts for e in examples]
+        judge = None
+        if any(c["criteria_type"] == "llm_judge" for c in criteria):
+            judge = self._llm(judge_model)
+        for start in range(0, len(units), CHUNK):
+            if self.should_stop():
+                return False
+            chunk = units[start : start + CHUNK]
+            missing = [u for u in chunk if (u.cohort.id, u.example.id) not in traces]
+            if missing:
+                generated = await asyncio.gather(*(generator.generate(task, u) for u in missing))
+                traces.update(self._store_traces(generated))
+            chunk_traces = [traces[(u.cohort.id, u.example.id)] for u in chunk]
+            for criterion in criteria:
+                todo = [
+                    (u, t)
+                    for u, t in zip(chunk, chunk_traces, strict=True)
+                    if (t.id, criterion["key"]) not in scored
+                ]
+                if todo:
+                    outcomes = await judge_cells(criterion, todo, judge)
+                    self._store_scores(criterion, outcomes)
+                    scored.update((t.id, criterion["key"]) for _u, t in todo)
+        return True
+
+    def _check_claim(self, session: Any) -> None:
+        """Write only while this worker still holds the job: not once it was taken over (a stale
+        heartbeat) or cancelled."""
+        lost = claim_lost(session, self.claim.job_id, self.owner)
+        if lost is not None:
+            raise lost
+
+    def _store_traces(self, rows: list[dict[str, Any]]) -> dict[tuple[int, int], models.Trace]:
+        from assay.platform.server.storage.experiments import ExperimentRepo
+
+        table = models.Trace.__table__
+        values = [
+            {("metadata" if k == "meta" else k): v for k, v in row.items()}
+            | {"created_at": datetime.now(timezone.utc)}
+            for row in rows
+        ]
+        with self.state.transaction() as session:
+            self._check_claim(session)
+            session.execute(
+                self._insert(table)
+                .values(values)
+                .on_conflict_do_nothing(index_elements=["experiment_id", "cohort_id", "example_id"])
+            )
+            experiment = ExperimentRepo(session, self.claim.project_id).get(
+                self.claim.experiment_id
+            )
+            stored = ExperimentRepo(session, self.claim.project_id).traces(experiment)
+        wanted = {(r["cohort_id"], r["example_id"]) for r in rows}
+        return {
+            (t.cohort_id, t.example_id): t for t in stored if (t.cohort_id, t.example_id) in wanted
+        }
+
+    def _store_scores(self, criterion: dict[str, Any], outcomes: list[dict[str, Any]]) -> None:
+        now = datetime.now(timezone.utc)
+        values = [
+            {
+                "project_id": self.claim.project_id,
+                "experiment_id": self.claim.experiment_id,
+                "trace_id": o["trace"].id,
+                "criteria_key": criterion["key"],
+                "criteria_name": criterion["name"],
+                "source": "function" if criterion["criteria_type"] == "function" else "judge",
+                "status": o["status"],
+                "value": o.get("value"),
+                "reason": o.get("reason"),
+                "error_type": o.get("error_type"),
+                "error_message": o.get("error_message"),
+                "created_at": now,
+            }
+            for o in outcomes
+        ]
+        with self.state.transaction() as session:
+            self._check_claim(session)
+            session.execute(
+                self._insert(models.Score.__table__)
+                .values(values)
+                .on_conflict_do_nothing(index_elements=["trace_id", "criteria_key"])
+            )
+
+
+__all__ = ["CHUNK", "ExperimentRun"]

@@ -1,0 +1,199 @@
+"""The job worker: a thread that claims jobs from the `jobs` table and runs each while a second
+thread keeps its claim fresh with a heartbeat.
+
+The job table's statements (claim, heartbeat, finish, the claim check before each write) are in
+`job_claims.py`; an experiment job is an `ExperimentRun` (`experiment_run.py`), a review queue's
+judge job a `QueueJudgeRun` (`review_judge.py`). This module owns the threads and the job's end:
+done, failed, handed back, or left alone when the claim was lost.
+
+A job is stopped mid-chunk, not at the chunk's end: `Worker.stop()` (the server shutting down), a
+cancel on this server (`Worker.cancelled`, from `POST /experiments/{id}/cancel`) and a heartbeat
+that finds the job cancelled or taken over cancel the run's asyncio task. Database writes are
+synchronous between awaits, so a cancellation never cuts one in half; what was stored stays, the
+calls in flight are dropped (their answers, if they came, are in the response cache for a
+resume). A stopping worker hands its job back as `queued`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import threading
+import uuid
+from typing import Any
+
+from assay.platform.server.jobs import claims as job_claims
+from assay.platform.server.jobs.claims import Claim, JobCancelled, LostClaim
+from assay.platform.server.jobs.run import CHUNK, ExperimentRun
+
+log = logging.getLogger("assay.platform.worker")
+
+
+def _env_float(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
+class Worker:
+    def __init__(
+        self,
+        state: Any,
+        *,
+        poll_interval: float = 0.5,
+        heartbeat_interval: float | None = None,
+        stale_after: float | None = None,
+        name: str | None = None,
+        kinds: tuple[str, ...] = ("experiment", "review_judge"),
+    ) -> None:
+        self.state, self.kinds = state, kinds
+        self.poll_interval = poll_interval
+        self.heartbeat_interval = heartbeat_interval or _env_float("ASSAY_WORKER_HEARTBEAT", 10.0)
+        self.stale_after = stale_after or _env_float("ASSAY_WORKER_STALE_AFTER", 30.0)
+        self.name = name or f"worker-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._running: tuple[asyncio.AbstractEventLoop, asyncio.Task] | None = None
+        self._running_lock = threading.Lock()
+        self._claim: Claim | None = None  # the job in progress
+
+    # -- lifecycle ---------------------------------------------------------------------------------
+    def start(self) -> Worker:
+        self._thread = threading.Thread(target=self._loop, name=self.name, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop at once: a job in progress is interrupted and handed back (`queued`)."""
+        self._stop.set()
+        self._interrupt()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _interrupt(self) -> None:
+        """Cancel the job's asyncio task (from any thread); the worker thread decides what next."""
+        with self._running_lock:
+            running = self._running
+        if running is not None:
+            loop, task = running
+            # RuntimeError: the loop has just closed, so the run is over anyway
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(task.cancel)
+
+    def cancelled(self, experiment_id: int) -> None:
+        """The experiment was cancelled (committed): stop at once if this worker is running it,
+        rather than at its next write or heartbeat. The job is no longer `running`, so nothing
+        this worker does afterwards is stored."""
+        claim = self._claim
+        if (
+            claim is not None
+            and claim.kind == "experiment"
+            and claim.experiment_id == experiment_id
+        ):
+            self._interrupt()
+
+    async def _supervised(self, run: Any) -> bool:
+        task = asyncio.current_task()
+        assert task is not None
+        with self._running_lock:
+            self._running = (asyncio.get_running_loop(), task)
+        try:
+            if self._stop.is_set():  # stop() came before this task could be cancelled
+                raise asyncio.CancelledError
+            return await run.run()
+        finally:
+            with self._running_lock:
+                self._running = None
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                claim = self.claim()
+            except Exception:  # the database is away for a moment: try again later
+                log.exception("claiming a job failed")
+                claim = None
+            if claim is None:
+                self._stop.wait(self.poll_interval)
+                continue
+            self.process(claim)
+
+    # -- the job table -----------------------------------------------------------------------------
+    def claim(self) -> Claim | None:
+        return job_claims.claim_next(self.state, self.name, self.kinds, self.stale_after)
+
+    def heartbeat(self, claim: Claim) -> None:
+        """Keep the claim fresh; `JobCancelled` or `LostClaim` when the job is no longer ours."""
+        job_claims.heartbeat(self.state, claim, self.name)
+
+    def _finish(
+        self,
+        claim: Claim,
+        status: str,
+        error: str | None = None,
+        experiment_status: str | None = None,
+    ) -> None:
+        job_claims.finish(self.state, claim, self.name, status, error, experiment_status)
+
+    def process(self, claim: Claim) -> None:
+        self._claim = claim
+        try:
+            self._process(claim)
+        finally:
+            self._claim = None
+
+    def _process(self, claim: Claim) -> None:
+        lost = threading.Event()  # taken over, or cancelled: either way write nothing more
+        beating = threading.Event()
+
+        def beat() -> None:
+            while not beating.wait(self.heartbeat_interval):
+                try:
+                    self.heartbeat(claim)
+                except LostClaim as exc:
+                    log.info("job %s: %s; stopping it", claim.job_id, exc)
+                    lost.set()
+                    self._interrupt()
+                    return
+                except Exception:
+                    log.warning("heartbeat of job %s failed", claim.job_id, exc_info=True)
+
+        pulse = threading.Thread(target=beat, name=f"{self.name}-heartbeat", daemon=True)
+        pulse.start()
+        try:
+            runner: Any = ExperimentRun
+            if claim.kind == "review_judge":
+                from assay.platform.server.jobs.review_judge import QueueJudgeRun as runner
+            run = runner(
+                self.state, claim, lambda: self._stop.is_set() or lost.is_set(), owner=self.name
+            )
+            finished = asyncio.run(self._supervised(run))
+        except LostClaim:
+            return
+        except asyncio.CancelledError:  # stop() or the heartbeat interrupted the run
+            finished = False
+        except Exception as exc:
+            log.exception("job %s (%s) failed", claim.job_id, claim.kind)
+            message = f"{type(exc).__name__}: {exc}".strip()
+            experiment = "failed" if claim.kind == "experiment" else None
+            self._finish(claim, "failed", message[:2000], experiment)
+            return
+        finally:
+            beating.set()
+            pulse.join(5)
+        if lost.is_set():
+            return
+        if finished:
+            self._finish(claim, "done", None, "completed" if claim.kind == "experiment" else None)
+        else:  # stopping: hand the job back so the next worker resumes it at once
+            self._finish(claim, "queued")
+
+
+# the worker's names from before the split stay importable from here
+__all__ = ["CHUNK", "Claim", "ExperimentRun", "JobCancelled", "LostClaim", "Worker"]

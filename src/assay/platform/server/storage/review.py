@@ -1,0 +1,314 @@
+"""Review queues: storage, and the routing of traces into them.
+
+A trace enters a queue when it matches the queue's condition: at ingest, in the same transaction
+that stores it (so a trace is never stored without entering the queues it matches), and, when a
+queue is created or its condition changes, every stored trace that matches then. Items are never
+removed by a condition change. A queue with a `judge_model` and criteria gets a `review_judge` job
+whenever traces enter it; the worker scores every item not yet scored by that queue.
+
+An item is `done` once every criterion of the queue has a label on its trace given through the
+queue (a queue without criteria: once it has one label); a done trace is added to the queue's
+dataset, when it has one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from datetime import datetime, timezone
+from typing import Any
+
+from sqlalchemy import func, select
+
+from assay.platform.server.errors import ApiError, conflict, not_found
+from assay.platform.server.storage import models
+from assay.platform.server.storage.repos import ProjectScoped, decode_cursor, iso
+from assay.platform.server.storage.trace_fields import compile_condition
+from assay.platform.server.storage.traces import TraceRepo, insert_for
+
+Q, Item, T = models.ReviewQueue, models.ReviewQueueItem, models.LoggedTrace
+JUDGE_JOB = "review_judge"
+INSERT_CHUNK = 1_000
+
+
+def queue_json(queue: models.ReviewQueue, counts: dict[str, int] | None = None) -> dict[str, Any]:
+    counts = counts or {}
+    return {
+        "object_type": "review_queue",
+        "id": queue.id,
+        "name": queue.name,
+        "condition": queue.condition,
+        "criteria": queue.criteria,
+        "judge_model": queue.judge_model,
+        "dataset": queue.dataset,
+        "version": queue.version,
+        "created_at": iso(queue.created_at),
+        "updated_at": iso(queue.updated_at),
+        "items": {"pending": counts.get("pending", 0), "done": counts.get("done", 0)},
+    }
+
+
+class QueueRepo(ProjectScoped):
+    def where(self, condition: str) -> Any:
+        return compile_condition(condition)
+
+    # -- the queues --------------------------------------------------------------------------------
+    def by_name(self, name: str) -> models.ReviewQueue | None:
+        return self.session.scalar(self._select(Q).where(Q.name == name))
+
+    def get(self, name: str) -> models.ReviewQueue:
+        queue = self.by_name(name)
+        if queue is None:
+            raise ApiError(404, "not_found", f"no review queue named {name!r} in this project")
+        return queue
+
+    def get_by_id(self, ident: int) -> models.ReviewQueue:
+        queue = self.session.scalar(self._select(Q).where(Q.id == ident))
+        if queue is None:
+            raise not_found("review queue", ident)
+        return queue
+
+    def list(
+        self, *, limit: int, cursor: str | None
+    ) -> tuple[list[models.ReviewQueue], str | None]:
+        return self._page(self._select(Q), Q, limit, cursor)
+
+    def counts(self, queue: models.ReviewQueue) -> dict[str, int]:
+        query = (
+            select(Item.status, func.count())
+            .where(Item.project_id == self.project_id, Item.queue_id == queue.id)
+            .group_by(Item.status)
+        )
+        return {status: int(n) for status, n in self.session.execute(query)}
+
+    def create(self, values: dict[str, Any]) -> models.ReviewQueue:
+        where = self.where(values["condition"])  # a bad condition: 422 before anything is written
+        existing = self.by_name(values["name"])
+        if existing is not None:
+            raise conflict(
+                f"a review queue named {values['name']!r} already exists (id {existing.id})",
+                existing.id,
+            )
+        queue = Q(project_id=self.project_id, version=1, **values)
+        self.session.add(queue)
+        self.session.flush()
+        self.enter(queue, where)
+        return queue
+
+    def update(self, name: str, version: int, changes: dict[str, Any]) -> models.ReviewQueue:
+        queue = self.session.scalar(self._select(Q).where(Q.name == name).with_for_update())
+        if queue is None:
+            raise ApiError(404, "not_found", f"no review queue named {name!r} in this project")
+        if queue.version != version:
+            raise ApiError(
+                409,
+                "conflict",
+                f"review queue {name!r} was changed meanwhile: it is at version {queue.version}, "
+                f"your change was made to version {version}; read it again and redo the change",
+            )
+        where = self.where(changes["condition"]) if "condition" in changes else None
+        new_name = changes.get("name")
+        if new_name is not None and new_name != queue.name and self.by_name(new_name) is not None:
+            raise conflict(f"a review queue named {new_name!r} already exists")
+        for field, value in changes.items():
+            if field == "name" and value is None:
+                continue
+            setattr(queue, field, [] if field == "criteria" and value is None else value)
+        queue.version = version + 1
+        queue.updated_at = datetime.now(timezone.utc)
+        self.session.flush()
+        if where is not None:
+            self.enter(queue, where)
+        elif "judge_model" in changes or "criteria" in changes:
+            self.request_judging(queue)
+        return queue
+
+    def delete(self, name: str) -> None:
+        queue = self.get(name)
+        self.session.execute(
+            Item.__table__.delete().where(
+                Item.project_id == self.project_id, Item.queue_id == queue.id
+            )
+        )
+        self.session.delete(queue)
+        self.session.flush()
+
+    # -- routing -------------------------------------------------------------------------------------
+    def enter(
+        self, queue: models.ReviewQueue, where: Any, trace_ids: list[str] | None = None
+    ) -> int:
+        """Put the matching traces (of `trace_ids`, or all) into `queue`; returns how many entered."""
+        query = select(T.id).where(T.project_id == self.project_id)
+        if trace_ids is not None:
+            query = query.where(T.id.in_(trace_ids))
+        if where is not None:
+            query = query.where(where)
+        matching = list(self.session.scalars(query))
+        if not matching:
+            return 0
+        now = datetime.now(timezone.utc)
+        entered = 0
+        for start in range(0, len(matching), INSERT_CHUNK):  # under SQLite's bound-parameter cap
+            statement = (
+                insert_for(self.session, Item.__table__)
+                .values(
+                    [
+                        {
+                            "project_id": self.project_id,
+                            "queue_id": queue.id,
+                            "trace_id": trace_id,
+                            "entered_at": now,
+                            "status": "pending",
+                        }
+                        for trace_id in matching[start : start + INSERT_CHUNK]
+                    ]
+                )
+                .on_conflict_do_nothing(index_elements=["project_id", "queue_id", "trace_id"])
+                .returning(Item.__table__.c.id)
+            )
+            entered += len(list(self.session.scalars(statement)))
+        if entered:
+            self.request_judging(queue)
+        return entered
+
+    def route(self, trace_ids: list[str]) -> dict[str, int]:
+        """At ingest: the new traces enter every queue whose condition they match."""
+        entered: dict[str, int] = {}
+        if not trace_ids:
+            return entered
+        for queue in self.session.scalars(self._select(Q).order_by(Q.id)):
+            count = self.enter(queue, self.where(queue.condition), trace_ids)
+            if count:
+                entered[queue.name] = count
+        return entered
+
+    def request_judging(self, queue: models.ReviewQueue) -> None:
+        """One queued judge job per queue at a time is enough: it scores every item still unscored."""
+        if not queue.judge_model or not queue.criteria:
+            return
+        waiting = self.session.scalar(
+            select(models.Job.id).where(
+                models.Job.project_id == self.project_id,
+                models.Job.kind == JUDGE_JOB,
+                models.Job.queue_id == queue.id,
+                models.Job.status == "queued",
+            )
+        )
+        if waiting is None:
+            self.session.add(
+                models.Job(
+                    project_id=self.project_id,
+                    kind=JUDGE_JOB,
+                    queue_id=queue.id,
+                    experiment_id=None,
+                    status="queued",
+                    attempts=0,
+                )
+            )
+            self.session.flush()
+
+    # -- items ---------------------------------------------------------------------------------------
+    def items(
+        self, queue: models.ReviewQueue, *, status: str | None, limit: int, cursor: str | None
+    ) -> tuple[list[tuple[models.ReviewQueueItem, models.LoggedTrace]], str | None]:
+        query = (
+            select(Item, T)
+            .join(T, (T.project_id == Item.project_id) & (T.id == Item.trace_id))
+            .where(Item.project_id == self.project_id, Item.queue_id == queue.id)
+        )
+        if status is not None:
+            query = query.where(Item.status == status)
+        after = decode_cursor(cursor)
+        if after is not None:
+            query = query.where(Item.id > after)
+        rows = [tuple(r) for r in self.session.execute(query.order_by(Item.id).limit(limit + 1))]
+        if len(rows) > limit:
+            return rows[:limit], str(rows[limit - 1][0].id)  # type: ignore[return-value]
+        return rows, None  # type: ignore[return-value]
+
+    def item(self, queue: models.ReviewQueue, trace_id: str) -> models.ReviewQueueItem | None:
+        return self.session.scalar(
+            select(Item).where(
+                Item.project_id == self.project_id,
+                Item.queue_id == queue.id,
+                Item.trace_id == trace_id,
+            )
+        )
+
+    def after_label(self, queue: models.ReviewQueue, trace_id: str) -> bool:
+        """Mark the item done when the queue's criteria are all labelled through it; then add the
+        trace to the queue's dataset. True when the item became done now."""
+        item = self.item(queue, trace_id)
+        if item is None or item.status == "done":
+            return False
+        labelled = set(
+            self.session.scalars(
+                select(models.TraceLabel.criterion).where(
+                    models.TraceLabel.project_id == self.project_id,
+                    models.TraceLabel.trace_id == trace_id,
+                    models.TraceLabel.queue_id == queue.id,
+                )
+            )
+        )
+        if not labelled or not set(queue.criteria or []) <= labelled:
+            return False
+        item.status = "done"
+        if queue.dataset:
+            # a trace that cannot be an example (no input): the label still counts
+            with contextlib.suppress(ApiError):
+                TraceRepo(self.session, self.project_id).to_dataset([trace_id], queue.dataset)
+        self.session.flush()
+        return True
+
+    def export(
+        self, queue: models.ReviewQueue, *, limit: int, cursor: str | None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """Labelled rows: per item and criterion with a label, the trace's texts and contexts, the
+        latest label (its author and comment) and the latest score, typed as it is stored: a
+        number (a boolean as 1.0/0.0) in `score`, a categorical label in `score_label` (then
+        `score` is None), with its status, reason and what produced it."""
+        pairs, next_cursor = self.items(queue, status=None, limit=limit, cursor=cursor)
+        traces = TraceRepo(self.session, self.project_id)
+        ids = [t.id for _i, t in pairs]
+        labels, scores = traces.latest_labels(ids), traces.latest_scores(ids)
+        rows: list[dict[str, Any]] = []
+        for _item, trace in pairs:
+            criteria = list(queue.criteria or []) or sorted(labels[trace.id])
+            for criterion in criteria:
+                label = labels[trace.id].get(criterion)
+                if label is None:
+                    continue
+                score = scores[trace.id].get(criterion)
+                rows.append(
+                    {
+                        "trace_id": trace.id,
+                        "input": trace.input_text,
+                        "output": trace.output_text,
+                        "contexts": trace.contexts,
+                        "criterion": criterion,
+                        "label": label.value,
+                        "label_author": label.author,
+                        "label_at": iso(label.created_at),
+                        "label_comment": label.comment or "",
+                        **score_columns(score),
+                    }
+                )
+        return rows, next_cursor
+
+
+def score_columns(score: models.TraceScore | None) -> dict[str, Any]:
+    """The export's score fields of a criterion's latest score (all None without one)."""
+    if score is None:
+        return dict.fromkeys(SCORE_FIELDS)
+    outcome = score.outcome or {}
+    return {
+        "score": score.value,
+        "score_label": score.label,
+        "score_status": outcome.get("status"),
+        "score_reason": outcome.get("reason"),
+        "score_source": score.source,
+    }
+
+
+SCORE_FIELDS = ("score", "score_label", "score_status", "score_reason", "score_source")
+
+__all__ = ["JUDGE_JOB", "SCORE_FIELDS", "QueueRepo", "queue_json", "score_columns"]

@@ -1,0 +1,387 @@
+"""Storage of logged traces: idempotent ingest, paging, edits with an optimistic version check
+(the state before each edit kept as a revision), append-only scores and labels, and adding
+traces to a dataset as examples. Like every repository it is built for one project."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy import func, select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import Session
+
+from assay.platform.server.errors import ApiError, invalid, not_found
+from assay.platform.server.jobs.judging import readable_outcome
+from assay.platform.server.schemas.bodies import ExampleIn
+from assay.platform.server.schemas.traces import TraceIn, utc
+from assay.platform.server.storage import models
+from assay.platform.server.storage.repos import DatasetRepo, ProjectScoped, decode_cursor, iso
+
+T = models.LoggedTrace
+
+
+def insert_for(session: Session, table: Any) -> Any:
+    """The dialect's INSERT, which knows ON CONFLICT DO NOTHING."""
+    dialect = session.get_bind().dialect.name
+    return (pg_insert if dialect == "postgresql" else sqlite_insert)(table)
+
+
+def flatten_text(value: Any) -> str:
+    """The text a condition's `input`/`output` matches: a string as it is; chat messages (a list,
+    or an object with `messages`) as their contents one per line; any other JSON as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    messages = value.get("messages") if isinstance(value, dict) else value
+    if isinstance(messages, list) and messages and all(isinstance(m, dict) for m in messages):
+        lines = [_content_text(m.get("content")) for m in messages if "content" in m]
+        if lines:
+            return "\n".join(line for line in lines if line)
+    if isinstance(value, dict) and isinstance(value.get("content"), (str, list)):
+        return _content_text(value["content"])
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}, ...]
+        return "\n".join(
+            part.get("text", "") if isinstance(part, dict) else str(part) for part in content
+        )
+    return "" if content is None else json.dumps(content, ensure_ascii=False)
+
+
+def trace_values(trace: TraceIn, project_id: int, now: datetime) -> dict[str, Any]:
+    usage = trace.usage
+    input_tokens = usage.input_tokens if usage else None
+    output_tokens = usage.output_tokens if usage else None
+    tokens = (
+        None
+        if input_tokens is None and output_tokens is None
+        else (input_tokens or 0) + (output_tokens or 0)
+    )
+    return {
+        "project_id": project_id,
+        "id": trace.id,
+        "created_at": utc(trace.created_at) or now,
+        "version": 1,
+        "input": trace.input,
+        "output": trace.output,
+        "raw_input": trace.raw_input,
+        "raw_output": trace.raw_output,
+        "input_text": flatten_text(trace.input),
+        "output_text": flatten_text(trace.output),
+        "contexts": list(trace.contexts),
+        "meta": dict(trace.metadata),
+        "model": trace.model,
+        "input_tokens": input_tokens,
+        "output_tokens": output_tokens,
+        "tokens": tokens,
+        "latency_ms": trace.latency_ms,
+        "error": trace.error,
+        "tags": list(trace.tags),
+        "spans": [span.model_dump(mode="json") for span in trace.spans],
+        "edited": False,
+    }
+
+
+def outcome_json(row: models.TraceScore) -> dict[str, Any]:
+    return {
+        "value": row.value,
+        "label": row.label,
+        "outcome": readable_outcome(row.outcome),
+        "source": row.source,
+        "queue_id": row.queue_id,
+        "created_at": iso(row.created_at),
+    }
+
+
+def label_json(row: models.TraceLabel) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "trace_id": row.trace_id,
+        "criterion": row.criterion,
+        "value": row.value,
+        "author": row.author,
+        "queue_id": row.queue_id,
+        "comment": row.comment,
+        "created_at": iso(row.created_at),
+    }
+
+
+def trace_json(
+    row: models.LoggedTrace,
+    scores: dict[str, Any] | None = None,
+    labels: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    return {
+        "object_type": "trace",
+        "id": row.id,
+        "created_at": iso(row.created_at),
+        "version": row.version,
+        "edited": row.edited,
+        "input": row.input,
+        "output": row.output,
+        "raw_input": row.raw_input,
+        "raw_output": row.raw_output,
+        "contexts": row.contexts,
+        "metadata": row.meta,
+        "model": row.model,
+        "usage": {"input_tokens": row.input_tokens, "output_tokens": row.output_tokens},
+        "tokens": row.tokens,
+        "latency_ms": row.latency_ms,
+        "error": row.error,
+        "tags": row.tags,
+        "spans": row.spans,
+        "scores": scores or {},
+        "labels": labels or {},
+    }
+
+
+def _snapshot(row: models.LoggedTrace) -> dict[str, Any]:
+    return {
+        "version": row.version,
+        "edited": row.edited,
+        "input": row.input,
+        "output": row.output,
+        "contexts": row.contexts,
+        "metadata": row.meta,
+        "tags": row.tags,
+    }
+
+
+class TraceRepo(ProjectScoped):
+    # -- ingest ------------------------------------------------------------------------------------
+    def ingest(self, traces: list[TraceIn]) -> tuple[list[str], int]:
+        """Store the traces whose id is new; returns (ids stored, duplicates ignored). A trace sent
+        twice (in one batch, or again later, or by two clients at once) is stored once."""
+        now = datetime.now(timezone.utc)
+        rows: dict[str, dict[str, Any]] = {}
+        for trace in traces:
+            rows.setdefault(trace.id, trace_values(trace, self.project_id, now))
+        ordered = list(rows.values())  # in batch order: arrival order is the paging order
+        stored: list[str] = []
+        for start in range(0, len(ordered), 500):  # under SQLite's bound-parameter cap
+            statement = (
+                insert_for(self.session, T.__table__)
+                .values(ordered[start : start + 500])
+                .on_conflict_do_nothing(index_elements=["project_id", "id"])
+                .returning(T.__table__.c.id)
+            )
+            stored += list(self.session.scalars(statement))
+        return stored, len(traces) - len(stored)
+
+    # -- reading -----------------------------------------------------------------------------------
+    def get(self, trace_id: str, *, lock: bool = False) -> models.LoggedTrace:
+        query = self._select(T).where(T.id == trace_id)
+        if lock:
+            query = query.with_for_update()
+        row = self.session.scalar(query)
+        if row is None:
+            raise not_found("trace", trace_id)
+        return row
+
+    def list(
+        self, *, limit: int, cursor: str | None, where: Any = None
+    ) -> tuple[list[models.LoggedTrace], str | None]:
+        """Newest first (by arrival); the cursor is the arrival number of the last trace given."""
+        query = self._select(T)
+        before = decode_cursor(cursor)
+        if before is not None:
+            query = query.where(T.seq < before)
+        if where is not None:
+            query = query.where(where)
+        rows = list(self.session.scalars(query.order_by(T.seq.desc()).limit(limit + 1)))
+        if len(rows) > limit:
+            return rows[:limit], str(rows[limit - 1].seq)
+        return rows, None
+
+    def _latest(self, model: Any, trace_ids: list[str]) -> dict[str, dict[str, Any]]:
+        """Per trace, the latest row of each criterion (max created_at, then max id)."""
+        latest: dict[str, dict[str, Any]] = {t: {} for t in trace_ids}
+        if not trace_ids:
+            return latest
+        query = (
+            self._select(model)
+            .where(model.trace_id.in_(trace_ids))
+            .order_by(model.created_at, model.id)
+        )
+        for row in self.session.scalars(query):
+            latest[row.trace_id][row.criterion] = row
+        return latest
+
+    def latest_scores(self, trace_ids: list[str]) -> dict[str, dict[str, models.TraceScore]]:
+        return self._latest(models.TraceScore, trace_ids)
+
+    def latest_labels(self, trace_ids: list[str]) -> dict[str, dict[str, models.TraceLabel]]:
+        return self._latest(models.TraceLabel, trace_ids)
+
+    def as_json(self, rows: list[models.LoggedTrace]) -> list[dict[str, Any]]:
+        ids = [r.id for r in rows]
+        scores, labels = self.latest_scores(ids), self.latest_labels(ids)
+        return [
+            trace_json(
+                r,
+                {c: outcome_json(s) for c, s in scores[r.id].items()},
+                {c: label_json(lb) for c, lb in labels[r.id].items()},
+            )
+            for r in rows
+        ]
+
+    # -- edits ---------------------------------------------------------------------------------------
+    def edit(
+        self, trace_id: str, version: int, changes: dict[str, Any], editor: str
+    ) -> models.LoggedTrace:
+        """Apply `changes` if the trace is still at `version`; else 409 and nothing written. The row
+        is locked for the check (PostgreSQL; SQLite's writers are serialised), and the revision's
+        unique (trace, version) refuses a second edit of the same version in any case."""
+        row = self.get(trace_id, lock=True)
+        if row.version != version:
+            raise ApiError(
+                409,
+                "conflict",
+                f"trace {trace_id} was edited meanwhile: it is at version {row.version}, "
+                f"your change was made to version {version}; read it again and redo the change",
+            )
+        self.session.add(
+            models.TraceRevision(
+                project_id=self.project_id,
+                trace_id=row.id,
+                version=row.version,
+                snapshot=_snapshot(row),
+                edited_by=editor,
+            )
+        )
+        for field, value in changes.items():
+            setattr(row, "meta" if field == "metadata" else field, value)
+            if field in ("input", "output"):
+                setattr(row, f"{field}_text", flatten_text(value))
+        row.version = version + 1
+        row.edited = True
+        self.session.flush()
+        return row
+
+    def revisions(self, trace_id: str) -> list[models.TraceRevision]:
+        self.get(trace_id)
+        query = self._select(models.TraceRevision).where(models.TraceRevision.trace_id == trace_id)
+        return list(self.session.scalars(query.order_by(models.TraceRevision.version)))
+
+    # -- scores and labels (append-only) -------------------------------------------------------------
+    def add_label(
+        self,
+        trace_id: str,
+        *,
+        criterion: str,
+        value: Any,
+        author: str,
+        queue_id: int | None = None,
+        comment: str = "",
+    ) -> models.TraceLabel:
+        self.get(trace_id)
+        row = models.TraceLabel(
+            project_id=self.project_id,
+            trace_id=trace_id,
+            criterion=criterion,
+            value=value,
+            author=author,
+            queue_id=queue_id,
+            comment=comment,
+        )
+        self.session.add(row)
+        self.session.flush()
+        return row
+
+    def add_scores(self, rows: list[dict[str, Any]]) -> None:
+        """Append scores: each a dict of trace_id, criterion, value, outcome, source, queue_id."""
+        if rows:
+            now = datetime.now(timezone.utc)
+            self.session.execute(
+                insert_for(self.session, models.TraceScore.__table__).values(
+                    [{"project_id": self.project_id, "created_at": now, **row} for row in rows]
+                )
+            )
+
+    # -- to a dataset --------------------------------------------------------------------------------
+    def to_dataset(self, trace_ids: list[str], name: str) -> dict[str, Any]:
+        """Add the traces as examples (question = input text, answer = output text, contexts) to
+        the dataset `name`: created, or given a new version holding its examples plus these. An
+        example equal to one already there is not added twice."""
+        found = {
+            r.id: r for r in self.session.scalars(self._select(T).where(T.id.in_(set(trace_ids))))
+        }
+        examples, taken = [], set()
+        for index, trace_id in enumerate(trace_ids):
+            row = found.get(trace_id)
+            if row is None:
+                raise invalid(f"trace_ids[{index}]", f"no trace with id {trace_id} in this project")
+            if trace_id in taken:
+                continue
+            taken.add(trace_id)
+            try:
+                example = ExampleIn(
+                    question=row.input_text,
+                    ground_truth_context=list(row.contexts or []),
+                    ground_truth_answer=row.output_text,
+                )
+            except ValidationError as exc:
+                problem = exc.errors()[0]
+                field = ".".join(str(p) for p in problem["loc"])
+                raise invalid(
+                    f"trace_ids[{index}]",
+                    f"trace {trace_id} cannot be an example: its {field} {problem['msg']}",
+                ) from None
+            examples.append(example.model_dump())
+        datasets = DatasetRepo(self.session, self.project_id)
+        dataset = datasets.by_name(name)
+        if dataset is None:
+            values = {
+                "name": name,
+                "source_type": "traces",
+                "source_file": "",
+                "examples": examples,
+            }
+            dataset, version = datasets.create(values)
+            return {"dataset_id": dataset.id, "version": version.version, "added": len(examples)}
+        current = [
+            {
+                "question": e.question,
+                "ground_truth_context": e.ground_truth_context,
+                "ground_truth_answer": e.ground_truth_answer,
+            }
+            for e in datasets.all_examples(datasets.version(dataset))
+        ]
+        seen = {json.dumps(e, sort_keys=True) for e in current}
+        new = [e for e in examples if json.dumps(e, sort_keys=True) not in seen]
+        values = {
+            "name": dataset.name,
+            "source_type": dataset.source_type,
+            "source_file": dataset.source_file,
+            "examples": current + new,
+        }
+        dataset, version, _changed = datasets.replace(dataset.id, values)
+        return {"dataset_id": dataset.id, "version": version.version, "added": len(new)}
+
+    def count(self) -> int:
+        return int(
+            self.session.scalar(
+                select(func.count()).select_from(T).where(T.project_id == self.project_id)
+            )
+            or 0
+        )
+
+
+__all__ = [
+    "TraceRepo",
+    "flatten_text",
+    "insert_for",
+    "label_json",
+    "outcome_json",
+    "trace_json",
+    "trace_values",
+]

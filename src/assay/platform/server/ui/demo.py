@@ -1,0 +1,295 @@
+"""`assay serve --demo`: a demo project to look at before sending anything — a dataset, a finished
+experiment of two cohorts (its answers and scores written directly, as a worker would have stored
+them; no model is called), logged traces with judge scores, and a review queue holding some of
+them. Seeding runs once per database; every start gives the `demo` user a new password."""
+
+from __future__ import annotations
+
+import secrets
+import uuid
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from sqlalchemy import select
+
+from assay.platform import criteria_rules
+from assay.platform.server.auth import users as ui_auth
+from assay.platform.server.auth.keys import project
+from assay.platform.server.schemas.traces import TraceIn
+from assay.platform.server.storage import models
+from assay.platform.server.storage.repos import CriteriaRepo, DatasetRepo, TaskRepo
+from assay.platform.server.storage.review import QueueRepo
+from assay.platform.server.storage.traces import TraceRepo
+
+DEMO_PROJECT = "demo"
+DEMO_USER = "demo"
+
+# (question, reference answer, context)
+CAPITALS = [
+    ("What is the capital of France?", "Paris", "Paris is the capital and largest city of France."),
+    ("What is the capital of Japan?", "Tokyo", "Tokyo has been Japan's capital since 1869."),
+    (
+        "What is the capital of Canada?",
+        "Ottawa",
+        "Ottawa, on the Ottawa River, is Canada's capital.",
+    ),
+    ("What is the capital of Australia?", "Canberra", "Canberra was chosen as a compromise."),
+    ("What is the capital of Brazil?", "Brasília", "Brasília replaced Rio de Janeiro in 1960."),
+    ("What is the capital of Kenya?", "Nairobi", "Nairobi is Kenya's capital and largest city."),
+]
+# per cohort, its answer to each question and the judge's Relevance (1-5) and Correct (0/1)
+COHORTS = {
+    "careful": [
+        ("Paris.", 5, 1),
+        ("Tokyo.", 5, 1),
+        ("Ottawa.", 5, 1),
+        ("Canberra, not Sydney.", 5, 1),
+        ("Brasília.", 4, 1),
+        ("Nairobi.", 5, 1),
+    ],
+    "terse": [
+        ("Paris", 4, 1),
+        ("Kyoto", 2, 0),
+        ("Toronto", 2, 0),
+        ("Sydney", 2, 0),
+        ("Brasília", 4, 1),
+        ("Nairobi", 4, 1),
+    ],
+}
+SUPPORT_TRACES = [
+    ("How do I reset my password?", "Click 'Forgot password' on the sign-in page.", 5),
+    ("Can I export my data as CSV?", "Yes: Settings → Export → CSV.", 4),
+    ("Why was I charged twice?", "I am not sure; maybe try again later.", 2),
+    ("Do you support SSO?", "We support SAML and OIDC single sign-on on the Team plan.", 5),
+    ("How do I delete my account?", "Accounts cannot be deleted.", 1),
+]
+
+
+def _criteria() -> list[dict[str, Any]]:
+    relevance = {
+        "name": "Relevance",
+        "criteria_type": "llm_judge",
+        "output_type": "5-point",
+        "header": "How well does the answer address the question?",
+        "likert_score_1": "Off topic",
+        "likert_score_2": "Mostly off",
+        "likert_score_3": "Partly answers",
+        "likert_score_4": "Answers it",
+        "likert_score_5": "Answers it fully and precisely",
+    }
+    correct = {
+        "name": "Correct",
+        "criteria_type": "llm_judge",
+        "output_type": "bool",
+        "header": "Is the answer factually correct?",
+        "bool_true": "Correct",
+        "bool_false": "Wrong",
+    }
+    return [criteria_rules.check(relevance), criteria_rules.check(correct)]
+
+
+def seed(session: Any) -> int:
+    """The demo project (created once); returns its id."""
+    found = session.scalar(select(models.Project).where(models.Project.name == DEMO_PROJECT))
+    if found is not None:
+        return found.id
+    owner = project(session, DEMO_PROJECT)
+    pid = owner.id
+    criteria_repo = CriteriaRepo(session, pid)
+    criteria = [criteria_repo.create(values) for values in _criteria()]
+    examples = [
+        {"question": q, "ground_truth_context": [c], "ground_truth_answer": a}
+        for q, a, c in CAPITALS
+    ]
+    dataset, version = DatasetRepo(session, pid).create(
+        {"name": "capitals", "source_type": "demo", "source_file": "", "examples": examples}
+    )
+    task = TaskRepo(session, pid).create(
+        {"name": "answer", "generator_model": "demo/model", "system_prompt": "Answer briefly."}
+    )
+    _experiment(session, pid, dataset, version, task, criteria)
+    _traces(session, pid)
+    return pid
+
+
+def _experiment(
+    session: Any, pid: int, dataset: Any, version: Any, task: Any, criteria: Any
+) -> None:
+    now = datetime.now(timezone.utc)
+    snapshots = [
+        {"key": key, "id": c.id, **{f: getattr(c, f) for f in criteria_rules.FIELDS}}
+        for key, c in enumerate(criteria)
+    ]
+    experiment = models.Experiment(
+        project_id=pid,
+        name="careful vs terse",
+        dataset_id=dataset.id,
+        dataset_version_id=version.id,
+        dataset_version=version.version,
+        task={
+            "id": task.id,
+            "name": task.name,
+            "generator_model": task.generator_model,
+            "system_prompt": task.system_prompt,
+        },
+        criteria=snapshots,
+        judge_model="demo/judge",
+        status="completed",
+        started_at=now - timedelta(minutes=3),
+        finished_at=now - timedelta(minutes=1),
+    )
+    session.add(experiment)
+    session.flush()
+    stored = DatasetRepo(session, pid).all_examples(version)
+    for position, (name, answers) in enumerate(COHORTS.items()):
+        cohort = models.ExperimentCohort(
+            project_id=pid,
+            experiment_id=experiment.id,
+            position=position,
+            name=name,
+            generator_model=f"demo/{name}",
+        )
+        session.add(cohort)
+        session.flush()
+        for example, (answer, relevance, correct) in zip(stored, answers, strict=True):
+            trace = models.Trace(
+                project_id=pid,
+                experiment_id=experiment.id,
+                cohort_id=cohort.id,
+                example_id=example.id,
+                input=example.question,
+                output=answer,
+                contexts=list(example.ground_truth_context),
+                raw_input={
+                    "model": f"demo/{name}",
+                    "messages": [{"role": "user", "content": example.question}],
+                },
+                raw_output={"content": answer},
+                meta={"cohort": name, "source": "demo"},
+                model=f"demo/{name}",
+                input_tokens=20,
+                output_tokens=4,
+                latency_ms=300.0,
+            )
+            session.add(trace)
+            session.flush()
+            for key, (criterion, value) in enumerate(
+                ((criteria[0], float(relevance)), (criteria[1], float(correct)))
+            ):
+                session.add(
+                    models.Score(
+                        project_id=pid,
+                        experiment_id=experiment.id,
+                        trace_id=trace.id,
+                        criteria_key=key,
+                        criteria_name=criterion.name,
+                        source="judge",
+                        status="ok",
+                        value=value,
+                        reason="demo score",
+                    )
+                )
+    session.flush()
+
+
+def _traces(session: Any, pid: int) -> None:
+    now = datetime.now(timezone.utc)
+    traces = []
+    for index, (question, answer, _score) in enumerate(SUPPORT_TRACES):
+        started = now - timedelta(minutes=30 - index)
+        traces.append(
+            TraceIn.model_validate(
+                {
+                    "id": str(uuid.uuid4()),
+                    "created_at": started.isoformat(),
+                    "input": question,
+                    "output": answer,
+                    "contexts": ["Help centre: account, billing and export articles."],
+                    "metadata": {
+                        "channel": "chat",
+                        "user": {"tier": "pro" if index % 2 else "free"},
+                    },
+                    "model": "demo/support-bot",
+                    "usage": {"input_tokens": 120, "output_tokens": 18},
+                    "latency_ms": 640.0 + 10 * index,
+                    "tags": ["support"],
+                    "spans": [
+                        {
+                            "id": "s1",
+                            "name": "answer",
+                            "kind": "function",
+                            "started_at": started.isoformat(),
+                            "ended_at": (started + timedelta(milliseconds=640)).isoformat(),
+                        },
+                        {
+                            "id": "s2",
+                            "parent_id": "s1",
+                            "name": "search help centre",
+                            "kind": "retrieval",
+                            "started_at": started.isoformat(),
+                            "ended_at": (started + timedelta(milliseconds=120)).isoformat(),
+                            "output": ["Help centre: account, billing and export articles."],
+                        },
+                        {
+                            "id": "s3",
+                            "parent_id": "s1",
+                            "name": "chat completion",
+                            "kind": "llm",
+                            "started_at": (started + timedelta(milliseconds=130)).isoformat(),
+                            "ended_at": (started + timedelta(milliseconds=630)).isoformat(),
+                            "input": [{"role": "user", "content": question}],
+                            "output": answer,
+                        },
+                    ],
+                }
+            )
+        )
+    repo = TraceRepo(session, pid)
+    stored, _duplicates = repo.ingest(traces)
+    repo.add_scores(
+        [
+            {
+                "trace_id": trace.id,
+                "criterion": "Relevance",
+                "value": float(score),
+                "outcome": {
+                    "status": "ok",
+                    "value": float(score),
+                    "reason": "the judge's demo reason",
+                },
+                "source": "judge:demo/judge",
+                "queue_id": None,
+            }
+            for trace, (_q, _a, score) in zip(traces, SUPPORT_TRACES, strict=True)
+        ]
+    )
+    QueueRepo(session, pid).create(
+        {
+            "name": "support answers",
+            "condition": "'support' IN tags",
+            "criteria": ["Relevance", "Correct"],
+            "judge_model": None,
+            "dataset": None,
+        }
+    )
+    assert stored
+
+
+def seed_demo(state: Any) -> str:
+    """Seed (once) and give the demo user a fresh password; returns that password."""
+    password = secrets.token_urlsafe(9)
+    with state.transaction() as session:
+        pid = seed(session)
+        user = session.scalar(select(models.User).where(models.User.username == DEMO_USER))
+        if user is None:
+            user = ui_auth.create_user(
+                session, DEMO_USER, password, projects=[DEMO_PROJECT], display_name="Demo reviewer"
+            )
+        else:
+            user.password_hash = ui_auth.hash_password(password)
+        ui_auth.add_member(session, user, DEMO_PROJECT, "admin")
+        assert pid
+    return password
+
+
+__all__ = ["DEMO_PROJECT", "DEMO_USER", "seed", "seed_demo"]

@@ -1,0 +1,179 @@
+"""A project's settings, for its admins: API keys (create — the key is shown once — and revoke)
+and members (add an existing user with a role, change a role, remove). Everyone else gets a 403."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+from sqlalchemy import select
+from starlette.concurrency import run_in_threadpool
+
+from assay.errors import UsageError
+from assay.platform.server.auth import keys as auth
+from assay.platform.server.auth import users as ui_auth
+from assay.platform.server.storage import models
+from assay.platform.server.ui.web import (
+    UI,
+    Access,
+    UiError,
+    field,
+    member,
+    render,
+    require_csrf,
+    see_other,
+    state_of,
+)
+
+router = APIRouter(prefix="/p/{project_id}")  # under the UI app, mounted at /ui
+
+
+def admin(request: Request, project_id: int) -> Access:
+    access = member(request, project_id)
+    if access.project.role != "admin":
+        raise UiError(403, "only a project admin can see or change its settings", "Forbidden")
+    return access
+
+
+def _page(request: Request, access: Access, new_key: str = "", status: int = 200) -> Response:
+    with state_of(request).transaction() as session:
+        keys = [k for k, _name in auth.list_keys(session, access.project.project_name)]
+        members = list(
+            session.execute(
+                select(models.User, models.ProjectMember.role)
+                .join(models.ProjectMember, models.ProjectMember.user_id == models.User.id)
+                .where(models.ProjectMember.project_id == access.project_id)
+                .order_by(models.User.username)
+            )
+        )
+    response = render(
+        request,
+        "settings.html",
+        status=status,
+        project=access.project,
+        keys=keys,
+        members=members,
+        scopes=auth.SCOPES,
+        default_scopes=auth.DEFAULT_SCOPES,
+        roles=ui_auth.ROLES,
+        new_key=new_key,
+    )
+    response.headers["Cache-Control"] = "no-store"
+    return response
+
+
+@router.get("/settings")
+def settings(request: Request, project_id: int) -> Response:
+    return _page(request, admin(request, project_id))
+
+
+async def _admin_form(request: Request, project_id: int) -> tuple[Access, Any]:
+    access = await run_in_threadpool(admin, request, project_id)
+    return access, await require_csrf(request, access.viewer.csrf)
+
+
+@router.post("/settings/keys")
+async def create_key(request: Request, project_id: int) -> Response:
+    access, form = await _admin_form(request, project_id)
+    scopes = [s for s in form.getlist("scopes") if isinstance(s, str)]
+    expires = field(form, "expires_in_days").strip()
+    name = field(form, "name").strip()
+    if len(name) > 200:
+        raise UiError(422, "name: at most 200 characters")
+    state = state_of(request)
+
+    def make() -> str:
+        with state.transaction() as session:
+            key, _row = auth.create_key(
+                session,
+                state.pepper,
+                project_name=access.project.project_name,
+                scopes=scopes,
+                expires_in_days=float(expires) if expires else None,
+                name=name,
+            )
+            return key
+
+    try:
+        key = await run_in_threadpool(make)
+    except UsageError as exc:
+        raise UiError(422, str(exc), "Not created") from None
+    except ValueError:
+        raise UiError(422, "expires_in_days: a number of days", "Not created") from None
+    return await run_in_threadpool(_page, request, access, key, 201)
+
+
+@router.post("/settings/keys/revoke")
+async def revoke_key(request: Request, project_id: int) -> Response:
+    access, form = await _admin_form(request, project_id)
+    key_id = field(form, "key_id").strip()
+
+    def revoke() -> None:
+        with state_of(request).transaction() as session:
+            owned = session.scalar(
+                select(models.ApiKey.id).where(
+                    models.ApiKey.key_id == key_id,
+                    models.ApiKey.project_id == access.project_id,
+                )
+            )
+            if owned is None:
+                raise UiError(404, f"no API key {key_id!r} in this project")
+            auth.revoke(session, key_id)
+
+    await run_in_threadpool(revoke)
+    return see_other(f"{UI}/p/{project_id}/settings")
+
+
+@router.post("/settings/members")
+async def set_member(request: Request, project_id: int) -> Response:
+    """Add an existing user to the project, or change their role."""
+    access, form = await _admin_form(request, project_id)
+    username = field(form, "username").strip().lower()
+    role = field(form, "role")
+
+    def save() -> None:
+        with state_of(request).transaction() as session:
+            user = session.scalar(select(models.User).where(models.User.username == username))
+            if user is None:
+                raise UiError(
+                    422, f"username: no user {username!r} (create one with `assay users add`)"
+                )
+            if user.id == access.viewer.user_id and role != "admin":
+                raise UiError(422, "role: you cannot take your own admin role away")
+            try:
+                ui_auth.add_member(session, user, access.project.project_name, role)
+            except UsageError as exc:
+                raise UiError(422, f"role: {exc}") from None
+
+    await run_in_threadpool(save)
+    return see_other(f"{UI}/p/{project_id}/settings")
+
+
+@router.post("/settings/members/remove")
+async def remove_member(request: Request, project_id: int) -> Response:
+    access, form = await _admin_form(request, project_id)
+    username = field(form, "username").strip().lower()
+
+    def remove() -> None:
+        with state_of(request).transaction() as session:
+            user = session.scalar(select(models.User).where(models.User.username == username))
+            if user is None:
+                raise UiError(404, f"no user {username!r}")
+            if user.id == access.viewer.user_id:
+                raise UiError(422, "you cannot remove yourself from the project")
+            row = session.scalar(
+                select(models.ProjectMember).where(
+                    models.ProjectMember.project_id == access.project_id,
+                    models.ProjectMember.user_id == user.id,
+                )
+            )
+            if row is None:
+                raise UiError(404, f"{username} is not a member of this project")
+            session.delete(row)  # the remover is an admin and stays one: never left without
+
+    await run_in_threadpool(remove)
+    return see_other(f"{UI}/p/{project_id}/settings")
+
+
+__all__ = ["router"]
