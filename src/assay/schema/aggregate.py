@@ -27,8 +27,6 @@ from assay.stats.pairing import (
     unique_ids,
 )
 
-PairedDifference = Difference  # the name this module used for `assay.stats.pairing.Difference`
-
 
 # -- one run --------------------------------------------------------------------------------------
 class Aggregate(NamedTuple):
@@ -56,7 +54,6 @@ __all__ = [
     "Aggregate",
     "Difference",
     "Pair",
-    "PairedDifference",
     "Pairing",
     "aggregate",
     "bootstrap_mean_ci",
