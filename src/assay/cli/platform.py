@@ -87,9 +87,9 @@ def worker_command(
     import signal
     import threading
 
-    from assay.platform.server.app import ServerState
     from assay.platform.server.config import pepper, resolve_db_url
     from assay.platform.server.jobs.worker import Worker
+    from assay.platform.server.state import ServerState
     from assay.platform.server.storage.db import make_engine, migrate
 
     url = resolve_db_url(db)

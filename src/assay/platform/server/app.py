@@ -10,73 +10,39 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy import Engine
-from sqlalchemy.exc import IntegrityError, OperationalError
-from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from assay._version import __version__
-from assay.platform.server.auth import keys as auth
+from assay.platform.server.api import (
+    experiment_control,
+    pipelines,
+    resources,
+    review,
+    scores,
+    traces,
+)
 from assay.platform.server.config import pepper, rate_limit_setting, resolve_db_url
 from assay.platform.server.errors import ApiError
-from assay.platform.server.storage.db import make_engine, migrate, session_factory
+from assay.platform.server.jobs.worker import Worker
+from assay.platform.server.otlp import ingest as otlp_ingest
+from assay.platform.server.rate_limit import RateLimitMiddleware, parse_rate_limit
+from assay.platform.server.state import ServerState
+from assay.platform.server.storage.db import make_engine, migrate
+from assay.platform.server.ui import mount as ui_mount
 
 log = logging.getLogger("assay.platform.server")
 
 API = "/api/v1"
 PUBLIC_PATHS = frozenset({f"{API}/health"})
 DEFAULT_MAX_BODY = 1_000_000
-
-
-class ServerState:
-    """What every request shares: the engine, the session factory and the key pepper."""
-
-    def __init__(self, engine: Engine, key_pepper: bytes, max_body: int) -> None:
-        self.engine, self.pepper, self.max_body = engine, key_pepper, max_body
-        self.sessions = session_factory(engine)
-
-    @contextmanager
-    def transaction(self) -> Iterator[Session]:
-        """One unit of work: committed on success, rolled back on any error; database failures
-        become a 409 (a constraint: someone else changed the same thing) or a 503."""
-        session = self.sessions()
-        try:
-            yield session
-            session.commit()
-        except IntegrityError:
-            session.rollback()
-            raise ApiError(
-                409, "conflict", "the object changed meanwhile (a concurrent write); try again"
-            ) from None
-        except OperationalError as exc:
-            session.rollback()
-            log.warning("database unavailable: %s", exc)
-            raise ApiError(
-                503, "unavailable", "the database is busy or unavailable; try again"
-            ) from None
-        except BaseException:
-            session.rollback()
-            raise
-        finally:
-            session.close()
-
-    def authenticate(self, token: str) -> auth.Principal | str:
-        try:
-            with self.transaction() as session:
-                return auth.authenticate(session, self.pepper, token)
-        except auth.AuthFailed as exc:
-            return str(exc)
-        except ApiError as exc:
-            return exc
 
 
 def error_body(status: int, code: str, message: str, **extra: Any) -> bytes:
@@ -280,12 +246,6 @@ def create_app(
     `worker=True` runs one job worker in a thread while the app is served (started and stopped
     with the app's lifespan), as `assay serve` does. `rate_limit` ("20/s", "600/min", "off";
     default `ASSAY_RATE_LIMIT`, else off) limits each API key (rate_limit.py)."""
-    from contextlib import asynccontextmanager
-
-    from assay.platform.server.api import resources as api
-    from assay.platform.server.jobs.worker import Worker
-    from assay.platform.server.rate_limit import RateLimitMiddleware, parse_rate_limit
-
     limit = parse_rate_limit(**rate_limit_setting(rate_limit, rate_limit_burst))
     url = resolve_db_url(db_url)
     engine = make_engine(url)
@@ -314,20 +274,17 @@ def create_app(
     app.state.assay = state
     app.state.worker = None
     _install_handlers(app)
-    app.router.routes.extend(api.router.routes)  # flat, so `app.routes` lists every route
-    from assay.platform.server.api import experiment_control as api_experiment_control
-    from assay.platform.server.api import pipelines as api_pipelines
-    from assay.platform.server.api import review as api_review
-    from assay.platform.server.api import scores as api_scores
-    from assay.platform.server.api import traces as api_traces
-    from assay.platform.server.otlp import ingest as otlp
-
-    modules = (api_experiment_control, api_traces, api_scores, api_review, api_pipelines, otlp)
-    for module in modules:
+    app.router.routes.extend(resources.router.routes)  # flat, so `app.routes` lists every route
+    for module in (
+        experiment_control,
+        traces,
+        scores,
+        review,
+        pipelines,
+        otlp_ingest,
+    ):
         app.router.routes.extend(module.router.routes)
-    from assay.platform.server.ui import web as ui_web
-
-    ui_web.install(app)  # the web UI under /ui: its routes, static files, error pages and guard
+    ui_mount.install(app)  # the web UI under /ui: its routes, static files, error pages and guard
     app.state.rate_limit = limit
     app.add_middleware(BodyLimit, limit=max_body_bytes)  # innermost: runs last
     if limit is not None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 
-from assay.platform.server.api.resources import Id, Writer, state_of
+from assay.platform.server.api.deps import Id, Writer, state_of
 from assay.platform.server.storage.experiments import ExperimentRepo
 
 router = APIRouter(prefix="/api/v1")

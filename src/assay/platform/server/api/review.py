@@ -7,14 +7,12 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Path, Query, Request, Response
-from sqlalchemy import select
 
-from assay.platform.server.api.resources import Reader, Writer, page, state_of
+from assay.platform.server.api.deps import Reader, Writer, page, state_of
 from assay.platform.server.errors import invalid
 from assay.platform.server.schemas.bodies import _storable
 from assay.platform.server.schemas.traces import QueueIn, QueuePatch
-from assay.platform.server.storage import models
-from assay.platform.server.storage.repos import MAX_PAGE, iso
+from assay.platform.server.storage.repos import MAX_PAGE, CriteriaRepo, iso
 from assay.platform.server.storage.review import QueueRepo, queue_json
 from assay.platform.server.storage.traces import TraceRepo
 
@@ -43,13 +41,7 @@ def _check_criteria(session: Any, project_id: int, values: dict[str, Any]) -> No
     names = values.get("criteria") or []
     if not names:
         raise invalid("criteria", "a queue with a judge_model needs at least one criterion")
-    known = set(
-        session.scalars(
-            select(models.Criteria.name).where(
-                models.Criteria.project_id == project_id, models.Criteria.name.in_(names)
-            )
-        )
-    )
+    known = {row.name for row in CriteriaRepo(session, project_id).by_names(names)}
     for index, name in enumerate(names):
         if name not in known:
             raise invalid(

@@ -19,63 +19,24 @@ looked up, before anything is written, and the first problem is a 422 naming its
 
 from __future__ import annotations
 
-import math
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Request
 from pydantic import Field, ValidationInfo, field_validator
-from sqlalchemy import select
 
-from assay.platform.server.api.resources import Writer, state_of
+from assay.platform.server.api.deps import Writer, state_of
 from assay.platform.server.api.traces import RawTraceId, author_of, trace_id_of
 from assay.platform.server.auth.keys import Principal
 from assay.platform.server.errors import invalid
-from assay.platform.server.schemas.bodies import NAME_MAX, Body, LongText, Name, _storable
+from assay.platform.server.schemas.bodies import Body, LongText, Name, _storable
+from assay.platform.server.schemas.scores import LABEL_MAX, typed_value
 from assay.platform.server.schemas.traces import TraceId
-from assay.platform.server.storage import models
 from assay.platform.server.storage.traces import TraceRepo
 
 router = APIRouter(prefix="/api/v1")
 
-LABEL_MAX = NAME_MAX  # the width of trace_scores.label
 SCORES_MAX = 1_000  # scores in one batch request
-NUMBER_MAX = 1e15
 SOURCE_MAX = 900  # with the `key:<id>:` prefix it stays inside the 1,000 of trace_scores.source
-
-ScoreValue = bool | float | str
-
-
-def _json_kind(value: Any) -> str:
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "a list"
-    return type(value).__name__
-
-
-def typed_value(value: Any) -> ScoreValue:
-    """The value of an ok score as it is stored: a bool, a finite float, or a label."""
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, (int, float)):
-        try:
-            number = float(value)
-        except OverflowError:
-            number = math.inf
-        if not math.isfinite(number):
-            raise ValueError("must be a finite number")
-        if abs(number) > NUMBER_MAX:
-            raise ValueError(f"must be between -{NUMBER_MAX:.0e} and {NUMBER_MAX:.0e}")
-        return number
-    if isinstance(value, str):
-        if not value.strip():
-            raise ValueError("a label must be a non-empty string")
-        if len(value) > LABEL_MAX:
-            raise ValueError(
-                f"a label must be at most {LABEL_MAX} characters, this one has {len(value)}"
-            )
-        return _storable(value)
-    raise ValueError(f"must be a number, a boolean or a label (a string), not {_json_kind(value)}")
 
 
 class ScoreIn(Body):
@@ -139,13 +100,7 @@ def add_scores(body: ScoreBatch, request: Request, principal: Writer) -> dict[st
     rows = [score_row(s.trace_id, s, source_of(principal, s)) for s in body.scores]
     with state_of(request).transaction() as session:
         repo = TraceRepo(session, principal.project_id)
-        wanted = {row["trace_id"] for row in rows}
-        T = models.LoggedTrace
-        found = set(
-            session.scalars(
-                select(T.id).where(T.project_id == principal.project_id, T.id.in_(wanted))
-            )
-        )
+        found = repo.existing_ids({row["trace_id"] for row in rows})
         for index, row in enumerate(rows):
             if row["trace_id"] not in found:
                 raise invalid(

@@ -1,6 +1,6 @@
 """Routes of logged traces under /api/v1/traces: batched idempotent ingest, list (with a
 condition), get, edit with a version check, revisions, labels, and adding traces to a dataset
-(scores: `api_scores.py`). Ingest takes a key with the `ingest` or the `write` scope."""
+(scores: `api/scores.py`). Ingest takes a key with the `ingest` or the `write` scope."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Path, Query, Request
 
-from assay.platform.server.api.resources import Reader, Writer, page, state_of
+from assay.platform.server.api.deps import Reader, Writer, page, state_of
 from assay.platform.server.auth.keys import Principal
 from assay.platform.server.errors import ApiError, invalid, not_found
 from assay.platform.server.schemas.traces import (
@@ -162,18 +162,11 @@ def add_label(
 @router.get("/traces/{trace_id}/labels")
 def list_labels(trace_id: RawTraceId, request: Request, principal: Reader) -> dict[str, Any]:
     """Every label of the trace, oldest first (labels are never changed or removed)."""
-    from assay.platform.server.storage import models
-
     ident = trace_id_of(trace_id)
     with state_of(request).transaction() as session:
         repo = TraceRepo(session, principal.project_id)
         repo.get(ident)
-        rows = session.scalars(
-            repo._select(models.TraceLabel)
-            .where(models.TraceLabel.trace_id == ident)
-            .order_by(models.TraceLabel.created_at, models.TraceLabel.id)
-        )
-        return page([label_json(r) for r in rows], None)
+        return page([label_json(r) for r in repo.label_history(ident)], None)
 
 
 __all__ = ["ingest_traces", "router"]

@@ -40,6 +40,11 @@ class JobCancelled(LostClaim):
     """The job was cancelled (its experiment too, by the cancel endpoint): write nothing more."""
 
 
+def claimed_by(session: Any, job_id: int) -> str | None:
+    """Which worker holds the job (None for a job nobody holds, or no such job)."""
+    return session.scalar(select(models.Job.claimed_by).where(models.Job.id == job_id))
+
+
 def claim_lost(session: Any, job_id: int, owner: str) -> LostClaim | None:
     """Why this worker may no longer write for the job, or None while it holds it. On PostgreSQL
     the job row stays locked until the caller's transaction ends, so a cancel or a takeover waits
@@ -134,4 +139,13 @@ def finish(
             )
 
 
-__all__ = ["Claim", "JobCancelled", "LostClaim", "claim_lost", "claim_next", "finish", "heartbeat"]
+__all__ = [
+    "Claim",
+    "JobCancelled",
+    "LostClaim",
+    "claim_lost",
+    "claim_next",
+    "claimed_by",
+    "finish",
+    "heartbeat",
+]

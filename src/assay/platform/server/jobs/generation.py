@@ -6,7 +6,7 @@ names a registered RAG pipeline POSTs the question to it with httpx and keeps it
 retrieved contexts. Either way a failed call is the row's typed error (`error_type`,
 `error_message`), stored like any row and judged as "could not be generated".
 
-Separate from `experiment_run.py` because it only builds rows, with no database access and no
+Separate from `run.py` because it only builds rows, with no database access and no
 claim: the run decides what is missing and stores what this module returns.
 """
 
@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 
 from assay.platform.server.jobs.claims import Claim
+from assay.platform.server.jobs.pipeline_client import PipelineError, pipeline_answer
 from assay.platform.server.storage import models
 
 
@@ -126,8 +127,6 @@ class Generator:
     async def _ask_pipeline(self, unit: Unit) -> dict[str, Any]:
         """The cohort's registered RAG pipeline answers the example: its answer and retrieved
         contexts become the trace (a failure is the trace's typed error)."""
-        from assay.platform.server.api.pipelines import PipelineError, pipeline_answer
-
         name = unit.cohort.rag_pipeline
         row = self._trace_row(
             unit,

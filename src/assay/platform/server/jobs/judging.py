@@ -6,9 +6,9 @@ matched here with RE2 (`criteria_rules.string_match`); the rest go to the librar
 the library's outcome into the row stored in `scores` (a non-finite value is an error, never NaN).
 The review queues' judge (`review_judge.py`) uses `function_outcome` and `outcome_row` too, and
 `trace_score_outcome` for the shape `trace_scores.outcome` keeps: one error key, `error_message`,
-everywhere (`readable_outcome` reads the older `message` of stored rows).
+everywhere (`storage.traces.readable_outcome` reads the older `message` of stored rows).
 
-Separate from `experiment_run.py` because it only computes outcomes, with no database access and
+Separate from `run.py` because it only computes outcomes, with no database access and
 no claim: the run decides which cells are missing and stores what this module returns.
 """
 
@@ -119,19 +119,9 @@ def trace_score_outcome(row: dict[str, Any]) -> dict[str, Any]:
     return {"status": row["status"], "value": row.get("value"), "reason": row.get("reason")}
 
 
-def readable_outcome(stored: dict[str, Any] | None) -> dict[str, Any]:
-    """A stored `trace_scores.outcome` as readers see it. Review-queue judgements stored before
-    the shapes were one named an error's text `message`; it is read as `error_message`."""
-    outcome = dict(stored or {})
-    if "message" in outcome and "error_message" not in outcome:
-        outcome["error_message"] = outcome.pop("message")
-    return outcome
-
-
 __all__ = [
     "function_outcome",
     "judge_cells",
     "outcome_row",
-    "readable_outcome",
     "trace_score_outcome",
 ]

@@ -14,20 +14,20 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from sqlalchemy import select
-
 from assay.platform import criteria_rules
+from assay.platform.server.jobs.claims import LostClaim, claimed_by
 from assay.platform.server.jobs.judging import (
     function_outcome,
     outcome_row,
     trace_score_outcome,
 )
 from assay.platform.server.storage import models
+from assay.platform.server.storage.repos import CriteriaRepo
+from assay.platform.server.storage.review import QueueRepo
 from assay.platform.server.storage.traces import TraceRepo
 
 log = logging.getLogger("assay.platform.worker")
 CHUNK = 16
-Item, T = models.ReviewQueueItem, models.LoggedTrace
 
 
 class QueueJudgeRun:
@@ -36,12 +36,7 @@ class QueueJudgeRun:
         self._judge: Any = None
 
     def _check_claim(self, session: Any) -> None:
-        from assay.platform.server.jobs.claims import LostClaim
-
-        owner = session.scalar(
-            select(models.Job.claimed_by).where(models.Job.id == self.claim.job_id)
-        )
-        if owner != self.owner:
+        if claimed_by(session, self.claim.job_id) != self.owner:
             raise LostClaim(f"job {self.claim.job_id} was taken over")
 
     def _llm(self, model: str) -> Any:
@@ -63,60 +58,22 @@ class QueueJudgeRun:
     async def _run(self) -> bool:
         project = self.claim.project_id
         with self.state.transaction() as session:
-            queue = session.scalar(
-                select(models.ReviewQueue).where(
-                    models.ReviewQueue.project_id == project,
-                    models.ReviewQueue.id == self.claim.queue_id,
-                )
-            )
+            queue = QueueRepo(session, project).find_by_id(self.claim.queue_id)
             if queue is None or not queue.judge_model or not queue.criteria:
                 return True  # deleted, or no longer judged: nothing to do
             names, model = list(queue.criteria), queue.judge_model
-            rows = session.scalars(
-                select(models.Criteria).where(
-                    models.Criteria.project_id == project, models.Criteria.name.in_(names)
-                )
-            )
+            rows = CriteriaRepo(session, project).by_names(names)
             saved = {r.name: {f: getattr(r, f) for f in criteria_rules.FIELDS} for r in rows}
         after = 0
         while True:
             if self.should_stop():
                 return False
             with self.state.transaction() as session:
-                chunk = list(
-                    session.scalars(
-                        select(T)
-                        .join(Item, (Item.project_id == T.project_id) & (Item.trace_id == T.id))
-                        .where(
-                            Item.project_id == project,
-                            Item.queue_id == self.claim.queue_id,
-                            Item.id > after,
-                        )
-                        .order_by(Item.id)
-                        .limit(CHUNK)
-                    )
-                )
+                queues = QueueRepo(session, project)
+                chunk, after = queues.judging_chunk(self.claim.queue_id, after, CHUNK)
                 if not chunk:
                     return True
-                after = int(
-                    session.scalar(
-                        select(Item.id).where(
-                            Item.project_id == project,
-                            Item.queue_id == self.claim.queue_id,
-                            Item.trace_id == chunk[-1].id,
-                        )
-                    )
-                    or after
-                )
-                scored = set(
-                    session.execute(
-                        select(models.TraceScore.trace_id, models.TraceScore.criterion).where(
-                            models.TraceScore.project_id == project,
-                            models.TraceScore.queue_id == self.claim.queue_id,
-                            models.TraceScore.trace_id.in_([t.id for t in chunk]),
-                        )
-                    ).all()
-                )
+                scored = queues.judged(self.claim.queue_id, [t.id for t in chunk])
             for name in names:
                 todo = [t for t in chunk if (t.id, name) not in scored]
                 if todo:

@@ -2,8 +2,8 @@
 
 It loads the experiment (its cohorts, examples, task, criteria and what is already stored), then
 per chunk of `CHUNK` cohort × example units generates the missing answers
-(`experiment_generation.py`), stores each as a trace, judges the missing cells of each criterion
-(`experiment_judging.py`) and stores each typed outcome in `scores`. Inserts ignore rows already
+(`generation.py`), stores each as a trace, judges the missing cells of each criterion
+(`judging.py`) and stores each typed outcome in `scores`. Inserts ignore rows already
 there, so a resumed run (after a stop, a cancel and resume, or a dead worker's stale claim) skips
 what was stored, and the model layer's response cache answers any call that was made but not
 stored: nothing is generated or judged twice.
@@ -23,14 +23,12 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-
 from assay.platform.server.jobs.claims import Claim, claim_lost
 from assay.platform.server.jobs.generation import Generator, Unit
 from assay.platform.server.jobs.judging import judge_cells
 from assay.platform.server.storage import models
+from assay.platform.server.storage.experiments import ExperimentRepo
+from assay.platform.server.storage.pipelines import PipelineRepo
 
 CHUNK = 16
 
@@ -42,11 +40,6 @@ class ExperimentRun:
         self.state, self.claim, self.should_stop, self.owner = state, claim, should_stop, owner
         self._models: dict[str, Any] = {}
         self._generator: Generator | None = None  # made once the run knows the pipelines
-
-    def _insert(self, table: Any) -> Any:
-        return (pg_insert if self.state.engine.dialect.name == "postgresql" else sqlite_insert)(
-            table
-        )
 
     def _llm(self, model: str) -> Any:
         """One model object per model string for the whole run (generators and judge share)."""
@@ -66,8 +59,6 @@ class ExperimentRun:
                 await self._generator.aclose()
 
     async def _run(self) -> bool:
-        from assay.platform.server.storage.experiments import ExperimentRepo
-
         with self.state.transaction() as session:
             self._check_claim(session)  # cancelled between the claim and now: leave it so
             repo = ExperimentRepo(session, self.claim.project_id)
@@ -83,11 +74,7 @@ class ExperimentRun:
             scored = {(s.trace_id, s.criteria_key) for s in repo.scores(experiment)}
             pipelines = {
                 p.name: (p.url, p.timeout_s)
-                for p in session.scalars(
-                    select(models.RagPipeline).where(
-                        models.RagPipeline.project_id == self.claim.project_id
-                    )
-                )
+                for p in PipelineRepo(session, self.claim.project_id).all()
             }
         generator = self._generator = Generator(self.claim, self._llm, pipelines)
         units = [Unit(c, e) for c in cohorts for e in examples]
@@ -123,9 +110,6 @@ class ExperimentRun:
             raise lost
 
     def _store_traces(self, rows: list[dict[str, Any]]) -> dict[tuple[int, int], models.Trace]:
-        from assay.platform.server.storage.experiments import ExperimentRepo
-
-        table = models.Trace.__table__
         values = [
             {("metadata" if k == "meta" else k): v for k, v in row.items()}
             | {"created_at": datetime.now(timezone.utc)}
@@ -133,15 +117,9 @@ class ExperimentRun:
         ]
         with self.state.transaction() as session:
             self._check_claim(session)
-            session.execute(
-                self._insert(table)
-                .values(values)
-                .on_conflict_do_nothing(index_elements=["experiment_id", "cohort_id", "example_id"])
-            )
-            experiment = ExperimentRepo(session, self.claim.project_id).get(
-                self.claim.experiment_id
-            )
-            stored = ExperimentRepo(session, self.claim.project_id).traces(experiment)
+            experiments = ExperimentRepo(session, self.claim.project_id)
+            experiments.store_traces(values)
+            stored = experiments.traces(experiments.get(self.claim.experiment_id))
         wanted = {(r["cohort_id"], r["example_id"]) for r in rows}
         return {
             (t.cohort_id, t.example_id): t for t in stored if (t.cohort_id, t.example_id) in wanted
@@ -168,11 +146,7 @@ class ExperimentRun:
         ]
         with self.state.transaction() as session:
             self._check_claim(session)
-            session.execute(
-                self._insert(models.Score.__table__)
-                .values(values)
-                .on_conflict_do_nothing(index_elements=["trace_id", "criteria_key"])
-            )
+            ExperimentRepo(session, self.claim.project_id).store_scores(values)
 
 
 __all__ = ["CHUNK", "ExperimentRun"]

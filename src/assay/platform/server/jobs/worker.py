@@ -2,7 +2,7 @@
 thread keeps its claim fresh with a heartbeat.
 
 The job table's statements (claim, heartbeat, finish, the claim check before each write) are in
-`job_claims.py`; an experiment job is an `ExperimentRun` (`experiment_run.py`), a review queue's
+`claims.py`; an experiment job is an `ExperimentRun` (`run.py`), a review queue's
 judge job a `QueueJudgeRun` (`review_judge.py`). This module owns the threads and the job's end:
 done, failed, handed back, or left alone when the claim was lost.
 

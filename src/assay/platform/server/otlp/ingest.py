@@ -28,7 +28,6 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceResponse,
 )
 from pydantic import ValidationError
-from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
 
 from assay.platform.server.errors import ApiError
@@ -197,8 +196,7 @@ def store(state: Any, project_id: int, groups: dict[str, dict[str, Any]]) -> tup
         repo = TraceRepo(session, project_id)
 
         def stored_rows() -> dict[str, models.LoggedTrace]:
-            query = repo._select(T).where(T.id.in_(list(groups))).order_by(T.id).with_for_update()
-            return {r.id: r for r in session.scalars(query)}
+            return repo.locked_by_id(list(groups))
 
         existing = stored_rows()
         fresh: list[TraceIn] = []
@@ -235,18 +233,7 @@ def store(state: Any, project_id: int, groups: dict[str, dict[str, Any]]) -> tup
             for row in evaluation_scores(trace_id, span)
         ]
         if scores:
-            known = set(
-                session.execute(
-                    select(
-                        models.TraceScore.trace_id,
-                        models.TraceScore.criterion,
-                        models.TraceScore.source,
-                    ).where(
-                        models.TraceScore.project_id == project_id,
-                        models.TraceScore.trace_id.in_(list(kept)),
-                    )
-                ).all()
-            )
+            known = repo.score_keys(list(kept))
             repo.add_scores(
                 [s for s in scores if (s["trace_id"], s["criterion"], s["source"]) not in known]
             )

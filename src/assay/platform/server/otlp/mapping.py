@@ -26,13 +26,13 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any
 
-from assay.platform.server.api.scores import typed_value
 from assay.platform.server.otlp.content import (
     maybe_json,
     span_documents,
     span_input,
     span_output,
 )
+from assay.platform.server.schemas.scores import typed_value
 
 MAX_VALUE_DEPTH = 8
 LLM_OPERATIONS = {"chat", "text_completion", "generate_content", "completion"}

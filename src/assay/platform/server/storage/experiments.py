@@ -24,7 +24,9 @@ from assay.platform.server.storage.experiment_reports import (
     experiment_json,
     score_json,
 )
+from assay.platform.server.storage.pipelines import PipelineRepo
 from assay.platform.server.storage.repos import CriteriaRepo, DatasetRepo, TaskRepo
+from assay.platform.server.storage.traces import insert_for
 
 MAX_UNITS = 50_000  # cohorts × examples of one experiment
 FINISHED = frozenset({"completed", "failed", "cancelled"})
@@ -52,13 +54,8 @@ class ExperimentRepo(ExperimentReports):
                     "give exactly one of generator_model or rag_pipeline",
                 )
             if cohort.get("rag_pipeline") is not None:
-                from assay.platform.server.api.pipelines import check_cohort_pipeline
-
-                check_cohort_pipeline(
-                    self.session,
-                    self.project_id,
-                    cohort["rag_pipeline"],
-                    f"cohorts[{index}].rag_pipeline",
+                PipelineRepo(self.session, self.project_id).check_cohort(
+                    cohort["rag_pipeline"], f"cohorts[{index}].rag_pipeline"
                 )
             if cohort["name"] in names:
                 raise invalid(f"cohorts[{index}].name", f"two cohorts are named {cohort['name']!r}")
@@ -215,6 +212,27 @@ class ExperimentRepo(ExperimentReports):
         experiment.status, experiment.error, experiment.finished_at = "queued", None, None
         self.session.flush()
         return experiment
+
+    # -- the worker's writes (jobs.run) ------------------------------------------------------------
+    def store_traces(self, values: list[dict[str, Any]]) -> None:
+        """Insert generated traces of this project (one per experiment, cohort and example: one
+        stored already is kept)."""
+        rows = [{**v, "project_id": self.project_id} for v in values]
+        self.session.execute(
+            insert_for(self.session, models.Trace.__table__)
+            .values(rows)
+            .on_conflict_do_nothing(index_elements=["experiment_id", "cohort_id", "example_id"])
+        )
+
+    def store_scores(self, values: list[dict[str, Any]]) -> None:
+        """Insert scores of this project's traces (one per trace and criterion: one stored
+        already is kept)."""
+        rows = [{**v, "project_id": self.project_id} for v in values]
+        self.session.execute(
+            insert_for(self.session, models.Score.__table__)
+            .values(rows)
+            .on_conflict_do_nothing(index_elements=["trace_id", "criteria_key"])
+        )
 
 
 __all__ = [

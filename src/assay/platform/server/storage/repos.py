@@ -46,7 +46,13 @@ class ProjectScoped:
         self.session, self.project_id = session, project_id
 
     def _select(self, model: Any) -> Any:
+        """The project's rows of `model`: every query of a repository starts here (or at
+        `_columns`), so the project filter is written once."""
         return select(model).where(model.project_id == self.project_id)
+
+    def _columns(self, model: Any, *columns: Any) -> Any:
+        """Some columns of the project's rows of `model`."""
+        return select(*columns).where(model.project_id == self.project_id)
 
     def _page(
         self, query: Any, model: Any, limit: int, cursor: str | None
@@ -124,6 +130,10 @@ class TaskRepo(NamedRepo[models.Task]):
 class CriteriaRepo(NamedRepo[models.Criteria]):
     model, kind = models.Criteria, "criteria"
     fields = CRITERIA_FIELDS
+
+    def by_names(self, names: list[str]) -> list[models.Criteria]:
+        C = models.Criteria
+        return list(self.session.scalars(self._select(C).where(C.name.in_(names))))
 
 
 def content_hash(examples: list[dict[str, Any]]) -> str:

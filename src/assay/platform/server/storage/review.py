@@ -72,6 +72,12 @@ class QueueRepo(ProjectScoped):
     ) -> tuple[list[models.ReviewQueue], str | None]:
         return self._page(self._select(Q), Q, limit, cursor)
 
+    def names_by_id(self) -> dict[int, str]:
+        return dict(self.session.execute(self._columns(Q, Q.id, Q.name)).all())
+
+    def find_by_id(self, ident: int) -> models.ReviewQueue | None:
+        return self.session.scalar(self._select(Q).where(Q.id == ident))
+
     def counts(self, queue: models.ReviewQueue) -> dict[str, int]:
         query = (
             select(Item.status, func.count())
@@ -258,6 +264,31 @@ class QueueRepo(ProjectScoped):
                 TraceRepo(self.session, self.project_id).to_dataset([trace_id], queue.dataset)
         self.session.flush()
         return True
+
+    # -- the queue's judge (jobs.review_judge) ------------------------------------------------------
+    def judging_chunk(
+        self, queue_id: int, after: int, limit: int
+    ) -> tuple[list[models.LoggedTrace], int]:
+        """The traces of the queue's next `limit` items (item id over `after`, in the order they
+        entered) and the id of the last of those items (`after` when there are none)."""
+        T, Item = models.LoggedTrace, models.ReviewQueueItem
+        query = (
+            select(T, Item.id)
+            .join(Item, (Item.project_id == T.project_id) & (Item.trace_id == T.id))
+            .where(Item.project_id == self.project_id, Item.queue_id == queue_id, Item.id > after)
+            .order_by(Item.id)
+            .limit(limit)
+        )
+        rows = self.session.execute(query).all()
+        return [trace for trace, _ in rows], (int(rows[-1][1]) if rows else after)
+
+    def judged(self, queue_id: int, trace_ids: list[str]) -> set[tuple[str, str]]:
+        """(trace id, criterion) of the scores this queue's judge stored for `trace_ids`."""
+        S = models.TraceScore
+        query = self._columns(S, S.trace_id, S.criterion).where(
+            S.queue_id == queue_id, S.trace_id.in_(trace_ids)
+        )
+        return {(t, c) for t, c in self.session.execute(query).all()}
 
     def export(
         self, queue: models.ReviewQueue, *, limit: int, cursor: str | None

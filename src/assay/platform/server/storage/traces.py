@@ -15,13 +15,21 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from assay.platform.server.errors import ApiError, invalid, not_found
-from assay.platform.server.jobs.judging import readable_outcome
 from assay.platform.server.schemas.bodies import ExampleIn
 from assay.platform.server.schemas.traces import TraceIn, utc
 from assay.platform.server.storage import models
 from assay.platform.server.storage.repos import DatasetRepo, ProjectScoped, decode_cursor, iso
 
 T = models.LoggedTrace
+
+
+def readable_outcome(stored: dict[str, Any] | None) -> dict[str, Any]:
+    """A stored `trace_scores.outcome` as readers see it. Review-queue judgements stored before
+    the shapes were one named an error's text `message`; it is read as `error_message`."""
+    outcome = dict(stored or {})
+    if "message" in outcome and "error_message" not in outcome:
+        outcome["error_message"] = outcome.pop("message")
+    return outcome
 
 
 def insert_for(session: Session, table: Any) -> Any:
@@ -367,13 +375,39 @@ class TraceRepo(ProjectScoped):
         dataset, version, _changed = datasets.replace(dataset.id, values)
         return {"dataset_id": dataset.id, "version": version.version, "added": len(new)}
 
-    def count(self) -> int:
-        return int(
-            self.session.scalar(
-                select(func.count()).select_from(T).where(T.project_id == self.project_id)
-            )
-            or 0
-        )
+    def count(self, where: Any = None) -> int:
+        """How many of the project's traces there are (matching `where`, a compiled condition)."""
+        query = select(func.count()).select_from(T).where(T.project_id == self.project_id)
+        if where is not None:
+            query = query.where(where)
+        return int(self.session.scalar(query) or 0)
+
+    def locked_by_id(self, trace_ids: list[str]) -> dict[str, models.LoggedTrace]:
+        """The project's traces among `trace_ids`, by id, locked for update (in id order)."""
+        query = self._select(T).where(T.id.in_(trace_ids)).order_by(T.id).with_for_update()
+        return {r.id: r for r in self.session.scalars(query)}
+
+    def score_keys(self, trace_ids: list[str]) -> set[tuple[str, str, str]]:
+        """(trace id, criterion, source) of every score of `trace_ids`."""
+        S = models.TraceScore
+        query = self._columns(S, S.trace_id, S.criterion, S.source)
+        return set(self.session.execute(query.where(S.trace_id.in_(trace_ids))).all())
+
+    def existing_ids(self, trace_ids: set[str]) -> set[str]:
+        """Which of `trace_ids` are traces of this project."""
+        return set(self.session.scalars(self._columns(T, T.id).where(T.id.in_(trace_ids))))
+
+    def score_history(self, trace_id: str) -> list[models.TraceScore]:
+        """Every score of the trace, oldest first."""
+        S = models.TraceScore
+        query = self._select(S).where(S.trace_id == trace_id)
+        return list(self.session.scalars(query.order_by(S.created_at, S.id)))
+
+    def label_history(self, trace_id: str) -> list[models.TraceLabel]:
+        """Every label of the trace, oldest first (labels are never changed or removed)."""
+        L = models.TraceLabel
+        query = self._select(L).where(L.trace_id == trace_id)
+        return list(self.session.scalars(query.order_by(L.created_at, L.id)))
 
 
 __all__ = [
@@ -382,6 +416,7 @@ __all__ = [
     "insert_for",
     "label_json",
     "outcome_json",
+    "readable_outcome",
     "trace_json",
     "trace_values",
 ]

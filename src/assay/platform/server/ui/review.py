@@ -9,21 +9,20 @@ Keyboard shortcuts live in static/assay-ui.js (no inline script).
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from pydantic import ValidationError
-from sqlalchemy import delete, select
 from starlette.concurrency import run_in_threadpool
 
-from assay.platform.server.auth.keys import aware
 from assay.platform.server.errors import ApiError
 from assay.platform.server.schemas.traces import QueueIn
 from assay.platform.server.storage import models
-from assay.platform.server.storage.repos import CriteriaRepo, ProjectScoped
+from assay.platform.server.storage.access import username_of
+from assay.platform.server.storage.repos import CriteriaRepo
 from assay.platform.server.storage.review import QueueRepo
+from assay.platform.server.storage.review_locks import LOCK_MINUTES, Locks
 from assay.platform.server.storage.traces import TraceRepo
 from assay.platform.server.ui.web import (
     UI,
@@ -38,65 +37,8 @@ from assay.platform.server.ui.web import (
 )
 
 router = APIRouter(prefix="/p/{project_id}")  # under the UI app, mounted at /ui
-LOCK_MINUTES = 5
 TEXT_LABEL_MAX = 1_000  # as a string label of the API
 COMMENT_MAX = 20_000
-Item, Lock = models.ReviewQueueItem, models.ReviewLock
-
-
-def now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-class Locks(ProjectScoped):
-    """Who holds which item of a queue, until when."""
-
-    def holder(self, queue_id: int, trace_id: str) -> models.ReviewLock | None:
-        row = self.session.scalar(
-            self._select(Lock).where(Lock.queue_id == queue_id, Lock.trace_id == trace_id)
-        )
-        return row if row is not None and aware(row.expires_at) > now() else None
-
-    def acquire(self, queue_id: int, trace_id: str, user_id: int) -> models.ReviewLock:
-        """Take (or renew) the item for `user_id`; returns the lock, which is someone else's when
-        they hold it still."""
-        row = self.session.scalar(
-            self._select(Lock)
-            .where(Lock.queue_id == queue_id, Lock.trace_id == trace_id)
-            .with_for_update()
-        )
-        until = now() + timedelta(minutes=LOCK_MINUTES)
-        if row is None:
-            row = Lock(
-                project_id=self.project_id,
-                queue_id=queue_id,
-                trace_id=trace_id,
-                user_id=user_id,
-                expires_at=until,
-            )
-            self.session.add(row)
-        elif row.user_id == user_id or aware(row.expires_at) <= now():
-            row.user_id, row.expires_at = user_id, until
-        self.session.flush()
-        return row
-
-    def release(self, queue_id: int, trace_id: str, user_id: int) -> None:
-        self.session.execute(
-            delete(Lock).where(
-                Lock.project_id == self.project_id,
-                Lock.queue_id == queue_id,
-                Lock.trace_id == trace_id,
-                Lock.user_id == user_id,
-            )
-        )
-
-    def held_by_others(self, queue_id: int, user_id: int) -> Any:
-        return select(Lock.trace_id).where(
-            Lock.project_id == self.project_id,
-            Lock.queue_id == queue_id,
-            Lock.user_id != user_id,
-            Lock.expires_at > now(),
-        )
 
 
 def criterion_forms(session: Any, project_id: int, names: list[str]) -> list[dict[str, Any]]:
@@ -216,16 +158,8 @@ def next_item(request: Request, project_id: int, queue_id: int, after: int = 0) 
     access = member(request, project_id)
     with state_of(request).transaction() as session:
         queue = _queue(session, access, queue_id)
-        taken = Locks(session, project_id).held_by_others(queue.id, access.viewer.user_id)
-        pending = select(Item).where(
-            Item.project_id == project_id,
-            Item.queue_id == queue.id,
-            Item.status == "pending",
-            Item.trace_id.not_in(taken),
-        )
-        found = session.scalar(pending.where(Item.id > after).order_by(Item.id).limit(1))
-        if found is None:
-            found = session.scalar(pending.order_by(Item.id).limit(1))
+        locks = Locks(session, project_id)
+        found = locks.next_free_item(queue.id, access.viewer.user_id, after)
         if found is None:
             counts = QueueRepo(session, project_id).counts(queue)
             return render(
@@ -255,8 +189,8 @@ def _item_page(
         lock = Locks(session, access.project_id).acquire(queue.id, trace_id, access.viewer.user_id)
         holder = None
         if lock.user_id != access.viewer.user_id:
-            other = session.get(models.User, lock.user_id)
-            holder = {"name": other.username if other else "someone", "until": lock.expires_at}
+            other = username_of(session, lock.user_id)
+            holder = {"name": other or "someone", "until": lock.expires_at}
         scores = traces.latest_scores([trace_id])[trace_id]
         labels = traces.latest_labels([trace_id])[trace_id]
         forms = criterion_forms(session, access.project_id, list(queue.criteria or []))

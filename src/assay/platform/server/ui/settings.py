@@ -7,13 +7,12 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
-from sqlalchemy import select
 from starlette.concurrency import run_in_threadpool
 
 from assay.errors import UsageError
 from assay.platform.server.auth import keys as auth
 from assay.platform.server.auth import users as ui_auth
-from assay.platform.server.storage import models
+from assay.platform.server.storage.access import KeyRepo, MemberRepo, user_by_name
 from assay.platform.server.ui.web import (
     UI,
     Access,
@@ -39,14 +38,7 @@ def admin(request: Request, project_id: int) -> Access:
 def _page(request: Request, access: Access, new_key: str = "", status: int = 200) -> Response:
     with state_of(request).transaction() as session:
         keys = [k for k, _name in auth.list_keys(session, access.project.project_name)]
-        members = list(
-            session.execute(
-                select(models.User, models.ProjectMember.role)
-                .join(models.ProjectMember, models.ProjectMember.user_id == models.User.id)
-                .where(models.ProjectMember.project_id == access.project_id)
-                .order_by(models.User.username)
-            )
-        )
+        members = MemberRepo(session, access.project_id).members()
     response = render(
         request,
         "settings.html",
@@ -111,13 +103,7 @@ async def revoke_key(request: Request, project_id: int) -> Response:
 
     def revoke() -> None:
         with state_of(request).transaction() as session:
-            owned = session.scalar(
-                select(models.ApiKey.id).where(
-                    models.ApiKey.key_id == key_id,
-                    models.ApiKey.project_id == access.project_id,
-                )
-            )
-            if owned is None:
+            if not KeyRepo(session, access.project_id).owns(key_id):
                 raise UiError(404, f"no API key {key_id!r} in this project")
             auth.revoke(session, key_id)
 
@@ -134,7 +120,7 @@ async def set_member(request: Request, project_id: int) -> Response:
 
     def save() -> None:
         with state_of(request).transaction() as session:
-            user = session.scalar(select(models.User).where(models.User.username == username))
+            user = user_by_name(session, username)
             if user is None:
                 raise UiError(
                     422, f"username: no user {username!r} (create one with `assay users add`)"
@@ -157,20 +143,14 @@ async def remove_member(request: Request, project_id: int) -> Response:
 
     def remove() -> None:
         with state_of(request).transaction() as session:
-            user = session.scalar(select(models.User).where(models.User.username == username))
+            user = user_by_name(session, username)
             if user is None:
                 raise UiError(404, f"no user {username!r}")
             if user.id == access.viewer.user_id:
                 raise UiError(422, "you cannot remove yourself from the project")
-            row = session.scalar(
-                select(models.ProjectMember).where(
-                    models.ProjectMember.project_id == access.project_id,
-                    models.ProjectMember.user_id == user.id,
-                )
-            )
-            if row is None:
+            # the remover is an admin and stays one: never left without
+            if not MemberRepo(session, access.project_id).remove(user.id):
                 raise UiError(404, f"{username} is not a member of this project")
-            session.delete(row)  # the remover is an admin and stays one: never left without
 
     await run_in_threadpool(remove)
     return see_other(f"{UI}/p/{project_id}/settings")

@@ -10,11 +10,10 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
-from sqlalchemy import func, select
 
 from assay.platform.server.errors import ApiError
 from assay.platform.server.schemas.traces import CONDITION_MAX
-from assay.platform.server.storage import models
+from assay.platform.server.storage.review import QueueRepo
 from assay.platform.server.storage.trace_fields import compile_condition
 from assay.platform.server.storage.traces import TraceRepo
 from assay.platform.server.ui.review import _trace_id
@@ -32,11 +31,7 @@ def check_condition(session: Any, project_id: int, text: str) -> tuple[Any, str,
         where = compile_condition(text)
     except ApiError as exc:
         return None, exc.message, None
-    query = select(func.count()).select_from(models.LoggedTrace)
-    query = query.where(models.LoggedTrace.project_id == project_id)
-    if where is not None:
-        query = query.where(where)
-    return where, "", int(session.scalar(query) or 0)
+    return where, "", TraceRepo(session, project_id).count(where)
 
 
 @router.get("/traces")
@@ -112,34 +107,10 @@ def trace_page(request: Request, project_id: int, trace_id: str) -> Response:
     with state_of(request).transaction() as session:
         repo = TraceRepo(session, project_id)
         trace = repo.get(ident)
-        scores = list(
-            session.scalars(
-                select(models.TraceScore)
-                .where(
-                    models.TraceScore.project_id == project_id,
-                    models.TraceScore.trace_id == ident,
-                )
-                .order_by(models.TraceScore.created_at, models.TraceScore.id)
-            )
-        )
-        labels = list(
-            session.scalars(
-                select(models.TraceLabel)
-                .where(
-                    models.TraceLabel.project_id == project_id,
-                    models.TraceLabel.trace_id == ident,
-                )
-                .order_by(models.TraceLabel.created_at, models.TraceLabel.id)
-            )
-        )
+        scores = repo.score_history(ident)
+        labels = repo.label_history(ident)
         revisions = repo.revisions(ident)
-        queues = dict(
-            session.execute(
-                select(models.ReviewQueue.id, models.ReviewQueue.name).where(
-                    models.ReviewQueue.project_id == project_id
-                )
-            ).all()
-        )
+        queues = QueueRepo(session, project_id).names_by_id()
     return render(
         request,
         "trace.html",

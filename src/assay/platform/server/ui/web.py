@@ -1,7 +1,7 @@
 """The machinery of the web UI under /ui: Jinja2 templates (autoescaped), the vendored static
-files, the security rules, who is asking. The pages are in `ui_login.py`, `ui_review.py`,
-`ui_traces.py`, `ui_experiments.py`, `ui_datasets.py`, `ui_dataset_files.py`, `ui_objects.py` and
-`ui_settings.py`; `install(app)` mounts them all, as an app of their own, at /ui.
+files, the security rules, who is asking. The pages are in `login.py`, `review.py`, `traces.py`,
+`experiments.py`, `datasets.py`, `dataset_files.py`, `objects.py` and `settings.py` of this
+package; `mount.install(app)` mounts them all, as an app of their own, at /ui.
 
 Security rules, enforced before any page code runs (`UiGuard`, pure ASGI):
 - a request to the UI that carries an API key (`Authorization` or `X-API-Key`) is refused (401):
@@ -24,16 +24,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi import Request
+from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from starlette.datastructures import Headers, MutableHeaders
-from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.staticfiles import StaticFiles
 
 from assay.platform.server.auth import users as ui_auth
-from assay.platform.server.errors import ApiError
 from assay.platform.server.storage.repos import iso
 
 log = logging.getLogger("assay.platform.server.ui")
@@ -248,83 +244,6 @@ def see_other(url: str) -> RedirectResponse:
     return RedirectResponse(url, status_code=303)
 
 
-# -- installing ---------------------------------------------------------------------------------
-def install(app: FastAPI) -> None:
-    """Mount the UI on the assay app: a FastAPI app of its own at /ui (its routes, static files
-    and HTML error pages; the API's JSON errors and route list stay the API's), `/` sending
-    browsers there, and the guard in front of both."""
-    from assay.platform.server.ui import dataset_files as ui_dataset_files
-    from assay.platform.server.ui import datasets as ui_datasets
-    from assay.platform.server.ui import experiments as ui_experiments
-    from assay.platform.server.ui import login as ui_login
-    from assay.platform.server.ui import objects as ui_objects
-    from assay.platform.server.ui import review as ui_review
-    from assay.platform.server.ui import settings as ui_settings
-    from assay.platform.server.ui import traces as ui_traces
-
-    ui = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
-    ui.state.assay = app.state.assay
-    ui.mount("/static", StaticFiles(directory=UI_DIR / "static"), name="static")
-    for module_router in (
-        ui_login.router,
-        ui_review.router,
-        ui_traces.router,
-        ui_experiments.router,
-        ui_datasets.router,
-        ui_dataset_files.router,
-        ui_settings.router,
-        ui_objects.router,
-    ):
-        ui.include_router(module_router)
-
-    def error_page(request: Request, status: int, message: str, title: str = "") -> HTMLResponse:
-        return render(
-            request,
-            "error.html",
-            status=status,
-            title=title or {404: "Not found", 409: "Conflict"}.get(status, "Error"),
-            message=message,
-        )
-
-    async def ui_error(request: Request, exc: UiError) -> HTMLResponse:
-        return error_page(request, exc.status, exc.message, exc.title)
-
-    async def login_required(request: Request, exc: LoginRequired) -> Response:
-        if request.method in SAFE_METHODS:
-            return see_other(f"{UI}/login?next={quote(exc.next_path, safe='')}")
-        return error_page(request, 401, "your session ended: sign in again", "Signed out")
-
-    async def api_error(request: Request, exc: ApiError) -> HTMLResponse:
-        return error_page(request, exc.status, exc.message)
-
-    async def http_error(request: Request, exc: StarletteHTTPException) -> HTMLResponse:
-        detail = exc.detail if exc.status_code != 404 else "no such page"
-        return error_page(request, exc.status_code, str(detail))
-
-    async def malformed(request: Request, exc: RequestValidationError) -> HTMLResponse:
-        problem = (exc.errors() or [{}])[0]
-        where = ".".join(str(p) for p in problem.get("loc", ())[1:]) or "request"
-        return error_page(request, 422, f"{where}: {problem.get('msg', 'invalid')}")
-
-    async def crash(request: Request, exc: Exception) -> HTMLResponse:
-        log.exception("unhandled error in the web UI")
-        return error_page(request, 500, f"internal server error ({type(exc).__name__})")
-
-    ui.add_exception_handler(UiError, ui_error)
-    ui.add_exception_handler(LoginRequired, login_required)
-    ui.add_exception_handler(ApiError, api_error)
-    ui.add_exception_handler(StarletteHTTPException, http_error)
-    ui.add_exception_handler(RequestValidationError, malformed)
-    ui.add_exception_handler(Exception, crash)
-
-    @app.get("/", include_in_schema=False)
-    def root() -> RedirectResponse:
-        return see_other(UI + "/")
-
-    app.mount(UI, ui, name="ui")
-    app.add_middleware(UiGuard)
-
-
 __all__ = [
     "UI",
     "Access",
@@ -332,7 +251,6 @@ __all__ = [
     "UiError",
     "UiGuard",
     "field",
-    "install",
     "member",
     "render",
     "require_csrf",

@@ -1,0 +1,108 @@
+"""Mounting the web UI on the assay app (`install(app)`): an app of its own at /ui with every page
+router of this package, the static files and HTML error pages, `/` sending browsers there, and
+the guard (`web.UiGuard`) in front of both. The app factory calls it; page modules never import it.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.staticfiles import StaticFiles
+
+from assay.platform.server.errors import ApiError
+from assay.platform.server.ui import (
+    dataset_files,
+    datasets,
+    experiments,
+    login,
+    objects,
+    review,
+    settings,
+    traces,
+)
+from assay.platform.server.ui.web import (
+    SAFE_METHODS,
+    UI,
+    UI_DIR,
+    LoginRequired,
+    UiError,
+    UiGuard,
+    log,
+    render,
+    see_other,
+)
+
+
+def install(app: FastAPI) -> None:
+    """Mount the UI on the assay app: a FastAPI app of its own at /ui (its routes, static files
+    and HTML error pages; the API's JSON errors and route list stay the API's), `/` sending
+    browsers there, and the guard in front of both."""
+
+    ui = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    ui.state.assay = app.state.assay
+    ui.mount("/static", StaticFiles(directory=UI_DIR / "static"), name="static")
+    for module_router in (
+        login.router,
+        review.router,
+        traces.router,
+        experiments.router,
+        datasets.router,
+        dataset_files.router,
+        settings.router,
+        objects.router,
+    ):
+        ui.include_router(module_router)
+
+    def error_page(request: Request, status: int, message: str, title: str = "") -> HTMLResponse:
+        return render(
+            request,
+            "error.html",
+            status=status,
+            title=title or {404: "Not found", 409: "Conflict"}.get(status, "Error"),
+            message=message,
+        )
+
+    async def ui_error(request: Request, exc: UiError) -> HTMLResponse:
+        return error_page(request, exc.status, exc.message, exc.title)
+
+    async def login_required(request: Request, exc: LoginRequired) -> Response:
+        if request.method in SAFE_METHODS:
+            return see_other(f"{UI}/login?next={quote(exc.next_path, safe='')}")
+        return error_page(request, 401, "your session ended: sign in again", "Signed out")
+
+    async def api_error(request: Request, exc: ApiError) -> HTMLResponse:
+        return error_page(request, exc.status, exc.message)
+
+    async def http_error(request: Request, exc: StarletteHTTPException) -> HTMLResponse:
+        detail = exc.detail if exc.status_code != 404 else "no such page"
+        return error_page(request, exc.status_code, str(detail))
+
+    async def malformed(request: Request, exc: RequestValidationError) -> HTMLResponse:
+        problem = (exc.errors() or [{}])[0]
+        where = ".".join(str(p) for p in problem.get("loc", ())[1:]) or "request"
+        return error_page(request, 422, f"{where}: {problem.get('msg', 'invalid')}")
+
+    async def crash(request: Request, exc: Exception) -> HTMLResponse:
+        log.exception("unhandled error in the web UI")
+        return error_page(request, 500, f"internal server error ({type(exc).__name__})")
+
+    ui.add_exception_handler(UiError, ui_error)
+    ui.add_exception_handler(LoginRequired, login_required)
+    ui.add_exception_handler(ApiError, api_error)
+    ui.add_exception_handler(StarletteHTTPException, http_error)
+    ui.add_exception_handler(RequestValidationError, malformed)
+    ui.add_exception_handler(Exception, crash)
+
+    @app.get("/", include_in_schema=False)
+    def root() -> RedirectResponse:
+        return see_other(UI + "/")
+
+    app.mount(UI, ui, name="ui")
+    app.add_middleware(UiGuard)
+
+
+__all__ = ["install"]
