@@ -13,7 +13,7 @@ from sqlalchemy import select, update
 from assay.platform import Cohort, Criteria, Experiment
 from assay.platform.server.jobs.judging import function_outcome
 from assay.platform.server.storage import models
-from assay.platform.server.storage.traces import readable_outcome
+from assay.platform.server.storage.trace_rows import readable_outcome
 from tests.platform.test_experiments import behaviour, seed_objects
 from tests.platform.ui.conftest import make_user, sign_in
 

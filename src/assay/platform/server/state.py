@@ -14,7 +14,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
-from assay.platform.server.auth import keys as auth
+from assay.platform.server.auth import keys
 from assay.platform.server.errors import ApiError
 from assay.platform.server.storage.db import session_factory
 
@@ -53,11 +53,11 @@ class ServerState:
         finally:
             session.close()
 
-    def authenticate(self, token: str) -> auth.Principal | str:
+    def authenticate(self, token: str) -> keys.Principal | str:
         try:
             with self.transaction() as session:
-                return auth.authenticate(session, self.pepper, token)
-        except auth.AuthFailed as exc:
+                return keys.authenticate(session, self.pepper, token)
+        except keys.AuthFailed as exc:
             return str(exc)
         except ApiError as exc:
             return exc

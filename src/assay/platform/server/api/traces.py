@@ -21,7 +21,8 @@ from assay.platform.server.schemas.traces import (
 )
 from assay.platform.server.storage.repos import MAX_PAGE, iso
 from assay.platform.server.storage.review import QueueRepo
-from assay.platform.server.storage.traces import TraceRepo, label_json
+from assay.platform.server.storage.trace_rows import label_json
+from assay.platform.server.storage.traces import TraceRepo
 
 router = APIRouter(prefix="/api/v1")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assay.platform.server.auth import keys as auth
+from assay.platform.server.auth import keys
 from assay.platform.server.config import pepper, resolve_db_url
 from assay.platform.server.storage.db import make_engine, migrate, session_factory
 from assay.platform.server.storage.repos import iso
@@ -21,14 +21,14 @@ def create_key(
     db: str | None = None,
     *,
     project: str = "default",
-    scopes: list[str] | tuple[str, ...] = auth.DEFAULT_SCOPES,
+    scopes: list[str] | tuple[str, ...] = keys.DEFAULT_SCOPES,
     expires_in_days: float | None = None,
     name: str = "",
 ) -> str:
     engine, url = _open(db)
     try:
         with session_factory(engine).begin() as session:
-            key, _row = auth.create_key(
+            key, _row = keys.create_key(
                 session,
                 pepper(url),
                 project_name=project,
@@ -55,7 +55,7 @@ def list_keys(db: str | None = None, *, project: str | None = None) -> list[dict
                     "expires_at": iso(key.expires_at),
                     "revoked_at": iso(key.revoked_at),
                 }
-                for key, project_name in auth.list_keys(session, project)
+                for key, project_name in keys.list_keys(session, project)
             ]
     finally:
         engine.dispose()
@@ -65,7 +65,7 @@ def revoke_key(db: str | None, key_id: str) -> str:
     engine, _url = _open(db)
     try:
         with session_factory(engine).begin() as session:
-            return auth.revoke(session, key_id).key_id
+            return keys.revoke(session, key_id).key_id
     finally:
         engine.dispose()
 

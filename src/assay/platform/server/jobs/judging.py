@@ -6,7 +6,7 @@ matched here with RE2 (`criteria_rules.string_match`); the rest go to the librar
 the library's outcome into the row stored in `scores` (a non-finite value is an error, never NaN).
 The review queues' judge (`review_judge.py`) uses `function_outcome` and `outcome_row` too, and
 `trace_score_outcome` for the shape `trace_scores.outcome` keeps: one error key, `error_message`,
-everywhere (`storage.traces.readable_outcome` reads the older `message` of stored rows).
+everywhere (`storage.trace_rows.readable_outcome` reads the older `message` of stored rows).
 
 Separate from `run.py` because it only computes outcomes, with no database access and
 no claim: the run decides which cells are missing and stores what this module returns.

@@ -41,7 +41,8 @@ from assay.platform.server.otlp.mapping import (
 from assay.platform.server.schemas.traces import SPANS_MAX, TraceIn
 from assay.platform.server.storage import models
 from assay.platform.server.storage.review import QueueRepo
-from assay.platform.server.storage.traces import TraceRepo, trace_values
+from assay.platform.server.storage.trace_rows import trace_values
+from assay.platform.server.storage.traces import TraceRepo
 
 router = APIRouter()
 

@@ -1,9 +1,20 @@
-"""Everything that touches the database: `db` (engines, Alembic `migrations/`), `models` (the
-tables) and the repositories, which are the only code that builds queries on a project's tables
-and which apply the project filter themselves: `repos` (datasets, tasks, criteria, the
-`ProjectScoped` base), `traces`, `review`, `experiments`, `experiment_reports`, `trace_fields`
-(review-condition fields over trace tables).
+"""Everything that touches the database: `db` (engines; Alembic runs `migrations/` from here),
+`models` (the tables: one declarative metadata that the migrations must match, kept in one
+module on purpose), and the repositories, which are the only code that builds queries on a
+project's tables and which apply the project filter themselves (`repos.ProjectScoped`, built for
+one project; every query starts at its `_select` / `_columns`):
+
+- `repos`: the base, datasets and their versions, tasks, criteria;
+- `traces` (`TraceRepo`) and `trace_rows` (a trace as row values and as JSON, no queries);
+- `review` (`QueueRepo`: review queues, their items, the judge's chunks), `review_locks`;
+- `experiments` (`ExperimentRepo`: submission, cancel, resume, the worker's writes) on top of
+  `experiment_reports` (progress, results, rows);
+- `pipelines` (`PipelineRepo`: registered RAG pipelines);
+- `access` (users, a project's members `MemberRepo`, its API keys `KeyRepo`);
+- `trace_fields`: the fields review conditions compile to, over the trace tables.
+
+tests/platform/test_queries_in_storage.py fails on a query of a project's table built elsewhere.
 
 May import: `schemas`, `conditions`, `errors`, `config`. Never `api`, `ui`, `otlp`, `jobs`,
-`auth` or the app factory.
+`auth`, `state` or the app factory.
 """

@@ -26,7 +26,7 @@ from assay.platform.server.storage.experiment_reports import (
 )
 from assay.platform.server.storage.pipelines import PipelineRepo
 from assay.platform.server.storage.repos import CriteriaRepo, DatasetRepo, TaskRepo
-from assay.platform.server.storage.traces import insert_for
+from assay.platform.server.storage.trace_rows import insert_for
 
 MAX_UNITS = 50_000  # cohorts × examples of one experiment
 FINISHED = frozenset({"completed", "failed", "cancelled"})

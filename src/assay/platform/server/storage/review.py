@@ -23,7 +23,8 @@ from assay.platform.server.errors import ApiError, conflict, not_found
 from assay.platform.server.storage import models
 from assay.platform.server.storage.repos import ProjectScoped, decode_cursor, iso
 from assay.platform.server.storage.trace_fields import compile_condition
-from assay.platform.server.storage.traces import TraceRepo, insert_for
+from assay.platform.server.storage.trace_rows import insert_for
+from assay.platform.server.storage.traces import TraceRepo
 
 Q, Item, T = models.ReviewQueue, models.ReviewQueueItem, models.LoggedTrace
 JUDGE_JOB = "review_judge"

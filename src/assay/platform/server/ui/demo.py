@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import select
 
 from assay.platform import criteria_rules
-from assay.platform.server.auth import users as ui_auth
+from assay.platform.server.auth import users
 from assay.platform.server.auth.keys import project
 from assay.platform.server.schemas.traces import TraceIn
 from assay.platform.server.storage import models
@@ -282,12 +282,12 @@ def seed_demo(state: Any) -> str:
         pid = seed(session)
         user = session.scalar(select(models.User).where(models.User.username == DEMO_USER))
         if user is None:
-            user = ui_auth.create_user(
+            user = users.create_user(
                 session, DEMO_USER, password, projects=[DEMO_PROJECT], display_name="Demo reviewer"
             )
         else:
-            user.password_hash = ui_auth.hash_password(password)
-        ui_auth.add_member(session, user, DEMO_PROJECT, "admin")
+            user.password_hash = users.hash_password(password)
+        users.add_member(session, user, DEMO_PROJECT, "admin")
         assert pid
     return password
 

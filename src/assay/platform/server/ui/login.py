@@ -16,7 +16,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from assay.platform.server.auth import users as ui_auth
+from assay.platform.server.auth import users
 from assay.platform.server.ui.web import (
     UI,
     public_origin,
@@ -93,14 +93,14 @@ throttle = Throttle()
 def login_page(request: Request, next: str = "") -> HTMLResponse:
     token = secrets.token_urlsafe(24)
     response = render(request, "login.html", login_csrf=token, next=_safe_next(next), error="")
-    _set_cookie(response, request, ui_auth.LOGIN_CSRF_COOKIE, token, max_age=3600)
+    _set_cookie(response, request, users.LOGIN_CSRF_COOKIE, token, max_age=3600)
     return response
 
 
 @router.post("/login")
 async def login(request: Request) -> Response:
     """Double-submit check (cookie = form field) before a password is looked at."""
-    expected = request.cookies.get(ui_auth.LOGIN_CSRF_COOKIE, "")
+    expected = request.cookies.get(users.LOGIN_CSRF_COOKIE, "")
     form = await require_csrf(request, expected)
     username = str(form.get("username") or "").strip().lower()[:100]
     password = str(form.get("password") or "")[:1_000]
@@ -120,8 +120,8 @@ async def login(request: Request) -> Response:
 
     def attempt() -> str | None:
         with state.transaction() as session:
-            user = ui_auth.verify_login(session, username, password)
-            return None if user is None else ui_auth.start_session(session, user)
+            user = users.verify_login(session, username, password)
+            return None if user is None else users.start_session(session, user)
 
     token = await run_in_threadpool(attempt)
     if token is None:
@@ -137,8 +137,8 @@ async def login(request: Request) -> Response:
         return response
     throttle.succeeded(username)
     response = see_other(_safe_next(str(form.get("next") or "")))
-    _set_cookie(response, request, ui_auth.SESSION_COOKIE, token, max_age=7 * 24 * 3600)
-    response.delete_cookie(ui_auth.LOGIN_CSRF_COOKIE, path="/")
+    _set_cookie(response, request, users.SESSION_COOKIE, token, max_age=7 * 24 * 3600)
+    response.delete_cookie(users.LOGIN_CSRF_COOKIE, path="/")
     return response
 
 
@@ -146,16 +146,16 @@ async def login(request: Request) -> Response:
 async def logout(request: Request) -> Response:
     viewer = await run_in_threadpool(signed_in, request)
     await require_csrf(request, viewer.csrf)
-    token = request.cookies.get(ui_auth.SESSION_COOKIE, "")
+    token = request.cookies.get(users.SESSION_COOKIE, "")
     state = state_of(request)
 
     def end() -> None:
         with state.transaction() as session:
-            ui_auth.end_session(session, token)
+            users.end_session(session, token)
 
     await run_in_threadpool(end)
     response = see_other(UI + "/login")
-    response.delete_cookie(ui_auth.SESSION_COOKIE, path="/")
+    response.delete_cookie(users.SESSION_COOKIE, path="/")
     return response
 
 

@@ -11,7 +11,7 @@ from starlette.concurrency import run_in_threadpool
 
 from assay.errors import UsageError
 from assay.platform.server.auth import keys as auth
-from assay.platform.server.auth import users as ui_auth
+from assay.platform.server.auth import users
 from assay.platform.server.storage.access import KeyRepo, MemberRepo, user_by_name
 from assay.platform.server.ui.web import (
     UI,
@@ -48,7 +48,7 @@ def _page(request: Request, access: Access, new_key: str = "", status: int = 200
         members=members,
         scopes=auth.SCOPES,
         default_scopes=auth.DEFAULT_SCOPES,
-        roles=ui_auth.ROLES,
+        roles=users.ROLES,
         new_key=new_key,
     )
     response.headers["Cache-Control"] = "no-store"
@@ -128,7 +128,7 @@ async def set_member(request: Request, project_id: int) -> Response:
             if user.id == access.viewer.user_id and role != "admin":
                 raise UiError(422, "role: you cannot take your own admin role away")
             try:
-                ui_auth.add_member(session, user, access.project.project_name, role)
+                users.add_member(session, user, access.project.project_name, role)
             except UsageError as exc:
                 raise UiError(422, f"role: {exc}") from None
 

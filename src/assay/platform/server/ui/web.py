@@ -29,7 +29,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from starlette.datastructures import Headers, MutableHeaders
 
-from assay.platform.server.auth import users as ui_auth
+from assay.platform.server.auth import users
 from assay.platform.server.storage.repos import iso
 
 log = logging.getLogger("assay.platform.server.ui")
@@ -186,16 +186,16 @@ def state_of(request: Request) -> Any:
     return request.app.state.assay
 
 
-def _load_viewer(request: Request) -> ui_auth.Viewer | None:
-    token = request.cookies.get(ui_auth.SESSION_COOKIE, "")
+def _load_viewer(request: Request) -> users.Viewer | None:
+    token = request.cookies.get(users.SESSION_COOKIE, "")
     if not token:
         return None
     state = state_of(request)
     with state.transaction() as session:
-        return ui_auth.load_viewer(session, state.pepper, token)
+        return users.load_viewer(session, state.pepper, token)
 
 
-def signed_in(request: Request) -> ui_auth.Viewer:
+def signed_in(request: Request) -> users.Viewer:
     """The signed-in person (FastAPI runs this sync dependency in a worker thread)."""
     viewer = _load_viewer(request)
     if viewer is None:
@@ -207,8 +207,8 @@ def signed_in(request: Request) -> ui_auth.Viewer:
 
 @dataclass(frozen=True)
 class Access:
-    viewer: ui_auth.Viewer
-    project: ui_auth.Membership
+    viewer: users.Viewer
+    project: users.Membership
 
     @property
     def project_id(self) -> int:
