@@ -1,6 +1,6 @@
 """A recorded trace as the server's `TraceIn` JSON; all of it runs in the export thread.
 
-Values are bounded as the server bounds them (`assay.platform.server.trace_schemas`), so that no
+Values are bounded as the server bounds them (`assay.platform.server.schemas.traces`), so that no
 trace is refused for its size or its characters: strings cut at `MAX_TEXT` characters, lists and
 dicts at `MAX_ITEMS` items, nesting at `MAX_DEPTH`, no NUL characters or lone surrogates.
 """
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 MAX_TEXT = 65_536  # characters kept of one string value
 MAX_ITEMS = 1_000  # items kept of one list or dict
 MAX_DEPTH = 12
-# the server's limits (`assay.platform.server.trace_schemas`), so that no trace is refused for them
+# the server's limits (`assay.platform.server.schemas.traces`), so that no trace is refused for them
 NAME_MAX, SHORT_MAX, ERROR_MAX = 200, 1_000, 20_000
 CONTEXT_MAX, CONTEXTS_MAX, SPANS_MAX = 100_000, 100, 500
 
