@@ -151,6 +151,35 @@ def run_example(path: Path, workdir: Path) -> dict[str, Any]:
     return namespace
 
 
+def run_in_own_process(path: Path, workdir: Path) -> None:
+    """Run an example in a fresh interpreter (same environment, same runner): one that calls
+    `nest_asyncio.apply()`, as notebooks in the docs do, patches asyncio for the whole process,
+    which would leak into every later test of this session."""
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[3]
+    code = (
+        "from pathlib import Path; import sys; "
+        "from tests.compat.docs_corpus.test_docs_corpus import run_example; "
+        "run_example(Path(sys.argv[1]), Path(sys.argv[2]))"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path), str(workdir)],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, f"{path.name} failed in its own process:\n{done.stderr[-3000:]}"
+
+
 @pytest.fixture(scope="module")
 def server() -> Iterator[FakeOpenAI]:
     yield from serve()
@@ -206,6 +235,12 @@ def test_docs_example(
     found = directives(path)
     for package in found.requires:
         pytest.importorskip(package)
+
+    if "nest_asyncio" in path.read_text(encoding="utf-8"):
+        run_in_own_process(path, example_env)
+        if found.calls_model:
+            assert server.count > 0, "the example calls a model, but the server saw no request"
+        return
 
     if found.raises is not None:
         _kind, name, fragment = found.raises
