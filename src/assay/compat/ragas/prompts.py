@@ -352,6 +352,25 @@ class PydanticPrompt(BasePrompt, Generic[InputModel, OutputModel]):
 
 
 # -- dynamic few-shot ---------------------------------------------------------------------------------
+def fill_instruction(instruction: str, inputs: Mapping[str, Any]) -> str:
+    """An instruction with its `{placeholders}` filled from `inputs`; a missing one is named."""
+    try:
+        return instruction.format(**inputs)
+    except KeyError as exc:
+        raise UsageError(f"the instruction needs the input {exc.args[0]!r}") from None
+
+
+def with_examples(text: str, examples: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
+    """`text` followed by the examples as JSON input/output pairs, as Ragas' template prompts send."""
+    if not examples:
+        return text
+    shown = "\n\n".join(
+        f"Input: {json.dumps(i, ensure_ascii=False)}\nOutput: {json.dumps(o, ensure_ascii=False)}"
+        for i, o in examples
+    )
+    return f"{text}\n\nExamples:\n\n{shown}"
+
+
 class DynamicFewShotPrompt:
     """An instruction template with `{placeholders}` whose examples are chosen per input: the
     `max_similar_examples` most similar by embedding (cosine at least `similarity_threshold`)."""
@@ -441,18 +460,8 @@ class DynamicFewShotPrompt:
         ]
 
     def format(self, **inputs: Any) -> str:
-        try:
-            text = self.instruction.format(**inputs)
-        except KeyError as exc:
-            raise UsageError(f"the instruction needs the input {exc.args[0]!r}") from None
-        chosen = self.similar_examples(inputs)
-        if not chosen:
-            return text
-        shown = "\n\n".join(
-            f"Input: {json.dumps(i, ensure_ascii=False)}\nOutput: {json.dumps(o, ensure_ascii=False)}"
-            for i, o in chosen
-        )
-        return f"{text}\n\nExamples:\n\n{shown}"
+        text = fill_instruction(self.instruction, inputs)  # a missing input fails before embedding
+        return with_examples(text, self.similar_examples(inputs))
 
     to_string = format
 

@@ -16,15 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from assay.compat.ragas.prompts import StringPrompt
+from assay.compat.ragas.prompts import StringPrompt, fill_instruction, with_examples
 from assay.errors import UsageError
-
-
-def _fill(instruction: str, inputs: Mapping[str, Any]) -> str:
-    try:
-        return instruction.format(**inputs)
-    except KeyError as exc:
-        raise UsageError(f"the prompt needs the input {exc.args[0]!r}") from None
 
 
 class SimplePrompt:
@@ -48,14 +41,7 @@ class SimplePrompt:
         self.examples.append((dict(inputs), dict(output)))
 
     def format(self, **inputs: Any) -> str:
-        text = _fill(self.instruction, inputs)
-        if not self.examples:
-            return text
-        shown = "\n\n".join(
-            f"Input: {json.dumps(i, ensure_ascii=False)}\nOutput: {json.dumps(o, ensure_ascii=False)}"
-            for i, o in self.examples
-        )
-        return f"{text}\n\nExamples:\n\n{shown}"
+        return with_examples(fill_instruction(self.instruction, inputs), self.examples)
 
     to_string = format
 
@@ -84,7 +70,7 @@ class _TemplateStringPrompt(StringPrompt):
         self, llm: Any, data: Any = None, n: int = 1, **kwargs: Any
     ) -> list[str]:
         if data is None or isinstance(data, Mapping):
-            data = _fill(self.instruction, data or {})
+            data = fill_instruction(self.instruction, data or {})
         return await super().generate_multiple(llm, data, n=n, **kwargs)
 
 
