@@ -258,7 +258,7 @@ def test_json_bodies_gzip_and_limits(live):
             headers={**auth, "Content-Type": "application/x-protobuf"},
         )
         assert broken.status_code == 400
-        bomb = gzip.compress(b" " * 9_000_000)  # small on the wire, too big unpacked
+        bomb = gzip.compress(b" " * 33_000_000)  # small on the wire, over 32 MB unpacked
         assert len(bomb) < 1_000_000
         answer = http.post(
             url,

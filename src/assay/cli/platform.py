@@ -45,6 +45,14 @@ def serve_command(
             "second's worth; $ASSAY_RATE_LIMIT_BURST).",
         ),
     ] = None,
+    max_request_mb: Annotated[
+        float | None,
+        typer.Option(
+            "--max-request-mb",
+            help="Largest OTLP export accepted, in MB, before and after gzip (default: "
+            "$ASSAY_MAX_REQUEST_MB, else 32); a larger one is answered 413.",
+        ),
+    ] = None,
 ) -> None:
     """Run the platform server (web UI under /ui, API under /api/v1) on HOST:PORT, with one
     experiment worker. SIGTERM or Ctrl-C stops it within a few seconds: a running experiment is
@@ -56,7 +64,13 @@ def serve_command(
     from assay.platform.server.config import resolve_db_url
 
     url = resolve_db_url(db)
-    app = create_app(url, worker=True, rate_limit=rate_limit, rate_limit_burst=rate_limit_burst)
+    app = create_app(
+        url,
+        worker=True,
+        rate_limit=rate_limit,
+        rate_limit_burst=rate_limit_burst,
+        max_request_mb=max_request_mb,
+    )
     shown = url.split("@", 1)[-1] if "@" in url else url
     if demo:
         from assay.platform.server.ui.demo import DEMO_USER, seed_demo

@@ -3,7 +3,10 @@
 Every request under /api/ except `/api/v1/health` passes the key check first (pure ASGI, before
 any body is read or parsed), then the key's rate limit when one is set (429 with Retry-After; see
 rate_limit.py), then the body cap (Content-Length over the cap, or a streamed body that grows past
-it: 413). Every error is `{"error": {"code", "message", "field"?, "existing_id"?}}`.
+it: 413). The JSON API's cap is 1 MB (the SDK splits its requests under it); an OTLP export may be
+up to `--max-request-mb` (32 MB by default, config.max_request_bytes), since the official
+exporters send 512 spans a request whatever their size. Every error is
+`{"error": {"code", "message", "field"?, "existing_id"?}}`.
 """
 
 from __future__ import annotations
@@ -29,7 +32,13 @@ from assay.platform.server.api import (
     scores,
     traces,
 )
-from assay.platform.server.config import pepper, rate_limit_setting, resolve_db_url
+from assay.platform.server.config import (
+    MAX_REQUEST_HINT,
+    max_request_bytes,
+    pepper,
+    rate_limit_setting,
+    resolve_db_url,
+)
 from assay.platform.server.errors import ApiError
 from assay.platform.server.jobs.worker import Worker
 from assay.platform.server.otlp import ingest as otlp_ingest
@@ -110,28 +119,39 @@ class AuthMiddleware:
         await self.app(scope, receive, send)
 
 
-class BodyLimit:
-    """413 for a body over `limit` bytes: by its Content-Length, or as soon as a streamed body passes it."""
+def too_large_message(size: int | None, limit: int, *, otlp: bool) -> str:
+    """What a 413 says: the size when known, the limit, and for OTLP how to raise it."""
+    said = f"the request body is {size} bytes" if size is not None else "the request body is"
+    if otlp:
+        return (
+            f"{said}{'' if size is not None else ' over'}; the limit of an OTLP export is "
+            f"{limit / 1_000_000:g} MB ({MAX_REQUEST_HINT})"
+        )
+    return f"{said}; the limit is {limit}" if size is not None else f"{said} over {limit} bytes"
 
-    def __init__(self, app: Any, limit: int) -> None:
+
+class BodyLimit:
+    """413 for a body over the limit: by its Content-Length, or as soon as a streamed body passes
+    it. OTLP exports (`otlp_path`) have their own, larger limit."""
+
+    def __init__(self, app: Any, limit: int, *, otlp_limit: int | None = None) -> None:
         self.app, self.limit = app, limit
+        self.otlp_limit = otlp_limit if otlp_limit is not None else limit
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        otlp = scope["path"] == otlp_ingest.PATH
+        limit = self.otlp_limit if otlp else self.limit
         length = Headers(scope=scope).get("content-length")
         if length is not None:
             if not length.isdigit():
                 await send_error(send, 400, "bad_request", "Content-Length is not a number")
                 return
-            if int(length) > self.limit:
-                await send_error(
-                    send,
-                    413,
-                    "too_large",
-                    f"the request body is {int(length)} bytes; the limit is {self.limit}",
-                )
+            if int(length) > limit:
+                message = too_large_message(int(length), limit, otlp=otlp)
+                await send_error(send, 413, "too_large", message)
                 return
         received = 0
 
@@ -140,10 +160,8 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.limit:
-                    raise StarletteHTTPException(
-                        413, f"the request body is over the limit of {self.limit} bytes"
-                    )
+                if received > limit:
+                    raise StarletteHTTPException(413, too_large_message(None, limit, otlp=otlp))
             return message
 
         await self.app(scope, limited, send)
@@ -240,18 +258,22 @@ def create_app(
     worker_options: dict[str, Any] | None = None,
     rate_limit: str | None = None,
     rate_limit_burst: int | None = None,
+    max_request_mb: float | None = None,
 ) -> FastAPI:
     """The assay server for the database at `db_url` (default: the embedded SQLite file).
 
-    `worker=True` runs one job worker in a thread while the app is served (started and stopped
-    with the app's lifespan), as `assay serve` does. `rate_limit` ("20/s", "600/min", "off";
-    default `ASSAY_RATE_LIMIT`, else off) limits each API key (rate_limit.py)."""
+        `worker=True` runs one job worker in a thread while the app is served (started and stopped
+        with the app's lifespan), as `assay serve` does. `rate_limit` ("20/s", "600/min", "off";
+        default `ASSAY_RATE_LIMIT`, else off) limits each API key (rate_limit.py). `max_request_mb`
+    (default `ASSAY_MAX_REQUEST_MB`, else 32) bounds an OTLP export before and after gzip."""
     limit = parse_rate_limit(**rate_limit_setting(rate_limit, rate_limit_burst))
     url = resolve_db_url(db_url)
     engine = make_engine(url)
     if run_migrations:
         migrate(engine)
-    state = ServerState(engine, pepper(url), max_body_bytes)
+    state = ServerState(
+        engine, pepper(url), max_body_bytes, max_request=max_request_bytes(max_request_mb)
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> Any:
@@ -286,7 +308,8 @@ def create_app(
         app.router.routes.extend(module.router.routes)
     ui_mount.install(app)  # the web UI under /ui: its routes, static files, error pages and guard
     app.state.rate_limit = limit
-    app.add_middleware(BodyLimit, limit=max_body_bytes)  # innermost: runs last
+    # innermost: runs last
+    app.add_middleware(BodyLimit, limit=max_body_bytes, otlp_limit=state.max_request)
     if limit is not None:
         app.add_middleware(RateLimitMiddleware, limit=limit)
     app.add_middleware(AuthMiddleware, state=state)  # outermost: runs first

@@ -1,5 +1,5 @@
-"""Where the server keeps its data (the database URL, the pepper of the API-key hashes) and the
-per-key rate limit it enforces."""
+"""Where the server keeps its data (the database URL, the pepper of the API-key hashes), the
+per-key rate limit it enforces and the largest OTLP export it accepts."""
 
 from __future__ import annotations
 
@@ -54,6 +54,30 @@ def rate_limit_setting(spec: str | None, burst: int | None) -> dict[str, Any]:
     }
 
 
+DEFAULT_MAX_REQUEST_MB = 32.0
+MAX_REQUEST_HINT = "raise it with `assay serve --max-request-mb N` or ASSAY_MAX_REQUEST_MB=N"
+
+
+def max_request_bytes(megabytes: float | None) -> int:
+    """The largest OTLP export request, in bytes, before and after gzip: `megabytes`, else
+    `ASSAY_MAX_REQUEST_MB`, else 32 MB. The official exporters send up to 512 spans a request
+    by default, about 1.2 MB with 2,000-character messages, so the default leaves wide margin; it
+    also bounds what a small gzip body may unpack to."""
+    source = "--max-request-mb"
+    if megabytes is None:
+        text = os.environ.get("ASSAY_MAX_REQUEST_MB", "").strip()
+        if not text:
+            return int(DEFAULT_MAX_REQUEST_MB * 1_000_000)
+        source = "ASSAY_MAX_REQUEST_MB"
+        try:
+            megabytes = float(text)
+        except ValueError:
+            raise UsageError(f"{source}={text!r}: a number of megabytes, e.g. 32") from None
+    if not 0 < megabytes <= 4096:
+        raise UsageError(f"{source}: between 0 and 4096 megabytes, got {megabytes:g}")
+    return int(megabytes * 1_000_000)
+
+
 def sqlite_path(url: str) -> Path | None:
     if not url.startswith("sqlite"):
         return None
@@ -95,6 +119,7 @@ def pepper(url: str) -> bytes:
 __all__ = [
     "assay_home",
     "default_db_url",
+    "max_request_bytes",
     "pepper",
     "rate_limit_setting",
     "resolve_db_url",

@@ -24,8 +24,11 @@ log = logging.getLogger("assay.platform.server")
 class ServerState:
     """What every request shares: the engine, the session factory and the key pepper."""
 
-    def __init__(self, engine: Engine, key_pepper: bytes, max_body: int) -> None:
+    def __init__(
+        self, engine: Engine, key_pepper: bytes, max_body: int, *, max_request: int = 32_000_000
+    ) -> None:
         self.engine, self.pepper, self.max_body = engine, key_pepper, max_body
+        self.max_request = max_request  # the largest OTLP export, before and after gzip
         self.sessions = session_factory(engine)
 
     @contextmanager

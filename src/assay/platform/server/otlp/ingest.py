@@ -1,7 +1,9 @@
 """`POST /otlp/v1/traces`: OTLP/HTTP trace export, protobuf (`application/x-protobuf`) or JSON
-(`application/json`, ids in hex as OTLP/JSON has them), gzip-compressed or not. The decompressed
-body is bounded (`MAX_DECOMPRESSED`; 413 past it); the compressed body is under the server's body
-cap like every request. Authentication is the same Bearer key (scope `ingest` or `write`).
+(`application/json`, ids in hex as OTLP/JSON has them), gzip-compressed or not. The body is
+bounded before and after gzip by the server's `--max-request-mb` (32 MB by default: the official
+exporters send 512 spans a request at most by default, about 1.2 MB with 2,000-character
+messages); past it the answer is a 413 naming the limit and how to raise it, and a gzip bomb is
+cut off at the limit. Authentication is the same Bearer key (scope `ingest` or `write`).
 
 Spans are grouped by trace id; each group becomes one assay trace (`otlp_mapping.build_trace`).
 Spans of a trace that arrive in a later export are merged into the stored trace by span id (a
@@ -30,6 +32,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
+from assay.platform.server.config import MAX_REQUEST_HINT
 from assay.platform.server.errors import ApiError
 from assay.platform.server.otlp.mapping import (
     attribute_map,
@@ -46,7 +49,7 @@ from assay.platform.server.storage.traces import TraceRepo
 
 router = APIRouter()
 
-MAX_DECOMPRESSED = 8_000_000
+PATH = "/otlp/v1/traces"
 MAX_SPANS = 20_000
 MAX_TRACES = 2_000  # per export; the spans of further traces are refused (partial success)
 PROTOBUF = ("application/x-protobuf", "application/protobuf")
@@ -69,7 +72,8 @@ def _principal(request: Request) -> Any:
     return result
 
 
-def decompress(body: bytes, encoding: str) -> bytes:
+def decompress(body: bytes, encoding: str, limit: int) -> bytes:
+    """The body unpacked (gzip or none), refused with a 413 once it unpacks past `limit` bytes."""
     encoding = encoding.strip().lower()
     if encoding in ("", "identity"):
         return body
@@ -77,12 +81,15 @@ def decompress(body: bytes, encoding: str) -> bytes:
         raise ApiError(415, "unsupported", f"Content-Encoding {encoding!r}: send gzip or none")
     inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
     try:
-        data = inflater.decompress(body, MAX_DECOMPRESSED + 1)
+        data = inflater.decompress(body, limit + 1)
     except zlib.error as exc:
         raise ApiError(400, "bad_request", f"the gzip body is corrupt: {exc}") from None
-    if len(data) > MAX_DECOMPRESSED or inflater.unconsumed_tail:
+    if len(data) > limit or inflater.unconsumed_tail:
         raise ApiError(
-            413, "too_large", f"the decompressed body is over the limit of {MAX_DECOMPRESSED} bytes"
+            413,
+            "too_large",
+            f"the body unpacks to over {limit / 1_000_000:g} MB, the limit of an OTLP export "
+            f"({MAX_REQUEST_HINT})",
         )
     if not inflater.eof:
         raise ApiError(400, "bad_request", "the gzip body is cut off")
@@ -242,7 +249,7 @@ def store(state: Any, project_id: int, groups: dict[str, dict[str, Any]]) -> tup
     return refused, problems
 
 
-@router.post("/otlp/v1/traces")
+@router.post(PATH)
 async def otlp_traces(request: Request) -> Response:
     principal = await run_in_threadpool(_principal, request)
     content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
@@ -253,7 +260,8 @@ async def otlp_traces(request: Request) -> Response:
             "Content-Type must be application/x-protobuf or application/json",
             field="content-type",
         )
-    data = decompress(await request.body(), request.headers.get("content-encoding", ""))
+    limit = request.app.state.assay.max_request
+    data = decompress(await request.body(), request.headers.get("content-encoding", ""), limit)
     export = parse_json(data) if content_type == "application/json" else parse_protobuf(data)
     groups, refused, problems = group_spans(export)
     if groups:
@@ -270,4 +278,4 @@ async def otlp_traces(request: Request) -> Response:
     return Response(answer.SerializeToString(), media_type="application/x-protobuf")
 
 
-__all__ = ["MAX_DECOMPRESSED", "decompress", "router", "store"]
+__all__ = ["PATH", "decompress", "router", "store"]
