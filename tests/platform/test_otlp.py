@@ -36,7 +36,7 @@ def assay_id(span) -> str:
 
 
 def only_trace(api):
-    items = api.get("/traces").json()["items"]
+    items = api.get("/traces", params={"full": "true"}).json()["items"]
     assert len(items) == 1, items
     return items[0]
 

@@ -180,7 +180,9 @@ class Trace(RagMetricsObject):
             raise ValidationFailed(
                 "Trace.list: limit must be a non-negative integer", field="limit"
             )
-        params = {"condition": condition or None}
+        # whole traces (the list's default is a summary per trace): what `list` documents is a
+        # Trace with its spans, raw payloads and contexts, editable like a downloaded one
+        params = {"condition": condition or None, "full": "true"}
         for count, data in enumerate(pages(cls._path, params)):
             if limit is not None and count >= limit:
                 return

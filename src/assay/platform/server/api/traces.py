@@ -1,5 +1,5 @@
-"""Routes of logged traces under /api/v1/traces: batched idempotent ingest, list (with a
-condition), get, edit with a version check, revisions, labels, and adding traces to a dataset
+"""Routes of logged traces under /api/v1/traces: batched idempotent ingest, list (summaries, with
+a condition; whole traces with `full=true`), get, edit with a version check, revisions, labels, and adding traces to a dataset
 (scores: `api/scores.py`). Ingest takes a key with the `ingest` or the `write` scope."""
 
 from __future__ import annotations
@@ -76,13 +76,20 @@ def list_traces(
     limit: Limit = 100,
     cursor: Cursor = None,
     condition: ConditionQuery = None,
+    full: bool = False,
 ) -> dict[str, Any]:
-    """Newest first; `condition` is a review-queue condition (a bad one is a 422 naming it)."""
+    """Newest first; `condition` is a review-queue condition (a bad one is a 422 naming it).
+    Each item is a summary (`trace_rows.summary_json`: a few hundred bytes, whatever the trace
+    holds); `full=true` gives whole traces, spans and raw payloads included, as
+    `GET /traces/{id}` does."""
     with state_of(request).transaction() as session:
         where = QueueRepo(session, principal.project_id).where(condition) if condition else None
         repo = TraceRepo(session, principal.project_id)
-        rows, next_cursor = repo.list(limit=limit, cursor=cursor, where=where)
-        return page(repo.as_json(rows), next_cursor)
+        if full:
+            rows, next_cursor = repo.list(limit=limit, cursor=cursor, where=where)
+            return page(repo.as_json(rows), next_cursor)
+        summaries, next_cursor = repo.summaries(limit=limit, cursor=cursor, where=where)
+        return page(repo.summaries_json(summaries), next_cursor)
 
 
 @router.post("/traces/to-dataset")

@@ -1,6 +1,6 @@
 """A logged trace as a row and as JSON: the row values of an ingested trace (`trace_values`, with
-the flattened text conditions search), the JSON of a trace, a score and a label as the API and
-UI answer them, a stored outcome as readers see it, and the dialect's INSERT that skips
+the flattened text conditions search), the JSON of a trace (whole, or the summary a list shows),
+a score and a label as the API and UI answer them, a stored outcome as readers see it, and the dialect's INSERT that skips
 conflicts (`insert_for`). No queries: `traces.TraceRepo` reads and writes."""
 
 from __future__ import annotations
@@ -147,6 +147,52 @@ def trace_json(
     }
 
 
+SUMMARY_CHARS = 300  # of input, output and error in a trace list
+
+
+def _cut(text: str | None) -> tuple[str | None, bool]:
+    if text is None or len(text) <= SUMMARY_CHARS:
+        return text, False
+    return text[:SUMMARY_CHARS] + "…", True
+
+
+def summary_json(
+    row: Any, scores: dict[str, models.TraceScore], labels: dict[str, models.TraceLabel]
+) -> dict[str, Any]:
+    """A trace as a list shows it: ids, times, model, latency, tokens, cost, status, input and
+    output as text cut to `SUMMARY_CHARS` (`truncated` says whether either was cut), and the
+    latest score and label of each criterion. The whole trace is `GET /traces/{id}` (or the list
+    with `full=true`). `cost` is the trace's `metadata.cost` when it is a number: assay prices
+    nothing itself."""
+    input_text, input_cut = _cut(row.input_text)
+    output_text, output_cut = _cut(row.output_text)
+    error, _ = _cut(row.error)
+    cost = (row.meta or {}).get("cost")
+    return {
+        "object_type": "trace_summary",
+        "id": row.id,
+        "created_at": iso(row.created_at),
+        "version": row.version,
+        "edited": row.edited,
+        "model": row.model,
+        "latency_ms": row.latency_ms,
+        "usage": {"input_tokens": row.input_tokens, "output_tokens": row.output_tokens},
+        "tokens": row.tokens,
+        "cost": cost if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None,
+        "status": "error" if row.error else "ok",
+        "error": error,
+        "input": input_text or "",
+        "output": output_text or "",
+        "truncated": input_cut or output_cut,
+        "tags": row.tags or [],
+        "scores": {
+            c: {"value": s.value, "label": s.label, "status": (s.outcome or {}).get("status")}
+            for c, s in scores.items()
+        },
+        "labels": {c: lb.value for c, lb in labels.items()},
+    }
+
+
 def snapshot(row: models.LoggedTrace) -> dict[str, Any]:
     return {
         "version": row.version,
@@ -166,6 +212,7 @@ __all__ = [
     "outcome_json",
     "readable_outcome",
     "snapshot",
+    "summary_json",
     "trace_json",
     "trace_values",
 ]

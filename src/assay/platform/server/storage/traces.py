@@ -17,11 +17,13 @@ from assay.platform.server.schemas.traces import TraceIn
 from assay.platform.server.storage import models
 from assay.platform.server.storage.repos import DatasetRepo, ProjectScoped, decode_cursor
 from assay.platform.server.storage.trace_rows import (
+    SUMMARY_CHARS,
     flatten_text,
     insert_for,
     label_json,
     outcome_json,
     snapshot,
+    summary_json,
     trace_json,
     trace_values,
 )
@@ -74,6 +76,47 @@ class TraceRepo(ProjectScoped):
         if len(rows) > limit:
             return rows[:limit], str(rows[limit - 1].seq)
         return rows, None
+
+    def summaries(
+        self, *, limit: int, cursor: str | None, where: Any = None
+    ) -> tuple[list[Any], str | None]:
+        """A page of `list` without the payloads: the short columns, and input, output and error
+        cut to `SUMMARY_CHARS` (plus one character, to tell a cut text) in the database, so a page
+        reads a few kB a trace however large the traces are."""
+        cut = SUMMARY_CHARS + 1
+        query = self._columns(
+            T,
+            T.seq,
+            T.id,
+            T.created_at,
+            T.version,
+            T.edited,
+            T.model,
+            T.input_tokens,
+            T.output_tokens,
+            T.tokens,
+            T.latency_ms,
+            T.tags,
+            T.meta,
+            func.substr(T.error, 1, cut).label("error"),
+            func.substr(T.input_text, 1, cut).label("input_text"),
+            func.substr(T.output_text, 1, cut).label("output_text"),
+        )
+        before = decode_cursor(cursor)
+        if before is not None:
+            query = query.where(T.seq < before)
+        if where is not None:
+            query = query.where(where)
+        rows = list(self.session.execute(query.order_by(T.seq.desc()).limit(limit + 1)))
+        if len(rows) > limit:
+            return rows[:limit], str(rows[limit - 1].seq)
+        return rows, None
+
+    def summaries_json(self, rows: list[Any]) -> list[dict[str, Any]]:
+        """`summary_json` of each row, with the latest score and label of each criterion."""
+        ids = [r.id for r in rows]
+        scores, labels = self.latest_scores(ids), self.latest_labels(ids)
+        return [summary_json(r, scores[r.id], labels[r.id]) for r in rows]
 
     def _latest(self, model: Any, trace_ids: list[str]) -> dict[str, dict[str, Any]]:
         """Per trace, the latest row of each criterion (max created_at, then max id)."""
