@@ -272,7 +272,7 @@ def test_help_documents_exit_codes_and_new_options():
 def test_request_timeout_is_passed_to_the_factories(monkeypatch):
     import assay.models.defaults as defaults
     import assay.models.factory as factory
-    from assay.cli.evaluate import _models
+    from assay.engine.model_choice import ModelChoice
     from assay.metrics.registry import create_metric
 
     calls: list[tuple[str, dict]] = []
@@ -289,10 +289,16 @@ def test_request_timeout_is_passed_to_the_factories(monkeypatch):
         defaults, "default_embeddings", lambda **kw: calls.append(("default-emb", kw)) or "emb"
     )
 
-    _models(
+    def build(metrics, llm, embeddings, *, cache, request_timeout):  # as `assay evaluate` does
+        choice = ModelChoice(
+            llm=llm, embeddings=embeddings, cache=cache, request_timeout=request_timeout
+        )
+        choice.llm_for(any(m.needs_llm for m in metrics))
+        choice.embeddings_for(any(m.needs_embeddings for m in metrics))
+
+    build(
         [],
         "openai/gpt-4o-mini",
-        None,
         "openai/text-embedding-3-small",
         cache=True,
         request_timeout=7.5,
@@ -302,13 +308,13 @@ def test_request_timeout_is_passed_to_the_factories(monkeypatch):
         ("openai/text-embedding-3-small", {"base_url": None, "cache": True, "timeout": 7.5}),
     ]
     calls.clear()
-    _models([], "openai/gpt-4o-mini", None, None, cache=False, request_timeout=None)
+    build([], "openai/gpt-4o-mini", None, cache=False, request_timeout=None)
     assert calls == [
         ("openai/gpt-4o-mini", {"base_url": None, "cache": False})
     ]  # the factory's default
     calls.clear()
     judged = [create_metric("faithfulness"), create_metric("semantic_similarity")]
-    _models(judged, None, None, None, cache=True, request_timeout=3.0)
+    build(judged, None, None, cache=True, request_timeout=3.0)
     assert calls == [
         ("default", {"cache": True, "timeout": 3.0}),
         ("default-emb", {"cache": True, "timeout": 3.0}),
