@@ -37,7 +37,8 @@ class RunEstimate:
     @property
     def cost(self) -> float | None:
         costs = [item.cost for item in self.metrics if item.calls.requests]
-        return None if any(cost is None for cost in costs) else sum(costs)  # type: ignore[misc]
+        known = [cost for cost in costs if cost is not None]
+        return sum(known) if len(known) == len(costs) else None
 
 
 def estimate_run(

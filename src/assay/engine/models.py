@@ -12,7 +12,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import sys
-from typing import Any
+from typing import Any, TypeVar
 
 from assay.errors import UsageError
 from assay.metrics.base import Metric
@@ -75,7 +75,10 @@ def _client_hint(value: Any, kind: str) -> str | None:
     )
 
 
-def with_retry(model: Any, retry: RetryPolicy | None) -> Any:
+_Model = TypeVar("_Model", LLM | None, Embeddings | None)
+
+
+def with_retry(model: _Model, retry: RetryPolicy | None) -> _Model:
     """`model` with `retry` if it is still on the default policy (a shallow copy sharing its
     endpoint, cache and usage meter), else `model` itself."""
     if retry is None or model is None or getattr(model, "retry", None) != RetryPolicy():
@@ -154,9 +157,9 @@ def own_models_coerced(metric: Metric, retry: RetryPolicy | None = None) -> Metr
         if resolved is not own_llm:
             changes["llm"] = resolved
     if "embeddings" in fields and own_embeddings is not None:
-        resolved = coerce_embeddings(own_embeddings, f"metric {metric.name}: embeddings=", retry)
-        if resolved is not own_embeddings:
-            changes["embeddings"] = resolved
+        embeddings = coerce_embeddings(own_embeddings, f"metric {metric.name}: embeddings=", retry)
+        if embeddings is not own_embeddings:
+            changes["embeddings"] = embeddings
     if not changes:
         return metric
     changed = dataclasses.replace(metric, **changes)

@@ -54,7 +54,7 @@ def _prepare_metrics(
     llm = coerce_llm(llm, retry=retry)
     embeddings = coerce_embeddings(embeddings, retry=retry)
     metrics = [own_models_coerced(metric, retry) for metric in metrics]
-    options = {"retry": retry} if retry is not None else {}
+    options: dict[str, Any] = {"retry": retry} if retry is not None else {}
     if llm is None and any(m.needs_llm and getattr(m, "llm", None) is None for m in metrics):
         llm = default_llm(**options)
     if embeddings is None and any(
@@ -114,10 +114,10 @@ async def _classify(metric: Metric, sample: Sample, *, timeout: float | None) ->
             )
         return Error(error_type=type(exc).__name__, message=str(exc) or "timed out")
     except Exception as group:
-        exc = first_leaf(group)  # concurrent judge calls fail as exception groups
-        if isinstance(exc, NotApplicable):
-            return Skipped(reason=str(exc) or "not applicable")
-        return Error.from_exception(exc)
+        leaf = first_leaf(group)  # concurrent judge calls fail as exception groups
+        if isinstance(leaf, NotApplicable):
+            return Skipped(reason=str(leaf) or "not applicable")
+        return Error.from_exception(leaf)
     try:
         return Ok(value=result.value, reason=result.reason, details=result.details)
     except ValueError as exc:  # e.g. a non-finite float from a metric: refuse to store NaN
@@ -296,6 +296,7 @@ async def _execute(plan: _Plan, cancel: threading.Event | None) -> EvaluationRes
                         await hooks.emit("on_row_start", row, data[row])
                     await hooks.emit("on_metric_start", row, metric.name)
                     began = time.perf_counter()
+                    outcome: Ok | Skipped | Error
                     if spending is not None and spending.exhausted:
                         outcome, usage = (
                             Error(

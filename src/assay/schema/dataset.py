@@ -285,9 +285,9 @@ class EvaluationDataset(Sequence[Sample]):
             samples.append(sample)
         absent = [column for column in renames if column not in columns]
         if samples and absent:
-            where = f" of {file}" if file else ""
+            in_file = f" of {file}" if file else ""
             raise UsageError(
-                f"column_map names the column {absent[0]!r}, which no row{where} has "
+                f"column_map names the column {absent[0]!r}, which no row{in_file} has "
                 f"(columns present: {', '.join(columns)})"
             )
         return cls(samples, name=name)

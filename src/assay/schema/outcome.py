@@ -70,22 +70,27 @@ class MetricResult:
     def __eq__(self, other: object) -> bool:
         if isinstance(other, MetricResult):
             return self.value == other.value and self.reason == other.reason
-        return self.value == other
+        equal: bool = self.value == other
+        return equal
 
     def __hash__(self) -> int:
         return hash(self.value) if not isinstance(self.value, list) else hash(tuple(self.value))
 
     def __lt__(self, other: Any) -> bool:
-        return self.value < _unwrap(other)
+        result: bool = self.value < _unwrap(other)  # the value is a number, label or list
+        return result
 
     def __le__(self, other: Any) -> bool:
-        return self.value <= _unwrap(other)
+        result: bool = self.value <= _unwrap(other)  # the value is a number, label or list
+        return result
 
     def __gt__(self, other: Any) -> bool:
-        return self.value > _unwrap(other)
+        result: bool = self.value > _unwrap(other)  # the value is a number, label or list
+        return result
 
     def __ge__(self, other: Any) -> bool:
-        return self.value >= _unwrap(other)
+        result: bool = self.value >= _unwrap(other)  # the value is a number, label or list
+        return result
 
     def __add__(self, other: Any) -> Any:
         return self.value + _unwrap(other)

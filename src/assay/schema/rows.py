@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from assay.errors import DataError
 from assay.schema.samples import (
@@ -270,7 +270,7 @@ def build_sample(row: dict[str, Any], where: RowLocation) -> SingleTurnSample | 
 
 
 def _translate(
-    exc: ValidationError, row: dict[str, Any], model: type, where: RowLocation
+    exc: ValidationError, row: dict[str, Any], model: type[BaseModel], where: RowLocation
 ) -> DataError:
     first = exc.errors()[0]
     loc = first.get("loc", ())

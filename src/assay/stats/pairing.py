@@ -100,7 +100,7 @@ class Change(NamedTuple):
     def delta(self) -> float:
         return self.other - self.baseline
 
-    def __getitem__(self, item: Any) -> Any:  # type: ignore[override]
+    def __getitem__(self, item: Any) -> Any:
         if isinstance(item, str):
             return getattr(self, item)
         return tuple.__getitem__(self, item)

@@ -145,7 +145,8 @@ def wait_for_start(
     `timed_out()` gives (made then, so it can report the cluster's state at that moment), and an
     actor that failed to start is `actor_start_error(exc, failed)`."""
     try:
-        return ray.get(refs, timeout=timeout)
+        started: list[Any] = ray.get(refs, timeout=timeout)
+        return started
     except ray.exceptions.GetTimeoutError:
         raise UsageError(timed_out()) from None
     except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as exc:

@@ -16,7 +16,7 @@ from assay.engine.progress import CellProgress
 from assay.engine.ray.cluster import wait_for_start
 from assay.engine.ray.output import OutputDirectory
 from assay.engine.ray.worker import BlockReport, RowJob
-from assay.errors import RunFailed, UsageError
+from assay.errors import AssayError, UsageError
 from assay.schema.outcome import Error
 
 
@@ -180,7 +180,7 @@ class Driver:
                     in_flight[workers[index].score.remote(block)] = (index, block)
                     load[index] += 1
             if not in_flight:
-                raise RunFailed("every Ray worker died; the rows written are kept for a resume")
+                raise AssayError("every Ray worker died; the rows written are kept for a resume")
             done, _ = ray.wait(list(in_flight), num_returns=1, timeout=0.2)
             for ref in done:
                 index, block = in_flight.pop(ref)
@@ -194,7 +194,7 @@ class Driver:
                         alive.discard(index)  # it keeps dying: stop feeding it
                     continue
                 except ray.exceptions.RayTaskError as exc:
-                    raise RunFailed(f"a Ray worker failed outside any metric: {exc}") from None
+                    raise AssayError(f"a Ray worker failed outside any metric: {exc}") from None
                 strikes[index] = 0
                 stats.rows_scored += report.rows
                 if report.first_call is not None:

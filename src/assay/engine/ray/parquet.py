@@ -128,7 +128,8 @@ def encode(records: list[tuple[str, list[Cell]]]) -> bytes:
     table = pa.Table.from_pylist(flat, schema=schema)
     sink = pa.BufferOutputStream()
     pa.parquet.write_table(table, sink, compression="zstd")
-    return sink.getvalue().to_pybytes()
+    data: bytes = sink.getvalue().to_pybytes()
+    return data
 
 
 def _cell(flat: dict[str, Any]) -> Cell:

@@ -42,7 +42,7 @@ def ship(metrics: list[Any]) -> tuple[bytes, dict[str, Limits]]:
 
     endpoints: dict[str, Limits] = {}
 
-    class _Shipping(cloudpickle.Pickler):
+    class _Shipping(cloudpickle.Pickler):  # type: ignore[misc]  # cloudpickle ships no types
         def reducer_override(self, obj: Any) -> Any:
             if isinstance(obj, Endpoint):
                 endpoints[obj.key] = obj.limiter.limits
@@ -89,7 +89,8 @@ def ship(metrics: list[Any]) -> tuple[bytes, dict[str, Limits]]:
 
 def load(payload: bytes) -> list[Any]:
     """The metrics of `ship`, on a worker (after `install_limiters`)."""
-    return pickle.loads(payload)
+    metrics: list[Any] = pickle.loads(payload)
+    return metrics
 
 
 # -- on the worker ----------------------------------------------------------------------------

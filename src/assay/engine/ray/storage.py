@@ -181,13 +181,13 @@ class Storage:
                 raise
             return
         folder, _, name = relative.rpartition("/")
-        temporary = f"{folder}/.tmp-{secrets.token_hex(6)}-{name}" if folder else f".tmp-{name}"
-        self.fs.pipe_file(self._full(temporary), data)
+        staging = f"{folder}/.tmp-{secrets.token_hex(6)}-{name}" if folder else f".tmp-{name}"
+        self.fs.pipe_file(self._full(staging), data)
         try:
-            self.fs.mv(self._full(temporary), self._full(relative))
+            self.fs.mv(self._full(staging), self._full(relative))
         except BaseException:
             with contextlib.suppress(Exception):  # the move's error is the one to report
-                self.fs.rm(self._full(temporary))
+                self.fs.rm(self._full(staging))
             raise
 
     def touch(self, relative: str) -> None:
