@@ -100,7 +100,7 @@ ALLOWED = {
     "auth": {"storage", "config", "errors"},
     "state": {"storage", "auth", "errors"},
     "jobs": {"storage", "schemas", "errors"},
-    "otlp": {"storage", "schemas", "errors", "state"},
+    "otlp": {"storage", "schemas", "errors", "state", "config"},
     "api": {"storage", "schemas", "auth", "errors", "state"},
     "ui": {"storage", "schemas", "auth", "errors", "state"},
     "app": {"api", "ui", "otlp", "jobs", "storage", "config", "errors", "rate_limit", "state"},

@@ -167,7 +167,14 @@ def test_the_condition_bar_validates_as_you_type(ui_live, browser):
     assert "line 1" in page.text_content("#condition-check")
     page.keyboard.type("'m1'")
     page.wait_for_selector("#condition-check [data-valid=true]")
-    assert "1 trace match" in page.text_content("#condition-check")
+    assert page.text_content("#match-count") == ""  # no count as you type
+    page.click("#count-matches")
+    page.wait_for_selector("#match-count [data-count]")
+    assert "1 trace matches" in page.text_content("#match-count")
+    page.focus("#condition")
+    page.keyboard.press("End")
+    page.keyboard.type(" ")  # a changed condition clears the count it had
+    page.wait_for_selector("#match-count [data-count]", state="detached")
     with page.expect_navigation():
         page.keyboard.press("Enter")
     assert page.locator("#traces tbody tr").count() == 1

@@ -217,7 +217,13 @@ def test_the_condition_check_names_the_problem(live):
     client = sign_in(user)
     good = client.get(f"{user.base}/traces/check", params={"condition": "model = 'm1'"})
     assert good.status_code == 200 and 'data-valid="true"' in good.text
-    assert "1 trace match" in good.text
+    assert "data-count" not in good.text  # checking never counts: a scan, made when asked
+    counted = client.get(f"{user.base}/traces/count", params={"condition": "model = 'm1'"})
+    assert counted.status_code == 200 and "1 trace matches" in counted.text
+    every = client.get(f"{user.base}/traces/count")
+    assert "2 traces in all" in every.text
+    broken = client.get(f"{user.base}/traces/count", params={"condition": "model = "})
+    assert broken.status_code == 200 and "line 1" in broken.text
     bad = client.get(f"{user.base}/traces/check", params={"condition": "model = "})
     assert bad.status_code == 200 and 'data-valid="false"' in bad.text
     assert "line 1" in bad.text and "column" in bad.text
@@ -225,6 +231,38 @@ def test_the_condition_check_names_the_problem(live):
     assert 'data-valid="false"' in unknown.text and "nonsense" in unknown.text
     listed = client.get(f"{user.base}/traces", params={"condition": "model = 'm2'"})
     assert listed.status_code == 200 and "m2" in listed.text and ">m1<" not in listed.text
+
+
+def test_the_filtered_page_never_counts_and_scans_a_bounded_window(live, monkeypatch):
+    """The page lists without counting; a count stops past COUNT_MOST; a page looks at no more
+    than SCAN traces, and the next page goes on below them until every match was listed."""
+    from assay.platform.server.ui import traces as ui_traces
+
+    user = make_user(live)
+    old = ingest(user, *({"input": f"old {n}", "model": "rare"} for n in range(3)))
+    ingest(user, *({"input": f"new {n}", "model": "common"} for n in range(12)))
+    client = sign_in(user)
+    monkeypatch.setattr(ui_traces, "COUNT_MOST", 10)
+    many = client.get(f"{user.base}/traces/count", params={"condition": "model = 'common'"})
+    assert 'data-count="more"' in many.text and "more than 10 traces match" in many.text
+    few = client.get(f"{user.base}/traces/count", params={"condition": "model = 'rare'"})
+    assert "3 traces match" in few.text
+
+    monkeypatch.setattr(ui_traces, "SCAN", 5)
+    found, pages, url = [], 0, f"{user.base}/traces?condition=model%20%3D%20%27rare%27"
+    while url:
+        html = client.get(url).text
+        pages += 1
+        assert pages < 20
+        found += re.findall(r"old \d", html)
+        more = re.search(r'href="([^"]+cursor=\d+)"', html)
+        url = more.group(1).replace("&amp;", "&") if more else ""
+        if more and "Search older traces" in html:
+            assert 'id="scan-note"' in html
+    assert sorted(found) == ["old 0", "old 1", "old 2"] and pages >= 3
+    assert len(old) == 3
+    plain = client.get(f"{user.base}/traces").text  # no condition: the newest 50, no window
+    assert plain.count("new ") == 12 and 'id="scan-note"' not in plain
 
 
 def test_a_queue_made_from_a_filter_holds_the_matching_traces(live):

@@ -78,11 +78,16 @@ class TraceRepo(ProjectScoped):
         return rows, None
 
     def summaries(
-        self, *, limit: int, cursor: str | None, where: Any = None
+        self, *, limit: int, cursor: str | None, where: Any = None, scan: int | None = None
     ) -> tuple[list[Any], str | None]:
         """A page of `list` without the payloads: the short columns, and input, output and error
         cut to `SUMMARY_CHARS` (plus one character, to tell a cut text) in the database, so a page
-        reads a few kB a trace however large the traces are."""
+        reads a few kB a trace however large the traces are.
+
+        With `scan` and a condition, one page looks at no more than `scan` arrival numbers below
+        the cursor, so a condition that matches few traces costs a bounded scan instead of the
+        whole table; when that window ends before the oldest trace, the cursor given back
+        continues below it (the page may then hold fewer than `limit` traces, even none)."""
         cut = SUMMARY_CHARS + 1
         query = self._columns(
             T,
@@ -105,12 +110,25 @@ class TraceRepo(ProjectScoped):
         before = decode_cursor(cursor)
         if before is not None:
             query = query.where(T.seq < before)
+        floor = None
         if where is not None:
             query = query.where(where)
+            if scan is not None:
+                top = before if before is not None else self._edge_seq(newest=True) + 1
+                floor = top - scan
+                query = query.where(T.seq >= floor)
         rows = list(self.session.execute(query.order_by(T.seq.desc()).limit(limit + 1)))
         if len(rows) > limit:
             return rows[:limit], str(rows[limit - 1].seq)
+        if floor is not None and floor > self._edge_seq(newest=False):
+            return rows, str(floor)
         return rows, None
+
+    def _edge_seq(self, *, newest: bool) -> int:
+        """The arrival number of the project's newest (or oldest) trace; 0 without traces."""
+        order = T.seq.desc() if newest else T.seq.asc()
+        found = self.session.scalar(self._columns(T, T.seq).order_by(order).limit(1))
+        return int(found or 0)
 
     def summaries_json(self, rows: list[Any]) -> list[dict[str, Any]]:
         """`summary_json` of each row, with the latest score and label of each criterion."""
@@ -283,12 +301,16 @@ class TraceRepo(ProjectScoped):
         dataset, version, _changed = datasets.replace(dataset.id, values)
         return {"dataset_id": dataset.id, "version": version.version, "added": len(new)}
 
-    def count(self, where: Any = None) -> int:
-        """How many of the project's traces there are (matching `where`, a compiled condition)."""
-        query = select(func.count()).select_from(T).where(T.project_id == self.project_id)
+    def count(self, where: Any = None, *, most: int | None = None) -> int:
+        """How many of the project's traces there are (matching `where`, a compiled condition).
+        With `most`, counting stops past `most` (the answer is then `most + 1`), so the count of
+        a condition many traces match reads only that many rows."""
+        query = self._columns(T, T.seq)
         if where is not None:
             query = query.where(where)
-        return int(self.session.scalar(query) or 0)
+        if most is not None:
+            query = query.limit(most + 1)
+        return int(self.session.scalar(select(func.count()).select_from(query.subquery())) or 0)
 
     def locked_by_id(self, trace_ids: list[str]) -> dict[str, models.LoggedTrace]:
         """The project's traces among `trace_ids`, by id, locked for update (in id order)."""

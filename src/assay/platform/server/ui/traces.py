@@ -1,5 +1,6 @@
 """The engineer's trace pages: the list with a condition bar (checked as you type by
-`/traces/check`, with the review-queue grammar of `conditions/`), a form that makes a review queue
+`/traces/check`, with the review-queue grammar of `conditions/`; the matches counted only when
+asked, by `/traces/count`), a form that makes a review queue
 from the filter, and a trace's detail: its span tree, raw request and response, every score and
 label with who gave it, and its revisions."""
 
@@ -21,55 +22,81 @@ from assay.platform.server.ui.web import member, render, state_of, templates
 
 router = APIRouter(prefix="/p/{project_id}")  # under the UI app, mounted at /ui
 PAGE = 50
+# A filtered page looks at no more than this many traces (newest first, below its cursor); a
+# condition few traces match then costs a bounded scan per page, not the whole table.
+SCAN = 20_000
+# "Count" stops here: past it the page says "more than 10,000", so counting a condition that
+# matches many traces reads at most this many rows.
+COUNT_MOST = 10_000
 
 
-def check_condition(session: Any, project_id: int, text: str) -> tuple[Any, str, int | None]:
-    """(WHERE expression, problem, number of matching traces) of a condition typed in the bar."""
+def check_condition(text: str) -> tuple[Any, str]:
+    """(WHERE expression, problem) of a condition typed in the bar. No count: counting is a
+    scan, done only when asked (`count`)."""
     if len(text) > CONDITION_MAX:
-        return None, f"condition: at most {CONDITION_MAX} characters", None
+        return None, f"condition: at most {CONDITION_MAX} characters"
     try:
-        where = compile_condition(text)
+        return compile_condition(text), ""
     except ApiError as exc:
-        return None, exc.message, None
-    return where, "", TraceRepo(session, project_id).count(where)
+        return None, exc.message
 
 
 @router.get("/traces")
 def traces(request: Request, project_id: int, condition: str = "", cursor: str = "") -> Response:
+    """The newest traces, those matching the condition if one is given: summaries (the short
+    columns and the start of input and output), never a count (see `count`)."""
     access = member(request, project_id)
-    with state_of(request).transaction() as session:
-        where, problem, matching = check_condition(session, project_id, condition)
-        rows: list[Any] = []
-        next_cursor = None
-        if not problem:
+    where, problem = check_condition(condition)
+    rows: list[Any] = []
+    next_cursor = None
+    labels: dict[str, Any] = {}
+    scores: dict[str, Any] = {}
+    if not problem:
+        with state_of(request).transaction() as session:
             repo = TraceRepo(session, project_id)
-            rows, next_cursor = repo.list(limit=PAGE, cursor=cursor or None, where=where)
+            rows, next_cursor = repo.summaries(
+                limit=PAGE, cursor=cursor or None, where=where, scan=SCAN
+            )
             labels = repo.latest_labels([r.id for r in rows])
             scores = repo.latest_scores([r.id for r in rows])
-        else:
-            labels, scores = {}, {}
     return render(
         request,
         "traces.html",
         project=access.project,
         condition=condition,
         problem=problem,
-        matching=matching,
         rows=rows,
         labels=labels,
         scores=scores,
         next_cursor=next_cursor,
+        partial=next_cursor is not None and len(rows) < PAGE,
     )
 
 
 @router.get("/traces/check")
 def check(request: Request, project_id: int, condition: str = "") -> HTMLResponse:
-    """The condition bar's verdict as a fragment (always 200, so htmx swaps it in)."""
+    """The condition bar's verdict as a fragment (always 200, so htmx swaps it in); it clears a
+    count made for the condition before."""
     member(request, project_id)
-    with state_of(request).transaction() as session:
-        _where, problem, matching = check_condition(session, project_id, condition)
+    _where, problem = check_condition(condition)
     body = templates.get_template("fragments/condition_check.html").render(
-        problem=problem, matching=matching, condition=condition
+        problem=problem, condition=condition, clear_count=True
+    )
+    return HTMLResponse(body)
+
+
+@router.get("/traces/count")
+def count(request: Request, project_id: int, condition: str = "") -> HTMLResponse:
+    """How many traces match, when asked (the Count button): exact up to `COUNT_MOST`, else
+    "more than" it."""
+    member(request, project_id)
+    where, problem = check_condition(condition)
+    matching = None
+    if not problem:
+        with state_of(request).transaction() as session:
+            matching = TraceRepo(session, project_id).count(where, most=COUNT_MOST)
+    body = templates.get_template("fragments/match_count.html").render(
+        problem=problem, matching=matching, most=COUNT_MOST, condition=condition
     )
     return HTMLResponse(body)
 
@@ -124,4 +151,4 @@ def trace_page(request: Request, project_id: int, trace_id: str) -> Response:
     )
 
 
-__all__ = ["check_condition", "router", "span_tree"]
+__all__ = ["COUNT_MOST", "PAGE", "SCAN", "check_condition", "router", "span_tree"]
