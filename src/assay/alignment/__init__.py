@@ -5,9 +5,13 @@
     report = Faithfulness(llm=judge).align_and_validate(train, test, embedding_model=embedder)
     print(report.table())
 
+    from assay.alignment import AlignOptions, align_judge    # what `assay align` runs
+    run = align_judge("faithfulness", "labels.jsonl", options=AlignOptions(output="aligned.json"))
+
 Labels in (`labels.py`, `annotations.py`), the default algorithms behind `metric.align`
 (`align.py`: example pools, threshold calibration, validation), losses and optimizers
-(`losses.py`, `optimizers/`), and the report (`report.py`, `stats.py`, `html.py`).
+(`losses.py`, `optimizers/`), the report (`report.py`, `agreement.py`, `html.py`), and a whole
+run from label files to the aligned file (`fit.py`: `align_judge`).
 """
 
 from assay.alignment.align import Aligner, default_aligner
@@ -19,6 +23,7 @@ from assay.alignment.annotations import (
 )
 from assay.alignment.calibration import calibrate_threshold, default_threshold
 from assay.alignment.config import DemonstrationConfig, InstructionConfig
+from assay.alignment.fit import AlignmentRun, AlignOptions, align_judge
 from assay.alignment.labels import (
     LabeledExample,
     LabeledSet,
@@ -33,8 +38,10 @@ from assay.alignment.report import AlignmentReport
 from assay.alignment.saved import load_aligned_metric
 
 __all__ = [
+    "AlignOptions",
     "Aligner",
     "AlignmentReport",
+    "AlignmentRun",
     "BinaryMetricLoss",
     "DSPyOptimizer",
     "DemonstrationConfig",
@@ -50,6 +57,7 @@ __all__ = [
     "PromptAnnotation",
     "SampleAnnotation",
     "SingleMetricAnnotation",
+    "align_judge",
     "calibrate_threshold",
     "default_aligner",
     "default_threshold",

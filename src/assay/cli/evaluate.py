@@ -174,10 +174,15 @@ def evaluate_command(
     except KeyboardInterrupt:
         stderr.print(f"interrupted{_where_kept(run_dir, output, ray)}")
         raise typer.Exit(130) from None
+    _print_run(run, stdout, stderr)
+
+
+def _print_run(run: Any, stdout: Any, stderr: Any) -> None:
+    """After the summary: where the rows went, then why the run fails (exit 1), if it does."""
     if run.ray is not None:
         _print_ray_run(run.ray, run.output or "", stdout)
     elif run.output is not None:
-        stdout.print(f"per-row results written to {output}", highlight=False)
+        stdout.print(f"per-row results written to {run.output}", highlight=False)
     for line in run.failures:
         stderr.print(line, highlight=False, soft_wrap=True, markup=False)
     if run.failures:
