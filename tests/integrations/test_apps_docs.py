@@ -1,7 +1,7 @@
 """The runnable examples of docs/integrations/{langchain,llama-index,haystack}.md run as written,
 judged through ASSAY_LLM by the fake OpenAI server on 127.0.0.1 (it says "yes" to every
-statement). Blocks fenced as ```python run, in order, in one namespace; ```py blocks are shown
-only (they need a real provider)."""
+statement). Blocks fenced as ```python run, in order, in one namespace, with assertions on what
+they return; the ```py block (a judge wrapping a hosted model) runs in tests/docs."""
 
 from __future__ import annotations
 
