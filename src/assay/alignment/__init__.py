@@ -3,7 +3,7 @@
     from assay.alignment import load_labels
     train, test = load_labels("labels.jsonl").train_test_split(test_size=0.3, seed=7)
     report = Faithfulness(llm=judge).align_and_validate(train, test, embedding_model=embedder)
-    print(report.table())
+    rich.print(report.table())                 # a rich Table; print() would show its repr
 
     from assay.alignment import AlignOptions, align_judge    # what `assay align` runs
     run = align_judge("faithfulness", "labels.jsonl", options=AlignOptions(output="aligned.json"))
