@@ -44,7 +44,7 @@ class AlignOptions:
     resamples: bootstrap resamples of the report's intervals.
     """
 
-    output: Path | None = None
+    output: str | Path | None = None
     test_size: float = 0.2
     seed: int = 42
     label_column: str | None = None
@@ -67,6 +67,8 @@ class AlignOptions:
         from assay.alignment.calibration import k_candidates
 
         k_candidates(self.examples)  # the check align() makes, before any model is loaded
+        if isinstance(self.output, str):
+            object.__setattr__(self, "output", Path(self.output))
 
     def reading(self) -> dict[str, Any]:
         """How label files are read (`load_labels`' options)."""
@@ -85,7 +87,7 @@ class AlignmentRun:
 
     metric: Any
     report: Any
-    output: Path | None = None
+    output: str | Path | None = None
 
     @property
     def notes(self) -> list[str]:

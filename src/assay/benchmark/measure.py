@@ -22,6 +22,7 @@ from assay.errors import UsageError
 from assay.metrics.base import Metric
 
 ENGINES = ("assay", "ragas")
+PATHS = ("threshold_from", "output_dir", "runs_dir", "ragas_python", "aligned", "prompts_dir")
 
 
 @dataclass(frozen=True)
@@ -53,19 +54,23 @@ class BenchmarkOptions:
     aspect: str | None = None
     seed: int = 0
     threshold: float = 0.5
-    threshold_from: Path | None = None
-    output_dir: Path | None = Path("benchmarks") / "results"
-    runs_dir: Path = Path("benchmarks") / "runs"
+    threshold_from: str | Path | None = None
+    output_dir: str | Path | None = Path("benchmarks") / "results"
+    runs_dir: str | Path = Path("benchmarks") / "runs"
     concurrency: int = 8
     timeout: float = 600.0
     show_progress: bool = True
     engine: str = "assay"
-    ragas_python: Path | None = None
+    ragas_python: str | Path | None = None
     ragas_options: Mapping[str, Any] | None = None
-    aligned: Path | None = None
-    prompts_dir: Path | None = None
+    aligned: str | Path | None = None
+    prompts_dir: str | Path | None = None
 
     def __post_init__(self) -> None:
+        for name in PATHS:  # a path may be given as a string
+            value = getattr(self, name)
+            if isinstance(value, str):
+                object.__setattr__(self, name, Path(value))
         if self.engine not in ENGINES:
             raise UsageError(f"--engine must be assay or ragas, got {self.engine!r}")
         if self.aligned is not None and self.engine == "ragas":
