@@ -66,7 +66,7 @@ def test_an_entry_point_that_fails_to_load_is_a_clear_error(installed_plugin, tm
 
 
 def test_register_backend_adds_a_backend_in_process(monkeypatch, tmp_path):
-    monkeypatch.setattr(registry, "_registered", {})
+    monkeypatch.setattr(registry.BACKENDS, "_registered", {})
     store: dict[str, list] = {}
 
     class DictBackend(DatasetBackend):

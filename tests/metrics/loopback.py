@@ -335,13 +335,6 @@ def loopback() -> Iterator[Loopback]:
         servers.close()
 
 
-def leading_count(calls_per_sample: str) -> int:
-    """The number a `calls_per_sample` description starts with ("2 (concurrent)" -> 2)."""
-    match = re.match(r"\s*(\d+)", calls_per_sample)
-    assert match, f"calls_per_sample does not start with a number: {calls_per_sample!r}"
-    return int(match.group(1))
-
-
 __all__ = [
     "FAST_RETRY",
     "JUDGE_PROMPTS",
@@ -354,7 +347,6 @@ __all__ = [
     "claims",
     "entities",
     "fenced",
-    "leading_count",
     "loopback",
     "numbered",
     "prompt_id",

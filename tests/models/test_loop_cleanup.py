@@ -115,5 +115,10 @@ def test_no_unclosed_http_resources_after_the_callers_loops_end(server, tmp_path
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines == [*EXPECTED[scenario], "collected"], done.stderr
+    # asyncio's debug mode also reports slow callbacks ("Executing <Task ...> took 0.3 seconds")
+    # on a loaded machine; those lines name this test's tmp directory, which contains "unclosed".
+    stderr = "\n".join(
+        line for line in done.stderr.splitlines() if not line.startswith("Executing <")
+    )
     for sign in ("Unclosed", "unclosed", "ResourceWarning", "Exception ignored"):
-        assert sign not in done.stderr, done.stderr
+        assert sign not in stderr, done.stderr

@@ -31,10 +31,10 @@ def test_a_registered_provider_is_built_from_its_model_strings(server):
 @pytest.mark.parametrize(
     ("kind", "message"),
     [
-        ("openai", "built-in"),
-        ("azure", "built-in"),
+        ("openai", "built in"),
+        ("azure", "built in"),
         ("a/b", "plain word"),
-        ("", "plain word"),
+        ("", "non-empty"),
     ],
 )
 def test_built_in_or_malformed_names_are_refused(kind, message):

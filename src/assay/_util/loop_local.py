@@ -78,13 +78,14 @@ async def _closer() -> AsyncGenerator[None, None]:
     try:
         yield
     finally:
+        running: asyncio.AbstractEventLoop | None
         try:
-            loop = asyncio.get_running_loop()
+            running = asyncio.get_running_loop()
         except RuntimeError:  # closed outside any loop (garbage collected): nothing to await on
-            loop = None
-        if loop is not None:
+            running = None
+        if running is not None:
             with _CLOSERS_LOCK:
-                _CLOSERS.pop(loop, None)
+                _CLOSERS.pop(running, None)
             await close_loop_locals()
 
 

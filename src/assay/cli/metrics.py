@@ -1,6 +1,9 @@
-"""`assay metrics`: the catalogue with required fields, model needs and calls per sample."""
+"""`assay metrics`: the catalogue with required fields, model needs and the calls a typical
+sample costs (from each metric's own `estimate()`, see `assay.metrics.typical`)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 
 def metrics_command() -> None:
@@ -9,6 +12,7 @@ def metrics_command() -> None:
 
     from assay.cli.console import stdout
     from assay.metrics.registry import metric_classes
+    from assay.metrics.typical import typical_calls
 
     catalogue = metric_classes()
     width = max(len(name) for name in catalogue)
@@ -22,7 +26,7 @@ def metrics_command() -> None:
             if needed
         ]
         uses = (
-            f"uses {' + '.join(models)}; model calls per sample: {cls.calls_per_sample}"
+            f"uses {' + '.join(models)}; {_typical_cost(cls, typical_calls)}"
             if models
             else "no model"
         )
@@ -41,3 +45,17 @@ def _default(cls: type, attribute: str) -> bool:
     if isinstance(value, property):
         return bool(getattr(cls(), attribute))
     return bool(value)
+
+
+def _typical_cost(cls: type, typical_calls: Any) -> str:
+    """Requests and tokens of the default-configured metric on the typical sample."""
+    try:
+        metric = cls()
+    except Exception:  # a metric with a required setting (e.g. HHEM's classifier): no default
+        return "cost depends on its settings"
+    cost = typical_calls(metric)
+    tokens = cost.input_tokens + cost.output_tokens
+    text = f"{cost.requests} judge call{'s' if cost.requests != 1 else ''} (~{tokens:,} tokens)"
+    if cost.embedding_tokens:
+        text += f" + embeddings (~{cost.embedding_tokens:,} tokens)"
+    return text + " on a typical sample"

@@ -1,4 +1,6 @@
-"""The metric catalogue. Importing this package registers every built-in metric.
+"""The metric catalogue: every built-in metric, imported here so `assay.metrics.registry` finds
+them all; metrics of other packages join through `register_metric` or the `assay.metrics`
+entry-point group (see `assay.metrics.registry`).
 
 `assay.metrics` is also Ragas' `ragas.metrics`: Ragas' base-class names (`MetricWithLLM`,
 `SingleTurnMetric`, ...) are added to it from `assay.compat.ragas` when `assay` is imported.
@@ -21,6 +23,7 @@ from assay.metrics.general import __all__ as _general_all
 from assay.metrics.llm_metric import LLMMetric
 from assay.metrics.rag import *  # noqa: F403
 from assay.metrics.rag import __all__ as _rag_all
+from assay.metrics.registry import create_metric, register_metric
 from assay.metrics.singletons import *  # noqa: F403
 from assay.metrics.singletons import __all__ as _singletons_all
 from assay.metrics.sql import *  # noqa: F403
@@ -35,6 +38,8 @@ __all__ = [
     "LLMMetric",
     "Metric",
     "MetricResult",
+    "create_metric",
+    "register_metric",
     *_agent_all,
     *_answer_all,
     *_classic_all,

@@ -82,8 +82,6 @@ class Metric(abc.ABC):
     version: ClassVar[str] = "1"
     # Required fields for which an empty value is meaningful (e.g. "expect no tool call").
     empty_allowed: ClassVar[tuple[str, ...]] = ()
-    # Model calls per sample as a function of its inputs, for `assay metrics` and planning.
-    calls_per_sample: ClassVar[str] = "0"
     # "higher" for most scores; "lower" for error-like metrics such as noise sensitivity.
     better: ClassVar[Literal["higher", "lower"]] = "higher"
 

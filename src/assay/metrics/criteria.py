@@ -75,8 +75,7 @@ class Criteria(LLMMetric):
 
     object_type = "criteria"
     optional_fields = ("user_input", "retrieved_contexts", "reference", "response")
-    prompt_ids = ("aspect_critic", "rubric_score", "simple_criteria")
-    calls_per_sample = "1 (0 for function criteria)"
+    default_prompt_ids = ("aspect_critic", "rubric_score", "simple_criteria")
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -14,7 +14,7 @@ directory, an http(s) URL, or an object with `consistency(pairs)`; see `docs/hhe
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 from assay.errors import NotApplicable, UsageError
 from assay.metrics.base import CallEstimate
@@ -43,12 +43,6 @@ class FaithfulnesswithHHEM(LLMMetric):
     # passed to the classifier when `classifier` is a directory or URL (max_length, template, ...)
     classifier_options: dict[str, Any] = field(default_factory=dict)
 
-    calls_per_sample: ClassVar[str] = (
-        "1 judge call (0 with statements='sentences') + classifier batches"
-    )
-    required_fields = ("response", "retrieved_contexts")
-    optional_fields = ("user_input",)
-
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.classifier is None:
@@ -69,7 +63,7 @@ class FaithfulnesswithHHEM(LLMMetric):
         self.needs_llm = self.statements == "claims"  # type: ignore[misc]
 
     @property
-    def prompt_ids(self) -> tuple[str, ...]:  # type: ignore[override]
+    def prompt_ids(self) -> tuple[str, ...]:
         return ("claims",) if self.statements == "claims" else ()
 
     def params(self) -> dict[str, Any]:

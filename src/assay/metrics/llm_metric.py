@@ -19,7 +19,15 @@ class LLMMetric(Alignable, Metric):
     language: str = "english"
 
     needs_llm: ClassVar[bool] = True
-    prompt_ids: ClassVar[tuple[str, ...]] = ()
+    # The prompts (by id, see `assay/prompts/`) a metric of this class sends to its judge.
+    default_prompt_ids: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def prompt_ids(self) -> tuple[str, ...]:
+        """The prompts this metric sends as configured, so records and translations name only
+        those. A metric whose prompts follow from its configuration (faithfulness with claims
+        asks for them first) overrides this property; the others set `default_prompt_ids`."""
+        return self.default_prompt_ids
 
     def judge_prompt(self, prompt_id: str) -> Prompt:
         viewed = viewed_prompt(self, prompt_id)  # a Ragas prompt attribute set or edited

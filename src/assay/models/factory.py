@@ -14,62 +14,40 @@ Model strings:
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
-from assay.errors import MissingCredentials, UsageError
+from assay.errors import UsageError
 from assay.models.cache import KeyValueCache, ResponseCache, open_cache
 from assay.models.embeddings import Embeddings
 from assay.models.limits import Limits
 from assay.models.llm import LLM
 from assay.models.providers.base import Provider
+from assay.models.providers.registry import (
+    PROVIDER_KINDS,
+    REMOTE_TIMEOUT,
+    ProviderKind,
+    client_provider,
+    is_litellm_client,
+    prefix_names,
+    register_provider,
+)
 from assay.models.retry import RetryPolicy
 from assay.models.usage import Price
 
 
-@dataclass(frozen=True)
-class _Endpoint:
-    """Defaults of an OpenAI-compatible service."""
-
-    base_url: str | None
-    key_variable: str | None  # None: the server needs no key
-    placeholder_key: str = "not-needed"
-
-
-_OPENAI_COMPATIBLE: dict[str, _Endpoint] = {
-    "openai": _Endpoint(None, "OPENAI_API_KEY"),
-    "ollama": _Endpoint("http://localhost:11434/v1", None, "ollama"),
-    "vllm": _Endpoint(None, None, "EMPTY"),
-    "lmstudio": _Endpoint("http://localhost:1234/v1", None, "lm-studio"),
-    "llamacpp": _Endpoint(None, None),
-    "openrouter": _Endpoint("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
-}
-PROVIDERS = (*_OPENAI_COMPATIBLE, "anthropic", "litellm", "local")
-# Named only by provider=... (never as a model-string prefix: 'google/gemma-2-9b' is a model name).
-EXPLICIT_PROVIDERS = ("google", "gemini", "azure")
-
-# Providers other code adds by name: kind -> build(model_name, *, base_url, api_key, timeout, **options).
-_REGISTERED: dict[str, Callable[..., Provider]] = {}
+def _builtin_names(prefix: bool) -> tuple[str, ...]:
+    return tuple(
+        name
+        for name, kind in PROVIDER_KINDS.builtins().items()
+        if isinstance(kind, ProviderKind) and kind.build is not None and kind.prefix is prefix
+    )
 
 
-def register_provider(kind: str, build: Callable[..., Provider]) -> None:
-    """Make `'<kind>/<model>'` model strings (and `provider='<kind>'`) build a provider with
-    `build(model_name, base_url=..., api_key=..., timeout=..., **options)`. A new provider is then
-    one file and one call; the built-in names cannot be taken over."""
-    key = kind.strip().lower() if isinstance(kind, str) else ""
-    if not key or "/" in key or "@" in key:
-        raise UsageError(f"a provider name must be a plain word such as 'myhost', got {kind!r}")
-    if key in PROVIDERS or key in EXPLICIT_PROVIDERS:
-        raise UsageError(f"{key!r} is a built-in provider and cannot be registered again")
-    if not callable(build):
-        raise UsageError(
-            f"register_provider needs a callable that builds the provider, got {type(build).__name__}"
-        )
-    _REGISTERED[key] = build
+# The built-in names a model string may start with, and those given only as provider=... (never
+# a model-string prefix: 'google/gemma-2-9b' is a model name). Both read from the registry.
+PROVIDERS = _builtin_names(prefix=True)
+EXPLICIT_PROVIDERS = _builtin_names(prefix=False)
 
 
 def parse_model_string(model: str, provider: str | None = None) -> tuple[str, str, str | None]:
@@ -83,7 +61,7 @@ def parse_model_string(model: str, provider: str | None = None) -> tuple[str, st
     if model == "local":
         return "local", "local", base_url
     head, slash, rest = model.partition("/")
-    if slash and (head.lower() in PROVIDERS or head.lower() in _REGISTERED) and provider is None:
+    if slash and provider is None and head.lower() in prefix_names():
         return head.lower(), rest, base_url
     return (provider or "openai").lower(), model, base_url
 
@@ -106,83 +84,6 @@ def _resolve_cache(cache: Any) -> ResponseCache | None:
     )
 
 
-def _is_instance_of(obj: Any, module: str, name: str) -> bool:
-    """isinstance against an optional library's class, without importing it if it is not loaded."""
-    import sys
-
-    loaded = sys.modules.get(module)
-    cls = getattr(loaded, name, None) if loaded is not None else None
-    return isinstance(cls, type) and isinstance(obj, cls)
-
-
-def _is_litellm_client(client: Any) -> bool:
-    """Ragas passes LiteLLM as `client=litellm.completion` (the function) or the module itself."""
-    module = getattr(client, "__module__", None) if callable(client) else None
-    name = getattr(client, "__name__", "") or ""
-    return (module or name or "").split(".")[0] == "litellm"
-
-
-def _is_google_client(client: Any) -> bool:
-    module = type(client).__module__ if not isinstance(client, type(os)) else client.__name__
-    return module.startswith(("google.genai", "google.generativeai", "google.ai"))
-
-
-def _client_provider(
-    client: Any, model: str, timeout: float, provider: str | None = None, **options: Any
-) -> Provider:
-    module = type(client).__module__.split(".")[0]
-    if _is_litellm_client(client):
-        from assay.models.providers.litellm import LiteLLMProvider
-
-        return LiteLLMProvider(model, timeout=timeout, **options)
-    if _is_google_client(client) or (provider or "").lower() in ("google", "gemini"):
-        # Gemini is reached through LiteLLM, as Ragas does; the key is read from the environment,
-        # not from the Google client object (whose settings LiteLLM cannot use).
-        return _google_llm(model, None, timeout)
-    if (
-        module.startswith("llama_index")
-        or _is_instance_of(client, "llama_index.core.llms", "LLM")
-        or _is_instance_of(client, "llama_index.core.embeddings", "BaseEmbedding")
-    ):
-        from assay.models.providers.llamaindex import LlamaIndexProvider
-
-        return (
-            LlamaIndexProvider(client)
-            if hasattr(client, "achat")
-            else LlamaIndexProvider(embeddings=client)
-        )
-    if module.startswith("langchain"):
-        from assay.models.providers.langchain import LangChainProvider
-
-        return (
-            LangChainProvider(client)
-            if hasattr(client, "ainvoke")
-            else LangChainProvider(embeddings=client)
-        )
-    if module == "anthropic":
-        from assay.models.providers.anthropic import AnthropicProvider
-
-        return AnthropicProvider(model, client=client)
-    if hasattr(client, "chat") and hasattr(client.chat, "completions"):
-        from assay.models.providers.openai_compat import OpenAICompatible
-
-        return OpenAICompatible(model, client=client, timeout=timeout)
-    raise UsageError(
-        f"cannot use a client of type {type(client).__name__}; pass an OpenAI, Anthropic, LiteLLM, "
-        "LangChain or LlamaIndex client"
-    )
-
-
-def _google_llm(model: str, api_key: str | None, timeout: float) -> Provider:
-    from assay.models.providers.litellm import LiteLLMProvider
-
-    key = api_key or os.environ.get("GOOGLE_API_KEY") or os.environ.get("GEMINI_API_KEY")
-    if not key:
-        raise MissingCredentials("Google", "GOOGLE_API_KEY")
-    name = model if model.startswith(("gemini/", "vertex_ai/")) else f"gemini/{model}"
-    return LiteLLMProvider(name, api_key=key, timeout=timeout)
-
-
 def make_provider(
     model: str,
     *,
@@ -194,74 +95,33 @@ def make_provider(
     **options: Any,
 ) -> Provider:
     """Build the provider for a model string; credentials are checked here, before any work.
-    `timeout`: seconds one request may take; None: 120 for a remote provider, 900 for the
-    embedded judge (a CPU judge writing a long answer is slow, not stuck)."""
-    kind, name, url_in_string = parse_model_string(model, provider)
+    `timeout`: seconds one request may take; None: the provider's default (120 for a remote
+    provider, 900 for the embedded judge: a CPU judge writing a long answer is slow, not stuck)."""
+    kind_name, name, url_in_string = parse_model_string(model, provider)
     base_url = base_url or url_in_string
     if timeout is not None and not timeout > 0:
         raise UsageError(f"timeout must be a positive number of seconds, got {timeout!r}")
-    if kind == "local" and client is None:
-        from assay.models.local import local_provider
-
-        return local_provider(**options, **({"timeout": timeout} if timeout is not None else {}))
-    timeout = timeout if timeout is not None else 120.0
-    if kind in _REGISTERED and client is None:
-        built = _REGISTERED[kind](
-            name, base_url=base_url, api_key=api_key, timeout=timeout, **options
-        )
-        if not isinstance(built, Provider):
-            raise UsageError(
-                f"the provider registered as {kind!r} returned a {type(built).__name__}, not a Provider"
-            )
-        return built
     if client is not None:
-        return _client_provider(client, name, timeout, provider, **options)
-    if kind in ("google", "gemini"):
-        return _google_llm(name, api_key, timeout)
-    if kind == "azure":
-        from assay.models.embedding_providers import azure_provider
-
-        return azure_provider(name, base_url=base_url, api_key=api_key, timeout=timeout, **options)
-    if kind == "anthropic":
-        from assay.models.providers.anthropic import AnthropicProvider
-
-        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-        if not key:
-            raise MissingCredentials("Anthropic", "ANTHROPIC_API_KEY")
-        return AnthropicProvider(name, api_key=key, base_url=base_url, timeout=timeout)
-    if kind == "litellm":
-        from assay.models.providers.litellm import LiteLLMProvider
-
-        return LiteLLMProvider(name, api_key=api_key, base_url=base_url, timeout=timeout, **options)
-    endpoint = _OPENAI_COMPATIBLE.get(kind)
-    if endpoint is None:
+        return client_provider(client, name, timeout or REMOTE_TIMEOUT, provider, **options)
+    kind = PROVIDER_KINDS.find(kind_name)
+    if kind is None or kind.build is None:
+        known = [
+            n for n in PROVIDER_KINDS.names() if n not in ("llamaindex", "langchain", "huggingface")
+        ]
+        raise UsageError(f"unknown provider {kind_name!r}; known: {', '.join(known)}")
+    built = kind.build(
+        name,
+        base_url=base_url,
+        api_key=api_key,
+        timeout=timeout if timeout is not None else kind.default_timeout,
+        **options,
+    )
+    if not isinstance(built, Provider):
         raise UsageError(
-            f"unknown provider {kind!r}; known: {', '.join((*PROVIDERS, *EXPLICIT_PROVIDERS))}"
+            f"the provider registered as {kind_name!r} returned a {type(built).__name__}, "
+            "not a Provider"
         )
-    from assay.models.providers.openai_compat import OpenAICompatible
-
-    if kind == "openai":
-        base_url = base_url or os.environ.get("OPENAI_BASE_URL")
-    elif kind == "ollama" and not base_url and os.environ.get("OLLAMA_HOST"):
-        host = os.environ["OLLAMA_HOST"]
-        base_url = (host if "://" in host else f"http://{host}").rstrip("/") + "/v1"
-    base_url = base_url or endpoint.base_url
-    if kind == "ollama" and base_url and urlsplit(base_url).path.strip("/") == "":
-        # Ragas' docs give Ollama's address as http://localhost:11434; its OpenAI API is under /v1.
-        base_url = base_url.rstrip("/") + "/v1"
-    if base_url is None and kind != "openai":
-        raise UsageError(
-            f"{kind} needs the server's address: '{kind}/{name}@http://host:port/v1' or base_url=..."
-        )
-    key = api_key or (os.environ.get(endpoint.key_variable) if endpoint.key_variable else None)
-    if not key:
-        # A custom endpoint (local server, proxy) often needs no key; OpenAI's own always does.
-        if endpoint.key_variable and (kind != "openai" or base_url is None):
-            raise MissingCredentials(
-                kind.capitalize() if kind != "openai" else "OpenAI", endpoint.key_variable
-            )
-        key = endpoint.placeholder_key
-    return OpenAICompatible(name, base_url=base_url, api_key=key, timeout=timeout, name=kind)
+    return built
 
 
 # What `llm_factory` accepts besides its named parameters: default request fields of the model
@@ -388,7 +248,7 @@ def llm_factory(
         raise UsageError(
             f"{next(iter(local_options))} applies only to the embedded judge (model 'local')"
         )
-    if litellm_options and kind != "litellm" and not _is_litellm_client(client):
+    if litellm_options and kind != "litellm" and not is_litellm_client(client):
         raise UsageError(
             f"{next(iter(litellm_options))} applies only to LiteLLM models (provider='litellm')"
         )
@@ -422,46 +282,19 @@ def llm_factory(
 
 
 # -- embeddings -----------------------------------------------------------------------------------
-# Providers an embedding model can be named by, as Ragas' embedding_factory("openai", model=...) does,
-# with the model used when none is named.
+def _embedding_kind(name: str) -> ProviderKind | None:
+    """The provider an embedding model can be named by (Ragas' embedding_factory("openai", ...))."""
+    kind = PROVIDER_KINDS.find(name)
+    return kind if kind is not None and kind.embeds else None
+
+
+# The built-in embedding providers -> the model used when none is named (None: name one).
 EMBEDDING_PROVIDERS: dict[str, str | None] = {
-    "openai": "text-embedding-3-small",
-    "azure": "text-embedding-3-small",
-    "google": "gemini-embedding-001",
-    "gemini": "gemini-embedding-001",
-    "litellm": None,
-    "huggingface": "sentence-transformers/all-MiniLM-L6-v2",
-    "local": "minilm",
-    "ollama": None,
-    "vllm": None,
-    "lmstudio": None,
-    "llamacpp": None,
-    "openrouter": None,
+    name: kind.embedding_model
+    for name, kind in PROVIDER_KINDS.builtins().items()
+    if isinstance(kind, ProviderKind) and kind.embeds
 }
 INTERFACES = ("auto", "modern", "legacy")  # Ragas' two embedding class families; here there is one
-_EMBEDDING_OPTIONS = {
-    "litellm": (
-        "api_base",
-        "api_version",
-        "aws_region_name",
-        "vertex_project",
-        "vertex_location",
-        "dimensions",
-        "encoding_format",
-        "input_type",
-    ),
-    "azure": ("api_version", "azure_endpoint", "azure_deployment"),
-    "google": ("use_vertex", "project_id", "location", "task_type", "output_dimensionality"),
-    "huggingface": (
-        "use_api",
-        "device",
-        "normalize_embeddings",
-        "model_kwargs",
-        "encode_kwargs",
-        "cache_folder",
-    ),
-}
-_EMBEDDING_OPTIONS["gemini"] = _EMBEDDING_OPTIONS["google"]
 
 
 def _embedding_target(
@@ -473,13 +306,14 @@ def _embedding_target(
         raise UsageError(
             f"the first argument of embedding_factory must be a provider or model name, got {spec!r}"
         )
-    if spec and spec.strip().lower() in EMBEDDING_PROVIDERS and provider is None:
+    if spec and provider is None and "/" not in spec and _embedding_kind(spec.strip().lower()):
         provider, spec = spec.strip().lower(), None
     if spec and model:
         raise UsageError(
             f"embedding_factory got both the model string {spec!r} and model={model!r}; give one"
         )
-    if provider is not None and provider.lower() not in EMBEDDING_PROVIDERS:
+    entry = _embedding_kind(provider.lower()) if provider is not None else None
+    if provider is not None and entry is None:
         raise UsageError(
             f"unknown embedding provider {provider!r}; known: {', '.join(EMBEDDING_PROVIDERS)}"
         )
@@ -492,10 +326,10 @@ def _embedding_target(
         "local",
     ):
         kind = provider.lower()
-        return kind, name or EMBEDDING_PROVIDERS[kind], None
+        return kind, name or (entry.embedding_model if entry else None), None
     if name is None:
         kind = (provider or "openai").lower()
-        default = EMBEDDING_PROVIDERS[kind]
+        default = (entry or PROVIDER_KINDS.get(kind)).embedding_model
         if default is None:
             raise UsageError(
                 f"embedding_factory({kind!r}) needs model=..., e.g. model='{kind}/...' names for LiteLLM"
@@ -543,9 +377,10 @@ def embedding_factory(
     if batch_size is not None and (not isinstance(batch_size, int) or batch_size < 1):
         raise UsageError(f"batch_size must be a positive integer, got {batch_size!r}")
     kind, name, url = _embedding_target(spec, provider, model)
-    if client is not None and _is_litellm_client(client):
+    if client is not None and is_litellm_client(client):
         kind = "litellm"
-    allowed = _EMBEDDING_OPTIONS.get(kind, ())
+    entry = PROVIDER_KINDS.get(kind)
+    allowed = entry.embedding_options
     unknown = [key for key in options if key not in allowed]
     if unknown:
         accepted = ", ".join(
@@ -581,17 +416,12 @@ def embedding_factory(
     return Embeddings(
         backend,
         cache=_resolve_cache(cache),
-        batch_size=batch_size or _batch_size(kind),
+        batch_size=batch_size or entry.embedding_batch_size,
         retry=retry,
         limits=limits,
         price=_price(price),
         attempt_timeout=getattr(backend, "timeout", None) or timeout or 120.0,
     )
-
-
-def _batch_size(kind: str) -> int:
-    # Ragas' per-provider batch sizes where they are limits of the service (Google: small batches).
-    return {"google": 5, "gemini": 5, "huggingface": 32}.get(kind, 64)
 
 
 def embedding_provider(
@@ -604,39 +434,12 @@ def embedding_provider(
     timeout: float | None = None,
     **options: Any,
 ) -> Provider:
-    """The provider behind one embedding model (see `embedding_factory`)."""
-    from assay.models import embedding_providers as extra
-
-    if kind == "local" and client is None:
-        from assay.models.local_embeddings import local_embedding_provider
-
-        return local_embedding_provider(name or "minilm")
-    if kind in ("google", "gemini"):
-        return extra.GoogleEmbeddingProvider(
-            name or "gemini-embedding-001", client=client, api_key=api_key, **options
-        )
-    if kind == "huggingface":
-        return extra.huggingface_provider(
-            name or "sentence-transformers/all-MiniLM-L6-v2", api_key=api_key, **options
-        )
-    if kind == "azure":
-        return extra.azure_provider(
-            name or "text-embedding-3-small",
-            client=client,
-            base_url=base_url,
-            api_key=api_key,
-            timeout=timeout or 120.0,
-            **options,
-        )
-    if kind == "litellm":
-        from assay.models.providers.litellm import LiteLLMProvider
-
-        return LiteLLMProvider(
-            name or "",
-            api_key=api_key,
-            base_url=options.pop("api_base", None) or base_url,
-            timeout=timeout or 120.0,
-            **options,
+    """The provider behind one embedding model (see `embedding_factory`): the kind's own embedding
+    provider, or the provider of its model strings, which serves embeddings too."""
+    entry = PROVIDER_KINDS.get(kind)
+    if entry.embeddings is not None and not (kind == "local" and client is not None):
+        return entry.embeddings(
+            name, client=client, base_url=base_url, api_key=api_key, timeout=timeout, **options
         )
     return make_provider(
         name or "",

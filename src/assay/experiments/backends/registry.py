@@ -1,4 +1,5 @@
-"""Finding a backend by name: the built-ins, then `register_backend` names, then the entry-point group.
+"""Finding a dataset backend by name: one `Registry` (see `assay._util.registry`) of the built-ins,
+`register_backend` names and the `assay.dataset_backends` entry-point group.
 
 The built-in backends (`local/csv`, `local/jsonl`, `inmemory`, `sqlite`) are also declared in
 assay's own pyproject under the group, but are known without it, so a source checkout works too.
@@ -8,9 +9,9 @@ names cannot be taken over.
 
 from __future__ import annotations
 
-from importlib import metadata
 from typing import Any
 
+from assay._util.registry import Registry
 from assay.errors import UsageError
 from assay.experiments.backends.base import DatasetBackend
 from assay.experiments.backends.files import CsvBackend, JsonlBackend
@@ -25,53 +26,33 @@ BUILTIN: dict[str, type[DatasetBackend]] = {
     "inmemory": InMemoryBackend,
     "sqlite": SqliteBackend,
 }
-_registered: dict[str, type[DatasetBackend]] = {}
 
 
-def _entry_points() -> dict[str, Any]:
-    """Entry points of the group, by name (a separate function so tests can stand one in)."""
-    return {point.name: point for point in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+def _backend_class(obj: Any) -> type[DatasetBackend]:
+    if not (isinstance(obj, type) and issubclass(obj, DatasetBackend)):
+        raise TypeError(f"a dataset backend must be a DatasetBackend subclass, got {obj!r}")
+    return obj
+
+
+BACKENDS: Registry[type[DatasetBackend]] = Registry(
+    "dataset backend", ENTRY_POINT_GROUP, builtins=BUILTIN, check=_backend_class
+)
 
 
 def register_backend(name: str, backend: type[DatasetBackend]) -> None:
     """Make `backend` available as `Dataset(..., backend=name)` in this process."""
-    if name in BUILTIN:
-        raise UsageError(f"dataset backend {name!r} is built in and cannot be replaced")
-    if not (isinstance(backend, type) and issubclass(backend, DatasetBackend)):
-        raise UsageError(f"a dataset backend must be a DatasetBackend subclass, got {backend!r}")
-    _registered[name] = backend
+    BACKENDS.register(name, backend)
 
 
 def backend_names() -> list[str]:
     """Every backend name known now: built-ins first, then the others sorted."""
-    others = (set(_entry_points()) | set(_registered)) - set(BUILTIN)
-    return [*BUILTIN, *sorted(others)]
+    return BACKENDS.names()
 
 
 def backend_class(name: str) -> type[DatasetBackend]:
     if not isinstance(name, str):
         raise UsageError(f"backend must be a name such as 'local/csv', got {type(name).__name__}")
-    if name in BUILTIN:
-        return BUILTIN[name]
-    if name in _registered:
-        return _registered[name]
-    point = _entry_points().get(name)
-    if point is None:
-        raise UsageError(
-            f"unknown dataset backend {name!r}; known backends: {', '.join(backend_names())}"
-        )
-    try:
-        loaded = point.load()
-    except Exception as exc:
-        raise UsageError(
-            f"dataset backend {name!r} (entry point {point.value}) failed to load: "
-            f"{type(exc).__name__}: {exc}"
-        ) from exc
-    if not (isinstance(loaded, type) and issubclass(loaded, DatasetBackend)):
-        raise UsageError(
-            f"entry point {point.value} for backend {name!r} is not a DatasetBackend subclass"
-        )
-    return loaded
+    return BACKENDS.get(name)
 
 
 def get_backend(name: str, root_dir: Any) -> DatasetBackend:
@@ -80,6 +61,7 @@ def get_backend(name: str, root_dir: Any) -> DatasetBackend:
 
 
 __all__ = [
+    "BACKENDS",
     "BUILTIN",
     "ENTRY_POINT_GROUP",
     "backend_class",

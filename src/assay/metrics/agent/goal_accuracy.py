@@ -29,10 +29,8 @@ class GoalJudgement(BaseModel):
 class AgentGoalAccuracyWithReference(LLMMetric):
     name: str = "agent_goal_accuracy"
 
-    required_fields = ("user_input", "reference")
     sample_kind = "multi_turn"
-    prompt_ids = ("goal_with_reference",)
-    calls_per_sample = "1"
+    default_prompt_ids = ("goal_with_reference",)
 
     async def _ascore(self, *, user_input: list, reference: str) -> MetricResult:
         messages = render(
@@ -56,10 +54,8 @@ class AgentGoalAccuracyWithReference(LLMMetric):
 class AgentGoalAccuracyWithoutReference(LLMMetric):
     name: str = "agent_goal_accuracy_without_reference"
 
-    required_fields = ("user_input",)
     sample_kind = "multi_turn"
-    prompt_ids = ("goal_without_reference",)
-    calls_per_sample = "1"
+    default_prompt_ids = ("goal_without_reference",)
 
     async def _ascore(self, *, user_input: list) -> MetricResult:
         judgement = await ask_json(

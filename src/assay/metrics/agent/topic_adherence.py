@@ -47,10 +47,8 @@ class TopicAdherence(LLMMetric):
     name: str = "topic_adherence"
     mode: Literal["f1", "precision", "recall"] = "f1"
 
-    required_fields = ("user_input", "reference_topics")
     sample_kind = "multi_turn"
-    prompt_ids = ("topics", "topic_refused", "topic_on_reference")
-    calls_per_sample = "3"
+    default_prompt_ids = ("topics", "topic_refused", "topic_on_reference")
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -54,14 +54,10 @@ class AnswerCorrectness(LLMMetric):
     statements: Literal["claims", "sentences"] = "sentences"
     statements_per_call: int | None = None  # as in FactualCorrectness; None: one list per side
 
-    required_fields = ("user_input", "response", "reference")
     needs_embeddings = True
-    calls_per_sample = (
-        "2 + 1 embedding batch; 4 with statements='claims' (splits shared with factual_correctness)"
-    )
 
     @property
-    def prompt_ids(self) -> tuple[str, ...]:  # type: ignore[override]
+    def prompt_ids(self) -> tuple[str, ...]:
         return ("claims.coarse", "supported") if self.statements == "claims" else ("supported",)
 
     def __post_init__(self) -> None:

@@ -20,9 +20,7 @@ class SemanticSimilarity(Metric):
     embeddings: Any = None
     threshold: float | None = None
 
-    required_fields = ("response", "reference")
     needs_embeddings = True
-    calls_per_sample = "1 embedding batch"
 
     async def _ascore(self, *, response: str, reference: str) -> MetricResult:
         if not response.strip() or not reference.strip():

@@ -17,7 +17,7 @@ from assay.errors import NotApplicable
 from assay.metrics.base import CallEstimate
 from assay.metrics.judge import ask_json, ask_verdicts
 from assay.metrics.llm_metric import LLMMetric
-from assay.metrics.rag.claims import MAX_SOURCE_CHARS, chunk_text, join_contexts, over_pieces
+from assay.metrics.rag.claims import chunk_text, join_contexts, over_pieces
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -50,9 +50,7 @@ class SummaryScore(LLMMetric):
     coeff: float = 0.5
     length_penalty: bool = True
 
-    required_fields = ("reference_contexts", "response")
-    prompt_ids = ("summary_questions", "summary_answers")
-    calls_per_sample = f"2; +1 per extra {MAX_SOURCE_CHARS:,} characters of source"
+    default_prompt_ids = ("summary_questions", "summary_answers")
 
     async def _ascore(self, *, reference_contexts: list[str], response: str) -> MetricResult:
         source = join_contexts(reference_contexts)

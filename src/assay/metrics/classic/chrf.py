@@ -18,7 +18,6 @@ class CHRFScore(Metric):
 
     name: str = "chrf_score"
     kwargs: dict[str, Any] = field(default_factory=dict)
-    required_fields = ("response", "reference")
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -40,7 +40,6 @@ class DataCompyScore(Metric):
     name: str = "data_compare_score"
     mode: str = "rows"
     metric: str = "f1"
-    required_fields = ("response", "reference")
 
     def __post_init__(self) -> None:
         super().__post_init__()

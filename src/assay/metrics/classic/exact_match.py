@@ -13,7 +13,6 @@ class ExactMatch(Metric):
     """1.0 when the response equals the reference exactly, else 0.0."""
 
     name: str = "exact_match"
-    required_fields = ("response", "reference")
 
     async def _ascore(self, *, response: str, reference: str) -> MetricResult:
         return MetricResult(float(response == reference))
@@ -24,7 +23,6 @@ class StringPresence(Metric):
     """1.0 when the reference occurs as a substring of the response, else 0.0."""
 
     name: str = "string_present"
-    required_fields = ("response", "reference")
 
     async def _ascore(self, *, response: str, reference: str) -> MetricResult:
         return MetricResult(float(reference in response))

@@ -67,7 +67,6 @@ class IDBasedContextPrecision(Metric):
     """Share of the distinct retrieved ids that are reference ids."""
 
     name: str = "id_based_context_precision"
-    required_fields = ("retrieved_context_ids", "reference_context_ids")
 
     async def _ascore(
         self, *, retrieved_context_ids: list[str | int], reference_context_ids: list[str | int]
@@ -82,7 +81,6 @@ class IDBasedContextRecall(Metric):
     """Share of the distinct reference ids that were retrieved."""
 
     name: str = "id_based_context_recall"
-    required_fields = ("retrieved_context_ids", "reference_context_ids")
 
     async def _ascore(
         self, *, retrieved_context_ids: list[str | int], reference_context_ids: list[str | int]

@@ -130,7 +130,6 @@ class RougeScore(Metric):
     mode: str = "fmeasure"
     use_stemmer: bool = True
     max_tokens: int | None = None
-    required_fields = ("response", "reference")
 
     def __post_init__(self) -> None:
         super().__post_init__()

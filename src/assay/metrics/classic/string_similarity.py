@@ -131,7 +131,6 @@ class NonLLMStringSimilarity(Metric):
     name: str = "non_llm_string_similarity"
     distance_measure: DistanceMeasure = DistanceMeasure.LEVENSHTEIN
     max_chars: int | None = None
-    required_fields = ("response", "reference")
 
     def __post_init__(self) -> None:
         super().__post_init__()

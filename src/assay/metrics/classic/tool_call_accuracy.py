@@ -51,7 +51,6 @@ class ToolCallAccuracy(Metric):
     name: str = "tool_call_accuracy"
     strict_order: bool = True
     arg_comparison_metric: Metric | None = None
-    required_fields = ("user_input", "reference_tool_calls")
     empty_allowed = ("reference_tool_calls",)
     sample_kind = "multi_turn"
 

@@ -21,7 +21,6 @@ class ToolCallF1(Metric):
     """
 
     name: str = "tool_call_f1"
-    required_fields = ("user_input", "reference_tool_calls")
     empty_allowed = ("reference_tool_calls",)
     sample_kind = "multi_turn"
 

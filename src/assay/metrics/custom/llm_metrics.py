@@ -39,7 +39,6 @@ class _TemplateMetric(Alignable, Metric):
     examples: list[dict[str, Any]] = field(default_factory=list)
 
     needs_llm: ClassVar[bool] = True
-    calls_per_sample = "1"
     metric_type: ClassVar[str] = ""
     kind: ClassVar[str] = ""
 

@@ -42,8 +42,7 @@ class AspectCritic(JudgesConversations, LLMMetric):
 
     required_fields = ("response",)
     optional_fields = ("user_input", "retrieved_contexts", "reference")
-    prompt_ids = ("aspect_critic",)
-    calls_per_sample = "strictness (concurrent)"
+    default_prompt_ids = ("aspect_critic",)
 
     def __post_init__(self) -> None:
         super().__post_init__()

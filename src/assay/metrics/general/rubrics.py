@@ -85,8 +85,7 @@ class RubricsScore(JudgesConversations, LLMMetric):
 
     required_fields = ("response",)
     optional_fields = ("user_input", "retrieved_contexts", "reference")
-    prompt_ids = ("rubric_score",)
-    calls_per_sample = "1"
+    default_prompt_ids = ("rubric_score",)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -121,13 +120,17 @@ class InstanceSpecificRubrics(JudgesConversations, LLMMetric):
     required_fields = ("response", "rubrics")
     optional_fields = ("user_input", "retrieved_contexts", "reference")
     conversation_fields = (("user_input", "rubrics"), ("reference",))
-    prompt_ids = ("rubric_score",)
-    calls_per_sample = "1"
+    default_prompt_ids = ("rubric_score",)
 
     async def _ascore(self, *, rubrics: dict[str, str], **fields: Any) -> MetricResult:
         if not rubrics:
             raise NotApplicable("the sample has no rubric")
         return await score_with_rubric(self, rubrics, fields)
+
+    def estimate(self, sample: Sample) -> CallEstimate:
+        fields = ("user_input", "response", "reference", "rubrics")
+        text = sum(len(str(sample.get(f) or "")) for f in fields) // 4
+        return CallEstimate(requests=1, input_tokens=450 + text, output_tokens=60)
 
 
 InstanceRubrics = InstanceSpecificRubrics
@@ -169,8 +172,7 @@ class SimpleCriteriaScore(JudgesConversations, LLMMetric):
 
     required_fields = ("response",)
     optional_fields = ("user_input", "retrieved_contexts", "reference")
-    prompt_ids = ("simple_criteria",)
-    calls_per_sample = "1"
+    default_prompt_ids = ("simple_criteria",)
 
     def __post_init__(self) -> None:
         super().__post_init__()

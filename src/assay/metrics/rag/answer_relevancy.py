@@ -79,9 +79,6 @@ class AnswerRelevancy(LLMMetric):
     strictness: int = 3
     method: str = "graded"
 
-    calls_per_sample = "1 (method='questions': 1 + 1 embedding batch)"
-    required_fields = ("user_input", "response")
-
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.method not in METHODS:
@@ -94,7 +91,7 @@ class AnswerRelevancy(LLMMetric):
         return self.method == "questions"
 
     @property
-    def prompt_ids(self) -> tuple[str, ...]:  # type: ignore[override]
+    def prompt_ids(self) -> tuple[str, ...]:
         return {
             "questions": ("answer_relevancy",),
             "verdict": ("answers_question",),

@@ -17,7 +17,7 @@ from assay.errors import NotApplicable
 from assay.metrics.base import CallEstimate
 from assay.metrics.judge import ask_json
 from assay.metrics.llm_metric import LLMMetric
-from assay.metrics.rag.claims import MAX_SOURCE_CHARS, chunk_text, join_contexts, over_pieces
+from assay.metrics.rag.claims import chunk_text, join_contexts, over_pieces
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -41,11 +41,7 @@ def entity_recall(reference_entities: Iterable[str], context_entities: Iterable[
 class ContextEntityRecall(LLMMetric):
     name: str = "context_entity_recall"
 
-    required_fields = ("reference", "retrieved_contexts")
-    prompt_ids = ("entities",)
-    calls_per_sample = (
-        f"2 (concurrent); +1 per extra {MAX_SOURCE_CHARS:,} characters of reference or contexts"
-    )
+    default_prompt_ids = ("entities",)
 
     async def _ascore(self, *, reference: str, retrieved_contexts: list[str]) -> MetricResult:
         source = join_contexts(retrieved_contexts)

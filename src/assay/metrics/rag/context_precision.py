@@ -43,9 +43,8 @@ class ContextPrecision(LLMMetric):
     name: str = "context_precision"
     scoring: Literal["probability", "binary"] = "probability"
 
-    calls_per_sample = "1 (all passages in one call; more if they exceed ~6,000 characters)"
     required_fields = ("user_input", "reference", "retrieved_contexts")
-    prompt_ids = ("context_usefulness",)
+    default_prompt_ids = ("context_usefulness",)
     answer_field = "reference"
 
     async def _ascore(self, **fields: object) -> MetricResult:

@@ -31,10 +31,7 @@ class LLMContextRecall(LLMMetric):
     name: str = "context_recall"
     scoring: Literal["probability", "binary"] = "probability"
 
-    calls_per_sample = "1; +1 per extra 6,000 characters of contexts"
-    required_fields = ("reference", "retrieved_contexts")
-    optional_fields = ("user_input",)
-    prompt_ids = ("supported",)
+    default_prompt_ids = ("supported",)
 
     async def _ascore(
         self, *, reference: str, retrieved_contexts: list[str], user_input: str | None = None

@@ -27,7 +27,7 @@ from assay.errors import NotApplicable, OutputParseError
 from assay.metrics.base import CallEstimate
 from assay.metrics.judge import Rating, ask_rating, consecutive_calls
 from assay.metrics.llm_metric import LLMMetric
-from assay.metrics.rag.claims import MAX_SOURCE_CHARS, chunk_text, join_contexts, over_pieces
+from assay.metrics.rag.claims import chunk_text, join_contexts, over_pieces
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -44,9 +44,6 @@ def combine_ratings(ratings: list[float | None]) -> float:
 class _DualJudge(LLMMetric):
     scoring: Literal["probability", "binary"] = "probability"
     scale: ClassVar[Mapping[str, float]] = {}
-    calls_per_sample = (
-        f"2 (concurrent); x pieces of {MAX_SOURCE_CHARS:,} characters for long contexts"
-    )
 
     @abc.abstractmethod
     def _inputs(self, fields: dict[str, Any]) -> dict[str, Any]:
@@ -117,9 +114,8 @@ class _DualJudge(LLMMetric):
 @dataclass(kw_only=True)
 class AnswerAccuracy(_DualJudge):
     name: str = "nv_accuracy"
-    calls_per_sample = "2 (concurrent)"
     required_fields = ("user_input", "response", "reference")
-    prompt_ids = ("rating_answer_accuracy", "rating_answer_accuracy_swapped")
+    default_prompt_ids = ("rating_answer_accuracy", "rating_answer_accuracy_swapped")
     scale: ClassVar[Mapping[str, float]] = {"0": 0.0, "2": 2.0, "4": 4.0}
 
     def _inputs(self, fields: dict[str, Any]) -> dict[str, Any]:
@@ -176,15 +172,11 @@ class ContextRelevance(_DualJudge):
     # 1: only the first judge (question before context, so per passage its whole prompt up to the
     # passage is a prefix llama.cpp keeps): half the calls, without the second opinion.
     judges: Literal[1, 2] = 2
-    calls_per_sample = (
-        f"2, concurrent (1 with judges=1); x pieces of {MAX_SOURCE_CHARS:,} characters for long "
-        "contexts, or x passages with granularity='passage'"
-    )
     required_fields = ("user_input", "retrieved_contexts")
     scale: ClassVar[Mapping[str, float]] = {"0": 0.0, "1": 1.0, "2": 2.0}
 
     @property
-    def prompt_ids(self) -> tuple[str, ...]:  # type: ignore[override]
+    def prompt_ids(self) -> tuple[str, ...]:
         """The prompts this setting sends (so records and translations name only those)."""
         return ("rating_context_relevance", "rating_context_relevance_alt")[: self.judges]
 
@@ -254,7 +246,7 @@ class ContextRelevance(_DualJudge):
 class ResponseGroundedness(_DualJudge):
     name: str = "nv_response_groundedness"
     required_fields = ("response", "retrieved_contexts")
-    prompt_ids = ("rating_groundedness", "rating_groundedness_alt")
+    default_prompt_ids = ("rating_groundedness", "rating_groundedness_alt")
     scale: ClassVar[Mapping[str, float]] = {"0": 0.0, "1": 1.0, "2": 2.0}
 
     def _inputs(self, fields: dict[str, Any]) -> dict[str, Any]:

@@ -76,13 +76,6 @@ class FactualCorrectness(LLMMetric):
     # check_support on herding; unlike faithfulness, not yet measured on this metric)
     statements_per_call: int | None = None
 
-    calls_per_sample = (
-        "2 with sentences (1 with mode=precision); 4 with claims (2 with mode=precision), "
-        "the fine response split shared with faithfulness"
-    )
-    required_fields = ("response", "reference")
-    optional_fields = ("user_input",)
-
     def __post_init__(self) -> None:
         super().__post_init__()
         checked_per_call(self.statements_per_call)
@@ -93,7 +86,7 @@ class FactualCorrectness(LLMMetric):
             )
 
     @property
-    def prompt_ids(self) -> tuple[str, ...]:  # type: ignore[override]
+    def prompt_ids(self) -> tuple[str, ...]:
         return (self._claims_prompt_id, "supported") if self.uses_claims else ("supported",)
 
     @property

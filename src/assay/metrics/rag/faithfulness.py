@@ -70,13 +70,6 @@ class Faithfulness(LLMMetric):
     # metrics/rag/anchor.py): sentences that address the judge cannot talk it into "yes".
     lexical_anchor: bool = True
 
-    calls_per_sample = (
-        "1 per 3 statements (statements_per_call=k: 1 per k; None: 1; verdicts='each': 1 per "
-        "statement), +1 with statements='claims'; x the number of 6,000-character pieces of the contexts"
-    )
-    required_fields = ("response", "retrieved_contexts")
-    optional_fields = ("user_input",)
-
     def __post_init__(self) -> None:
         super().__post_init__()
         checked_per_call(self.statements_per_call)
@@ -95,7 +88,7 @@ class Faithfulness(LLMMetric):
         return 1 if self.verdicts == "each" else self.statements_per_call
 
     @property
-    def prompt_ids(self) -> tuple[str, ...]:  # type: ignore[override]
+    def prompt_ids(self) -> tuple[str, ...]:
         """The prompts this setting sends (so records and translations name only those)."""
         return ("claims", "supported") if self.statements == "claims" else ("supported",)
 

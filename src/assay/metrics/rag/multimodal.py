@@ -52,8 +52,7 @@ def _with_contexts(messages: list[ChatMessage], contexts: list[str]) -> list[Cha
 class MultiModalFaithfulness(LLMMetric):
     name: str = "faithful_rate"
     required_fields = ("response", "retrieved_contexts")
-    prompt_ids = ("multimodal_faithfulness",)
-    calls_per_sample = "1"
+    default_prompt_ids = ("multimodal_faithfulness",)
 
     async def _ascore(self, **fields: Any) -> MetricResult:
         contexts = [c for c in fields["retrieved_contexts"] if c and c.strip()]
@@ -76,7 +75,7 @@ class MultiModalFaithfulness(LLMMetric):
 class MultiModalRelevance(MultiModalFaithfulness):
     name: str = "relevance_rate"
     required_fields = ("user_input", "response", "retrieved_contexts")
-    prompt_ids = ("multimodal_relevance",)
+    default_prompt_ids = ("multimodal_relevance",)
 
 
 __all__ = ["MultiModalFaithfulness", "MultiModalRelevance", "context_part"]

@@ -59,10 +59,8 @@ class NoiseSensitivity(LLMMetric):
     name: str = "noise_sensitivity"
     mode: Literal["relevant", "irrelevant"] = "relevant"
 
-    required_fields = ("user_input", "response", "reference", "retrieved_contexts")
-    prompt_ids = ("claims", "supported")
+    default_prompt_ids = ("claims", "supported")
     better = "lower"
-    calls_per_sample = "3 + number of contexts"
 
     async def _ascore(
         self, *, user_input: str, response: str, reference: str, retrieved_contexts: list[str]

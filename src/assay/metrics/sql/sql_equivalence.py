@@ -24,10 +24,7 @@ class EquivalenceJudgement(BaseModel):
 class SQLSemanticEquivalence(LLMMetric):
     name: str = "sql_semantic_equivalence"
 
-    required_fields = ("response", "reference")
-    optional_fields = ("reference_contexts",)
-    prompt_ids = ("sql_equivalence",)
-    calls_per_sample = "1"
+    default_prompt_ids = ("sql_equivalence",)
 
     async def _ascore(
         self, *, response: str, reference: str, reference_contexts: list[str] | None = None
