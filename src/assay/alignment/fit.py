@@ -137,8 +137,9 @@ def align_judge(
     )
     run = AlignmentRun(judge_metric, report)
     if options.output is not None:
-        run.output = judge_metric.save_alignment(options.output)
-        attach_report(run.output, report)
+        saved = Path(judge_metric.save_alignment(options.output))
+        attach_report(saved, report)
+        run.output = saved
     return run
 
 

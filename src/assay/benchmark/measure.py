@@ -19,9 +19,14 @@ from typing import Any
 
 from assay.engine.model_choice import ModelChoice
 from assay.errors import UsageError
+from assay.metrics.aligned import Alignable
 from assay.metrics.base import Metric
 
 ENGINES = ("assay", "ragas")
+METRIC_REQUIRED = (
+    "--metric is required (or --aligned FILE, which names its metric), e.g. "
+    "assay benchmark wikieval --metric faithfulness"
+)
 PATHS = ("threshold_from", "output_dir", "runs_dir", "ragas_python", "aligned", "prompts_dir")
 
 
@@ -125,10 +130,7 @@ def measure(
 
     options = options or BenchmarkOptions()
     if metric is None and options.aligned is None:
-        raise UsageError(
-            "--metric is required (or --aligned FILE, which names its metric), e.g. "
-            "assay benchmark wikieval --metric faithfulness"
-        )
+        raise UsageError(METRIC_REQUIRED)
     if options.engine == "ragas":
         record = _with_ragas(suite, _metric_id(metric), options)
     else:
@@ -184,16 +186,19 @@ def _with_assay(
     models = options.models
     judge = models.named_llm() if chosen.needs_llm else None
     embedder = models.named_embeddings() if chosen.needs_embeddings else None
+    state = None
     if options.aligned is not None:
-        load_alignment = getattr(chosen, "load_alignment", None)
-        if load_alignment is None:
+        if not isinstance(chosen, Alignable):
             raise UsageError(f"--aligned: {chosen.name} asks no judge, so it cannot be aligned")
         # Examples chosen by similarity need embeddings even for a metric that has none.
-        load_alignment(options.aligned, embedding_model=embedder or models.named_embeddings())
+        chosen.load_alignment(
+            options.aligned, embedding_model=embedder or models.named_embeddings()
+        )
+        state = chosen.alignment
     record = run_benchmark(suite, chosen, llm=judge, embeddings=embedder, **common)
-    if options.aligned is not None:
+    if state is not None:
         record["aligned_from"] = str(options.aligned)
-        record["metric"]["alignment"] = chosen.alignment.fingerprint()
+        record["metric"]["alignment"] = state.fingerprint()
     if options.prompts_dir is not None:
         record["prompts_dir"] = str(options.prompts_dir)
     return record
@@ -209,10 +214,12 @@ def _assay_metric(metric: Metric | str | None, options: BenchmarkOptions) -> Met
         chosen = create_metric(metric)
     elif metric is not None:
         chosen = metric
-    else:
+    elif options.aligned is not None:
         from assay.alignment import load_aligned_metric
 
         chosen = load_aligned_metric(options.aligned).clear_alignment()
+    else:
+        raise UsageError(METRIC_REQUIRED)
     if options.prompts_dir is not None:
         from assay.benchmark.variants import with_prompt_variants
 

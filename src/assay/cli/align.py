@@ -15,13 +15,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 
 from assay.errors import UsageError
-
-Opt = Optional  # typer reads Optional[...] annotations; 3.10 needs them spelled this way
 
 MetricSpec = Annotated[
     str,
@@ -40,7 +38,7 @@ Output = Annotated[
     Path, typer.Option("--output", "-o", help="Where to write the aligned state (JSON)")
 ]
 Test = Annotated[
-    Opt[Path],
+    Path | None,
     typer.Option("--test", help="Held-out labels; without it a test part is split off --train"),
 ]
 TestSize = Annotated[
@@ -50,31 +48,34 @@ Seed = Annotated[
     int, typer.Option("--seed", help="Seed of the split, the fixed examples and the bootstrap")
 ]
 LabelColumn = Annotated[
-    Opt[str], typer.Option("--label-column", help="Column holding the label (default: label)")
+    str | None, typer.Option("--label-column", help="Column holding the label (default: label)")
 ]
 GroupColumn = Annotated[
-    Opt[str], typer.Option("--group-column", help="Rows sharing a value never straddle two splits")
+    str | None,
+    typer.Option("--group-column", help="Rows sharing a value never straddle two splits"),
 ]
 MetricName = Annotated[
-    Opt[str], typer.Option("--metric-name", help="Which metric of a Ragas annotation file")
+    str | None, typer.Option("--metric-name", help="Which metric of a Ragas annotation file")
 ]
 Criterion = Annotated[
-    Opt[str], typer.Option("--criterion", help="Which criterion of a review-queue export")
+    str | None, typer.Option("--criterion", help="Which criterion of a review-queue export")
 ]
 LabelMap = Annotated[
-    Opt[list[str]],
+    list[str] | None,
     typer.Option(
         "--map",
         help="Relabel before fitting: LABEL=VALUE, repeatable (--map good=1 --map bad=0; "
         "--map 0=1 --map 1=0 flips yes/no labels); each side is read as JSON when it can be",
     ),
 ]
-Llm = Annotated[Opt[str], typer.Option("--llm", help="Judge model, e.g. openai/gpt-4o-mini, local")]
+Llm = Annotated[
+    str | None, typer.Option("--llm", help="Judge model, e.g. openai/gpt-4o-mini, local")
+]
 BaseUrl = Annotated[
-    Opt[str], typer.Option("--base-url", help="Endpoint of an OpenAI-compatible judge")
+    str | None, typer.Option("--base-url", help="Endpoint of an OpenAI-compatible judge")
 ]
 Embeddings = Annotated[
-    Opt[str], typer.Option("--embeddings", help="Embedding model for choosing examples")
+    str | None, typer.Option("--embeddings", help="Embedding model for choosing examples")
 ]
 Examples = Annotated[
     str,
@@ -86,7 +87,7 @@ Examples = Annotated[
     ),
 ]
 SimilarityThreshold = Annotated[
-    Opt[float],
+    float | None,
     typer.Option("--similarity-threshold", help="Leave out examples less similar than this"),
 ]
 NoBalance = Annotated[
@@ -103,11 +104,11 @@ Optimize = Annotated[
     bool, typer.Option("--optimize", help="Search the instruction with GeneticOptimizer first")
 ]
 MaxCalls = Annotated[
-    Opt[int], typer.Option("--max-calls", help="Cap on judge calls of the instruction search")
+    int | None, typer.Option("--max-calls", help="Cap on judge calls of the instruction search")
 ]
-ReportJson = Annotated[Opt[Path], typer.Option("--report", help="Also write the report as JSON")]
+ReportJson = Annotated[Path | None, typer.Option("--report", help="Also write the report as JSON")]
 ReportHtml = Annotated[
-    Opt[Path], typer.Option("--html", help="Also write the report as an HTML page")
+    Path | None, typer.Option("--html", help="Also write the report as an HTML page")
 ]
 Resamples = Annotated[
     int, typer.Option("--resamples", help="Bootstrap resamples for the intervals")

@@ -8,11 +8,9 @@ options are declared once, as the `Annotated` aliases below, so the command read
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
-
-Opt = Optional  # typer reads Optional[...] annotations; 3.10 needs them spelled this way
 
 SUITE_HELP = (
     "wikieval, ares, begin, halueval-qa, ragchecker, ragchecker-relevance or bfcl; "
@@ -21,30 +19,30 @@ SUITE_HELP = (
 
 Suite = Annotated[str, typer.Argument(help=SUITE_HELP, show_default=False)]
 MetricSpec = Annotated[
-    Opt[str],
+    str | None,
     typer.Option(
         "--metric", "-m", help="Metric id, e.g. faithfulness or faithfulness(scoring=binary)"
     ),
 ]
 DataDir = Annotated[
-    Opt[Path],
+    Path | None,
     typer.Option("--data-dir", help="Folder of the data sets (default: $ASSAY_METAEVAL_DIR)"),
 ]
 Llm = Annotated[
-    Opt[str],
+    str | None,
     typer.Option(
         "--llm",
         help="Judge model, e.g. local, openai/gpt-4o-mini (default: $ASSAY_LLM, else local)",
     ),
 ]
 BaseUrl = Annotated[
-    Opt[str], typer.Option("--base-url", help="Endpoint of an OpenAI-compatible judge")
+    str | None, typer.Option("--base-url", help="Endpoint of an OpenAI-compatible judge")
 ]
 Embeddings = Annotated[
-    Opt[str], typer.Option("--embeddings", help="Embedding model (answer_relevancy)")
+    str | None, typer.Option("--embeddings", help="Embedding model (answer_relevancy)")
 ]
 Limit = Annotated[
-    Opt[int],
+    int | None,
     typer.Option(
         "--limit", help="First N pairs/instances/cases; a stratified sample of N for binary suites"
     ),
@@ -60,7 +58,7 @@ Split = Annotated[
     ),
 ]
 Aspect = Annotated[
-    Opt[str],
+    str | None,
     typer.Option("--aspect", help="Which human label to compare with, when the suite has several"),
 ]
 Seed = Annotated[
@@ -71,7 +69,7 @@ Threshold = Annotated[
     typer.Option("--threshold", help="Score at or above which a binary item counts as positive"),
 ]
 ThresholdFrom = Annotated[
-    Opt[Path],
+    Path | None,
     typer.Option(
         "--threshold-from",
         help="Use the threshold tuned in this dev-split result (JSON) instead of --threshold",
@@ -97,13 +95,13 @@ Engine = Annotated[
     ),
 ]
 RagasPython = Annotated[
-    Opt[Path],
+    Path | None,
     typer.Option(
         "--ragas-python", help="Python of a virtualenv with Ragas (default: $ASSAY_RAGAS_PYTHON)"
     ),
 ]
 Aligned = Annotated[
-    Opt[Path],
+    Path | None,
     typer.Option(
         "--aligned",
         help="Score with the aligned state `assay align` wrote (examples, threshold); "
@@ -111,7 +109,7 @@ Aligned = Annotated[
     ),
 ]
 PromptsDir = Annotated[
-    Opt[Path],
+    Path | None,
     typer.Option(
         "--prompts-dir",
         help="Folder of prompt variants (<prompt id>.<language>.yaml) that replace the "

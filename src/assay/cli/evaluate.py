@@ -11,11 +11,9 @@ import contextlib
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
-
-Opt = Optional  # typer reads Optional[...] annotations; 3.10 needs them spelled this way
 
 Data = Annotated[Path, typer.Argument(help="Dataset file: .jsonl, .json or .csv")]
 Metrics = Annotated[
@@ -27,7 +25,7 @@ Metrics = Annotated[
     ),
 ]
 Output = Annotated[
-    Opt[str],
+    str | None,
     typer.Option(
         "--output",
         "-o",
@@ -35,20 +33,20 @@ Output = Annotated[
     ),
 ]
 RunDir = Annotated[
-    Opt[Path], typer.Option("--run-dir", help="Save cells as they finish; rerun to resume")
+    Path | None, typer.Option("--run-dir", help="Save cells as they finish; rerun to resume")
 ]
 ColumnMap = Annotated[
-    Opt[str], typer.Option("--column-map", help="Rename columns: field=column,...")
+    str | None, typer.Option("--column-map", help="Rename columns: field=column,...")
 ]
 Llm = Annotated[
-    Opt[str],
+    str | None,
     typer.Option("--llm", help="Judge model, e.g. openai/gpt-4o-mini, ollama/llama3.1, local"),
 ]
 BaseUrl = Annotated[
-    Opt[str], typer.Option("--base-url", help="Endpoint of an OpenAI-compatible judge")
+    str | None, typer.Option("--base-url", help="Endpoint of an OpenAI-compatible judge")
 ]
 Embeddings = Annotated[
-    Opt[str],
+    str | None,
     typer.Option("--embeddings", help="Embedding model, e.g. openai/text-embedding-3-small"),
 ]
 NoCache = Annotated[
@@ -58,17 +56,17 @@ Estimate = Annotated[
     bool, typer.Option("--estimate", help="Print calls, tokens and cost; make no model call")
 ]
 Budget = Annotated[
-    Opt[float], typer.Option("--budget", help="Stop making model calls after this many USD")
+    float | None, typer.Option("--budget", help="Stop making model calls after this many USD")
 ]
 Concurrency = Annotated[
-    Opt[int],
+    int | None,
     typer.Option(
         "--concurrency", help="Cells scored at once (default: 16, fewer for a slow local judge)"
     ),
 ]
 Timeout = Annotated[float, typer.Option("--timeout", help="Seconds allowed per cell")]
 RequestTimeout = Annotated[
-    Opt[float],
+    float | None,
     typer.Option(
         "--request-timeout",
         metavar="SECONDS",
@@ -76,7 +74,7 @@ RequestTimeout = Annotated[
     ),
 ]
 FailUnder = Annotated[
-    Opt[float],
+    float | None,
     typer.Option(
         "--fail-under",
         help="Exit 1 if any metric's mean over its scored rows is below this, or it has no scored rows",
@@ -85,7 +83,7 @@ FailUnder = Annotated[
 Strict = Annotated[bool, typer.Option("--strict", help="Stop at the first error")]
 Progress = Annotated[bool, typer.Option("--progress/--no-progress", help="Show a progress bar")]
 Ray = Annotated[
-    Opt[str],
+    str | None,
     typer.Option(
         "--ray",
         metavar="ADDRESS",
@@ -97,7 +95,7 @@ Resume = Annotated[
     bool, typer.Option("--resume", help="With --ray: finish the run saved in --output")
 ]
 OutputFormat = Annotated[
-    Opt[str],
+    str | None,
     typer.Option(
         "--output-format",
         help="With --ray: jsonl or parquet row files (default: the resumed run's, else jsonl)",
