@@ -7,7 +7,11 @@ environment names it as the default judge and embeddings (`ASSAY_LLM`, `ASSAY_EM
 OpenAI's endpoint (`OPENAI_BASE_URL`), so `llm_factory("openai/gpt-4o-mini")` in a page reaches it
 too. `ASSAY_LOCAL_MODEL` names a file that does not exist, so a page can never start the embedded
 1.1 GB judge. Pages that use the platform SDK get a real `assay serve` (SQLite) on 127.0.0.1 with
-a key (`ASSAY_BASE_URL`, `ASSAY_API_KEY`, and `key.txt` in the working directory).
+a key (`ASSAY_BASE_URL`, `ASSAY_API_KEY`, and `key.txt` in the working directory); that server's
+worker calls a paced server of its own, so an experiment lasts long enough to be cancelled. A page
+whose blocks carry `slow` (docs/ray.md: it starts a local Ray cluster) runs with `pytest -m slow`.
+Besides running, some pages must print or show what their comments say (CHECKS), and no page may
+print an object's bare repr.
 
 A block that cannot run here says so in the page (`blocks.py` lists the directives); the share
 of blocks run (here or by the test a `tested-by` names) must stay at or above FLOOR.
