@@ -217,7 +217,8 @@ async def check_support(
     another on one held slot of the endpoint (`LLM.consecutive`), so a llama.cpp server keeps
     the shared prefix (instruction, examples, source) in that slot and reads only the new
     statements. A list whose answer cannot be read leaves its statements unjudged; only when no
-    list could be read is that an error."""
+    list could be read is that an error. A list of several statements cut off at the token limit
+    is an error (`OutputTruncated`) of the whole call, never a score over the other lists."""
 
     if per_call is not None and per_call < 1:
         raise ValueError(f"per_call must be at least 1, got {per_call}")
@@ -242,8 +243,14 @@ async def check_support(
                         )
                     )
                 except (OutputParseError, OutputTruncated) as exc:
-                    # those statements are unjudged, as items skipped in a list; the row's score
-                    # then says how many statements it covers
+                    if isinstance(exc, OutputTruncated) and len(group) > 1:
+                        # a list cut off at the token limit (after the model layer asked again
+                        # with larger budgets): scoring the statements of the other lists would
+                        # report another number as if it were complete
+                        raise
+                    # an unreadable list, or one statement whose answer never ends (a sentence
+                    # that sets the judge writing prose): its statements are unjudged, as items
+                    # skipped in a list, and the row's reason and details say how many
                     verdicts.extend([None] * len(group))
                     failure = exc
         if failure is not None and all(v is None for v in verdicts):
