@@ -53,6 +53,17 @@ PATH = "/otlp/v1/traces"
 MAX_SPANS = 20_000
 MAX_TRACES = 2_000  # per export; the spans of further traces are refused (partial success)
 PROTOBUF = ("application/x-protobuf", "application/protobuf")
+SPAN_KEYS: dict[str, Any] = {
+    "parent_id": None,
+    "name": "",
+    "kind": "other",
+    "started_at": None,
+    "ended_at": None,
+    "input": None,
+    "output": None,
+    "error": None,
+    "attributes": {},
+}
 T = models.LoggedTrace
 
 
@@ -183,7 +194,9 @@ def _validated(trace_id: str, spans: list[dict[str, Any]], resource: dict[str, A
 
 
 def _merge_into(row: models.LoggedTrace, spans: list[dict[str, Any]], project_id: int) -> None:
-    by_id = {s["id"]: dict(s) for s in row.spans or []}
+    # a stored span may lack keys an OTLP span has (one sent through the API with fewer)
+    stored = [{**SPAN_KEYS, **s} for s in row.spans or [] if isinstance(s, dict) and "id" in s]
+    by_id = {s["id"]: s for s in stored}
     by_id.update({s["id"]: s for s in spans})
     resource = (row.meta or {}).get("resource") or {}
     trace = _validated(row.id, list(by_id.values()), resource)

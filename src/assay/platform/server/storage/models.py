@@ -17,6 +17,7 @@ from sqlalchemy import (
     ForeignKey,
     ForeignKeyConstraint,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -24,6 +25,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from assay.platform.server.storage.trace_payload import PayloadFields
 
 JSONType = JSON().with_variant(JSONB(), "postgresql")
 
@@ -300,9 +303,12 @@ class Job(Base):
 
 
 # -- logged application traces and review queues (issue #17) ------------------------------------------
-class LoggedTrace(Base):
+class LoggedTrace(PayloadFields, Base):
     """One call of an application, sent by the SDK's `monitor` or over OTLP. The id is the client's
-    (a UUID string), so a re-sent trace is recognised; `seq` is the order of arrival (paging)."""
+    (a UUID string), so a re-sent trace is recognised; `seq` is the order of arrival (paging).
+    Input, output, raw request and response, contexts and spans are kept once, compressed, in
+    `payload` (`trace_payload`; read as `row.input`, `row.spans`, ...); the `legacy_*` JSON
+    columns hold them only for rows stored before migration 0007."""
 
     __tablename__ = "logged_traces"
     __table_args__ = (UniqueConstraint("project_id", "id"),)
@@ -315,13 +321,14 @@ class LoggedTrace(Base):
         DateTime(timezone=True), default=utcnow, index=True
     )
     version: Mapped[int] = mapped_column(Integer, default=1)
-    input: Mapped[object | None] = mapped_column(JSONType, nullable=True)
-    output: Mapped[object | None] = mapped_column(JSONType, nullable=True)
-    raw_input: Mapped[object | None] = mapped_column(JSONType, nullable=True)
-    raw_output: Mapped[object | None] = mapped_column(JSONType, nullable=True)
+    legacy_input: Mapped[object | None] = mapped_column("input", JSONType, nullable=True)
+    legacy_output: Mapped[object | None] = mapped_column("output", JSONType, nullable=True)
+    legacy_raw_input: Mapped[object | None] = mapped_column("raw_input", JSONType, nullable=True)
+    legacy_raw_output: Mapped[object | None] = mapped_column("raw_output", JSONType, nullable=True)
     input_text: Mapped[str] = mapped_column(Text, default="")
     output_text: Mapped[str] = mapped_column(Text, default="")
-    contexts: Mapped[list] = mapped_column(JSONType)
+    legacy_contexts: Mapped[list] = mapped_column("contexts", JSONType)
+    payload: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
     meta: Mapped[dict] = mapped_column(JSONType)
     model: Mapped[str | None] = mapped_column(String(200), nullable=True)
     input_tokens: Mapped[int | None] = mapped_column(Integer, nullable=True)
@@ -330,7 +337,7 @@ class LoggedTrace(Base):
     latency_ms: Mapped[float | None] = mapped_column(Float, nullable=True)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     tags: Mapped[list] = mapped_column(JSONType)
-    spans: Mapped[list] = mapped_column(JSONType)
+    legacy_spans: Mapped[list] = mapped_column("spans", JSONType)
     edited: Mapped[bool] = mapped_column(Boolean, default=False)
 
 

@@ -16,6 +16,7 @@ from assay.platform.server.schemas.bodies import ExampleIn
 from assay.platform.server.schemas.traces import TraceIn
 from assay.platform.server.storage import models
 from assay.platform.server.storage.repos import DatasetRepo, ProjectScoped, decode_cursor
+from assay.platform.server.storage.trace_payload import row_columns
 from assay.platform.server.storage.trace_rows import (
     SUMMARY_CHARS,
     flatten_text,
@@ -39,7 +40,8 @@ class TraceRepo(ProjectScoped):
         now = datetime.now(timezone.utc)
         rows: dict[str, dict[str, Any]] = {}
         for trace in traces:
-            rows.setdefault(trace.id, trace_values(trace, self.project_id, now))
+            if trace.id not in rows:
+                rows[trace.id] = row_columns(trace_values(trace, self.project_id, now))
         ordered = list(rows.values())  # in batch order: arrival order is the paging order
         stored: list[str] = []
         for start in range(0, len(ordered), 500):  # under SQLite's bound-parameter cap
