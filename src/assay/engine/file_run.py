@@ -30,6 +30,7 @@ from assay.engine.plan import coerce_metrics
 from assay.engine.run import evaluate
 from assay.errors import UsageError
 from assay.metrics.base import Metric
+from assay.schema.result import EvaluationResult
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class FileRunOptions:
     """
 
     output: str | Path | None = None
-    run_dir: Path | None = None
+    run_dir: str | Path | None = None
     column_map: Mapping[str, str] | None = None
     models: ModelChoice = field(default_factory=ModelChoice)
     budget: float | None = None
@@ -72,8 +73,13 @@ class FileRunOptions:
         _check_number("--fail-under", self.fail_under)
         if self.concurrency is not None and self.concurrency < 1:
             raise UsageError(f"--concurrency must be at least 1, got {self.concurrency}")
-        if self.run_dir is not None:
+        if isinstance(self.run_dir, str):
             object.__setattr__(self, "run_dir", Path(self.run_dir))
+
+    @property
+    def run_path(self) -> Path | None:
+        """`run_dir` as a path."""
+        return None if self.run_dir is None else Path(self.run_dir)
 
 
 @dataclass
@@ -85,7 +91,7 @@ class FileRun:
     failures: one line per reason the run fails (nothing scored at all, or a metric below
     `fail_under`); empty when it passes."""
 
-    result: Any
+    result: EvaluationResult
     output: str | None = None
     ray: Any = None
     failures: list[str] = field(default_factory=list)
@@ -100,7 +106,7 @@ def evaluate_file(
     metrics: Sequence[Metric | str],
     options: FileRunOptions | None = None,
     *,
-    on_result: Callable[[Any], None] | None = None,
+    on_result: Callable[[EvaluationResult], None] | None = None,
 ) -> FileRun:
     """Score every row of the dataset file `data` with `metrics` (objects or ids), write the rows
     to `options.output`, and say whether the run passes. `on_result` is called with the result as
@@ -122,13 +128,15 @@ def evaluate_file(
         budget=options.budget,
         executor=executor,
     )
+    if not isinstance(result, EvaluationResult):  # return_executor is never asked for here
+        raise TypeError(f"evaluate returned {type(result).__name__}, not an EvaluationResult")
     if on_result is not None:
         on_result(result)
     run = FileRun(result=result, failures=failures(result, options.fail_under))
     if executor is not None:
         run.output, run.ray = shown(options.output), executor.last_run
     elif output_file is not None:
-        write_output(result, output_file, options.run_dir)
+        write_output(result, output_file, options.run_path)
         run.output = str(options.output)
     return run
 
@@ -164,8 +172,8 @@ def _prepare(
     executor = ray_executor(options)
     output_file = Path(options.output) if options.output is not None and executor is None else None
     if output_file is not None:
-        check_output(output_file, data, options.run_dir)
-    run_dir = options.run_dir
+        check_output(output_file, data, options.run_path)
+    run_dir = options.run_path
     if run_dir is not None and run_dir.exists() and not run_dir.is_dir():
         raise UsageError(
             f"--run-dir {run_dir} is a file, not a directory; give a directory (it is created if missing)"
@@ -276,7 +284,7 @@ def check_output(output: Path, data: Path, run_dir: Path | None) -> None:
         )
 
 
-def write_output(result: Any, output: Path, run_dir: Path | None) -> None:
+def write_output(result: EvaluationResult, output: Path, run_dir: Path | None) -> None:
     """Write the per-row results; should that fail after all (disk full, permissions changed),
     keep them in a file of the temporary directory rather than lose them, and say where."""
     try:
@@ -295,7 +303,7 @@ def write_output(result: Any, output: Path, run_dir: Path | None) -> None:
     raise UsageError(f"could not write --output {output} ({problem}); {kept}")
 
 
-def failures(result: Any, fail_under: float | None) -> list[str]:
+def failures(result: EvaluationResult, fail_under: float | None) -> list[str]:
     """Why the run fails, one line each: nothing scored at all, or a metric below the bar."""
     summaries = result.summaries()
     if summaries and all(item.n_ok == 0 for item in summaries):
