@@ -139,3 +139,15 @@ def test_the_estimate_counts_calls_and_calls_nothing(data_file, monkeypatch):
     assert by_name["coherence"].calls.requests > 0
     assert found.estimate.requests == by_name["coherence"].calls.requests
     assert found.estimate.cost is not None and found.estimate.cost > 0  # a priced judge
+
+
+def test_a_model_choice_uses_objects_as_given_and_builds_nothing_unneeded(monkeypatch):
+    from assay.models.factory import llm_factory
+
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    judge = llm_factory("openai/gpt-4o-mini@http://127.0.0.1:9/v1", cache=False)
+    assert ModelChoice(llm=judge).llm_for(needed=False) is judge
+    assert ModelChoice().llm_for(needed=False) is None
+    assert ModelChoice().embeddings_for(needed=False) is None
+    with pytest.raises(UsageError, match="not an embedding model"):
+        ModelChoice(embeddings=judge).named_embeddings()
