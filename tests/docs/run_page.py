@@ -48,6 +48,25 @@ def run(code: Any, namespace: dict[str, Any], loop: asyncio.AbstractEventLoop) -
         exec(code, namespace)
 
 
+def error_outcomes(namespace: dict[str, Any]) -> dict[str, list[str]]:
+    """Per evaluation result in the namespace (anything with `errors()` and `outcome()`), its
+    error outcomes as `row metric: ErrorType: message`."""
+    found: dict[str, list[str]] = {}
+    for name, value in namespace.items():
+        if name.startswith("_") or not (hasattr(value, "errors") and hasattr(value, "outcome")):
+            continue
+        try:
+            errors = value.errors()
+        except Exception:  # not an evaluation result after all
+            continue
+        if errors:
+            found[name] = [
+                f"{row} {metric}: {error.error_type}: {error.message}"[:300]
+                for row, metric, error in errors
+            ]
+    return found
+
+
 def main(path: str, shown_path: str) -> int:
     blocks = json.loads(Path(path).read_text(encoding="utf-8"))
     shown: list[str | None] = []
@@ -66,7 +85,8 @@ def main(path: str, shown_path: str) -> int:
             print(f"docs-test: FAILED {where}", file=sys.stderr)
             return 1
         finally:
-            Path(shown_path).write_text(json.dumps(shown), encoding="utf-8")
+            report = {"shown": shown, "errors": error_outcomes(namespace)}
+            Path(shown_path).write_text(json.dumps(report), encoding="utf-8")
         sys.stdout.flush()
     return 0
 

@@ -250,10 +250,11 @@ def test_page_runs(
     assert done.returncode == 0, f"{_name(page)}:\n{done.stderr[-4000:]}"
     # printing an object that has no repr of its own shows the reader nothing
     assert " object at 0x" not in done.stdout, f"{_name(page)} printed a bare repr:\n{done.stdout}"
+    report = json.loads(shown.read_text(encoding="utf-8"))
+    assert report["errors"] == {}, f"{_name(page)}: cells failed: {report['errors']}"
     check = CHECKS.get(_name(page))
     if check is not None:
-        shown_values = json.loads(shown.read_text(encoding="utf-8"))
-        check(Ran(out=done.stdout, shown=shown_values, judge=judge, blocks=runnable))
+        check(Ran(out=done.stdout, shown=report["shown"], judge=judge, blocks=runnable))
 
 
 # -- the ledger -------------------------------------------------------------------------------
