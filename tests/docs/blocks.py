@@ -59,7 +59,8 @@ class Block:
 
     @property
     def where(self) -> str:
-        return f"{self.page.relative_to(ROOT).as_posix()}:{self.line}"
+        page = self.page.relative_to(ROOT) if self.page.is_relative_to(ROOT) else self.page
+        return f"{page.as_posix()}:{self.line}"
 
 
 def pages() -> list[Path]:
