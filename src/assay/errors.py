@@ -220,8 +220,8 @@ class BudgetExhausted(ModelError):
 def first_leaf(exc: BaseException) -> BaseException:
     """The first non-group exception inside (possibly nested) exception groups: concurrent calls
     (a task group's judges) fail as groups, and the cause a user needs is the first leaf."""
-    while getattr(exc, "exceptions", None):
-        exc = exc.exceptions[0]  # type: ignore[attr-defined]  # an ExceptionGroup's leaves
+    while leaves := getattr(exc, "exceptions", None):  # an exception group's
+        exc = leaves[0]
     return exc
 
 

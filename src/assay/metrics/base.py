@@ -29,13 +29,28 @@ from assay._util.sync import run_sync
 from assay.errors import UsageError, first_leaf
 from assay.metrics.declared import check_literal_parameters, settle_fields
 from assay.schema.outcome import MetricResult
-from assay.schema.samples import MultiTurnSample, Sample
+from assay.schema.samples import MultiTurnSample, Sample, SingleTurnSample
 
 SampleKind = Literal["single_turn", "multi_turn"]
 
 
 def kind_of(sample: Sample) -> SampleKind:
     return "multi_turn" if isinstance(sample, MultiTurnSample) else "single_turn"
+
+
+def single_turn(sample: Sample) -> SingleTurnSample:
+    """`sample` as the single-turn sample a single-turn metric is given: the engine hands a metric
+    (`estimate`, `ascore_sample`) only samples it `accepts`."""
+    if not isinstance(sample, SingleTurnSample):
+        raise TypeError(f"a single-turn metric was given a {type(sample).__name__}")
+    return sample
+
+
+def multi_turn(sample: Sample) -> MultiTurnSample:
+    """`sample` as the conversation a multi-turn metric is given (see `single_turn`)."""
+    if not isinstance(sample, MultiTurnSample):
+        raise TypeError(f"a multi-turn metric was given a {type(sample).__name__}")
+    return sample
 
 
 def model_identity(model: Any) -> Any:
@@ -102,9 +117,9 @@ class Metric(abc.ABC):
         without a reference). They are instance attributes, not dataclass fields, because they
         are derived from the configuration and not part of it. `optional` None keeps the
         class's."""
-        self.required_fields = tuple(required)  # type: ignore[misc]
+        self.required_fields = tuple(required)  # type: ignore[misc]  # shadows the class's, on purpose
         if optional is not None:
-            self.optional_fields = tuple(optional)  # type: ignore[misc]
+            self.optional_fields = tuple(optional)  # type: ignore[misc]  # as above
 
     def fields_for(self, kind: SampleKind) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """(required, optional) fields when scoring a sample of `kind`. Metrics that score both
@@ -119,8 +134,10 @@ class Metric(abc.ABC):
 
     # -- the part a subclass writes ----------------------------------------------------
     @abc.abstractmethod
-    async def _ascore(self, **fields: Any) -> MetricResult:
-        """Compute the score from the sample fields this metric declared."""
+    async def _ascore(self, *args: Any, **fields: Any) -> MetricResult:
+        """Compute the score from the sample fields this metric declared. A subclass names the
+        fields it reads as keyword parameters (`*, response: str, reference: str`); they are
+        always passed by name. (`*args` makes any such signature a valid override for mypy.)"""
 
     # -- calling a metric --------------------------------------------------------------
     async def ascore(self, **fields: Any) -> MetricResult:
@@ -321,4 +338,6 @@ __all__ = [
     "default_model",
     "forget_default_models",
     "kind_of",
+    "multi_turn",
+    "single_turn",
 ]

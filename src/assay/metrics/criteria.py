@@ -107,7 +107,7 @@ class Criteria(LLMMetric):
                 f"criteria {self.name!r}: criteria_type must be 'llm_judge' or 'function'"
             )
         self.declare_fields(("retrieved_contexts",) if self.phase == "retrieval" else ("response",))
-        self.needs_llm = self.criteria_type == "llm_judge"  # type: ignore[misc]
+        self.needs_llm = self.criteria_type == "llm_judge"  # type: ignore[misc]  # per instance
 
     # -- scoring ---------------------------------------------------------------------------
     def _subject(self, fields: dict[str, Any]) -> str:
@@ -167,13 +167,13 @@ class Criteria(LLMMetric):
                 )
             return MetricResult(answer.score, reason=answer.feedback)
         criterion = f"{self.description}\n{self.prompt}".strip()
-        answer = await ask_json(
+        judged = await ask_json(
             self.llm,
             self.judge_prompt("simple_criteria"),
             {"criterion": criterion, **inputs},
             _PromptAnswer,
         )
-        return MetricResult(answer.score, reason=answer.reason)
+        return MetricResult(judged.score, reason=judged.reason)
 
     def estimate(self, sample: Sample) -> CallEstimate:
         if self.criteria_type == "function":

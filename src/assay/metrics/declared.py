@@ -23,7 +23,10 @@ import functools
 import inspect
 import types
 import typing
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from assay.metrics.base import Metric
 
 
 def fields_from_signature(cls: type) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
@@ -37,7 +40,7 @@ def fields_from_signature(cls: type) -> tuple[tuple[str, ...], tuple[str, ...]] 
     return required, optional
 
 
-def settle_fields(cls: type) -> None:
+def settle_fields(cls: type[Metric]) -> None:
     """Give `cls` the fields its `_ascore` signature names, or check the ones it spells out: each
     must be a parameter, and a parameter without a default must be required. (Spelling them out
     lets a class require a parameter that has a default for another kind of sample.)"""
@@ -99,11 +102,12 @@ def _allowed(hint: Any) -> tuple[Any, ...] | None:
     return None
 
 
-def check_literal_parameters(metric: Any) -> None:
+def check_literal_parameters(metric: object) -> None:
     """Refuse a parameter outside its `Literal` values, naming the metric, parameter and choices."""
     from assay.errors import UsageError
 
-    for name, allowed in _literal_parameters(type(metric)):
+    kind: type = type(metric)
+    for name, allowed in _literal_parameters(kind):
         value = getattr(metric, name)
         # `True == 1`: a bool only matches a bool literal, and the other way round.
         if not any(value == a and isinstance(value, bool) == isinstance(a, bool) for a in allowed):

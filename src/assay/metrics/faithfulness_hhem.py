@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from assay.errors import NotApplicable, UsageError
-from assay.metrics.base import CallEstimate
+from assay.metrics.base import CallEstimate, single_turn
 from assay.metrics.llm_metric import LLMMetric
 from assay.metrics.rag.claims import grounded_statements
 from assay.models.nli_classifier import ClassifierFailed, NLIClassifier, nli_classifier
@@ -60,7 +60,7 @@ class FaithfulnesswithHHEM(LLMMetric):
                 options.setdefault("device", self.device)
             self.classifier = nli_classifier(self.classifier, **options)
         # the judge only splits claims; with sentences no judge is needed
-        self.needs_llm = self.statements == "claims"  # type: ignore[misc]
+        self.needs_llm = self.statements == "claims"  # type: ignore[misc]  # per instance
 
     @property
     def prompt_ids(self) -> tuple[str, ...]:
@@ -102,6 +102,7 @@ class FaithfulnesswithHHEM(LLMMetric):
         )
 
     def estimate(self, sample: Sample) -> CallEstimate:
+        sample = single_turn(sample)  # the kind it accepts
         if self.statements == "sentences":
             return CallEstimate()
         response = len(sample.response or "") // 4

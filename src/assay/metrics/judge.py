@@ -57,7 +57,8 @@ async def ask_json(
     llm: Any, prompt: Prompt, values: Mapping[str, Any], schema: type[T], **params: Any
 ) -> T:
     response = await llm.agenerate(render(prompt, values), schema=schema, **params)
-    return response.parsed
+    parsed: T = response.parsed  # an instance of `schema`
+    return parsed
 
 
 def _numbered(items: Sequence[str]) -> str:

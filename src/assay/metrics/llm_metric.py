@@ -33,7 +33,7 @@ class LLMMetric(Alignable, Metric):
         viewed = viewed_prompt(self, prompt_id)  # a Ragas prompt attribute set or edited
         if viewed is not None:
             return viewed
-        overrides = getattr(self, "_prompt_overrides", {})
+        overrides: dict[str, Prompt] = getattr(self, "_prompt_overrides", {})
         return overrides.get(prompt_id) or load_prompt(prompt_id, self.language)
 
     def set_prompt(self, prompt: Prompt) -> None:

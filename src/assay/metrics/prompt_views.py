@@ -10,25 +10,29 @@ prompt the metric would have sent then.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from assay.prompts.prompt import Prompt
 
 
 def views(metric: Any) -> dict[str, Any]:
     """The metric's views by prompt id (made on first use)."""
-    held = metric.__dict__.get("_prompt_views")
+    held: dict[str, Any] | None = metric.__dict__.get("_prompt_views")
     if held is None:
         held = {}
         object.__setattr__(metric, "_prompt_views", held)
     return held
 
 
-def viewed_prompt(metric: Any, prompt_id: str) -> Any:
+def viewed_prompt(metric: Any, prompt_id: str) -> Prompt | None:
     """The assay prompt of a view set or read on `metric` for `prompt_id`, or None."""
     entry = metric.__dict__.get("_prompt_views", {}).get(prompt_id)
     if entry is None:
         return None
-    view, as_read, current = entry
-    prompt = view.assay_prompt()
+    current: Prompt
+    view, as_read, current = entry  # the view, the prompt as it read, the prompt then
+    prompt: Prompt = view.assay_prompt()
     if as_read is not None and prompt == as_read:
         return current  # read, not edited
     if prompt.id != prompt_id:  # a typed prompt of the user's own: keep the metric's id

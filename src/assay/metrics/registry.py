@@ -28,10 +28,13 @@ ENTRY_POINT_GROUP = "assay.metrics"
 logger = logging.getLogger(__name__)
 
 
-def _concrete_subclasses(cls: type[Metric]) -> list[type[Metric]]:
+def _concrete_subclasses(cls: type) -> list[type[Metric]]:
+    """The metric classes below `cls` that can be made (`cls` is a plain `type` so that the
+    abstract `Metric` itself can be passed)."""
     found: list[type[Metric]] = []
-    for sub in cls.__subclasses__():
-        if not inspect.isabstract(sub):
+    subclasses: list[type] = cls.__subclasses__()
+    for sub in subclasses:
+        if not inspect.isabstract(sub) and issubclass(sub, Metric):
             found.append(sub)
         found.extend(_concrete_subclasses(sub))
     return found

@@ -19,6 +19,8 @@ from __future__ import annotations
 import functools
 import re
 import threading
+from collections.abc import Iterator
+from typing import Any
 
 import anyio.to_thread
 
@@ -52,7 +54,7 @@ def guess_language(text: str) -> str:
 _per_thread = threading.local()
 
 
-def _segmenter(language: str):
+def _segmenter(language: str) -> Any:  # a pysbd.Segmenter (pysbd ships no types)
     """This thread's pysbd segmenter for `language`. One per thread: `Segmenter.segment` keeps
     the text it is working on in an attribute, so two threads sharing one (a large text split
     off the loop while the loop splits a small one) would read each other's text."""
@@ -119,16 +121,17 @@ async def asplit_sentences(text: str, language: str | None = None) -> list[str]:
     return await anyio.to_thread.run_sync(split_sentences, text, language, abandon_on_cancel=True)
 
 
-def _segment(segmenter, text: str) -> list[str]:
+def _segment(segmenter: Any, text: str) -> list[str]:
     """pysbd's sentences of `text`, as `Segmenter.segment` finds them but without its last step:
     with clean=False, `segment` locates every sentence in the text again with a regular expression
     built for that sentence (compiled each time, a third of the split's cost) only to add back
     the whitespace around it, which `_split` strips anyway. The same sentences on 1,621 texts
     of the meta-evaluation sets, English and Chinese."""
-    return segmenter.processor(text).process() if text else []
+    sentences: list[str] = segmenter.processor(text).process() if text else []
+    return sentences
 
 
-def _pieces(segmenter, text: str):
+def _pieces(segmenter: Any, text: str) -> Iterator[str]:
     """pysbd's pieces of each line of `text`, asking it about at most `MAX_SEGMENT_CHARS` characters
     at a time."""
     for line in text.split("\n"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from collections.abc import Sequence
@@ -77,7 +78,7 @@ class Embeddings:
         for start in range(0, len(missing), self.batch_size):
             batch = missing[start : start + self.batch_size]
             fresh, tokens = await call_with_retry(
-                lambda b=batch: self._limited([texts[i] for i in b]), self.retry
+                functools.partial(self._limited, [texts[i] for i in batch]), self.retry
             )
             for index, vector in zip(batch, fresh, strict=True):
                 if not all(math.isfinite(x) for x in vector):

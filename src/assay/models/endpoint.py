@@ -20,9 +20,12 @@ import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from assay.models.limits import Limits, RateLimiter
+
+if TYPE_CHECKING:
+    from assay.models.types import ModelResponse
 
 T = TypeVar("T")
 
@@ -64,9 +67,9 @@ class SharedCalls(Generic[T]):
                 if shared is None:
                     shared = self._calls[key] = concurrent.futures.Future()
             if not leading:
-                result = await wait_for_future(shared)
-                if result is not None:
-                    return result, True
+                theirs = await wait_for_future(shared)
+                if theirs is not None:
+                    return theirs, True
                 continue  # that attempt failed: join a newer one or lead our own
             result: T | None = None
             try:
@@ -89,21 +92,21 @@ class Endpoint:
     def __init__(self, key: str, limits: Limits) -> None:
         self.key = key
         self.limiter = RateLimiter(limits)
-        self.calls: SharedCalls[Any] = SharedCalls()
+        self.calls: SharedCalls[ModelResponse] = SharedCalls()
 
 
 # Answers already given during the current run, by request key. Two metrics that send the same
 # request (the same claim split, say) get one call even when the second asks after the first has
 # finished and no persistent cache is configured.
-_RUN_ANSWERS: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+_RUN_ANSWERS: contextvars.ContextVar[dict[str, ModelResponse] | None] = contextvars.ContextVar(
     "assay_run_answers", default=None
 )
 
 
 @contextmanager
-def sharing_answers() -> Iterator[dict[str, Any]]:
+def sharing_answers() -> Iterator[dict[str, ModelResponse]]:
     """Within the block (one evaluation run), an identical request is answered once."""
-    answers: dict[str, Any] = {}
+    answers: dict[str, ModelResponse] = {}
     token = _RUN_ANSWERS.set(answers)
     try:
         yield answers
@@ -111,7 +114,7 @@ def sharing_answers() -> Iterator[dict[str, Any]]:
         _RUN_ANSWERS.reset(token)
 
 
-def run_answers() -> dict[str, Any] | None:
+def run_answers() -> dict[str, ModelResponse] | None:
     """The current run's answers, or None outside a run."""
     return _RUN_ANSWERS.get()
 

@@ -77,7 +77,7 @@ def _resolve_cache(cache: Any) -> ResponseCache | None:
         return open_cache(cache)
     if all(callable(getattr(cache, method, None)) for method in ("get", "set", "has_key")):
         # A key-value store of the caller's own (Ragas' CacheInterface): answers kept as JSON text.
-        return KeyValueCache(cache)  # type: ignore[return-value]
+        return KeyValueCache(cache)  # type: ignore[return-value]  # has ResponseCache's methods
     raise UsageError(
         f"cache must be True, False, a path, a ResponseCache or a CacheInterface, "
         f"got {type(cache).__name__}"

@@ -86,7 +86,7 @@ class TokenBucket:
     refill covers it, so takers are served in arrival order and no lock is held while sleeping.
     """
 
-    def __init__(self, per_minute: float, *, clock=time.monotonic) -> None:
+    def __init__(self, per_minute: float, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.capacity = per_minute
         self.rate = per_minute / 60.0
         self.level = per_minute

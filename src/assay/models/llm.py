@@ -298,14 +298,14 @@ class LLM:
     ) -> tuple[T, Usage]:
         """The parsed answer and what repairing it used (nothing when it parsed first time)."""
         try:
-            return parse_output(raw, schema), Usage()  # type: ignore[return-value]
+            return parse_output(raw, schema), Usage()
         except ParseFailure as first:
             problem = str(first)
         repaired = await self._call_until_complete(
             repair_messages(prompt, raw, problem), output, 1, params, grow_budget
         )
         try:
-            return parse_output(repaired.text, schema), repaired.usage  # type: ignore[return-value]
+            return parse_output(repaired.text, schema), repaired.usage
         except ParseFailure as second:
             raise OutputParseError(
                 f"the model's answer did not fit {schema.__name__} even after one repair: {second}",

@@ -49,7 +49,8 @@ class _ServerPool:
             server = self._servers.get(settings)
             if server is None:
                 server = self._servers[settings] = _start(settings)
-            return server.listening_address
+            address: str = server.listening_address
+            return address
 
     def current(self, settings: ServerSettings) -> str | None:
         """The address if a server for these settings is running now (never starts one)."""

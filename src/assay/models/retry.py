@@ -66,7 +66,9 @@ async def call_with_retry(
 
     def record(state: RetryCallState) -> None:
         if on_attempt_failed is not None and state.outcome is not None and state.outcome.failed:
-            on_attempt_failed(state.outcome.exception())
+            failure = state.outcome.exception()
+            if failure is not None:  # a failed outcome holds its exception
+                on_attempt_failed(failure)
 
     retrying = AsyncRetrying(
         stop=stop_after_attempt(policy.max_attempts),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -70,7 +70,10 @@ class ParseFailure(Exception):
     """Internal: why a raw answer did not yield the schema (used to word the repair request)."""
 
 
-def parse_output(raw: str, model: type[BaseModel]) -> BaseModel:
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse_output(raw: str, model: type[M]) -> M:
     """Strict JSON first; then a tolerant repair of the text; then schema validation."""
     text = raw.strip()
     if not text:

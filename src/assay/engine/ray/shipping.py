@@ -120,7 +120,8 @@ def _endpoint_on_worker(key: str, limits: Limits) -> Endpoint:
             if handle is not None:
                 from assay.engine.ray.limits import LeasedRateLimiter
 
-                endpoint.limiter = LeasedRateLimiter(handle, limits, lease_size=_LEASE_SIZE)  # type: ignore[assignment]
+                leased = LeasedRateLimiter(handle, limits, lease_size=_LEASE_SIZE)
+                endpoint.limiter = leased  # type: ignore[assignment]  # has RateLimiter's methods
             _WORKER_ENDPOINTS[key] = endpoint
         return endpoint
 

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from assay.metrics.agent._conversation import conversation_text
-from assay.metrics.base import CallEstimate
+from assay.metrics.base import CallEstimate, multi_turn
 from assay.metrics.judge import ask_json, ask_yes_no
 from assay.metrics.llm_metric import LLMMetric
 from assay.prompts.render import render
+from assay.schema.messages import AIMessage, HumanMessage, ToolMessage
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -32,7 +33,9 @@ class AgentGoalAccuracyWithReference(LLMMetric):
     sample_kind = "multi_turn"
     default_prompt_ids = ("goal_with_reference",)
 
-    async def _ascore(self, *, user_input: list, reference: str) -> MetricResult:
+    async def _ascore(
+        self, *, user_input: list[HumanMessage | AIMessage | ToolMessage], reference: str
+    ) -> MetricResult:
         messages = render(
             self.judge_prompt("goal_with_reference"),
             {"conversation": conversation_text(user_input), "reference": reference},
@@ -45,6 +48,7 @@ class AgentGoalAccuracyWithReference(LLMMetric):
         )
 
     def estimate(self, sample: Sample) -> CallEstimate:
+        sample = multi_turn(sample)  # the kind it accepts
         return CallEstimate(
             requests=1, input_tokens=300 + len(sample.pretty_repr()) // 4, output_tokens=2
         )
@@ -57,7 +61,9 @@ class AgentGoalAccuracyWithoutReference(LLMMetric):
     sample_kind = "multi_turn"
     default_prompt_ids = ("goal_without_reference",)
 
-    async def _ascore(self, *, user_input: list) -> MetricResult:
+    async def _ascore(
+        self, *, user_input: list[HumanMessage | AIMessage | ToolMessage]
+    ) -> MetricResult:
         judgement = await ask_json(
             self.llm,
             self.judge_prompt("goal_without_reference"),
@@ -71,6 +77,7 @@ class AgentGoalAccuracyWithoutReference(LLMMetric):
         )
 
     def estimate(self, sample: Sample) -> CallEstimate:
+        sample = multi_turn(sample)  # the kind it accepts
         return CallEstimate(
             requests=1, input_tokens=400 + len(sample.pretty_repr()) // 4, output_tokens=80
         )

@@ -20,6 +20,7 @@ from assay.metrics.agent._conversation import conversation_text
 from assay.metrics.base import CallEstimate
 from assay.metrics.judge import Verdict, ask_json, ask_verdicts
 from assay.metrics.llm_metric import LLMMetric
+from assay.schema.messages import AIMessage, HumanMessage, ToolMessage
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
 
@@ -55,7 +56,12 @@ class TopicAdherence(LLMMetric):
         if self.mode not in ("f1", "precision", "recall"):
             raise ValueError(f"mode must be f1, precision or recall, got {self.mode!r}")
 
-    async def _ascore(self, *, user_input: list, reference_topics: list[str]) -> MetricResult:
+    async def _ascore(
+        self,
+        *,
+        user_input: list[HumanMessage | AIMessage | ToolMessage],
+        reference_topics: list[str],
+    ) -> MetricResult:
         conversation = conversation_text(user_input)
         topics = [
             t.strip()

@@ -5,10 +5,15 @@ from __future__ import annotations
 import importlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.errors import UsageError
 from assay.metrics.aligned.state import AlignedState
+
+if TYPE_CHECKING:  # what the mixin is mixed into, for the type checker
+    from assay.metrics.base import Metric as _MixedInto
+else:
+    _MixedInto = object
 
 
 def _aligner(aligner: Any) -> Any:
@@ -21,7 +26,7 @@ def _aligner(aligner: Any) -> Any:
     return importlib.import_module("assay.alignment").default_aligner()
 
 
-class Alignable:
+class Alignable(_MixedInto):
     """Mixin of the LLM judges: `align`, `align_and_validate`, `validate_alignment`,
     `optimize_prompts`, `train`, and the aligned state's save/load."""
 
@@ -32,7 +37,7 @@ class Alignable:
     def spec(self) -> dict[str, Any]:
         """The metric's identity, with the alignment's fingerprint when it is aligned: results and
         checkpoints then tell an aligned judge from the plain one."""
-        spec = super().spec()  # type: ignore[misc]
+        spec = super().spec()
         if self.alignment is not None:
             spec["alignment"] = self.alignment.fingerprint()
         return spec
@@ -134,9 +139,9 @@ class Alignable:
         """Write the aligned state with the metric's description (`spec()`) to a JSON file."""
         state = self.alignment
         if state is None:
-            raise UsageError(f"{self.name!r} is not aligned; call align() first")  # type: ignore[attr-defined]
+            raise UsageError(f"{self.name!r} is not aligned; call align() first")
         target = Path(path)
-        payload = {"metric": self.spec(), "alignment": state.to_json()}  # type: ignore[attr-defined]
+        payload = {"metric": self.spec(), "alignment": state.to_json()}
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             partial = target.with_name(target.name + ".partial")

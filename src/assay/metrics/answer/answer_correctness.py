@@ -16,7 +16,7 @@ from typing import Any, Literal
 import anyio
 
 from assay.errors import NotApplicable
-from assay.metrics.base import CallEstimate
+from assay.metrics.base import CallEstimate, single_turn
 from assay.metrics.judge import Verdict
 from assay.metrics.llm_metric import LLMMetric
 from assay.metrics.rag.answer_relevancy import cosine
@@ -117,6 +117,7 @@ class AnswerCorrectness(LLMMetric):
         )
 
     def estimate(self, sample: Sample) -> CallEstimate:
+        sample = single_turn(sample)  # the kind it accepts
         text = (len(sample.response or "") + len(sample.reference or "")) // 4
         if self.statements == "sentences":
             return CallEstimate(

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.errors import NotApplicable
-from assay.metrics.base import CallEstimate, Metric
+from assay.metrics.base import CallEstimate, Metric, single_turn
 from assay.metrics.rag.answer_relevancy import cosine
 from assay.schema.outcome import MetricResult
 from assay.schema.samples import Sample
@@ -35,6 +35,7 @@ class SemanticSimilarity(Metric):
         return MetricResult(similarity, reason=f"cosine similarity {similarity:.4f}")
 
     def estimate(self, sample: Sample) -> CallEstimate:
+        sample = single_turn(sample)  # the kind it accepts
         return CallEstimate(
             embedding_tokens=(len(sample.response or "") + len(sample.reference or "")) // 4
         )

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, Field
 
 from assay.errors import NotApplicable
-from assay.metrics.base import CallEstimate
+from assay.metrics.base import CallEstimate, single_turn
 from assay.metrics.judge import ask_json, ask_verdicts
 from assay.metrics.llm_metric import LLMMetric
 from assay.metrics.rag.claims import chunk_text, join_contexts, over_pieces
@@ -96,6 +96,7 @@ class SummaryScore(LLMMetric):
         )
 
     def estimate(self, sample: Sample) -> CallEstimate:
+        sample = single_turn(sample)  # the kind it accepts
         text = sum(len(c) for c in sample.reference_contexts or []) // 4
         pieces = len(chunk_text(join_contexts(sample.reference_contexts or [])))
         return CallEstimate(

@@ -17,7 +17,7 @@ import gzip
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import BaseModel, Field, create_model, field_validator
 
@@ -39,6 +39,8 @@ class _TemplateMetric(Alignable, Metric):
     examples: list[dict[str, Any]] = field(default_factory=list)
 
     needs_llm: ClassVar[bool] = True
+    if TYPE_CHECKING:  # each kind declares its own: labels, a numeric range, a ranking's length
+        allowed_values: Any
     metric_type: ClassVar[str] = ""
     kind: ClassVar[str] = ""
 
@@ -63,7 +65,7 @@ class _TemplateMetric(Alignable, Metric):
         """The answer's shape for these inputs (a ranking may only hold items it was given)."""
         return self.answer_model()
 
-    async def ascore(self, llm: Any = None, **fields: Any) -> MetricResult:  # type: ignore[override]
+    async def ascore(self, llm: Any = None, **fields: Any) -> MetricResult:
         missing = [name for name in self.required_fields if fields.get(name) is None]
         if missing:
             raise UsageError(
@@ -81,7 +83,7 @@ class _TemplateMetric(Alignable, Metric):
         result = MetricResult(self._value(answer.value), reason=answer.reason)
         return aligned.annotate(result) if aligned is not None else result
 
-    def score(self, llm: Any = None, **fields: Any) -> MetricResult:  # type: ignore[override]
+    def score(self, llm: Any = None, **fields: Any) -> MetricResult:
         from assay._util.sync import run_sync
 
         return run_sync(self.ascore(llm=llm, **fields))
@@ -122,7 +124,7 @@ class _TemplateMetric(Alignable, Metric):
         }
 
     def _allowed_json(self) -> Any:
-        return self.allowed_values  # type: ignore[attr-defined]
+        return self.allowed_values
 
     def save(self, path: str | Path | None = None) -> Path:
         target = Path(path) if path is not None else Path(f"{self.name}.json")
@@ -163,7 +165,7 @@ class _TemplateMetric(Alignable, Metric):
             name=data["name"],
             prompt=data["prompt"],
             allowed_values=allowed,
-            llm=llm,  # type: ignore[call-arg]
+            llm=llm,
             examples=data.get("examples", []),
         )
         if data.get("alignment"):
@@ -192,7 +194,8 @@ class DiscreteMetric(_TemplateMetric):
         labels = tuple(
             dict.fromkeys([*self.allowed_values, *(str(value) for value in self.allowed_values)])
         )
-        return create_model("DiscreteAnswer", reason=(str, ...), value=(Literal[labels], ...))  # type: ignore[valid-type]
+        value: Any = (Literal[labels], ...)  # a Literal of the allowed values, made at run time
+        return create_model("DiscreteAnswer", reason=(str, ...), value=value)
 
     def _value(self, value: Any) -> Any:
         # Give back the caller's own type (e.g. ints 0..10 listed as allowed values).
@@ -265,7 +268,7 @@ class RankingMetric(_TemplateMetric):
             )
         )
         texts = [str(value) for value in given if not isinstance(value, (list, tuple))]
-        item_type: Any = Literal[tuple(listed)] if listed and not texts else str  # type: ignore[valid-type]
+        item_type: Any = Literal[tuple(listed)] if listed and not texts else str
 
         def among_inputs(cls: Any, ranking: list[str]) -> list[str]:
             for item in ranking:

@@ -7,9 +7,15 @@ outputs) and given to the judge as the material to assess, fenced like every oth
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from assay.metrics.agent._conversation import conversation_text
+
+if TYPE_CHECKING:  # what the mixin is mixed into, for the type checker
+    from assay.metrics.base import Metric as _MixedInto
+    from assay.metrics.base import SampleKind
+else:
+    _MixedInto = object
 
 NOT_PROVIDED = "(not provided)"
 
@@ -35,17 +41,17 @@ def judge_inputs(
     }
 
 
-class JudgesConversations:
+class JudgesConversations(_MixedInto):
     """Mixin: the judge also scores `MultiTurnSample`s, reading `user_input` (the conversation)
     and, where given, `reference`."""
 
-    sample_kinds: ClassVar[tuple[str, ...]] = ("single_turn", "multi_turn")
+    sample_kinds: ClassVar[tuple[SampleKind, ...]] = ("single_turn", "multi_turn")
     conversation_fields: ClassVar[tuple[tuple[str, ...], tuple[str, ...]]] = (
         ("user_input",),
         ("reference",),
     )
 
-    def fields_for(self, kind: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    def fields_for(self, kind: SampleKind) -> tuple[tuple[str, ...], tuple[str, ...]]:
         if kind == "multi_turn":
             return self.conversation_fields
-        return super().fields_for(kind)  # type: ignore[misc]
+        return super().fields_for(kind)

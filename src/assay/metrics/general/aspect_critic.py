@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 
@@ -40,8 +40,8 @@ class AspectCritic(JudgesConversations, LLMMetric):
     definition: str = ""
     strictness: int = 1
 
-    required_fields = ("response",)
-    optional_fields = ("user_input", "retrieved_contexts", "reference")
+    required_fields: ClassVar[tuple[str, ...]] = ("response",)
+    optional_fields: ClassVar[tuple[str, ...]] = ("user_input", "retrieved_contexts", "reference")
     default_prompt_ids = ("aspect_critic",)
 
     def __post_init__(self) -> None:
@@ -110,8 +110,8 @@ class AspectCritic(JudgesConversations, LLMMetric):
 class AspectCriticWithReference(AspectCritic):
     """AspectCritic that always reads a reference (Ragas' `AspectCriticWithReference`)."""
 
-    required_fields = ("response", "reference")
-    optional_fields = ("user_input", "retrieved_contexts")
+    required_fields: ClassVar[tuple[str, ...]] = ("response", "reference")
+    optional_fields: ClassVar[tuple[str, ...]] = ("user_input", "retrieved_contexts")
     conversation_fields = (("user_input", "reference"), ())
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field, create_model
 
@@ -83,8 +83,8 @@ class RubricsScore(JudgesConversations, LLMMetric):
     rubrics: dict[str, str] | None = None
     with_reference: bool = False
 
-    required_fields = ("response",)
-    optional_fields = ("user_input", "retrieved_contexts", "reference")
+    required_fields: ClassVar[tuple[str, ...]] = ("response",)
+    optional_fields: ClassVar[tuple[str, ...]] = ("user_input", "retrieved_contexts", "reference")
     default_prompt_ids = ("rubric_score",)
 
     def __post_init__(self) -> None:
@@ -98,7 +98,7 @@ class RubricsScore(JudgesConversations, LLMMetric):
         rubric_scores(self.rubrics)  # validates keys now, not at the first sample
         if self.with_reference:
             self.declare_fields(("response", "reference"))
-            self.conversation_fields = (("user_input", "reference"), ())  # type: ignore[misc]
+            self.conversation_fields = (("user_input", "reference"), ())  # type: ignore[misc]  # per instance
 
     async def _ascore(self, **fields: Any) -> MetricResult:
         return await score_with_rubric(self, self.rubrics or {}, fields)
@@ -117,8 +117,8 @@ DomainSpecificRubrics = RubricsScore
 class InstanceSpecificRubrics(JudgesConversations, LLMMetric):
     name: str = "instance_rubrics"
 
-    required_fields = ("response", "rubrics")
-    optional_fields = ("user_input", "retrieved_contexts", "reference")
+    required_fields: ClassVar[tuple[str, ...]] = ("response", "rubrics")
+    optional_fields: ClassVar[tuple[str, ...]] = ("user_input", "retrieved_contexts", "reference")
     conversation_fields = (("user_input", "rubrics"), ("reference",))
     default_prompt_ids = ("rubric_score",)
 
@@ -142,7 +142,7 @@ class RubricsScoreWithoutReference(RubricsScore):
 
     name: str = "rubrics_score_without_reference"
 
-    optional_fields = ("user_input", "retrieved_contexts")
+    optional_fields: ClassVar[tuple[str, ...]] = ("user_input", "retrieved_contexts")
     conversation_fields = (("user_input",), ())
 
     def __post_init__(self) -> None:
@@ -170,8 +170,8 @@ class SimpleCriteriaScore(JudgesConversations, LLMMetric):
     definition: str = ""
     score_range: tuple[float, float] = (0.0, 5.0)
 
-    required_fields = ("response",)
-    optional_fields = ("user_input", "retrieved_contexts", "reference")
+    required_fields: ClassVar[tuple[str, ...]] = ("response",)
+    optional_fields: ClassVar[tuple[str, ...]] = ("user_input", "retrieved_contexts", "reference")
     default_prompt_ids = ("simple_criteria",)
 
     def __post_init__(self) -> None:
@@ -203,10 +203,10 @@ class SimpleCriteriaScore(JudgesConversations, LLMMetric):
             {"criterion": self.definition, **judge_inputs(**fields)},
             shape,
         )
-        score = answer.score  # type: ignore[attr-defined]
+        score = answer.score
         return MetricResult(
             int(score) if float(score).is_integer() else score, reason=answer.reason
-        )  # type: ignore[attr-defined]
+        )
 
 
 class _CriteriaAnswer(BaseModel):

@@ -37,7 +37,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from assay.errors import NotApplicable
-from assay.metrics.base import CallEstimate
+from assay.metrics.base import CallEstimate, single_turn
 from assay.metrics.judge import ask_json, ask_rating, ask_yes_no
 from assay.metrics.llm_metric import LLMMetric
 from assay.prompts.render import render
@@ -87,7 +87,7 @@ class AnswerRelevancy(LLMMetric):
             raise ValueError(f"strictness must be between 1 and 10, got {self.strictness}")
 
     @property
-    def needs_embeddings(self) -> bool:  # type: ignore[override]
+    def needs_embeddings(self) -> bool:  # type: ignore[override]  # follows `method`, per instance
         return self.method == "questions"
 
     @property
@@ -162,6 +162,7 @@ class AnswerRelevancy(LLMMetric):
         )
 
     def estimate(self, sample: Sample) -> CallEstimate:
+        sample = single_turn(sample)  # the kind it accepts
         response = len(sample.response or "") // 4
         if self.method != "questions":
             return CallEstimate(

@@ -14,7 +14,7 @@ import anyio
 from pydantic import BaseModel, Field
 
 from assay.errors import NotApplicable
-from assay.metrics.base import CallEstimate
+from assay.metrics.base import CallEstimate, single_turn
 from assay.metrics.judge import ask_json
 from assay.metrics.llm_metric import LLMMetric
 from assay.metrics.rag.claims import chunk_text, join_contexts, over_pieces
@@ -80,6 +80,7 @@ class ContextEntityRecall(LLMMetric):
         )
 
     def estimate(self, sample: Sample) -> CallEstimate:
+        sample = single_turn(sample)  # the kind it accepts
         text = (
             len(sample.reference or "") + sum(len(c) for c in sample.retrieved_contexts or [])
         ) // 4

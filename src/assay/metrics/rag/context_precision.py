@@ -14,12 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 
 from assay.errors import NotApplicable
-from assay.metrics.base import CallEstimate
+from assay.metrics.base import CallEstimate, single_turn
 from assay.metrics.judge import Verdict, ask_verdicts
 from assay.metrics.llm_metric import LLMMetric
 from assay.metrics.rag.claims import MAX_SOURCE_CHARS, chunk_text, merge_verdicts
@@ -47,8 +47,8 @@ class ContextPrecision(LLMMetric):
     default_prompt_ids = ("context_usefulness",)
     answer_field = "reference"
 
-    async def _ascore(self, **fields: object) -> MetricResult:
-        contexts = [c for c in fields["retrieved_contexts"] if c and c.strip()]  # type: ignore[union-attr]
+    async def _ascore(self, **fields: Any) -> MetricResult:
+        contexts = [c for c in fields["retrieved_contexts"] if c and c.strip()]
         if not contexts:
             raise NotApplicable("there are no retrieved contexts to rank")
         raw, split = await self._judge_in_batches(contexts, fields)
@@ -63,7 +63,7 @@ class ContextPrecision(LLMMetric):
         reason = f"useful passages at ranks {useful or 'none'} of {len(contexts)}"
         if unjudged:
             reason += f"; no verdict for ranks {unjudged} (counted as not useful)"
-        details = {
+        details: dict[str, Any] = {
             "passages": [
                 {"rank": i + 1, "verdict": v.label, "probability": round(v.probability, 4)}
                 for i, v in enumerate(verdicts)
@@ -75,7 +75,7 @@ class ContextPrecision(LLMMetric):
         return MetricResult(score, reason=reason, details=details)
 
     async def _judge_in_batches(
-        self, contexts: list[str], fields: dict
+        self, contexts: list[str], fields: dict[str, Any]
     ) -> tuple[list[Verdict | None], list[int]]:
         """All passages in one call when they fit the judge's window; otherwise consecutive batches
         (concurrently). A passage longer than the window is judged piece by piece and is useful
@@ -101,6 +101,7 @@ class ContextPrecision(LLMMetric):
         return [merge_verdicts(verdicts) for verdicts in found], split
 
     def estimate(self, sample: Sample) -> CallEstimate:
+        sample = single_turn(sample)  # the kind it accepts
         contexts = [c for c in sample.retrieved_contexts or [] if c and c.strip()]
         _, batches = passage_batches(contexts)
         text = sum(len(c) for c in contexts) + len(getattr(sample, self.answer_field) or "") * len(

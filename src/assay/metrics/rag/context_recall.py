@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from assay.errors import NotApplicable
-from assay.metrics.base import CallEstimate
+from assay.metrics.base import CallEstimate, single_turn
 from assay.metrics.llm_metric import LLMMetric
 from assay.metrics.rag.claims import (
     check_support,
@@ -56,6 +56,7 @@ class LLMContextRecall(LLMMetric):
         )
 
     def estimate(self, sample: Sample) -> CallEstimate:
+        sample = single_turn(sample)  # the kind it accepts
         text = len(sample.reference or "") + sum(len(c) for c in sample.retrieved_contexts or [])
         pieces = len(chunk_text(join_contexts(sample.retrieved_contexts or [])))
         return CallEstimate(

@@ -24,7 +24,7 @@ from typing import Any, ClassVar, Literal
 import anyio
 
 from assay.errors import NotApplicable, OutputParseError
-from assay.metrics.base import CallEstimate
+from assay.metrics.base import CallEstimate, single_turn
 from assay.metrics.judge import Rating, ask_rating, consecutive_calls
 from assay.metrics.llm_metric import LLMMetric
 from assay.metrics.rag.claims import chunk_text, join_contexts, over_pieces
@@ -97,6 +97,7 @@ class _DualJudge(LLMMetric):
         )
 
     def estimate(self, sample: Sample) -> CallEstimate:
+        sample = single_turn(sample)  # the kind it accepts
         text = sum(len(str(getattr(sample, f, "") or "")) for f in self.required_fields) // 4
         pieces = (
             len(chunk_text(join_contexts(sample.retrieved_contexts or [])))
@@ -229,6 +230,7 @@ class ContextRelevance(_DualJudge):
         )
 
     def estimate(self, sample: Sample) -> CallEstimate:
+        sample = single_turn(sample)  # the kind it accepts
         if self.granularity == "context":
             return super().estimate(sample)
         passages = split_passages(list(sample.retrieved_contexts or []))

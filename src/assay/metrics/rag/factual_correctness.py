@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from assay.errors import NotApplicable
-from assay.metrics.base import CallEstimate
+from assay.metrics.base import CallEstimate, single_turn
 from assay.metrics.judge import Verdict
 from assay.metrics.llm_metric import LLMMetric
 from assay.metrics.rag.claims import checked_per_call, claim_details, cross_check, skipped_note
@@ -144,6 +144,7 @@ class FactualCorrectness(LLMMetric):
         )
 
     def estimate(self, sample: Sample) -> CallEstimate:
+        sample = single_turn(sample)  # the kind it accepts
         text = (len(sample.response or "") + len(sample.reference or "")) // 4
         checks = 1 if self.mode == "precision" else 2
         if not self.uses_claims:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from assay.errors import NotApplicable
-from assay.metrics.base import CallEstimate
+from assay.metrics.base import CallEstimate, single_turn
 from assay.metrics.judge import Verdict
 from assay.metrics.llm_metric import LLMMetric
 from assay.metrics.rag.anchor import anchor_note
@@ -115,6 +115,7 @@ class Faithfulness(LLMMetric):
         )
 
     def estimate(self, sample: Sample) -> CallEstimate:
+        sample = single_turn(sample)  # the kind it accepts
         response = len(sample.response or "") // 4
         contexts = sum(len(c) for c in sample.retrieved_contexts or []) // 4
         pieces = len(

@@ -10,7 +10,7 @@ import base64
 import mimetypes
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from assay.errors import NotApplicable, UsageError
 from assay.metrics.base import CallEstimate
@@ -51,7 +51,7 @@ def _with_contexts(messages: list[ChatMessage], contexts: list[str]) -> list[Cha
 @dataclass(kw_only=True)
 class MultiModalFaithfulness(LLMMetric):
     name: str = "faithful_rate"
-    required_fields = ("response", "retrieved_contexts")
+    required_fields: ClassVar[tuple[str, ...]] = ("response", "retrieved_contexts")
     default_prompt_ids = ("multimodal_faithfulness",)
 
     async def _ascore(self, **fields: Any) -> MetricResult:
@@ -74,7 +74,7 @@ class MultiModalFaithfulness(LLMMetric):
 @dataclass(kw_only=True)
 class MultiModalRelevance(MultiModalFaithfulness):
     name: str = "relevance_rate"
-    required_fields = ("user_input", "response", "retrieved_contexts")
+    required_fields: ClassVar[tuple[str, ...]] = ("user_input", "response", "retrieved_contexts")
     default_prompt_ids = ("multimodal_relevance",)
 
 

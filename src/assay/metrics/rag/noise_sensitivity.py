@@ -17,7 +17,7 @@ from typing import Literal
 import anyio
 
 from assay.errors import NotApplicable, OutputParseError
-from assay.metrics.base import CallEstimate
+from assay.metrics.base import CallEstimate, single_turn
 from assay.metrics.judge import Verdict
 from assay.metrics.llm_metric import LLMMetric
 from assay.metrics.rag.claims import check_support, chunk_text, extract_claims, skipped_note
@@ -112,9 +112,9 @@ class NoiseSensitivity(LLMMetric):
         missing_context_verdicts = sum(verdict is None for row in per_context for verdict in row)
         reference_in_context = [[bool(v and v.passed) for v in row[:k]] for row in per_context]
         response_in_context = [
-            [bool(row[k + i] and row[k + i].passed) for i in kept] for row in per_context
+            [bool((v := row[k + i]) and v.passed) for i in kept] for row in per_context
         ]
-        correct = [bool(against_reference[i] and against_reference[i].passed) for i in kept]
+        correct = [bool((v := against_reference[i]) and v.passed) for i in kept]
         score = noise_sensitivity_score(
             reference_in_context, response_in_context, correct, self.mode
         )
@@ -136,6 +136,7 @@ class NoiseSensitivity(LLMMetric):
         )
 
     def estimate(self, sample: Sample) -> CallEstimate:
+        sample = single_turn(sample)  # the kind it accepts
         contexts = [c for c in sample.retrieved_contexts or [] if c and c.strip()]
         n = sum(len(chunk_text(c)) for c in contexts)
         text = sum(len(c) for c in contexts) // 4

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel
 
-from assay.metrics.base import CallEstimate
+from assay.metrics.base import CallEstimate, single_turn
 from assay.metrics.judge import ask_json
 from assay.metrics.llm_metric import LLMMetric
 from assay.schema.outcome import MetricResult
@@ -45,6 +45,7 @@ class SQLSemanticEquivalence(LLMMetric):
         )
 
     def estimate(self, sample: Sample) -> CallEstimate:
+        sample = single_turn(sample)  # the kind it accepts
         text = (
             len(sample.response or "")
             + len(sample.reference or "")

@@ -10,12 +10,16 @@ does not expose a uniform JSON-schema switch, so the structured-output ladder st
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay._util.deps import require
 from assay.errors import ModelConnectionError, ModelTimeout, ProviderError, RateLimited
 from assay.models.providers.base import Profile, Provider
 from assay.models.types import Generation, ModelRequest, ModelResponse, Usage
+
+if TYPE_CHECKING:
+    from assay.models.embeddings import Embeddings
+    from assay.models.llm import LLM
 
 _ROLES = {"system": "system", "user": "human", "assistant": "ai"}
 
@@ -123,7 +127,7 @@ def LangchainLLMWrapper(
     bypass_temperature: bool = False,
     bypass_n: bool = False,
     **options: Any,
-) -> Any:
+) -> LLM:
     """An assay LLM over a LangChain chat model. Ragas' arguments: `run_config` sets the retry policy;
     `cache` as in llm_factory; `is_finished_parser`, `bypass_temperature` and `bypass_n` are accepted
     and change nothing (completeness is read from the model's finish reason; LangChain is always
@@ -135,7 +139,7 @@ def LangchainLLMWrapper(
 
 def LangchainEmbeddingsWrapper(
     embeddings: Any, run_config: Any = None, cache: Any = None, **options: Any
-) -> Any:
+) -> Embeddings:
     """assay Embeddings over LangChain embeddings (`run_config`, `cache` as for the LLM wrapper)."""
     from assay.models.embeddings import Embeddings
 

@@ -9,12 +9,16 @@ parsing and repair, retries on errors LlamaIndex surfaces, cache, usage).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay._util.deps import require
 from assay.models.providers.base import Profile, Provider
 from assay.models.providers.langchain import call_translated
 from assay.models.types import Generation, ModelRequest, ModelResponse, Usage
+
+if TYPE_CHECKING:
+    from assay.models.embeddings import Embeddings
+    from assay.models.llm import LLM
 
 
 class LlamaIndexProvider(Provider):
@@ -77,7 +81,7 @@ class LlamaIndexProvider(Provider):
 
 def LlamaIndexLLMWrapper(
     llm: Any, run_config: Any = None, cache: Any = None, **options: Any
-) -> Any:
+) -> LLM:
     """An assay LLM over a LlamaIndex LLM (`run_config` sets the retry policy; `cache` as in llm_factory)."""
     from assay.models.llm import LLM
     from assay.models.providers.langchain import _wrapper_options
@@ -87,7 +91,7 @@ def LlamaIndexLLMWrapper(
 
 def LlamaIndexEmbeddingsWrapper(
     embeddings: Any, run_config: Any = None, cache: Any = None, **options: Any
-) -> Any:
+) -> Embeddings:
     """assay Embeddings over a LlamaIndex embedding model (`run_config`, `cache` as for the LLM wrapper)."""
     from assay.models.embeddings import Embeddings
     from assay.models.providers.langchain import _wrapper_options

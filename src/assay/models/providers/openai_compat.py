@@ -89,7 +89,7 @@ def _from_http_stack(exc: Exception) -> bool:
 
 def _body_text(exc: Any) -> str:
     try:
-        return exc.response.text
+        return str(exc.response.text)
     except Exception:
         return str(exc)
 

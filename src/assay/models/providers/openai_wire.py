@@ -60,7 +60,8 @@ def json_form(raw: Any) -> dict[str, Any]:
     dump = getattr(raw, "model_dump", None)
     if dump is None:
         raise MalformedResponse(f"the client returned a {type(raw).__name__}, not a completion")
-    return dump()
+    dumped: dict[str, Any] = dump()
+    return dumped
 
 
 def read_completion(

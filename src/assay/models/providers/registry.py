@@ -143,7 +143,9 @@ def _local(model: str, *, timeout: float | None = None, **options: Any) -> Provi
 
     options.pop("base_url", None)
     options.pop("api_key", None)
-    return local_provider(**options, **({"timeout": timeout} if timeout is not None else {}))
+    if timeout is not None:
+        options["timeout"] = timeout
+    return local_provider(**options)
 
 
 def _local_embeddings(model: str | None, **_options: Any) -> Provider:
