@@ -8,7 +8,7 @@ source document or trace share one; a group never straddles two splits) and an `
 
 from __future__ import annotations
 
-import csv
+import io
 import json
 import random
 from collections import Counter
@@ -19,6 +19,7 @@ from typing import Any
 
 from assay.errors import DataError, UsageError
 from assay.schema.rows import RowLocation, build_sample, prepare_row
+from assay.schema.strict_text import csv_records, strict_json
 
 LABEL_COLUMNS = ("label", "human_label", "gold", "target")
 
@@ -323,15 +324,17 @@ def load_labels(
             if not line.strip():
                 continue
             try:
-                rows.append(json.loads(line))
+                rows.append(strict_json(line))
             except json.JSONDecodeError as exc:
                 raise DataError(f"not JSON: {exc.msg}", file=str(source), row=number) from None
+            except ValueError as exc:  # a key given twice
+                raise DataError(str(exc), file=str(source), row=number) from None
         if rows and all(is_review_export_row(row) for row in rows):
             return from_review_export(rows, criterion=criterion, source=str(source), first_row=1)
         return from_rows(rows, **options, first_row=1)
     if suffix == ".csv":
-        reader = csv.DictReader(text.splitlines())
-        return from_rows(list(reader), **options, text_cells=True, first_row=2)
+        records = csv_records(io.StringIO(text, newline=""), file=str(source), first_row=2)
+        return from_rows([row for _, row in records], **options, text_cells=True, first_row=2)
     if suffix == ".json":
         try:
             data = json.loads(text)

@@ -22,6 +22,7 @@ from assay.schema.rows import (
     too_deep,
 )
 from assay.schema.samples import MultiTurnSample, Sample, SingleTurnSample
+from assay.schema.strict_text import csv_records, strict_json, text_lines
 
 SampleKind = Literal["single_turn", "multi_turn"]
 
@@ -149,7 +150,7 @@ class EvaluationDataset(Sequence[Sample]):
                 if not line.strip():
                     continue
                 try:
-                    yield line_number, json.loads(line)
+                    yield line_number, strict_json(line)
                 except json.JSONDecodeError as exc:
                     hint = _multiline_hint(path, line)
                     raise DataError(
@@ -159,6 +160,8 @@ class EvaluationDataset(Sequence[Sample]):
                     ) from None
                 except RecursionError:
                     raise DataError(too_deep(), file=str(path), row=line_number) from None
+                except ValueError as exc:  # a repeated key: which value was meant is unknowable
+                    raise DataError(str(exc), file=str(path), row=line_number) from None
 
         return cls._from_rows(rows(), file=str(path), column_map=column_map, name=path.stem)
 
@@ -169,13 +172,15 @@ class EvaluationDataset(Sequence[Sample]):
         path = Path(path)
         text = "".join(_open_text(path))
         try:
-            data = json.loads(text)
+            data = strict_json(text)
         except json.JSONDecodeError as exc:
             raise DataError(
                 f"not valid JSON ({exc.msg} at line {exc.lineno})", file=str(path)
             ) from None
         except RecursionError:
             raise DataError(too_deep(), file=str(path), row=_too_deep_element(text)) from None
+        except ValueError as exc:  # a repeated key
+            raise DataError(str(exc), file=str(path)) from None
         if not isinstance(data, list):
             raise DataError("a .json dataset must be a list of objects", file=str(path))
         return cls._from_rows(
@@ -190,13 +195,7 @@ class EvaluationDataset(Sequence[Sample]):
         path = Path(path)
 
         def rows() -> Iterator[tuple[int, Any]]:
-            reader = csv.DictReader(_open_text(path))
-            number = 0
-            try:
-                for number, row in enumerate(reader, start=1):
-                    yield number, row
-            except csv.Error as exc:
-                raise DataError(f"not valid CSV ({exc})", file=str(path), row=number + 1) from None
+            yield from csv_records(_open_text(path), file=str(path))
 
         # A long retrieved context easily passes csv's default cell limit of 128 KB.
         limit = csv.field_size_limit()
@@ -294,18 +293,10 @@ class EvaluationDataset(Sequence[Sample]):
 
 
 def _open_text(path: Path) -> Iterator[str]:
-    try:
-        # utf-8-sig also reads files that start with a byte-order mark (Excel's CSV export).
-        handle = path.open(encoding="utf-8-sig", newline="")
-    except FileNotFoundError:
-        raise DataError("file not found", file=str(path)) from None
-    except IsADirectoryError:
-        raise DataError(_IS_A_DIRECTORY, file=str(path)) from None
-    with handle:
-        try:
-            yield from handle
-        except UnicodeDecodeError as exc:
-            raise DataError(f"not UTF-8 text ({exc.reason})", file=str(path)) from None
+    """The file's lines; not found, a directory or bytes that are not UTF-8 are DataErrors."""
+    if path.is_dir():
+        raise DataError(_IS_A_DIRECTORY, file=str(path))
+    return text_lines(path)
 
 
 def json_line(value: Any) -> str:

@@ -478,6 +478,21 @@ def test_datasets_import_export_and_diff(live):
         ("bad.csv", "answer\nx\n", "needs a `question` column"),
         ("bad.jsonl", '{"question": "ok"}\nnot json\n', "line 2: not JSON"),
         ("bad.jsonl", '{"question": "q", "colour": "red"}\n', "unknown column 'colour'"),
+        # what csv and json would misread silently (issue #45, 2)
+        ("bad.csv", 'question,answer\nq1,"a1\nq2,a2\n', "row 2: not valid CSV"),
+        (
+            "bad.csv",
+            "question,answer\nq1,a1\nq2,a2,extra\n",
+            "row 3: 3 fields where the header has 2",
+        ),
+        ("bad.csv", "question,answer\nq1\n", "row 2: 1 fields where the header has 2"),
+        ("bad.csv", "question,answer,answer\nq,a,b\n", "names column 'answer' twice"),
+        ("bad.csv", "question,answer\n", "header but no rows"),
+        (
+            "bad.jsonl",
+            '{"question": "q", "question": "p"}\n',
+            "line 1: the key 'question' appears twice",
+        ),
     ):
         refused = client.post(
             f"{user.base}/datasets-import",

@@ -20,6 +20,7 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
+from assay.errors import DataError
 from assay.platform.server.errors import ApiError
 from assay.platform.server.schemas.bodies import EXAMPLES_MAX, DatasetIn, ExampleIn
 from assay.platform.server.storage.repos import DatasetRepo
@@ -34,6 +35,7 @@ from assay.platform.server.ui.web import (
     see_other,
     state_of,
 )
+from assay.schema.strict_text import csv_records, strict_json
 
 router = APIRouter(prefix="/p/{project_id}")  # under the UI app, mounted at /ui
 COLUMNS = ("question", "ground_truth_answer", "ground_truth_context")
@@ -80,17 +82,23 @@ def parse_examples(text: str, kind: str) -> list[dict[str, Any]]:
             if not line.strip():
                 continue
             try:
-                value = json.loads(line)
+                value = strict_json(line)
             except json.JSONDecodeError as exc:
                 raise UiError(422, f"line {number}: not JSON ({exc.msg})", "Not imported") from None
+            except ValueError as exc:  # a key given twice: which value was meant is unknowable
+                raise UiError(422, f"line {number}: {exc}", "Not imported") from None
             if not isinstance(value, dict):
                 raise UiError(422, f"line {number}: an example is a JSON object", "Not imported")
             rows.append((number, value))
     else:
-        reader = csv.DictReader(io.StringIO(text))
-        if not reader.fieldnames or "question" not in reader.fieldnames:
+        # rows numbered as a spreadsheet shows them: the header is row 1
+        try:
+            rows = list(csv_records(io.StringIO(text, newline=""), first_row=2))
+        except DataError as exc:
+            where = f"row {exc.row}: " if exc.row is not None else ""
+            raise UiError(422, f"{where}{exc.detail}", "Not imported") from None
+        if "question" not in rows[0][1]:
             raise UiError(422, "row 1: the CSV header needs a `question` column", "Not imported")
-        rows = [(number, row) for number, row in enumerate(reader, start=2)]
     if len(rows) > EXAMPLES_MAX:
         raise UiError(422, f"the file has {len(rows)} examples; the limit is {EXAMPLES_MAX}")
     examples = []
