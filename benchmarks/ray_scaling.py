@@ -327,7 +327,9 @@ def main() -> None:
     if args.runs < 1:
         parser.error("--runs must be at least 1")
 
-    import ray
+    from assay.engine.ray.cluster import import_ray, start_local
+
+    ray = import_ray(local=True)
 
     port = free_port()
     server = subprocess.Popen(
@@ -343,12 +345,7 @@ def main() -> None:
                 break
             except OSError:
                 time.sleep(0.1)
-        ray.init(
-            address="local",
-            num_cpus=max(4, os.cpu_count() or 1),
-            include_dashboard=False,
-            log_to_driver=False,
-        )
+        start_local(ray, num_cpus=max(4, os.cpu_count() or 1), log_to_driver=False)
         load_before = os.getloadavg()[0]
         if "scaling" in chosen:
             for workers in counts:

@@ -90,7 +90,9 @@ Ray = Annotated[
         help="Run on Ray: local, auto or a cluster address (assay[ray]); --output is then a directory",
     ),
 ]
-Workers = Annotated[int, typer.Option("--workers", help="Ray workers (with --ray)")]
+Workers = Annotated[
+    int | None, typer.Option("--workers", help="Ray workers (with --ray; default 2)")
+]
 Resume = Annotated[
     bool, typer.Option("--resume", help="With --ray: finish the run saved in --output")
 ]
@@ -122,7 +124,7 @@ def evaluate_command(
     strict: Strict = False,
     progress: Progress = True,
     ray: Ray = None,
-    workers: Workers = 2,
+    workers: Workers = None,
     resume: Resume = False,
     output_format: OutputFormat = None,
 ) -> None:

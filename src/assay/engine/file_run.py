@@ -60,7 +60,7 @@ class FileRunOptions:
     strict: bool = False
     show_progress: bool = True
     ray: str | None = None
-    workers: int = 2
+    workers: int | None = None  # Ray workers; None: 2 (only with `ray`)
     resume: bool = False
     output_format: str | None = None
 
@@ -193,6 +193,10 @@ def ray_executor(options: FileRunOptions) -> Any:
             raise UsageError("--resume goes with --ray (a local run resumes with --run-dir)")
         if options.output_format is not None:
             raise UsageError("--output-format goes with --ray (a local --output is a JSONL file)")
+        if options.workers is not None:
+            raise UsageError(
+                "--workers goes with --ray (a local run's parallelism is --concurrency)"
+            )
         return None
     if output is None:
         raise UsageError("--ray needs --output DIR: the directory the workers write rows to")
@@ -204,15 +208,16 @@ def ray_executor(options: FileRunOptions) -> Any:
         raise UsageError(
             "--run-dir does not go with --ray: the --output directory is the checkpoint"
         )
-    if options.workers < 1:
-        raise UsageError(f"--workers must be at least 1, got {options.workers}")
+    workers = 2 if options.workers is None else options.workers
+    if workers < 1:
+        raise UsageError(f"--workers must be at least 1, got {workers}")
     if options.output_format not in (None, "jsonl", "parquet"):
         raise UsageError(f"--output-format must be jsonl or parquet, got {options.output_format!r}")
     from assay.engine.ray.executor import RayExecutor
 
     return RayExecutor(
         address=address,
-        num_workers=options.workers,
+        num_workers=workers,
         max_in_flight=options.concurrency or 16,
         output=output,
         output_format=options.output_format,

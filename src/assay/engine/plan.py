@@ -105,6 +105,14 @@ def check_settings(timeout: Any, budget: Any) -> None:
             raise UsageError(f"budget must be 0 USD or more (or None for no cap), got {budget!r}")
 
 
+def check_flags(**flags: Any) -> None:
+    """Yes/no settings are booleans: a string such as "yes" or "false" would otherwise be taken
+    as true (any non-empty string is), silently turning on what the caller meant to turn off."""
+    for name, value in flags.items():
+        if not isinstance(value, bool):
+            raise UsageError(f"{name} must be True or False, got {value!r}")
+
+
 def _type_name(value: Any) -> str:
     module = type(value).__module__.split(".")[0]
     return type(value).__name__ if module == "builtins" else f"{module}.{type(value).__name__}"

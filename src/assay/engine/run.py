@@ -28,7 +28,13 @@ from assay._util.sync import run_sync
 from assay.engine.checkpoint import RunDirectory, fingerprint
 from assay.engine.executor import ExceptionInRunner, Executor
 from assay.engine.models import coerce_embeddings, coerce_llm, own_models_coerced
-from assay.engine.plan import check_metric_fits, check_settings, coerce_dataset, coerce_metrics
+from assay.engine.plan import (
+    check_flags,
+    check_metric_fits,
+    check_settings,
+    coerce_dataset,
+    coerce_metrics,
+)
 from assay.engine.progress import CellProgress
 from assay.engine.run_config import run_settings
 from assay.errors import NotApplicable, UsageError, first_leaf
@@ -211,6 +217,7 @@ async def aevaluate(
         )
     timeout, max_concurrency, retry = run_settings(run_config, timeout, max_concurrency, batch_size)
     check_settings(timeout, budget)
+    check_flags(raise_exceptions=raise_exceptions, strict=strict)
     data = coerce_dataset(dataset, column_map)
     if not len(data):
         raise UsageError("the dataset has no rows")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from assay.errors import UsageError
 from assay.models.cache import KeyValueCache, ResponseCache, open_cache
@@ -84,6 +85,22 @@ def _resolve_cache(cache: Any) -> ResponseCache | None:
     )
 
 
+def check_base_url(base_url: Any) -> None:
+    """Refuse an address no request could reach before any work: every cell of a run would
+    otherwise time out against it, one after another."""
+    parts = urlsplit(base_url) if isinstance(base_url, str) else None
+    try:
+        valid = parts is not None and parts.scheme in ("http", "https") and bool(parts.hostname)
+        if valid and parts is not None:
+            parts.port  # noqa: B018  (raises ValueError for a port that is not a number)
+    except ValueError:
+        valid = False
+    if not valid:
+        raise UsageError(
+            f"base_url must be an http(s) URL such as http://127.0.0.1:8000/v1, got {base_url!r}"
+        )
+
+
 def make_provider(
     model: str,
     *,
@@ -99,6 +116,8 @@ def make_provider(
     provider, 900 for the embedded judge: a CPU judge writing a long answer is slow, not stuck)."""
     kind_name, name, url_in_string = parse_model_string(model, provider)
     base_url = base_url or url_in_string
+    if base_url is not None:
+        check_base_url(base_url)
     if timeout is not None and not timeout > 0:
         raise UsageError(f"timeout must be a positive number of seconds, got {timeout!r}")
     if client is not None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from assay.errors import DataError
+from assay.errors import DataError, UsageError
 from assay.schema.samples import (
     MULTI_TURN_FIELDS,
     SINGLE_TURN_FIELDS,
@@ -94,6 +94,11 @@ def normalise_column_map(column_map: Mapping[str, str] | None) -> dict[str, str]
     as the contexts). When the key names no field, the rename-style `{"query": "user_input"}`
     (column -> field) is understood too.
     """
+    if column_map is not None and not isinstance(column_map, Mapping):
+        raise UsageError(
+            "column_map must be a mapping of sample field to column name, e.g. "
+            f'{{"user_input": "question"}}, got a {_type_name(column_map)}'
+        )
     if not column_map:
         return {}
     renames: dict[str, str] = {}
@@ -238,6 +243,7 @@ def prepare_row(
             ):
                 value = _decode_text(field, value, where)
         _check_nesting(field, value, where)
+        _check_unicode(field, value, where)
         row[field] = value
     if extra:
         metadata = row.get("metadata") or {}
@@ -245,6 +251,24 @@ def prepare_row(
             raise where.error(f"metadata must be an object, got {_type_name(metadata)}", "metadata")
         row["metadata"] = {**extra, **metadata}
     return {key: value for key, value in row.items() if value is not None}
+
+
+def _check_unicode(field: str, value: Any, where: RowLocation) -> None:
+    """Refuse text that cannot be sent anywhere: a lone surrogate (JSON's "\\ud800" escape
+    without its pair) fails every request that carries it, so it is an error of the row now
+    rather than of each of its cells later."""
+    texts = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+    for text in texts:
+        if not isinstance(text, str):
+            continue
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise where.error(
+                f"{field} holds a lone surrogate ({text[exc.start]!a} at character "
+                f"{exc.start + 1}), which is not valid Unicode text; fix the source file's escapes",
+                field,
+            ) from None
 
 
 def _check_nesting(column: str, value: Any, where: RowLocation) -> None:

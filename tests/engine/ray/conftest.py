@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from assay.engine.ray.cluster import import_ray, start_local
 from assay.models import RetryPolicy, llm_factory
 from tests.models.fake_openai import FakeOpenAI, dynamic, error, ok, serve
 
@@ -24,10 +25,11 @@ FAST_RETRY = RetryPolicy(max_attempts=8, initial_wait=0.01, max_wait=0.2)
 
 @pytest.fixture(scope="session")
 def ray_cluster() -> Iterator[Any]:
-    import ray
-
-    ray.init(address="local", num_cpus=4, include_dashboard=False, log_to_driver=False)
+    ray = import_ray(local=True)
+    start_local(ray, num_cpus=4, log_to_driver=False)
     try:
+        # the node is advertised on loopback only (issue #45, 11)
+        assert {node["NodeManagerAddress"] for node in ray.nodes()} == {"127.0.0.1"}
         yield ray
     finally:
         ray.shutdown()

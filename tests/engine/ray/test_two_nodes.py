@@ -22,7 +22,13 @@ pytestmark = [pytest.mark.ray, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[3]
 RAY = str(Path(sys.executable).with_name("ray"))
 # Loopback only, for this test's own two nodes: no token to hand from the head to the other node.
-ENV = {**os.environ, "RAY_AUTH_MODE": "disabled", "PYTHONPATH": str(ROOT)}
+ENV = {
+    **os.environ,
+    "RAY_AUTH_MODE": "disabled",
+    "PYTHONPATH": str(ROOT),
+    # both nodes (and the driver) on loopback, as assay's own local clusters (issue #45, 11)
+    "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0",
+}
 
 DRIVER = textwrap.dedent(
     """
@@ -48,6 +54,7 @@ DRIVER = textwrap.dedent(
         "values": [row["has_seven"].value for row in result.outcomes],
         "nodes": executor.last_run.nodes,
         "cluster_nodes": [n["NodeID"] for n in ray.nodes() if n["Alive"]],
+        "node_addresses": sorted({n["NodeManagerAddress"] for n in ray.nodes() if n["Alive"]}),
     }))
     """
 )
@@ -63,7 +70,7 @@ def free_port() -> int:
 def two_nodes() -> Iterator[str]:
     port = free_port()
     temp = tempfile.mkdtemp(prefix="assay-2n-", dir="/tmp")  # short: Ray's socket paths are limited
-    common = ["--block", "--num-cpus=1", "--disable-usage-stats"]
+    common = ["--block", "--num-cpus=1", "--disable-usage-stats", "--node-ip-address=127.0.0.1"]
     # --block: the `ray start` process owns its node, and stopping it stops that node (only it).
     head = subprocess.Popen(
         [
@@ -124,3 +131,4 @@ def test_a_run_over_two_nodes_uses_both(two_nodes, judged, server, tmp_path):
     assert report["values"] == [1 if "7" in f"answer {n}" else 0 for n in range(60)]
     assert len(set(report["cluster_nodes"])) == 2
     assert sorted(report["nodes"]) == sorted(report["cluster_nodes"])  # a worker on each node
+    assert report["node_addresses"] == ["127.0.0.1"]  # both nodes on loopback only

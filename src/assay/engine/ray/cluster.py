@@ -16,6 +16,7 @@ import logging
 import math
 import os
 import socket
+import sys
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
@@ -24,18 +25,51 @@ from assay._util.deps import require
 from assay._version import __version__
 from assay.errors import UsageError
 
+logger = logging.getLogger(__name__)
+
 PROBE_SECONDS = 2.0
 
 
-def import_ray() -> Any:
+# Ray decides when it is imported whether a node may announce a network address; with this
+# setting "0" it keeps a cluster it starts on 127.0.0.1 (on Linux, 127.0.0.1 given as the node
+# address is otherwise replaced by the machine's network address).
+SINGLE_MACHINE_SETTING = ("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+
+
+def import_ray(*, local: bool = False) -> Any:
+    """Ray, imported for a cluster this process starts (`local`) or joins."""
+    if local and "ray" not in sys.modules:
+        os.environ.setdefault(*SINGLE_MACHINE_SETTING)
     return require("ray", extra="ray", feature="RayExecutor (evaluation on a Ray cluster)")
+
+
+# A cluster assay starts on this machine advertises its node on loopback: by default Ray
+# announces the machine's network address, opening its ports to the network for a cluster
+# nobody else should join.
+LOOPBACK_NODE = "127.0.0.1"
+
+
+def start_local(ray: Any, *, num_cpus: int, **options: Any) -> None:
+    """`ray.init` of a new single-machine cluster whose node is on 127.0.0.1, no dashboard.
+    Ray must have been imported through `import_ray(local=True)` (or with the setting above in
+    the environment) for the node to stay on loopback; otherwise a warning says where it is."""
+    options.setdefault("include_dashboard", False)
+    ray.init(address="local", num_cpus=num_cpus, _node_ip_address=LOOPBACK_NODE, **options)
+    exposed = {node["NodeManagerAddress"] for node in ray.nodes()} - {LOOPBACK_NODE}
+    if exposed:
+        logger.warning(
+            "the local Ray cluster announces %s, not 127.0.0.1: Ray was imported before assay "
+            "could keep it on loopback; set %s=%s before importing ray",
+            ", ".join(sorted(exposed)),
+            *SINGLE_MACHINE_SETTING,
+        )
 
 
 def connect(
     address: str, *, cpus_needed: float, runtime_env: dict[str, Any] | None
 ) -> tuple[Any, bool]:
     """Ray, initialised for `address`; True when this call started the cluster (and owns it)."""
-    ray = import_ray()
+    ray = import_ray(local=address == "local")
     if ray.is_initialized():  # one Ray connection per process: use the one already made
         return ray, False
     # Ray's own info lines would bury assay's output; its errors still show.
@@ -46,7 +80,7 @@ def connect(
     }
     if address == "local":
         cpus = max(os.cpu_count() or 1, math.ceil(cpus_needed))
-        ray.init(address="local", num_cpus=cpus, include_dashboard=False, **options)
+        start_local(ray, num_cpus=cpus, **options)
         return ray, True
     target = _resolve(address)
     _probe_tcp(address, target)
