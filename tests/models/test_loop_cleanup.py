@@ -122,3 +122,42 @@ def test_no_unclosed_http_resources_after_the_callers_loops_end(server, tmp_path
     )
     for sign in ("Unclosed", "unclosed", "ResourceWarning", "Exception ignored"):
         assert sign not in stderr, done.stderr
+
+
+# The caller's own `http_client`: its kept-alive connections belong to the first loop, closed when
+# the second run starts, and every cell of that run failed with "Event loop is closed" (as with the
+# bare SDK). Those connections are the caller's and stay open on the dead loop (asyncio warns about
+# them when they are collected), so this scenario checks the answers, not the warnings.
+CALLERS_HTTP_CLIENT = """
+import httpx
+client = openai.AsyncOpenAI(base_url=URL, api_key="k", http_client=httpx.AsyncClient())
+llm = llm_factory("gpt-4o", client=client, cache=False)
+for size in (3, 2):
+    result = asyncio.run(aevaluate(rows(size), [JudgeMetric()], llm=llm, show_progress=False))
+    print("rows", answered(result), [error.message for _, _, error in result.errors()][:1])
+"""
+
+
+@pytest.mark.timeout(150)
+def test_callers_http_client_serves_a_second_asyncio_run(server, tmp_path):
+    server.default = dynamic(lambda request: ok(verdict(0.5, "ok")))
+    script = tmp_path / "scenario.py"
+    script.write_text(PRELUDE + CALLERS_HTTP_CLIENT, encoding="utf-8")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "src")]),
+        "ASSAY_CACHE_DIR": str(tmp_path / "cache"),
+        "OPENAI_API_KEY": "k",
+    }
+    done = subprocess.run(
+        [sys.executable, str(script), server.url],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["rows 3 []", "rows 2 []"], done.stderr
+    # both runs went over the wire (nothing cached), the second on a fresh connection pool
+    assert len(server.chat_requests) == 5

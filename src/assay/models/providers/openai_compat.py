@@ -3,9 +3,11 @@ vLLM, Ollama, llama.cpp server, LM Studio, OpenRouter, and assay's embedded loca
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 import os
+import weakref
 from typing import Any
 
 import anyio
@@ -119,9 +121,9 @@ class OpenAICompatible(Provider):
             # loops) it fails with "Event loop is closed", and the first loop's connections are
             # never closed. So a copy with a pool of its own is used on each loop and closed when
             # that loop ends (`LoopLocal`), leaving the caller's pool untouched: on every loop when
-            # the client has the SDK's own pool, only on assay's temporary loops when the caller
-            # gave it an `http_client` (its transport settings cannot be copied; their loops are
-            # the caller's to manage).
+            # the client has the SDK's own pool; when the caller gave it an `http_client` (whose
+            # transport settings cannot be copied), only on assay's temporary loops and on the
+            # caller's later loops once the loop it was first used on has closed.
             self.base_url = str(getattr(client, "base_url", base_url) or "")
             # The SDK wraps `create` in plain functions, so ask the client's class instead.
             self._is_async = _is_async_client(client)
@@ -129,6 +131,7 @@ class OpenAICompatible(Provider):
             self._given = client
             self._copies = LoopLocal(lambda: _pool_of_its_own(client)) if self._is_async else None
             self._copy_everywhere = self._is_async and _has_the_sdks_own_pool(client)
+            self._given_loop: weakref.ref[asyncio.AbstractEventLoop] | None = None
             self.api_key = getattr(client, "api_key", None)
             return
         self.api_key = api_key  # None: OPENAI_API_KEY, as the SDK reads it
@@ -146,6 +149,7 @@ class OpenAICompatible(Provider):
         self._given = None
         self._copies = None
         self._copy_everywhere = False
+        self._given_loop = None
         self._is_async = True
 
     @property
@@ -153,9 +157,28 @@ class OpenAICompatible(Provider):
         """The client for the running event loop."""
         if self._clients is not None:
             return self._clients.get()
-        if self._copies is not None and (self._copy_everywhere or on_temporary_loop()):
+        if self._copies is not None and (
+            self._copy_everywhere or on_temporary_loop() or self._given_loop_closed()
+        ):
             return self._copies.get()
         return self._given
+
+    def _given_loop_closed(self) -> bool:
+        """True when the caller's client (with an `http_client` of its own) was used on one of the
+        caller's loops that has since closed, e.g. the first of two `asyncio.run(aevaluate(...))`:
+        its kept-alive connections belong to that dead loop, and reusing them fails with "Event loop
+        is closed". Then, as on assay's temporary loops, a copy with a pool of its own serves each later
+        loop. The first caller's loop it is used on is remembered as the one it is bound to."""
+        loop = asyncio.get_running_loop()
+        if self._given_loop is None:
+            self._given_loop = weakref.ref(loop)
+            return False
+        bound = self._given_loop()
+        if bound is loop:
+            return False
+        # A loop since collected has closed too. A second live loop (another thread's) is left
+        # to the caller: their pool is not ours to move while its loop runs.
+        return bound is None or bound.is_closed()
 
     def endpoint_address(self) -> dict[str, Any]:
         from assay.models.endpoint import credential_fingerprint
