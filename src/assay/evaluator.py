@@ -355,7 +355,8 @@ async def _run(
 ) -> dict[str, list[float]] | None:
     from assay.engine.run import aevaluate
     from assay.models.defaults import default_embeddings, default_llm
-    from assay.schema.outcome import Ok
+    from assay.schema.outcome import Ok, Skipped
+    from assay.schema.result import EvaluationResult
 
     wants_llm = bool(untranslated) or any(
         m.needs_llm and getattr(m, "llm", None) is None for m in metrics
@@ -369,6 +370,7 @@ async def _run(
     result = await aevaluate(
         rows, metrics, llm=llm, embeddings=embeddings, show_progress=show_progress
     )
+    assert isinstance(result, EvaluationResult)  # not asked for an Executor
     scores: dict[str, list[float]] = {}
     missing: list[str] = []
     for metric in metrics:
@@ -382,7 +384,7 @@ async def _run(
                     f"dataset row {row}, metric {metric.name}: a {type(outcome.value).__name__} "
                     "value, not a number"
                 )
-            elif outcome.status == "skipped":
+            elif isinstance(outcome, Skipped):
                 missing.append(
                     f"dataset row {row}, metric {metric.name}: skipped: {outcome.reason}"
                 )

@@ -12,7 +12,9 @@ from assay.metrics.registry import create_metric
 
 def split_top_level(text: str, separator: str = ",") -> list[str]:
     """Split on `separator` except inside parentheses or quotes."""
-    parts, depth, quote, current = [], 0, "", []
+    parts: list[str] = []
+    current: list[str] = []
+    depth, quote = 0, ""
     for char in text:
         if quote:
             if char == quote:

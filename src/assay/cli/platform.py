@@ -243,7 +243,7 @@ def list_users_command(db: DbOption = None) -> None:
     from assay.platform.server.auth.users import list_users
 
     for user in list_users(db):
-        projects = ", ".join(user["projects"]) or "no project"  # type: ignore[arg-type]
+        projects = ", ".join(user["projects"]) or "no project"
         cells = [user["username"], user["name"], projects, "(disabled)" if user["disabled"] else ""]
         sys.stdout.write("  ".join(str(c) for c in cells if c) + "\n")
 

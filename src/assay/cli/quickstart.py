@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Optional, TypeAlias, TypeVar
 
 import typer
 
-Opt = Optional  # typer reads Optional[...] annotations; 3.10 needs them spelled this way
+_T = TypeVar("_T")
+# typer reads Optional[...] annotations; on 3.10 they must be spelled this way
+Opt: TypeAlias = Optional[_T]  # noqa: UP045
 
 
 def quickstart_command(

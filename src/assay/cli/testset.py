@@ -4,11 +4,13 @@ plain-text, Markdown or reStructuredText files, with a progress bar per stage.""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Optional, TypeAlias, TypeVar
 
 import typer
 
-Opt = Optional  # typer reads Optional[...] annotations; 3.10 needs them spelled this way
+_T = TypeVar("_T")
+# typer reads Optional[...] annotations; on 3.10 they must be spelled this way
+Opt: TypeAlias = Optional[_T]  # noqa: UP045
 
 testset_app = typer.Typer(
     help="Generate evaluation data from documents.", no_args_is_help=True, add_completion=False

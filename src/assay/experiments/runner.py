@@ -225,8 +225,8 @@ def _failed(index: int, row: dict[str, Any], began: float, error: dict[str, str]
 
 def _first_leaf(exc: BaseException) -> BaseException:
     """The first exception inside (possibly nested) exception groups, e.g. from the user's task group."""
-    while getattr(exc, "exceptions", None):
-        exc = exc.exceptions[0]  # type: ignore[attr-defined]
+    while leaves := getattr(exc, "exceptions", None):  # an exception group's
+        exc = leaves[0]
     return exc
 
 

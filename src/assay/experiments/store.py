@@ -194,7 +194,7 @@ def list_experiments(root_dir: str | os.PathLike[str] = ".") -> list[dict[str, A
     for path in sorted(folder.iterdir()):
         if path.suffix == ".jsonl" or (path.suffix == ".csv" and path.stem not in found):
             found[path.stem] = path
-    summaries = []
+    summaries: list[dict[str, Any]] = []
     for name, path in found.items():
         meta = read_metadata(path)
         try:

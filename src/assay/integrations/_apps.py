@@ -88,7 +88,8 @@ def _check_app_settings(app_concurrency: Any, app_timeout: Any) -> None:
             )
 
 
-def _check_rows(data: EvaluationDataset) -> None:
+def _check_rows(data: EvaluationDataset) -> list[SingleTurnSample]:
+    """The dataset's rows, refused unless each is a single-turn sample with a question."""
     if not len(data):
         raise UsageError("the dataset has no rows")
     if data.kind != "single_turn":
@@ -102,6 +103,7 @@ def _check_rows(data: EvaluationDataset) -> None:
         raise UsageError(
             f"{len(missing)} row(s) have no user_input to ask the application (index {shown})"
         )
+    return [sample for sample in data if isinstance(sample, SingleTurnSample)]  # all, by kind
 
 
 def _check_metrics_fit(metrics: list[Metric], data: EvaluationDataset) -> None:
@@ -155,7 +157,7 @@ def _checked_answer(answer: Any, app_name: str) -> AppAnswer:
 
 async def ask_all(
     ask: Ask,
-    data: EvaluationDataset,
+    data: Sequence[SingleTurnSample],
     *,
     app_name: str,
     app_concurrency: int,
@@ -244,7 +246,7 @@ async def aevaluate_app(
             raise UsageError(f"{refused}= is not available when evaluating an application")
     _check_app_settings(app_concurrency, app_timeout)
     data = coerce_dataset(dataset, column_map)
-    _check_rows(data)
+    rows = _check_rows(data)
     chosen = coerce_metrics(metrics)
     _check_metrics_fit(chosen, data)
     llm, embeddings = coerce_llm(llm), coerce_embeddings(embeddings)
@@ -253,14 +255,14 @@ async def aevaluate_app(
     started = time.perf_counter()
     answers = await ask_all(
         ask,
-        data,
+        rows,
         app_name=app_name,
         app_concurrency=app_concurrency,
         app_timeout=app_timeout,
         show_progress=show_progress,
         strict=stop_early,
     )
-    filled = [_filled(sample, answer) for sample, answer in zip(data, answers, strict=True)]
+    filled = [_filled(sample, answer) for sample, answer in zip(rows, answers, strict=True)]
     answered = [row for row, answer in enumerate(answers) if not isinstance(answer, Error)]
 
     if answered:

@@ -68,14 +68,12 @@ def extract_kb_trace(traces: Any) -> list[dict[str, Any]]:
     )
     rows: list[dict[str, Any]] = []
     for message in messages:
-        if (
-            isinstance(message, ToolMessage)
-            and (message.metadata or {}).get("passages") is not None
-        ):
+        metadata = message.metadata if isinstance(message, ToolMessage) else None
+        if metadata and metadata.get("passages") is not None:
             rows.append(
                 {
-                    "user_input": message.metadata["query"],
-                    "retrieved_contexts": list(message.metadata["passages"]),
+                    "user_input": metadata["query"],
+                    "retrieved_contexts": list(metadata["passages"]),
                     "response": final,
                 }
             )
@@ -174,8 +172,8 @@ class _Steps:
                 text = (observation[key] or {}).get("text")
                 if not isinstance(text, str):
                     raise bad_input(index, what, f"observation.{key}.text", "must be a string")
-                meta = {"trace_id": trace_id, "rationale": self.rationale, "kind": key}
-                self.entries.append({"kind": "final", "content": text, "meta": meta})
+                final = {"trace_id": trace_id, "rationale": self.rationale, "kind": key}
+                self.entries.append({"kind": "final", "content": text, "meta": final})
                 self.rationale = None
                 self.finished = True
                 return

@@ -194,7 +194,8 @@ def pipeline_asker(
         if callable(run_async):
             outputs = await run_async(data, include_outputs_from=include)
         else:  # Haystack releases without run_async: the blocking run, in a worker thread
-            outputs = await in_thread(pipeline.run, data, include_outputs_from=include)
+            run = pipeline.run  # type: ignore[attr-defined]  # on each pipeline class, not the base
+            outputs = await in_thread(run, data, include_outputs_from=include)
         return read_pipeline_output(outputs, response_from, documents_from)
 
     return ask

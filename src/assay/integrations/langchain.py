@@ -161,7 +161,7 @@ def chain_asker(
         else:
             chain_input = sample.user_input
         recorder = RetrievedDocuments()
-        run_config: dict[str, Any] = dict(config or {})
+        run_config = RunnableConfig(**(config or {}))  # a copy: the caller's stays as it was
         callbacks = run_config.get("callbacks")
         if callbacks is None:
             run_config["callbacks"] = [recorder]
@@ -330,14 +330,14 @@ class EvaluatorChain(Runnable[dict[str, Any], dict[str, Any]]):
         """The legacy Chain call: the inputs with the score added."""
         return {**inputs, **self.invoke(inputs)}
 
-    async def abatch(  # type: ignore[override]
+    async def abatch(
         self, inputs: list[dict[str, Any]], config: Any = None, **kwargs: Any
     ) -> list[dict[str, Any]]:
         """All inputs scored in one engine run (concurrently, one judge budget)."""
         values = await self._ascore_rows([self._row(item) for item in inputs])
         return [{self.output_key: value} for value in values]
 
-    def batch(  # type: ignore[override]
+    def batch(
         self, inputs: list[dict[str, Any]], config: Any = None, **kwargs: Any
     ) -> list[dict[str, Any]]:
         return run_sync(self.abatch(inputs, config, **kwargs))

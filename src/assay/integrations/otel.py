@@ -323,7 +323,7 @@ def export_result(
         for index, sample in enumerate(result.dataset)
     ]
     owned = tracer_provider is None and endpoint is not None
-    if owned:
+    if tracer_provider is None and endpoint is not None:
         tracer_provider = otlp_tracer_provider(
             endpoint, headers=headers, service_name=service_name, timeout=timeout
         )

@@ -10,11 +10,18 @@ uses the embedded offline model unless `ASSAY_LLM` names another.
 from __future__ import annotations
 
 import os
+import sys
 from importlib.resources import files
-from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from assay.errors import UsageError
+
+if TYPE_CHECKING:  # importlib.resources.abc is new in 3.11
+    if sys.version_info >= (3, 11):
+        from importlib.resources.abc import Traversable
+    else:
+        from importlib.abc import Traversable
 
 TEMPLATES = {
     "rag_eval": "a small RAG app (keyword retrieval + LLM answer), judged for correctness and faithfulness",

@@ -36,7 +36,9 @@ def pair_rows(baseline: Run, other: Run) -> tuple[str, list[tuple[str, Row | Non
     for pair in pairing.pairs:
         mine = baseline.rows[pair.baseline] if pair.baseline is not None else None
         theirs = other.rows[pair.other] if pair.other is not None else None
-        pairs.append(((mine or theirs).key, mine, theirs))
+        either = mine or theirs
+        assert either is not None  # a pair has a row on at least one side
+        pairs.append((either.key, mine, theirs))
     return pairing.matched_by, pairs
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from assay.report.load import row_key
 from assay.report.model import NEGATIVE_LABELS, POSITIVE_LABELS, Cell, Row, Run
@@ -96,7 +96,7 @@ def _fields(record: dict[str, Any]) -> dict[str, Any]:
     return dict(record.get("result") or {})
 
 
-def is_result_dict(value: Any) -> bool:
+def is_result_dict(value: Any) -> TypeGuard[dict[str, Any]]:
     return isinstance(value, dict) and "value" in value and set(value) <= _RESULT_KEYS
 
 

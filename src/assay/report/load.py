@@ -182,13 +182,13 @@ def load_run_dir(path: Path, *, data: str | os.PathLike[str] | None = None) -> R
     for index in range(n_rows):
         cells = {}
         for name in metrics:
-            record = found.get((index, name))
-            if record is None:
+            finished = found.get((index, name))
+            if finished is None:
                 cells[name] = Cell(
                     "missing", reason="not finished: the run stopped before this cell"
                 )
                 continue
-            cells[name] = _cell(record["outcome"], usage=spent.get((index, name)))
+            cells[name] = _cell(finished["outcome"], usage=spent.get((index, name)))
             total = add_usage(total, spent.get((index, name)))
         rows.append(
             Row(
@@ -245,7 +245,7 @@ def _model_name(identity: Any) -> str:
 def _inputs(data: str | os.PathLike[str], n_rows: int) -> list[dict[str, Any]]:
     from assay.schema.dataset import EvaluationDataset
 
-    dataset = EvaluationDataset.load(data)
+    dataset = EvaluationDataset.load(os.fspath(data))
     if len(dataset) != n_rows:
         raise UsageError(
             f"--data {data} has {len(dataset)} rows but the run has {n_rows}; "

@@ -131,7 +131,8 @@ def _table(items: list[dict[str, Any]], depth: int) -> View:
 
 
 def _message(message: dict[str, Any]) -> View:
-    role = _ROLES.get(message.get("type") or message.get("role"), "message")
+    kind: Any = message.get("type") or message.get("role")  # any JSON value in a loaded run
+    role = _ROLES.get(kind, "message")
     calls = [
         f"{call.get('name', '?')}({json.dumps(call.get('args', {}), ensure_ascii=False)})"
         for call in message.get("tool_calls") or []

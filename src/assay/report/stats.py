@@ -52,8 +52,12 @@ def _group(found: list[tuple[str, str]]) -> list[Problem]:
 
 
 def metric_stats(run: Run, metric: str) -> MetricStats:
-    numbers, labels, errors, skips, usage = [], Counter(), [], [], None
-    counts = Counter()
+    numbers: list[float] = []
+    labels: Counter[str] = Counter()
+    errors: list[tuple[str, Any]] = []  # (message, row key)
+    skips: list[tuple[str, Any]] = []
+    usage: dict[str, Any] | None = None
+    counts: Counter[str] = Counter()
     cells = run.cells(metric)
     for row, cell in cells:
         counts[cell.status] += 1

@@ -22,6 +22,8 @@ Modules:
 - `correlation`    `pearson`, `spearman`, `kendall`, `mae`, `average_ranks`, Fisher-z intervals
                    (`with_fisher`);
 - `calibration`    `brier`, `calibration_bins`, `expected_calibration_error`.
+- `columns`        what an estimator takes as a column: a sequence or a numpy array (`Numbers`,
+                   `Labels`, `Values`, for annotations).
 
 numpy is imported by the modules that compute over arrays; scipy only where noted (Kendall's tau,
 the Wilson and Clopper-Pearson intervals, the t interval), from the extras that already need it.

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from assay.stats.columns import Values
+
 WEIGHTS = (None, "linear", "quadratic")
 
 
@@ -37,15 +39,13 @@ def category_order(value: Any) -> tuple[int, Any]:
     return (0, value) if isinstance(value, (int, float)) else (1, str(value))
 
 
-def categories_of(*labellings: Sequence[Any]) -> list[Any]:
+def categories_of(*labellings: Values) -> list[Any]:
     """The distinct categories of the labellings, in `category_order`."""
     found = {json_key(value): value for labels in labellings for value in labels}
     return sorted(found.values(), key=category_order)
 
 
-def confusion_matrix(
-    truth: Sequence[Any], predicted: Sequence[Any], categories: Sequence[Any]
-) -> Any:
+def confusion_matrix(truth: Values, predicted: Values, categories: Sequence[Any]) -> Any:
     """Rows: human label; columns: judge; in the order of `categories`."""
     index = {json_key(c): i for i, c in enumerate(categories)}
     matrix = np.zeros((len(categories), len(categories)), dtype=int)
@@ -54,15 +54,15 @@ def confusion_matrix(
     return matrix
 
 
-def agreement(truth: Sequence[Any], predicted: Sequence[Any]) -> float | None:
+def agreement(truth: Values, predicted: Values) -> float | None:
     """Share of rows where the two labels are the same category; None without rows."""
     same = [json_key(a) == json_key(b) for a, b in zip(truth, predicted, strict=True)]
     return float(np.mean(same)) if same else None
 
 
 def cohen_kappa(
-    truth: Sequence[Any],
-    predicted: Sequence[Any],
+    truth: Values,
+    predicted: Values,
     categories: Sequence[Any] | None = None,
     weights: str | None = None,
 ) -> float | None:

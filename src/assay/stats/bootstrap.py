@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
+from assay.stats.columns import Values
 from assay.stats.estimate import Estimate, defined
 
 CONFIDENCE = 0.95
@@ -76,7 +77,7 @@ def bootstrap_mean_ci(
 
 def bootstrap(
     statistic: Callable[..., float | None],
-    columns: Sequence[Sequence[Any]],
+    columns: Sequence[Values],
     *,
     resamples: int = 2000,
     seed: int = SEED,

@@ -9,19 +9,20 @@ numpy only; None without rows.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from assay.stats.columns import Numbers
 
-def brier(truth: Sequence[float], probabilities: Sequence[float]) -> float | None:
+
+def brier(truth: Numbers, probabilities: Numbers) -> float | None:
     y, p = np.asarray(truth, dtype=float), np.asarray(probabilities, dtype=float)
     return float(np.mean((p - y) ** 2)) if len(y) else None
 
 
 def calibration_bins(
-    truth: Sequence[float], probabilities: Sequence[float], n_bins: int = 10
+    truth: Numbers, probabilities: Numbers, n_bins: int = 10
 ) -> list[dict[str, Any]]:
     """Equal-width bins over [0, 1]: count, mean score, share of positive labels (None if empty)."""
     y, p = np.asarray(truth, dtype=float), np.asarray(probabilities, dtype=float)
@@ -45,7 +46,7 @@ def calibration_bins(
 
 
 def expected_calibration_error(
-    truth: Sequence[float], probabilities: Sequence[float], n_bins: int = 10
+    truth: Numbers, probabilities: Numbers, n_bins: int = 10
 ) -> float | None:
     """Sum over bins of (share of rows in the bin) * |positive rate - mean score|."""
     total = len(truth)

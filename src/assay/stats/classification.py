@@ -13,15 +13,15 @@ is absent. numpy only.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from assay.stats.columns import Labels, Numbers, Values
 from assay.stats.correlation import average_ranks
 
 
-def _binary(truth: Sequence[Any], predicted: Sequence[Any]) -> tuple[Any, Any]:
+def _binary(truth: Values, predicted: Values) -> tuple[Any, Any]:
     y = np.asarray(truth, dtype=float)
     p = np.asarray(predicted, dtype=float)
     if y.shape != p.shape:
@@ -31,7 +31,7 @@ def _binary(truth: Sequence[Any], predicted: Sequence[Any]) -> tuple[Any, Any]:
     return y, p
 
 
-def roc_auc(truth: Sequence[int], scores: Sequence[float]) -> float | None:
+def roc_auc(truth: Labels, scores: Numbers) -> float | None:
     """Area under the ROC curve; None when one class is absent."""
     y, s = _binary(truth, scores)
     n_pos, n_neg = int((y == 1).sum()), int((y == 0).sum())
@@ -41,7 +41,7 @@ def roc_auc(truth: Sequence[int], scores: Sequence[float]) -> float | None:
     return float((ranks[y == 1].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
-def balanced_accuracy(truth: Sequence[int], decisions: Sequence[float]) -> float | None:
+def balanced_accuracy(truth: Labels, decisions: Numbers) -> float | None:
     """(TPR + TNR) / 2 of 0/1 decisions; None when one class is absent."""
     y, d = _binary(truth, decisions)
     positive, negative = y == 1, y == 0
@@ -50,7 +50,7 @@ def balanced_accuracy(truth: Sequence[int], decisions: Sequence[float]) -> float
     return float((d[positive].mean() + (1 - d[negative]).mean()) / 2)
 
 
-def f1_score(truth: Sequence[int], decisions: Sequence[float], positive: int = 1) -> float:
+def f1_score(truth: Labels, decisions: Numbers, positive: int = 1) -> float:
     """F1 of class `positive` (1, or 0 for the failures); 0.0 when never predicted correctly."""
     y, d = _binary(truth, decisions)
     actual, said = y == positive, d == positive
@@ -59,7 +59,7 @@ def f1_score(truth: Sequence[int], decisions: Sequence[float], positive: int = 1
     return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
 
 
-def best_threshold(truth: Sequence[int], scores: Sequence[float]) -> tuple[float, float] | None:
+def best_threshold(truth: Labels, scores: Numbers) -> tuple[float, float] | None:
     """The threshold with the highest balanced accuracy on these scores, and that accuracy.
     Candidates are the midpoints between neighbouring distinct scores (and just below the lowest);
     a tie goes to the candidate nearest 0.5. None when one class is absent. Tune on dev data only:

@@ -19,17 +19,18 @@ from typing import Any
 import numpy as np
 
 from assay._util.deps import require
+from assay.stats.columns import Numbers
 from assay.stats.estimate import Estimate, defined
 
 
-def _columns(truth: Sequence[float], predicted: Sequence[float]) -> tuple[Any, Any]:
+def _columns(truth: Numbers, predicted: Numbers) -> tuple[Any, Any]:
     x, y = np.asarray(truth, dtype=float), np.asarray(predicted, dtype=float)
     if x.shape != y.shape:
         raise ValueError("truth and predicted must have the same length")
     return x, y
 
 
-def average_ranks(values: Sequence[float]) -> Any:
+def average_ranks(values: Numbers) -> Any:
     """Ranks 1..n, tied values sharing the mean of their ranks (scipy's `rankdata` default)."""
     a = np.asarray(values, dtype=float)
     order = np.argsort(a, kind="mergesort")
@@ -42,7 +43,7 @@ def average_ranks(values: Sequence[float]) -> Any:
     return ranks
 
 
-def pearson(truth: Sequence[float], predicted: Sequence[float]) -> float | None:
+def pearson(truth: Numbers, predicted: Numbers) -> float | None:
     """Pearson's r; None below two rows or when a column has no spread."""
     x, y = _columns(truth, predicted)
     if len(x) < 2 or x.std() == 0 or y.std() == 0:
@@ -50,13 +51,13 @@ def pearson(truth: Sequence[float], predicted: Sequence[float]) -> float | None:
     return defined(max(-1.0, min(1.0, float(np.corrcoef(x, y)[0, 1]))))
 
 
-def spearman(truth: Sequence[float], predicted: Sequence[float]) -> float | None:
+def spearman(truth: Numbers, predicted: Numbers) -> float | None:
     """Spearman's rho: Pearson's r of the average ranks."""
     x, y = _columns(truth, predicted)
     return pearson(average_ranks(x), average_ranks(y)) if len(x) else None
 
 
-def kendall(truth: Sequence[float], predicted: Sequence[float]) -> float | None:
+def kendall(truth: Numbers, predicted: Numbers) -> float | None:
     """Kendall's tau-b (scipy)."""
     x, y = _columns(truth, predicted)
     if len(x) < 2:
@@ -67,7 +68,7 @@ def kendall(truth: Sequence[float], predicted: Sequence[float]) -> float | None:
         return defined(sps.kendalltau(x, y).statistic)
 
 
-def mae(truth: Sequence[float], predicted: Sequence[float]) -> float | None:
+def mae(truth: Numbers, predicted: Numbers) -> float | None:
     """Mean absolute difference."""
     x, y = _columns(truth, predicted)
     return float(np.mean(np.abs(x - y))) if len(x) else None

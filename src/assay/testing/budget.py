@@ -29,19 +29,17 @@ class SharedBudget:
         self.max_calls = max_calls
         self.max_usd = max_usd
         self._lock = threading.Lock()
-        self._db: sqlite3.Connection | None = None
-        self._open()
+        self._db = self._open()
 
-    def _open(self) -> None:
-        self._db = sqlite3.connect(
-            self.path, timeout=30, isolation_level=None, check_same_thread=False
-        )
-        use_wal(self._db)  # the workers of `pytest -n` open the new file at once
-        self._db.execute(
+    def _open(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
+        use_wal(db)  # the workers of `pytest -n` open the new file at once
+        db.execute(
             "CREATE TABLE IF NOT EXISTS spent (id INTEGER PRIMARY KEY CHECK (id = 0), "
             "calls INTEGER NOT NULL, usd REAL NOT NULL)"
         )
-        self._db.execute("INSERT OR IGNORE INTO spent VALUES (0, 0, 0.0)")
+        db.execute("INSERT OR IGNORE INTO spent VALUES (0, 0, 0.0)")
+        return db
 
     def describe(self) -> str:
         if self.max_calls is not None:

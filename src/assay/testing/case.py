@@ -87,7 +87,7 @@ def assert_case(
             errors.append(cell)
             break
         number = as_number(cell.value) if isinstance(cell, Ok) else None
-        if number is None:
+        if not isinstance(cell, Ok) or number is None:
             reason = cell.reason if not isinstance(cell, Ok) else f"value {cell.value!r}"
             raise GateFailed(f"assay case: {name} gave no number to compare ({reason})", [])
         values.append(cell.value)

@@ -67,7 +67,8 @@ class Runs:
         while len(self.results) < repeats:
             with judging_repeat(len(self.results)):
                 result = evaluate(self._dataset, self._metrics, **self._options)
-            self.results.append(result)  # type: ignore[arg-type]
+            assert isinstance(result, EvaluationResult)  # not asked for an Executor
+            self.results.append(result)
 
 
 def evaluate_repeated(

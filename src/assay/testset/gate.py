@@ -186,7 +186,9 @@ class QualityGate:
             return GateResult(False, "evidence: the draft cites no evidence", scores)
         if sources is not None and len(sources) != len(evidence):
             sources = None  # not one per quote: look for each in every context
-        found_in, verbatim, similarity = [], [], []
+        found_in: list[int] = []
+        verbatim: list[str] = []
+        evidence_similarity: list[float] = []
         for number, quote in enumerate(evidence):
             source = -1 if sources is None else sources[number]
             if 0 <= source < len(contexts):
@@ -204,11 +206,11 @@ class QualityGate:
                 )
             found_in.append(found[0])
             verbatim.append(found[1])
-            similarity.append(round(found[2], 1))
+            evidence_similarity.append(round(found[2], 1))
         scores["evidence_contexts"] = sorted(set(found_in))
         # what the sample cites: the contexts' own words, even when the writer's copy slipped
         scores["evidence_verbatim"] = verbatim
-        scores["evidence_similarity"] = similarity
+        scores["evidence_similarity"] = evidence_similarity
         if multi_hop:
             ids = set(sample.reference_context_ids or [])
             if len(ids) < 2 or len(contexts) < 2:

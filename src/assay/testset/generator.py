@@ -337,7 +337,15 @@ class TestsetGenerator:
     ) -> Testset:
         return run_sync(self.agenerate(testset_size, query_distribution, num_personas, **options))
 
-    async def _personas(self, kg, num_personas, report, checkpoint, on_progress):  # type: ignore[no-untyped-def]
+    async def _personas(
+        self,
+        kg: KnowledgeGraph,
+        num_personas: int,
+        report: GenerationReport,
+        checkpoint: Checkpoint | None,
+        on_progress: Any,
+    ) -> tuple[list[Persona], Usage, float]:
+        """The personas (given, saved by an earlier run, or generated), their usage and seconds."""
         meter, started = UsageMeter(), time.monotonic()
         saved = checkpoint.load_personas() if checkpoint else None
         if self.persona_list:

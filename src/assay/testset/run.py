@@ -381,7 +381,8 @@ def _decide(
         if record["status"] == "kept":
             sample = TestsetSample.model_validate(record["sample"])
             lane.kept.append(sample)
-            kept_questions.append(sample.eval_sample.user_input or "")
+            question = sample.eval_sample.user_input  # a generated sample is single-turn: a str
+            kept_questions.append(question if isinstance(question, str) else "")
             report.resumed_samples += 1
         else:
             report.rejected.append(RejectedCandidate.model_validate(record["rejected"]))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -131,7 +132,7 @@ class Testset(BaseModel):
     def __len__(self) -> int:
         return len(self.samples)
 
-    def __iter__(self):  # type: ignore[override]
+    def __iter__(self) -> Iterator[TestsetSample]:  # type: ignore[override]  # samples, not pydantic's field pairs
         return iter(self.samples)
 
     def __getitem__(self, index: int) -> TestsetSample:
@@ -201,7 +202,9 @@ class Testset(BaseModel):
                 handle.write(json.dumps(row, ensure_ascii=False) + "\n")
         os.replace(temporary, path)
 
-    to_jsonl = save
+    def to_jsonl(self, path: str | Path) -> None:
+        """Ragas' name for `save`."""
+        self.save(path)
 
     @classmethod
     def load(cls, path: str | Path) -> Testset:
@@ -215,7 +218,10 @@ class Testset(BaseModel):
                 raise DataError(f"not JSON: {exc.msg}", file=str(path), row=number) from exc
         return cls.from_list(rows)
 
-    from_jsonl = load
+    @classmethod
+    def from_jsonl(cls, path: str | Path) -> Testset:
+        """Ragas' name for `load`."""
+        return cls.load(path)
 
     def save_report(self, path: str | Path) -> None:
         if self.report is None:

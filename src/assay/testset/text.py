@@ -111,7 +111,8 @@ class Piece:
 def sections_at(text: str, headlines: list[str]) -> list[Section]:
     """Sections starting at the line of each headline, each searched after the previous one
     (a headline not found after it is skipped)."""
-    starts, position = [], 0
+    starts: list[tuple[int, str]] = []
+    position = 0
     for headline in headlines:
         at = _heading_position(text, headline.strip(), position) if headline.strip() else -1
         if at < 0:

@@ -56,7 +56,7 @@ def install() -> None:
     attach_prompt_attributes()
     attach_prompt_methods(LLMMetric)
     if "get_temperature" not in vars(LLM):  # Ragas' LLMs have it; so do the ones llm_factory makes
-        LLM.get_temperature = get_temperature  # type: ignore[attr-defined]
+        LLM.get_temperature = get_temperature  # type: ignore[attr-defined]  # Ragas' method, added
     _installed = True
 
 

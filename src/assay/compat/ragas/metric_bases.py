@@ -37,7 +37,7 @@ from assay.metrics.base import Metric, SampleKind
 from assay.metrics.custom.llm_metrics import _TemplateMetric
 from assay.metrics.llm_metric import LLMMetric
 from assay.schema.outcome import MetricResult
-from assay.schema.samples import MultiTurnSample, Sample, SingleTurnSample
+from assay.schema.samples import MultiTurnSample, SingleTurnSample
 
 
 class MetricType(enum.Enum):
@@ -79,17 +79,18 @@ class _RagasMetric(Metric):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        bases: tuple[tuple[SampleKind, str], ...] = (
+            ("single_turn", "SingleTurnMetric"),
+            ("multi_turn", "MultiTurnMetric"),
+        )
         kinds = tuple(
             kind
-            for kind, base in (
-                ("single_turn", "SingleTurnMetric"),
-                ("multi_turn", "MultiTurnMetric"),
-            )
+            for kind, base in bases
             if any(c.__name__ == base and c.__module__ == __name__ for c in cls.__mro__)
         )
         if kinds:
-            cls.sample_kinds = kinds  # type: ignore[assignment]
-            cls.sample_kind = kinds[0]  # type: ignore[assignment]
+            cls.sample_kinds = kinds
+            cls.sample_kind = kinds[0]
 
     def __post_init__(self) -> None:
         if not self.name:
@@ -114,11 +115,11 @@ class _RagasMetric(Metric):
         return self._columns(kind)
 
     @property
-    def required_fields(self) -> tuple[str, ...]:  # type: ignore[override]
+    def required_fields(self) -> tuple[str, ...]:  # type: ignore[override]  # from _required_columns
         return self._columns(self.sample_kinds[0])[0]
 
     @property
-    def optional_fields(self) -> tuple[str, ...]:  # type: ignore[override]
+    def optional_fields(self) -> tuple[str, ...]:  # type: ignore[override]  # as above
         return self._columns(self.sample_kinds[0])[1]
 
     @property
@@ -130,12 +131,10 @@ class _RagasMetric(Metric):
         }
 
     async def _ascore(self, **fields: Any) -> MetricResult:
-        kind = self._kind_of(fields)
-        sample: Sample = (
-            MultiTurnSample(**fields) if kind == "multi_turn" else SingleTurnSample(**fields)
-        )
-        method = self._multi_turn_ascore if kind == "multi_turn" else self._single_turn_ascore
-        value = await method(sample, None)
+        if self._kind_of(fields) == "multi_turn":
+            value = await self._multi_turn_ascore(MultiTurnSample(**fields), None)
+        else:
+            value = await self._single_turn_ascore(SingleTurnSample(**fields), None)
         return value if isinstance(value, MetricResult) else MetricResult(value)
 
     async def _single_turn_ascore(self, sample: SingleTurnSample, callbacks: Any) -> Any:
@@ -191,7 +190,7 @@ def create_auto_response_model(name: str, **fields: Any) -> type[BaseModel]:
     if not isinstance(name, str) or not name.isidentifier():
         raise UsageError(f"name must be a valid class name, got {name!r}")
     model = create_model(name, **fields)
-    model.__ragas_auto_generated__ = True  # type: ignore[attr-defined]
+    model.__ragas_auto_generated__ = True  # type: ignore[attr-defined]  # Ragas' marker
     return model
 
 

@@ -195,7 +195,7 @@ class LiteLLMEmbeddings(Embeddings):
             raise UsageError(
                 f"max_retries must be a whole number of 0 or more, got {max_retries!r}"
             )
-        options = {
+        options: dict[str, Any] = {
             k: v for k, v in (("api_base", api_base), ("api_version", api_version)) if v is not None
         }
         _adopt(

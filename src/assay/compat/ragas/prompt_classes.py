@@ -123,7 +123,7 @@ class AssayBackedPrompt(PydanticPrompt[Any, Any]):
         return load_prompt(self.prompt_id, self.language)
 
     # instruction and examples: set on the instance, or by a subclass, or assay's built-in ones
-    @property  # type: ignore[override]
+    @property
     def instruction(self) -> str:
         return self.__dict__.get("_instruction") or self.builtin().instruction
 
@@ -131,7 +131,7 @@ class AssayBackedPrompt(PydanticPrompt[Any, Any]):
     def instruction(self, value: str) -> None:
         self.__dict__["_instruction"] = value
 
-    @property  # type: ignore[override]
+    @property
     def examples(self) -> list[tuple[Any, Any]]:
         if "_examples" in self.__dict__:
             return self.__dict__["_examples"]

@@ -211,9 +211,8 @@ class PydanticPrompt(BasePrompt, Generic[InputModel, OutputModel]):
     def to_string(self, data: Any = None) -> str:
         """The prompt as the model receives it, written out as text (the output schema last)."""
         if data is None:
-            data = self.input_model.model_construct(
-                **{name: f"{{{name}}}" for name in self._input_fields()}
-            )
+            placeholders: dict[str, Any] = {name: f"{{{name}}}" for name in self._input_fields()}
+            data = self.input_model.model_construct(**placeholders)
         schema = json.dumps(self.output_model.model_json_schema(), ensure_ascii=False)
         return f"{messages_as_text(self.to_messages(data))}\n(JSON following this schema: {schema})"
 
@@ -342,7 +341,7 @@ class PydanticPrompt(BasePrompt, Generic[InputModel, OutputModel]):
         return int(hashlib.sha256(self._content().encode("utf-8")).hexdigest()[:15], 16)
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other._content() == self._content()  # type: ignore[attr-defined]
+        return type(other) is type(self) and other._content() == self._content()
 
     def __repr__(self) -> str:
         return (
@@ -369,6 +368,11 @@ def with_examples(text: str, examples: list[tuple[dict[str, Any], dict[str, Any]
         for i, o in examples
     )
     return f"{text}\n\nExamples:\n\n{shown}"
+
+
+def _as_dict(item: Any) -> dict[str, Any]:
+    """An example's side as a dict (a pydantic model dumped)."""
+    return item.model_dump() if isinstance(item, BaseModel) else dict(item)
 
 
 class DynamicFewShotPrompt:
@@ -415,8 +419,8 @@ class DynamicFewShotPrompt:
     ) -> DynamicFewShotPrompt:
         """From any prompt with an `instruction` and `examples` (pairs of dicts or pydantic models)."""
         examples = [
-            tuple(item.model_dump() if isinstance(item, BaseModel) else dict(item) for item in pair)
-            for pair in getattr(prompt, "examples", [])
+            (_as_dict(question), _as_dict(answer))
+            for question, answer in getattr(prompt, "examples", [])
         ]
         return cls(
             prompt.instruction,
@@ -528,7 +532,8 @@ class PromptMixin:
         }
 
     def _file(self, path: str | os.PathLike[str], prompt_name: str, language: str) -> Path:
-        prefix = f"{self.name}_" if getattr(self, "name", "") else ""
+        name = getattr(self, "name", "")  # a metric's name; a bare mixin has none
+        prefix = f"{name}_" if name else ""
         return Path(path) / f"{prefix}{prompt_name}_{language}.json"
 
     def save_prompts(self, path: str | os.PathLike[str]) -> None:

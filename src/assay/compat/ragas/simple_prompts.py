@@ -67,11 +67,20 @@ class _TemplateStringPrompt(StringPrompt):
         self.instruction = instruction
 
     async def generate_multiple(
-        self, llm: Any, data: Any = None, n: int = 1, **kwargs: Any
+        self,
+        llm: Any,
+        data: Any = None,
+        n: int = 1,
+        temperature: float | None = None,
+        stop: list[str] | None = None,
+        callbacks: Any = None,
+        **kwargs: Any,
     ) -> list[str]:
         if data is None or isinstance(data, Mapping):
             data = fill_instruction(self.instruction, data or {})
-        return await super().generate_multiple(llm, data, n=n, **kwargs)
+        return await super().generate_multiple(
+            llm, data, n=n, temperature=temperature, stop=stop, callbacks=callbacks, **kwargs
+        )
 
 
 def string_prompt(instruction: str, **options: Any) -> StringPrompt:

@@ -72,9 +72,11 @@ class HuggingFaceTokenizer(BaseTokenizer):
     named by `model_name` (a tokenizer.json file, a folder holding one, "minilm", or a hub name)."""
 
     def __init__(self, tokenizer: Any = None, model_name: str | None = None) -> None:
-        if tokenizer is None and model_name is None:
-            raise UsageError("HuggingFaceTokenizer needs tokenizer=... or model_name=...")
-        self.tokenizer = tokenizer if tokenizer is not None else _load_hf(model_name)  # type: ignore[arg-type]
+        if tokenizer is None:
+            if model_name is None:
+                raise UsageError("HuggingFaceTokenizer needs tokenizer=... or model_name=...")
+            tokenizer = _load_hf(model_name)
+        self.tokenizer = tokenizer
         self._fast = type(self.tokenizer).__module__.startswith("tokenizers")
 
     def encode(self, text: str) -> list[int]:

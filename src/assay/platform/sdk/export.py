@@ -73,8 +73,14 @@ class Exporter:
         self._http_for: tuple[str, str | None] | None = None
         self._warned: set[str] = set()
         reference = weakref.ref(self)
+
         # a forked child (a pre-forking web server) has no export thread: start its own
-        os.register_at_fork(after_in_child=lambda: (e := reference()) and e._after_fork())
+        def after_fork_in_child() -> None:
+            exporter = reference()
+            if exporter is not None:
+                exporter._after_fork()
+
+        os.register_at_fork(after_in_child=after_fork_in_child)
         self._counts = collections.Counter(
             {"queued": 0, "sent": 0, "duplicates": 0, "dropped": 0, "rejected": 0, "failed": 0}
         )
@@ -161,7 +167,8 @@ class Exporter:
                     self._wake.wait(self.interval)
                     continue
                 break
-            now, batch = time.monotonic(), []
+            now = time.monotonic()
+            batch: list[Record] = []
             while self._queue and len(batch) < self.batch_size:
                 if not hurry and self._queue[0][2] > now:
                     break

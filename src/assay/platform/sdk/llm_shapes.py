@@ -191,9 +191,17 @@ class LLMCall:
     def __init__(self, adapter: Adapter, kwargs: dict[str, Any], options: dict[str, Any]) -> None:
         self.adapter, self.kwargs = adapter, kwargs
         self.metadata, self.callback = options["metadata"], options["callback"]
-        self.result = self.chunks = self.error = None
+        self.result: Any = None  # the SDK's answer (a whole call)
+        self.chunks: list[Any] | None = None  # a stream's chunks
+        self.error: BaseException | str | None = None  # the exception, then its text (process)
         self.contexts: list[str] = []
         self.processed = self.finished = False
+
+    def record_chunk(self, chunk: Any) -> None:
+        """One more chunk of a stream (`chunks` is made a list when the stream is wrapped)."""
+        if self.chunks is None:
+            self.chunks = []
+        self.chunks.append(chunk)
 
     def process(self) -> None:
         if self.processed:
@@ -206,8 +214,8 @@ class LLMCall:
         self.input = adapter.input(kwargs)
         self.output = adapter.output(answer) if answer is not None else None
         self.model = (_get(answer, "model") if answer is not None else None) or kwargs.get("model")
-        self.usage = adapter.usage(answer) if answer is not None else {}
-        self.usage = {k: v for k, v in self.usage.items() if isinstance(v, int)}
+        usage = adapter.usage(answer) if answer is not None else {}
+        self.usage = {k: v for k, v in usage.items() if isinstance(v, int)}
         if self.error is not None:
             self.error = f"{type(self.error).__name__}: {self.error}"
         if self.callback is not None:

@@ -90,7 +90,7 @@ class Monitored:
         object.__setattr__(self, "_options", options)
         object.__setattr__(self, "_cache", {})
 
-    @property  # type: ignore[misc]
+    @property  # type: ignore[misc]  # a property over __class__: isinstance sees the client's
     def __class__(self) -> type:  # isinstance(monitor(client), OpenAI) holds
         return type(self._target)
 

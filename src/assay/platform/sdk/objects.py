@@ -104,7 +104,7 @@ class RagMetricsObject:
         if isinstance(value, cls):
             if value.id is None:
                 value.save()
-            return int(value.id)  # type: ignore[arg-type]
+            return int(value.id)  # type: ignore[arg-type]  # save() has given it an id
         if isinstance(value, bool):
             raise ValidationFailed(f"expected a {cls.__name__}, its name or its id, got {value!r}")
         if isinstance(value, int):
@@ -163,11 +163,12 @@ class Example:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Example:
+        question: Any = data.get("question")  # None is refused by __init__ (ValidationFailed)
         return cls(
-            data.get("question"),
+            question,
             data.get("ground_truth_context", ""),
             data.get("ground_truth_answer", ""),
-        )  # type: ignore[arg-type]
+        )
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Example) and self.to_dict() == other.to_dict()
@@ -309,6 +310,7 @@ class Criteria(RagMetricsObject):
 
     object_type = "criteria"
     _path = "/criteria"
+    validation_status: str  # set with the other checked fields in __init__
 
     def __init__(
         self,

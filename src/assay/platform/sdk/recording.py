@@ -77,7 +77,7 @@ def _traced_chunks(inner: Any, call: LLMCall, finish: Callable[..., None]) -> An
     early = False
     try:
         for chunk in inner:
-            call.chunks.append(chunk)
+            call.record_chunk(chunk)
             yield chunk
     except GeneratorExit:
         early = True
@@ -93,7 +93,7 @@ async def _traced_chunks_async(inner: Any, call: LLMCall, finish: Callable[..., 
     early = False
     try:
         async for chunk in inner:
-            call.chunks.append(chunk)
+            call.record_chunk(chunk)
             yield chunk
     except GeneratorExit:
         early = True
@@ -111,7 +111,7 @@ class _StreamProxy:
     def __init__(self, stream: Any, call: LLMCall, finish: Callable[..., None]) -> None:
         self._stream, self._call, self._finish = stream, call, finish
 
-    @property  # type: ignore[misc]
+    @property  # type: ignore[misc]  # a property over __class__: isinstance sees the stream's
     def __class__(self) -> type:  # isinstance(proxy, TheStreamType) holds
         return type(self._stream)
 
@@ -131,7 +131,7 @@ class _StreamProxy:
             self._call.error = exc
             self._finish()
             raise
-        self._call.chunks.append(chunk)
+        self._call.record_chunk(chunk)
         return chunk
 
     def __aiter__(self) -> _StreamProxy:
@@ -147,7 +147,7 @@ class _StreamProxy:
             self._call.error = exc
             self._finish()
             raise
-        self._call.chunks.append(chunk)
+        self._call.record_chunk(chunk)
         return chunk
 
     def __enter__(self) -> _StreamProxy:
@@ -231,7 +231,7 @@ class _StreamManager:
         self._stream: Any = None
         self._finish: Callable[..., None] | None = None
 
-    @property  # type: ignore[misc]
+    @property  # type: ignore[misc]  # a property over __class__: isinstance sees the stream's
     def __class__(self) -> type:
         return type(self._manager)
 

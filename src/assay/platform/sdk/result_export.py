@@ -224,9 +224,9 @@ def upload_result(result: EvaluationResult, *, trace_key: str = "trace_id") -> U
         answer = client.request("POST", "/traces", json={"traces": batch})
         created += int(answer.get("accepted", 0))
         if answer.get("duplicates"):  # uploaded before: read what it already holds
-            for body in batch:
-                got = client.request("GET", f"/traces/{body['id']}")
-                stored[body["id"]] = got.get("scores") or {}
+            for trace in batch:
+                got = client.request("GET", f"/traces/{trace['id']}")
+                stored[trace["id"]] = got.get("scores") or {}
 
     already = 0
     pending: list[dict[str, Any]] = []

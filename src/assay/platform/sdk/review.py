@@ -26,12 +26,12 @@ from assay.platform.sdk.traces import Trace, pages
 FIELDS = ("name", "condition", "criteria", "judge_model", "dataset")
 
 
-def _name_of(value: Any, kind: type, path: str, field: str) -> str:
+def _name_of(value: Any, kind: type[RagMetricsObject], path: str, field: str) -> str:
     """An object, its name or its id → its name (an unsaved object is saved)."""
     if isinstance(value, kind):
         if getattr(value, "id", None) is None:
             value.save()
-        return value.name  # type: ignore[attr-defined]
+        return value.name
     if isinstance(value, bool):
         raise ValidationFailed(
             f"ReviewQueue: {field} {value!r} is not a name or an id", field=field
@@ -52,6 +52,17 @@ def _name_of(value: Any, kind: type, path: str, field: str) -> str:
 class ReviewQueue(RagMetricsObject):
     object_type: ClassVar[str] = "reviews"
     _path: ClassVar[str] = "/review-queues"
+
+    # Set through object.__setattr__ (assignment to a field goes through the check of __setattr__).
+    condition: str
+    criteria: list[Any]  # Criteria objects, their names or ids
+    judge_model: str | None
+    dataset: Any  # a Dataset, its name or id
+    version: int | None
+    items: dict[str, Any]
+    edit_mode: bool
+    _stored: dict[str, Any] | None  # the fields as last read or saved
+    _traces: list[Trace] | None
 
     def __init__(
         self,
@@ -207,8 +218,10 @@ class ReviewQueue(RagMetricsObject):
     def traces(self) -> list[Trace]:
         """The queue's traces in the order they entered (fetched once; `refresh()` to re-read)."""
         if self._traces is None:
-            object.__setattr__(self, "_traces", self.traces_with())
-        return self._traces  # type: ignore[return-value]
+            traces = self.traces_with()
+            object.__setattr__(self, "_traces", traces)
+            return traces
+        return self._traces
 
     def traces_with(self, status: str | None = None) -> list[Trace]:
         """The queue's traces, all or those whose item is "pending" or "done"."""
@@ -241,10 +254,11 @@ class ReviewQueue(RagMetricsObject):
                 "ReviewQueue.label: trace must be a Trace or its id", field="trace"
             )
         self._stored_name()
+        assert self._stored is not None  # _stored_name() has refused an unsaved queue
         body = {
             "criterion": criterion,
             "value": value,
-            "queue": self._stored["name"],  # type: ignore[index]
+            "queue": self._stored["name"],
             "comment": comment,
         }
         return current().request("POST", f"/traces/{ident}/labels", json=body)

@@ -10,6 +10,7 @@ The server keeps every earlier state (`revisions()`). Changes made in place
 
 from __future__ import annotations
 
+import builtins
 import copy
 import uuid
 from collections.abc import Iterable, Iterator
@@ -54,6 +55,28 @@ class Trace(RagMetricsObject):
     object_type: ClassVar[str] = "trace"
     _path: ClassVar[str] = "/traces"
 
+    # Set through object.__setattr__: assignment goes through the edit check of __setattr__.
+    id: str | None  # type: ignore[assignment]  # a trace's id is the logger's string, not a number
+    created_at: str | None
+    input: Any
+    output: Any
+    raw_input: Any
+    raw_output: Any
+    contexts: builtins.list[str]
+    metadata: dict[str, Any]
+    version: int | None
+    edited: bool | None
+    model: str | None
+    usage: dict[str, Any] | None
+    latency_ms: float | None
+    error: str | None
+    tags: builtins.list[str]
+    spans: builtins.list[dict[str, Any]]
+    scores: dict[str, Any]
+    labels: dict[str, Any]
+    edit_mode: bool
+    _stored: dict[str, Any] | None  # the editable fields as last read or saved
+
     def __init__(
         self,
         id: str | None = None,
@@ -93,7 +116,7 @@ class Trace(RagMetricsObject):
         object.__setattr__(self, key, value)
 
     @property
-    def name(self) -> str:  # what RagMetricsObject's repr shows
+    def name(self) -> str:  # type: ignore[override]  # a trace is named by its id: no name to set
         return str(self.id)
 
     # -- dicts ---------------------------------------------------------------------------------
@@ -160,7 +183,9 @@ class Trace(RagMetricsObject):
         return self
 
     @classmethod
-    def download(cls, name: str | None = None, id: str | None = None) -> Trace:
+    def download(  # type: ignore[override]  # a trace's id is a string, not a number
+        cls, name: str | None = None, id: str | None = None
+    ) -> Trace:
         """The stored trace by id (`Trace.download(id=...)`, or the id as first argument)."""
         ident = id if id is not None else name
         if not isinstance(ident, str) or not ident.strip():
@@ -168,7 +193,7 @@ class Trace(RagMetricsObject):
         return cls.from_dict(current().request("GET", f"{cls._path}/{ident}"))
 
     @classmethod
-    def list(cls, condition: str | None = None, limit: int | None = None) -> list[Trace]:
+    def list(cls, condition: str | None = None, limit: int | None = None) -> builtins.list[Trace]:
         """Traces newest first, those matching `condition` (the review-queue language) if given."""
         return [*cls.iterate(condition, limit)]
 
@@ -188,7 +213,7 @@ class Trace(RagMetricsObject):
                 return
             yield cls.from_dict(data)
 
-    def revisions(self) -> list[dict[str, Any]]:
+    def revisions(self) -> builtins.list[dict[str, Any]]:
         """The earlier states of this trace, oldest first: {version, snapshot, edited_by, edited_at}."""
         self._need_id("revisions")
         return current().request("GET", f"{self._path}/{self.id}/revisions")["items"]

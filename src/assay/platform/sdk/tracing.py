@@ -29,7 +29,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar, overload
 
 from assay.platform.sdk.client import current
 from assay.platform.sdk.export import exporter
@@ -71,8 +71,10 @@ class Span:
         self.id = os.urandom(8).hex()  # as OpenTelemetry's span ids
         self.parent_id = parent_id
         self.name, self.kind, self.input = name, kind, input
-        self.started, self.ended = time.time(), None
-        self.output = self.error = None
+        self.started = time.time()
+        self.ended: float | None = None
+        self.output: Any = None
+        self.error: BaseException | str | None = None
         self.attributes: dict[str, Any] = {}
         self.llm: Any = None  # an LLMCall for kind "llm"
 
@@ -132,6 +134,10 @@ def _owner() -> int:
     return id(task) if task is not None else threading.get_ident()
 
 
+@overload
+def _pending_here(create: Literal[True]) -> collections.deque[TraceBuilder]: ...
+@overload
+def _pending_here(create: bool) -> collections.deque[TraceBuilder] | None: ...
 def _pending_here(create: bool) -> collections.deque[TraceBuilder] | None:
     held = _pending.get()
     owner = _owner()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -59,8 +60,8 @@ def error_body(status: int, code: str, message: str, **extra: Any) -> bytes:
 
 
 async def send_error(
-    send: Any, status: int, code: str, message: str, headers: list[tuple[bytes, bytes]] = ()
-) -> None:  # type: ignore[assignment]
+    send: Any, status: int, code: str, message: str, headers: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
     body = error_body(status, code, message)
     await send(
         {

@@ -56,7 +56,8 @@ class ServerState:
         finally:
             session.close()
 
-    def authenticate(self, token: str) -> keys.Principal | str:
+    def authenticate(self, token: str) -> keys.Principal | str | ApiError:
+        """The key's principal; else why it was refused (a message), or the error to answer with."""
         try:
             with self.transaction() as session:
                 return keys.authenticate(session, self.pepper, token)

@@ -177,7 +177,7 @@ class BaseSynthesizer(RagasPromptMethods):
 
     def scenario_stream(
         self, kg: KnowledgeGraph, personas: list[Persona], limit: int, seed: int
-    ) -> list[BaseScenario]:
+    ) -> Sequence[BaseScenario]:
         """Up to `limit` scenarios in the order they should be tried."""
         return list(self._generate_scenarios(limit, kg, personas, None))[:limit]
 

@@ -258,7 +258,7 @@ async def aapply_transforms(
             transform.name, transform.generate_execution_plan(kg), workers, report, on_progress
         )
     failures = report.failures
-    if raise_exceptions and failures:
+    if raise_exceptions and failures and failures[0].exception is not None:
         raise failures[0].exception
     return report
 

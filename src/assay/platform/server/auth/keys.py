@@ -13,6 +13,7 @@ import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from typing import overload
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -52,6 +53,10 @@ def digest(pepper: bytes, secret: str) -> str:
     return hmac.new(pepper, secret.encode(), hashlib.sha256).hexdigest()
 
 
+@overload
+def aware(moment: datetime) -> datetime: ...
+@overload
+def aware(moment: None) -> None: ...
 def aware(moment: datetime | None) -> datetime | None:
     """SQLite hands datetimes back naive; they were stored in UTC."""
     if moment is not None and moment.tzinfo is None:

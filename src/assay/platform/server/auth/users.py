@@ -15,6 +15,7 @@ import re
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from typing import TypedDict
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
@@ -234,7 +235,16 @@ def add_user(
         engine.dispose()
 
 
-def list_users(db: str | None) -> list[dict[str, object]]:
+class UserRow(TypedDict):
+    """One line of `assay users list`."""
+
+    username: str
+    name: str
+    projects: list[str]  # "name (role)"
+    disabled: bool
+
+
+def list_users(db: str | None) -> list[UserRow]:
     """What `assay users list` shows: each user and their projects with roles (never a hash)."""
     from assay.platform.server.auth.admin import _open
     from assay.platform.server.storage.db import session_factory

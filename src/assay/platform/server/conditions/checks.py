@@ -35,6 +35,14 @@ from assay.platform.server.conditions.tree import (
 )
 
 MAX_OFFSET = timedelta(days=36_500)
+
+
+def _at(token: Token) -> int:
+    """Where a token starts. Lark types `start_pos` as optional (a Token made by hand has none);
+    every token the parser hands over has one."""
+    return token.start_pos or 0
+
+
 _INTEGER_LIKE = re.compile(r"\s*[+-]?\d+\s*\Z")
 
 
@@ -106,25 +114,25 @@ class Typer(Transformer):
         path = tuple(str(k)[1:-1] if k.type == "QUOTED_KEY" else str(k) for k in keys)
         if name in PATH_FIELDS:
             if not path:
-                raise self._fail(head.start_pos, f"{name} needs a key: {name}.<name>")
+                raise self._fail(_at(head), f"{name} needs a key: {name}.<name>")
             if name in ("score", "score_label", "label") and len(path) != 1:
                 raise self._fail(
-                    head.start_pos,
+                    _at(head),
                     f"{name}.<criterion> takes exactly one criterion name"
                     f' (quote it if it has dots: {name}."a.b")',
                 )
             for key, token in zip(path, keys, strict=True):
                 if len(key) > 200:
-                    raise self._fail(token.start_pos, "a key is longer than 200 characters")
+                    raise self._fail(_at(token), "a key is longer than 200 characters")
                 if name == "metadata" and _INTEGER_LIKE.match(key):
                     raise self._fail(
-                        token.start_pos,
+                        _at(token),
                         f"metadata key {key!r} looks like a list position; list positions are not"
                         " supported (PostgreSQL would read it as one)",
                     )
         elif name in PLAIN_FIELDS:
             if path:
-                raise self._fail(keys[0].start_pos, f"{name} has no keys below it")
+                raise self._fail(_at(keys[0]), f"{name} has no keys below it")
         else:
             known = ", ".join(
                 [
@@ -135,43 +143,43 @@ class Typer(Transformer):
                     "label.<criterion>",
                 ]
             )
-            raise self._fail(head.start_pos, f"unknown field {name!r}; the fields are: {known}")
-        return _Ref(Field(name, path), head.start_pos)
+            raise self._fail(_at(head), f"unknown field {name!r}; the fields are: {known}")
+        return _Ref(Field(name, path), _at(head))
 
     def string(self, children: list[Token]) -> _Literal:
-        return _Literal("string", _unquote(children[0]), children[0].start_pos)
+        return _Literal("string", _unquote(children[0]), _at(children[0]))
 
     def number(self, children: list[Token]) -> _Literal:
         sign = -1.0 if children[0].type == "MINUS" else 1.0
         value = sign * float(children[-1])
         if not math.isfinite(value):
-            raise self._fail(children[-1].start_pos, f"the number {children[-1]} is too large")
-        return _Literal("number", value, children[0].start_pos)
+            raise self._fail(_at(children[-1]), f"the number {children[-1]} is too large")
+        return _Literal("number", value, _at(children[0]))
 
     def true(self, children: list[Token]) -> _Literal:
-        return _Literal("bool", True, children[0].start_pos)
+        return _Literal("bool", True, _at(children[0]))
 
     def false(self, children: list[Token]) -> _Literal:
-        return _Literal("bool", False, children[0].start_pos)
+        return _Literal("bool", False, _at(children[0]))
 
     def null(self, children: list[Token]) -> _Literal:
-        return _Literal("null", None, children[0].start_pos)
+        return _Literal("null", None, _at(children[0]))
 
     def now(self, children: list[Token]) -> _Literal:
         offset = timedelta(0)
         if len(children) == 3:
             offset = duration(children[2])
             if offset > MAX_OFFSET:
-                raise self._fail(children[2].start_pos, "a duration may be at most 36500d")
+                raise self._fail(_at(children[2]), "a duration may be at most 36500d")
             if children[1].type == "MINUS":
                 offset = -offset
-        return _Literal("now", Now(offset), children[0].start_pos)
+        return _Literal("now", Now(offset), _at(children[0]))
 
     # -- predicates
     def compare(self, children: list) -> Condition:
         ref, op, literal = children
         operator = "!=" if str(op) == "<>" else str(op)
-        self._allow(ref, "compare" if operator in ("=", "!=") else "order", op.start_pos)
+        self._allow(ref, "compare" if operator in ("=", "!=") else "order", _at(op))
         value = self._value(ref, literal, ordered=operator not in ("=", "!="))
         return Compare(ref.field, operator, value)
 
@@ -206,7 +214,7 @@ class Typer(Transformer):
         try:
             patterns.pieces(pattern)
         except ValueError as exc:
-            raise self._fail(literal.start_pos, str(exc)) from None
+            raise self._fail(_at(literal), str(exc)) from None
         node = Like(ref.field, pattern, case_insensitive)
         return Not(node) if _has_not(children) else node
 

@@ -135,7 +135,7 @@ def _check_tokens(text: str, limits: Limits) -> None:
                 if depth > limits.max_depth:
                     raise error_at(
                         text,
-                        token.start_pos,
+                        token.start_pos or 0,  # every lexed token has its position
                         f"parentheses nest deeper than the limit of {limits.max_depth}",
                     )
             elif token.type == "RPAR":
@@ -145,11 +145,11 @@ def _check_tokens(text: str, limits: Limits) -> None:
                 if terms > limits.max_terms:
                     raise error_at(
                         text,
-                        token.start_pos,
+                        token.start_pos or 0,
                         f"more than {limits.max_terms} comparisons; that is the limit",
                     )
     except UnexpectedCharacters as exc:
-        start = exc.pos_in_stream
+        start = exc.pos_in_stream or 0  # always set by the lexer that raises it
         hint = ""
         if text.startswith(("--", "/*"), start) or text[start] == ";":
             hint = " (comments and statement separators are not part of the language)"

@@ -9,10 +9,21 @@ GLOB does not, so case-sensitive LIKE goes through GLOB) and a LIKE pattern with
 
 from __future__ import annotations
 
+import enum
 import re
+from typing import Final
 
-ANY, ONE = object(), object()
-Piece = object  # ANY, ONE or a literal str
+
+class Wildcard(enum.Enum):
+    """The two wildcards of a pattern (`%` and `_`); everything else is a literal str."""
+
+    ANY = "any"
+    ONE = "one"
+
+
+ANY: Final = Wildcard.ANY
+ONE: Final = Wildcard.ONE
+Piece = Wildcard | str  # ANY, ONE or a literal str
 
 _ASCII_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _ASCII_LOWER = "abcdefghijklmnopqrstuvwxyz"
@@ -59,21 +70,20 @@ def to_glob(pattern: str) -> str:
     """SQLite GLOB: `*`, `?` and `[` are special and are quoted as one-character classes."""
     special = {"*": "[*]", "?": "[?]", "[": "[[]"}
     return "".join(
-        "*" if p is ANY else "?" if p is ONE else special.get(p, p)  # type: ignore[arg-type]
-        for p in pieces(pattern)
+        "*" if p is ANY else "?" if p is ONE else special.get(p, p) for p in pieces(pattern)
     )
 
 
 def to_like(pattern: str, *, case_insensitive: bool) -> str:
     """A LIKE pattern for `ESCAPE '\\'`, every literal `%`, `_` and `\\` escaped."""
-    out = []
+    out: list[str] = []
     for p in pieces(pattern):
         if p is ANY:
             out.append("%")
         elif p is ONE:
             out.append("_")
         else:
-            literal = fold_ascii(p) if case_insensitive else p  # type: ignore[arg-type]
+            literal = fold_ascii(p) if case_insensitive else p
             out.append("\\" + literal if literal in "%_\\" else literal)
     return "".join(out)
 

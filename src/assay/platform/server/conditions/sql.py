@@ -37,7 +37,9 @@ from sqlalchemy import (
     or_,
     true,
 )
+from sqlalchemy.orm import QueryableAttribute
 from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.types import TypeEngine
 
 from assay.platform.server.conditions.dialects import (
     AsciiCaseLike,
@@ -75,7 +77,7 @@ class ResolvedField:
     "tier"))). `score.<c>` resolves to a numeric scalar subquery, `label.<c>` to a JSON one (empty
     path), `tags` to the JSON list column, the others to their plain columns."""
 
-    expr: ColumnElement[Any]
+    expr: ColumnElement[Any] | QueryableAttribute[Any]  # a subquery, or a mapped column
     json_path: tuple[str, ...] = ()
 
 
@@ -99,7 +101,12 @@ def _utc(moment: datetime) -> datetime:
     return moment.astimezone(timezone.utc)
 
 
-_TYPES = {str: Text(), float: Float(), bool: Boolean(), datetime: DateTime(timezone=True)}
+_TYPES: dict[type, TypeEngine[Any]] = {
+    str: Text(),
+    float: Float(),
+    bool: Boolean(),
+    datetime: DateTime(timezone=True),
+}
 
 
 def _bind(value: Any) -> Any:

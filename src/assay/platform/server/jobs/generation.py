@@ -136,7 +136,7 @@ class Generator:
             model=f"pipeline:{name}",
         )
         started = time.monotonic()
-        registered = self._pipelines.get(name)
+        registered = self._pipelines.get(name) if name is not None else None
         try:
             if registered is None:
                 raise PipelineError(f"no RAG pipeline named {name!r} is registered any more")

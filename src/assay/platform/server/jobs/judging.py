@@ -42,6 +42,7 @@ async def judge_cells(
     if ask:
         from assay import SingleTurnSample, aevaluate
         from assay.metrics.criteria import Criteria as LibraryCriteria
+        from assay.schema.result import EvaluationResult
 
         fields = {f: criterion[f] for f in criteria_rules.FIELDS if f != "validation_status"}
         metric = LibraryCriteria(**fields)
@@ -57,9 +58,11 @@ async def judge_cells(
                 )
             )
         result = await aevaluate(samples, [metric], llm=judge, show_progress=False)
+        assert isinstance(result, EvaluationResult)  # not asked for an Executor
         for position, index in enumerate(ask):
             outcomes[index] = outcome_row(result.outcome(position, metric.name))
-    return [{"trace": t, **o} for (_u, t), o in zip(todo, outcomes, strict=True)]  # type: ignore[dict-item]
+    filled = [outcome for outcome in outcomes if outcome is not None]  # every cell has one by now
+    return [{"trace": t, **o} for (_u, t), o in zip(todo, filled, strict=True)]
 
 
 def function_outcome(criterion: dict[str, Any], answer: str, contexts: list[str]) -> dict[str, Any]:

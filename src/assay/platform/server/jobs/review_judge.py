@@ -101,6 +101,7 @@ class QueueJudgeRun:
             ]
         from assay import SingleTurnSample, aevaluate
         from assay.metrics.criteria import Criteria as LibraryCriteria
+        from assay.schema.result import EvaluationResult
 
         fields = {f: criterion[f] for f in criteria_rules.FIELDS if f != "validation_status"}
         metric = LibraryCriteria(**fields)
@@ -114,6 +115,7 @@ class QueueJudgeRun:
         ]
         try:
             result = await aevaluate(samples, [metric], llm=self._llm(model), show_progress=False)
+            assert isinstance(result, EvaluationResult)  # not asked for an Executor
         except (
             Exception
         ) as exc:  # the judge cannot be built or the run refused: a typed outcome each

@@ -37,7 +37,10 @@ class ExperimentRun:
     def __init__(
         self, state: Any, claim: Claim, should_stop: Callable[[], bool], *, owner: str
     ) -> None:
+        if claim.experiment_id is None:
+            raise ValueError(f"job {claim.job_id} is not an experiment's ({claim.kind})")
         self.state, self.claim, self.should_stop, self.owner = state, claim, should_stop, owner
+        self.experiment_id: int = claim.experiment_id
         self._models: dict[str, Any] = {}
         self._generator: Generator | None = None  # made once the run knows the pipelines
 
@@ -62,7 +65,7 @@ class ExperimentRun:
         with self.state.transaction() as session:
             self._check_claim(session)  # cancelled between the claim and now: leave it so
             repo = ExperimentRepo(session, self.claim.project_id)
-            experiment = repo.get(self.claim.experiment_id)
+            experiment = repo.get(self.experiment_id)
             repo.start_segment(experiment)  # running; the ETA's rate counts from now
             cohorts, examples = repo.cohorts(experiment), repo.examples(experiment)
             task, criteria, judge_model = (
@@ -109,7 +112,9 @@ class ExperimentRun:
         if lost is not None:
             raise lost
 
-    def _store_traces(self, rows: list[dict[str, Any]]) -> dict[tuple[int, int], models.Trace]:
+    def _store_traces(
+        self, rows: list[dict[str, Any]]
+    ) -> dict[tuple[int | None, int | None], models.Trace]:
         values = [
             {("metadata" if k == "meta" else k): v for k, v in row.items()}
             | {"created_at": datetime.now(timezone.utc)}
@@ -119,7 +124,7 @@ class ExperimentRun:
             self._check_claim(session)
             experiments = ExperimentRepo(session, self.claim.project_id)
             experiments.store_traces(values)
-            stored = experiments.traces(experiments.get(self.claim.experiment_id))
+            stored = experiments.traces(experiments.get(self.experiment_id))
         wanted = {(r["cohort_id"], r["example_id"]) for r in rows}
         return {
             (t.cohort_id, t.example_id): t for t in stored if (t.cohort_id, t.example_id) in wanted

@@ -64,6 +64,7 @@ def _context(value: object) -> str | list[str]:
         raise ValueError("must be a string or a list of strings")
     if len(items) > CONTEXTS_MAX:
         raise ValueError(f"must hold at most {CONTEXTS_MAX} passages, got {len(items)}")
+    checked: list[str] = []
     for index, item in enumerate(items):
         where = "" if isinstance(value, str) else f"item {index} "
         if not isinstance(item, str):
@@ -71,7 +72,8 @@ def _context(value: object) -> str | list[str]:
         if len(item) > CONTEXT_MAX:
             raise ValueError(f"{where}must have at most {CONTEXT_MAX} characters")
         _storable(item)
-    return value  # type: ignore[return-value]
+        checked.append(item)
+    return value if isinstance(value, str) else checked
 
 
 GroundTruthContext = Annotated[object, AfterValidator(_context)]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import uuid
 from datetime import datetime, timezone
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, overload
 
 from pydantic import AfterValidator, Field, StrictBool, StrictFloat, StrictInt, field_validator
 
@@ -74,6 +74,10 @@ def _trace_id(value: str) -> str:
 TraceId = Annotated[str, Field(max_length=36), AfterValidator(_trace_id)]
 
 
+@overload
+def utc(moment: datetime) -> datetime: ...
+@overload
+def utc(moment: None) -> None: ...
 def utc(moment: datetime | None) -> datetime | None:
     if moment is not None and moment.tzinfo is None:
         return moment.replace(tzinfo=timezone.utc)

@@ -17,6 +17,7 @@ reads.
 
 from __future__ import annotations
 
+import builtins
 from datetime import datetime, timezone
 from typing import Any
 
@@ -40,13 +41,13 @@ class ExperimentReports(ProjectScoped):
 
     def list(
         self, *, name: str | None, limit: int, cursor: str | None
-    ) -> tuple[list[models.Experiment], str | None]:
+    ) -> tuple[builtins.list[models.Experiment], str | None]:
         query = self._select(models.Experiment)
         if name is not None:
             query = query.where(models.Experiment.name == name)
         return self._page(query, models.Experiment, limit, cursor)
 
-    def cohorts(self, experiment: models.Experiment) -> list[models.ExperimentCohort]:
+    def cohorts(self, experiment: models.Experiment) -> builtins.list[models.ExperimentCohort]:
         return list(
             self.session.scalars(
                 self._select(models.ExperimentCohort)
@@ -55,7 +56,7 @@ class ExperimentReports(ProjectScoped):
             )
         )
 
-    def examples(self, experiment: models.Experiment) -> list[models.Example]:
+    def examples(self, experiment: models.Experiment) -> builtins.list[models.Example]:
         return list(
             self.session.scalars(
                 self._select(models.Example)
@@ -64,7 +65,7 @@ class ExperimentReports(ProjectScoped):
             )
         )
 
-    def traces(self, experiment: models.Experiment) -> list[models.Trace]:
+    def traces(self, experiment: models.Experiment) -> builtins.list[models.Trace]:
         return list(
             self.session.scalars(
                 self._select(models.Trace)
@@ -73,7 +74,7 @@ class ExperimentReports(ProjectScoped):
             )
         )
 
-    def scores(self, experiment: models.Experiment) -> list[models.Score]:
+    def scores(self, experiment: models.Experiment) -> builtins.list[models.Score]:
         return list(
             self.session.scalars(
                 self._select(models.Score).where(models.Score.experiment_id == experiment.id)
@@ -202,7 +203,7 @@ class ExperimentReports(ProjectScoped):
 
     def rows(
         self, experiment: models.Experiment, *, limit: int, cursor: str | None
-    ) -> tuple[list[dict[str, Any]], str | None]:
+    ) -> tuple[builtins.list[dict[str, Any]], str | None]:
         query = self._select(models.Trace).where(models.Trace.experiment_id == experiment.id)
         traces, next_cursor = self._page(query, models.Trace, limit, cursor)
         if not traces:
@@ -216,7 +217,7 @@ class ExperimentReports(ProjectScoped):
                 )
             )
         }
-        scores: dict[int, list[models.Score]] = {}
+        scores: dict[int, builtins.list[models.Score]] = {}
         for score in self.session.scalars(
             self._select(models.Score).where(models.Score.trace_id.in_([t.id for t in traces]))
         ):
@@ -264,7 +265,7 @@ def score_json(score: models.Score) -> dict[str, Any]:
 
 
 def experiment_json(
-    experiment: models.Experiment, cohorts: list[models.ExperimentCohort]
+    experiment: models.Experiment, cohorts: builtins.list[models.ExperimentCohort]
 ) -> dict[str, Any]:
     return {
         "object_type": "experiment",

@@ -69,7 +69,7 @@ class ProjectScoped:
 class NamedRepo(ProjectScoped, Generic[Row]):
     """Objects unique by name within a project (tasks, criteria)."""
 
-    model: type
+    model: type[Any]  # the ORM class of Row
     kind: str
     fields: tuple[str, ...]
 
@@ -192,13 +192,15 @@ class DatasetRepo(NamedRepo[models.Dataset]):
         self.session.flush()
         return row
 
-    def create(self, values: dict[str, Any]) -> tuple[models.Dataset, models.DatasetVersion]:  # type: ignore[override]
+    def create(  # type: ignore[override]  # a dataset's first version comes with it
+        self, values: dict[str, Any]
+    ) -> tuple[models.Dataset, models.DatasetVersion]:
         dataset = super().create(values)
         return dataset, self._add_version(dataset, 1, values, content_hash(values["examples"]))
 
-    def replace(
+    def replace(  # type: ignore[override]  # with its version, and whether one was added
         self, ident: int, values: dict[str, Any]
-    ) -> tuple[models.Dataset, models.DatasetVersion, bool]:  # type: ignore[override]
+    ) -> tuple[models.Dataset, models.DatasetVersion, bool]:
         dataset = super().replace(ident, values)
         latest = self.version(dataset)
         digest = content_hash(values["examples"])

@@ -13,11 +13,12 @@ dataset, when it has one.
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import func, select
+from sqlalchemy import Table, func, select
 
 from assay.platform.server.errors import ApiError, conflict, not_found
 from assay.platform.server.storage import models
@@ -70,7 +71,7 @@ class QueueRepo(ProjectScoped):
 
     def list(
         self, *, limit: int, cursor: str | None
-    ) -> tuple[list[models.ReviewQueue], str | None]:
+    ) -> tuple[builtins.list[models.ReviewQueue], str | None]:
         return self._page(self._select(Q), Q, limit, cursor)
 
     def names_by_id(self) -> dict[int, str]:
@@ -131,17 +132,16 @@ class QueueRepo(ProjectScoped):
 
     def delete(self, name: str) -> None:
         queue = self.get(name)
+        items = cast(Table, Item.__table__)  # a mapped class's table is a Table
         self.session.execute(
-            Item.__table__.delete().where(
-                Item.project_id == self.project_id, Item.queue_id == queue.id
-            )
+            items.delete().where(Item.project_id == self.project_id, Item.queue_id == queue.id)
         )
         self.session.delete(queue)
         self.session.flush()
 
     # -- routing -------------------------------------------------------------------------------------
     def enter(
-        self, queue: models.ReviewQueue, where: Any, trace_ids: list[str] | None = None
+        self, queue: models.ReviewQueue, where: Any, trace_ids: builtins.list[str] | None = None
     ) -> int:
         """Put the matching traces (of `trace_ids`, or all) into `queue`; returns how many entered."""
         query = select(T.id).where(T.project_id == self.project_id)
@@ -177,7 +177,7 @@ class QueueRepo(ProjectScoped):
             self.request_judging(queue)
         return entered
 
-    def route(self, trace_ids: list[str]) -> dict[str, int]:
+    def route(self, trace_ids: builtins.list[str]) -> dict[str, int]:
         """At ingest: the new traces enter every queue whose condition they match."""
         entered: dict[str, int] = {}
         if not trace_ids:
@@ -216,7 +216,7 @@ class QueueRepo(ProjectScoped):
     # -- items ---------------------------------------------------------------------------------------
     def items(
         self, queue: models.ReviewQueue, *, status: str | None, limit: int, cursor: str | None
-    ) -> tuple[list[tuple[models.ReviewQueueItem, models.LoggedTrace]], str | None]:
+    ) -> tuple[builtins.list[tuple[models.ReviewQueueItem, models.LoggedTrace]], str | None]:
         query = (
             select(Item, T)
             .join(T, (T.project_id == Item.project_id) & (T.id == Item.trace_id))
@@ -227,10 +227,13 @@ class QueueRepo(ProjectScoped):
         after = decode_cursor(cursor)
         if after is not None:
             query = query.where(Item.id > after)
-        rows = [tuple(r) for r in self.session.execute(query.order_by(Item.id).limit(limit + 1))]
+        rows = [
+            (item, trace)
+            for item, trace in self.session.execute(query.order_by(Item.id).limit(limit + 1))
+        ]
         if len(rows) > limit:
-            return rows[:limit], str(rows[limit - 1][0].id)  # type: ignore[return-value]
-        return rows, None  # type: ignore[return-value]
+            return rows[:limit], str(rows[limit - 1][0].id)
+        return rows, None
 
     def item(self, queue: models.ReviewQueue, trace_id: str) -> models.ReviewQueueItem | None:
         return self.session.scalar(
@@ -269,7 +272,7 @@ class QueueRepo(ProjectScoped):
     # -- the queue's judge (jobs.review_judge) ------------------------------------------------------
     def judging_chunk(
         self, queue_id: int, after: int, limit: int
-    ) -> tuple[list[models.LoggedTrace], int]:
+    ) -> tuple[builtins.list[models.LoggedTrace], int]:
         """The traces of the queue's next `limit` items (item id over `after`, in the order they
         entered) and the id of the last of those items (`after` when there are none)."""
         T, Item = models.LoggedTrace, models.ReviewQueueItem
@@ -283,7 +286,7 @@ class QueueRepo(ProjectScoped):
         rows = self.session.execute(query).all()
         return [trace for trace, _ in rows], (int(rows[-1][1]) if rows else after)
 
-    def judged(self, queue_id: int, trace_ids: list[str]) -> set[tuple[str, str]]:
+    def judged(self, queue_id: int, trace_ids: builtins.list[str]) -> set[tuple[str, str]]:
         """(trace id, criterion) of the scores this queue's judge stored for `trace_ids`."""
         S = models.TraceScore
         query = self._columns(S, S.trace_id, S.criterion).where(
@@ -293,7 +296,7 @@ class QueueRepo(ProjectScoped):
 
     def export(
         self, queue: models.ReviewQueue, *, limit: int, cursor: str | None
-    ) -> tuple[list[dict[str, Any]], str | None]:
+    ) -> tuple[builtins.list[dict[str, Any]], str | None]:
         """Labelled rows: per item and criterion with a label, the trace's texts and contexts, the
         latest label (its author and comment) and the latest score, typed as it is stored: a
         number (a boolean as 1.0/0.0) in `score`, a categorical label in `score_label` (then
@@ -302,7 +305,7 @@ class QueueRepo(ProjectScoped):
         traces = TraceRepo(self.session, self.project_id)
         ids = [t.id for _i, t in pairs]
         labels, scores = traces.latest_labels(ids), traces.latest_scores(ids)
-        rows: list[dict[str, Any]] = []
+        rows: builtins.list[dict[str, Any]] = []
         for _item, trace in pairs:
             criteria = list(queue.criteria or []) or sorted(labels[trace.id])
             for criterion in criteria:

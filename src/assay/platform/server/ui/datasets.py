@@ -149,12 +149,14 @@ async def _change(request: Request, project_id: int, dataset_id: int, action: st
                 )
             examples = [example_dict(e) for e in repo.all_examples(repo.version(dataset))]
             if action == "add":
+                assert new is not None  # only "remove" comes without an example
                 examples.append(new)
             elif not 0 <= position < len(examples):
                 raise UiError(404, f"no example at position {position}")
             elif action == "remove":
                 del examples[position]
             else:
+                assert new is not None
                 examples[position] = new
             repo.replace(
                 dataset.id,

@@ -152,6 +152,8 @@ def _experiment(
         session.add(cohort)
         session.flush()
         for example, (answer, relevance, correct) in zip(stored, answers, strict=True):
+            seeded = example.ground_truth_context  # a list of passages (EXAMPLES above)
+            passages = list(seeded) if isinstance(seeded, list) else [str(seeded)]
             trace = models.Trace(
                 project_id=pid,
                 experiment_id=experiment.id,
@@ -159,7 +161,7 @@ def _experiment(
                 example_id=example.id,
                 input=example.question,
                 output=answer,
-                contexts=list(example.ground_truth_context),
+                contexts=passages,
                 raw_input={
                     "model": f"demo/{name}",
                     "messages": [{"role": "user", "content": example.question}],

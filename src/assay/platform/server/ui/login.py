@@ -126,7 +126,7 @@ async def login(request: Request) -> Response:
     token = await run_in_threadpool(attempt)
     if token is None:
         throttle.failed(username)
-        response = render(
+        return render(
             request,
             "login.html",
             status=401,
@@ -134,12 +134,11 @@ async def login(request: Request) -> Response:
             next=_safe_next(str(form.get("next") or "")),
             error="wrong username or password",
         )
-        return response
     throttle.succeeded(username)
-    response = see_other(_safe_next(str(form.get("next") or "")))
-    _set_cookie(response, request, users.SESSION_COOKIE, token, max_age=7 * 24 * 3600)
-    response.delete_cookie(users.LOGIN_CSRF_COOKIE, path="/")
-    return response
+    signed_in = see_other(_safe_next(str(form.get("next") or "")))
+    _set_cookie(signed_in, request, users.SESSION_COOKIE, token, max_age=7 * 24 * 3600)
+    signed_in.delete_cookie(users.LOGIN_CSRF_COOKIE, path="/")
+    return signed_in
 
 
 @router.post("/logout")

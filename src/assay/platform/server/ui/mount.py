@@ -5,6 +5,8 @@ the guard (`web.UiGuard`) in front of both. The app factory calls it; page modul
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from typing import TypeVar, cast
 from urllib.parse import quote
 
 from fastapi import FastAPI, Request
@@ -35,6 +37,18 @@ from assay.platform.server.ui.web import (
     render,
     see_other,
 )
+
+_E = TypeVar("_E", bound=Exception)
+
+
+def _handle(
+    app: FastAPI, kind: type[_E], handler: Callable[[Request, _E], Awaitable[Response]]
+) -> None:
+    """`app.add_exception_handler`, typed: Starlette's signature wants a handler of any
+    Exception, though it only ever hands the handler an exception of `kind`."""
+    app.add_exception_handler(
+        kind, cast(Callable[[Request, Exception], Awaitable[Response]], handler)
+    )
 
 
 def install(app: FastAPI) -> None:
@@ -90,12 +104,12 @@ def install(app: FastAPI) -> None:
         log.exception("unhandled error in the web UI")
         return error_page(request, 500, f"internal server error ({type(exc).__name__})")
 
-    ui.add_exception_handler(UiError, ui_error)
-    ui.add_exception_handler(LoginRequired, login_required)
-    ui.add_exception_handler(ApiError, api_error)
-    ui.add_exception_handler(StarletteHTTPException, http_error)
-    ui.add_exception_handler(RequestValidationError, malformed)
-    ui.add_exception_handler(Exception, crash)
+    _handle(ui, UiError, ui_error)
+    _handle(ui, LoginRequired, login_required)
+    _handle(ui, ApiError, api_error)
+    _handle(ui, StarletteHTTPException, http_error)
+    _handle(ui, RequestValidationError, malformed)
+    _handle(ui, Exception, crash)
 
     @app.get("/", include_in_schema=False)
     def root() -> RedirectResponse:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import random
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -29,7 +30,7 @@ from pydantic import create_model
 from assay.schema.samples import SingleTurnSample
 from assay.testset.asking import ask, require_llm
 from assay.testset.citing import NumberedContexts
-from assay.testset.graph import KnowledgeGraph, Node, NodeType
+from assay.testset.graph import KnowledgeGraph, Node, NodeType, Relationship
 from assay.testset.persona import Persona
 from assay.testset.synthesizers.base import (
     LENGTH_GUIDE,
@@ -75,9 +76,14 @@ def multi_hop_draft(numbered: NumberedContexts) -> type[PartsDraft]:
     return create_model(
         "MultiHopDraft",
         __base__=PartsDraft,
-        evidence=(tuple[tuple(choices)], ...),  # type: ignore[valid-type]
-        parts=(tuple[tuple(str for _ in contexts)], ...),  # type: ignore[valid-type]
+        evidence=(tuple[tuple(choices)], ...),  # type: ignore[arg-type, misc]  # built at run time
+        parts=(tuple[tuple(str for _ in contexts)], ...),  # type: ignore[arg-type, misc]  # as above
     )
+
+
+def _of_types(types: tuple[str, ...]) -> Callable[[Relationship], bool]:
+    """A relationship condition: its type is one of `types`."""
+    return lambda relationship: relationship.type in types
 
 
 def _distinct(nodes: list[Node], allowed: set[str]) -> bool:
@@ -96,7 +102,7 @@ class MultiHopQuerySynthesizer(BaseSynthesizer):
         allowed = {str(n.id) for n in seed_nodes(kg)}
         for types in (self.relation_types, self.fallback_relation_types):
             found = []
-            for a, rel, b in kg.find_two_nodes_single_rel(lambda r, t=types: r.type in t):
+            for a, rel, b in kg.find_two_nodes_single_rel(_of_types(types)):
                 if _distinct([a, b], allowed):
                     items = rel.get_property("overlapped_items") or []
                     terms = list(
@@ -206,7 +212,7 @@ class MultiHopAbstractQuerySynthesizer(MultiHopQuerySynthesizer):
                 continue
             clusters = kg.find_n_indirect_clusters(
                 n=200,
-                relationship_condition=lambda r, t=types: r.type in t,
+                relationship_condition=_of_types(types),
                 depth_limit=max(2, self.max_cluster_size - 1),
             )
             found: list[tuple[list[Node], list[str]]] = []
