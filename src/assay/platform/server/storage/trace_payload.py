@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import zlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import null
 
@@ -125,6 +125,13 @@ class PayloadFields:
     payload: Any
     input_text: Any
     output_text: Any
+    if TYPE_CHECKING:  # the properties over FIELDS, set on the class below
+        input: Any
+        output: Any
+        raw_input: Any
+        raw_output: Any
+        contexts: Any
+        spans: Any
 
     def _fields(self) -> dict[str, Any]:
         cached = self.__dict__.get("_payload_cache")
