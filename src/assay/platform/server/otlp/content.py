@@ -46,8 +46,9 @@ def _parts_text(parts: Any) -> Any:
     texts = [
         p.get("content") if isinstance(p, dict) and p.get("type") == "text" else None for p in parts
     ]
-    if texts and all(isinstance(t, str) for t in texts):
-        return "\n".join(texts)  # type: ignore[arg-type]
+    strings = [t for t in texts if isinstance(t, str)]
+    if texts and len(strings) == len(texts):  # every part is text
+        return "\n".join(strings)
     return parts
 
 
@@ -140,10 +141,10 @@ def span_output(attributes: dict[str, Any], events: list[dict[str, Any]]) -> Any
 
 
 def span_documents(attributes: dict[str, Any]) -> list[str]:
-    documents = [
-        d.get("document.content")
+    documents: list[str] = [
+        text
         for d in _indexed(attributes, "retrieval.documents")
-        if isinstance(d.get("document.content"), str)
+        if isinstance(text := d.get("document.content"), str)
     ]
     value = maybe_json(attributes.get("gen_ai.retrieval.documents"))
     if isinstance(value, list):
