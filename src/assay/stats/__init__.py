@@ -22,9 +22,16 @@ Modules:
 - `correlation`    `pearson`, `spearman`, `kendall`, `mae`, `average_ranks`, Fisher-z intervals
                    (`with_fisher`);
 - `calibration`    `brier`, `calibration_bins`, `expected_calibration_error`.
+- `ppi`            `ppi_mean`: a human metric's mean from a few labels and many judge scores
+                   (PPI++, power-tuned, optionally weighted), an `Estimate` (`PPIEstimate`);
 - `columns`        what an estimator takes as a column: a sequence or a numpy array (`Numbers`,
                    `Labels`, `Values`, for annotations).
 
 numpy is imported by the modules that compute over arrays; scipy only where noted (Kendall's tau,
 the Wilson and Clopper-Pearson intervals, the t interval), from the extras that already need it.
 """
+
+from assay.stats.estimate import Estimate
+from assay.stats.ppi import PPIEstimate, ppi_mean
+
+__all__ = ["Estimate", "PPIEstimate", "ppi_mean"]
