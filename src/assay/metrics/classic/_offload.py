@@ -1,12 +1,14 @@
 """How the classic metrics keep the event loop free, and refuse work they cannot bound.
 
 Their computations are synchronous CPU work inside an async `_ascore`. Small inputs are scored
-inline. Beyond `OFF_LOOP_CHARS` characters `run` moves the work to a worker thread
-(`anyio.to_thread.run_sync(..., abandon_on_cancel=True)`), so the event loop keeps running and the
-engine's per-cell timeout fires on time: a cancelled cell returns at once and leaves the thread to
-finish on its own. That is only safe because every computation here is bounded: the quadratic ones
-refuse inputs beyond a size limit (`check_product`, a typed `MetricError`), never cutting or
-approximating them.
+inline. Beyond `OFF_LOOP_CHARS` characters `run` moves the work to a daemon thread of its own, so
+the event loop keeps running and the engine's per-cell timeout fires on time: a cancelled cell
+returns at once and abandons the thread (a thread cannot be stopped), whose answer is then dropped.
+The thread is a daemon so that an abandoned computation never holds the process at exit: anyio's
+worker threads are not, and a timed-out 5 MB BLEU kept `assay evaluate --timeout 1` alive for 20 s
+after it had printed its summary. Abandoning is only safe because every computation here is
+bounded: the quadratic ones refuse inputs beyond a size limit (`check_product`, a typed
+`MetricError`), never cutting or approximating them.
 
 A thread frees the loop only if the work lets go of the GIL. Pure Python does, every few
 milliseconds; rapidfuzz's single-pair functions hold it for the whole comparison (seconds on
@@ -17,11 +19,16 @@ are imported in a thread the first time (`load`).
 
 from __future__ import annotations
 
+import asyncio
+import atexit
+import contextlib
+import contextvars
 import functools
 import importlib
 import itertools
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from types import ModuleType
 from typing import Any, TypeVar
 
@@ -42,11 +49,43 @@ async def run(
     size: int, function: Callable[..., T], *args: Any, inline_up_to: int = OFF_LOOP_CHARS
 ) -> T:
     """`function(*args)`, inline when `size` (characters of input) is at most `inline_up_to`,
-    else in a worker thread that a cancelled caller abandons. Work that is slow for its size
+    else in a daemon thread that a cancelled caller abandons. Work that is slow for its size
     (quadratic pure Python) passes a lower `inline_up_to`."""
     if size <= inline_up_to:
         return function(*args)
-    return await anyio.to_thread.run_sync(function, *args, abandon_on_cancel=True)
+    return await _in_daemon_thread(function, *args)
+
+
+async def _in_daemon_thread(function: Callable[..., T], *args: Any) -> T:
+    """`function(*args)` in a new daemon thread (with the caller's context variables), awaited on
+    the running loop. Threads in flight count against anyio's default thread limiter, as its own
+    worker threads do; a cancelled caller gives its slot back at once and the answer is dropped."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def deliver(value: Any, error: BaseException | None) -> None:
+        if done.cancelled():
+            return  # abandoned: the cell has timed out or the run was cancelled
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(value)
+
+    def work() -> None:
+        value: Any = None
+        error: BaseException | None = None
+        try:
+            value = context.run(function, *args)
+        except BaseException as exc:  # handed to the waiting task
+            error = exc
+        # A closed loop: nobody waits for this answer any more.
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(deliver, value, error)
+
+    async with anyio.to_thread.current_default_thread_limiter():
+        threading.Thread(target=work, name="assay-offload", daemon=True).start()
+        return await done
 
 
 async def load(module: str, importer: Callable[[], ModuleType] | None = None) -> ModuleType:
@@ -117,8 +156,36 @@ def released_gil(scorer: Callable[..., Any], a: Any, b: Any, dtype: Any = None) 
     import numpy as np
     from rapidfuzz import process
 
-    grid = process.cdist([a], [b], scorer=scorer, workers=1, dtype=dtype or np.float64)
+    with _outside_the_gil():
+        grid = process.cdist([a], [b], scorer=scorer, workers=1, dtype=dtype or np.float64)
     return grid[0, 0].item()
+
+
+# Daemon threads inside C++ code that released the GIL. At interpreter exit a daemon thread that
+# asks for the GIL back is ended with pthread_exit, whose unwinding through rapidfuzz's C++
+# frames aborts the process ("FATAL: exception not rethrown"); so exit waits for those calls
+# (bounded by the metrics' size limits, seconds at most), and only for those.
+_NATIVE = threading.Condition()
+_native_calls = 0
+
+
+@contextlib.contextmanager
+def _outside_the_gil() -> Iterator[None]:
+    global _native_calls
+    with _NATIVE:
+        _native_calls += 1
+    try:
+        yield
+    finally:
+        with _NATIVE:
+            _native_calls -= 1
+            _NATIVE.notify_all()
+
+
+@atexit.register
+def _let_native_calls_finish() -> None:
+    with _NATIVE:
+        _NATIVE.wait_for(lambda: _native_calls == 0, timeout=60)
 
 
 __all__ = [
