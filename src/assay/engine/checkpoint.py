@@ -31,6 +31,7 @@ from assay._version import __version__
 from assay.errors import CheckpointMismatch, UsageError
 from assay.schema.dataset import atomic_open, json_line
 from assay.schema.outcome import Cell
+from assay.schema.usage import Usage
 
 FORMAT_VERSION = 1
 
@@ -59,6 +60,9 @@ class RunDirectory:
         self.cells_path = self.path / "cells.jsonl"
         self.unreadable_path = self.path / "cells.jsonl.unreadable"
         self._handle: IO[str] | None = None
+        # What every saved cell's calls used, failed attempts that were tried again included:
+        # what earlier invocations of this run spent.
+        self.spent = Usage()
 
     def open(
         self,
@@ -174,6 +178,8 @@ class RunDirectory:
                 bad.append(line + b"\n")
                 continue
             good.append(line + b"\n")
+            if cell.usage is not None:
+                self.spent = self.spent + cell.usage
             if cell.outcome.status == "error":
                 cells.pop((cell.row, cell.metric), None)
             else:

@@ -17,6 +17,7 @@ from rich.progress import (
 from rich.table import Table
 
 from assay.schema.result import EvaluationResult
+from assay.schema.usage import Usage
 
 
 class CellProgress:
@@ -92,19 +93,31 @@ def summary_table(result: EvaluationResult) -> Table:
     return table
 
 
+def _spent(usage: Usage) -> str:
+    cost = f"${usage.cost:.4f}"
+    if usage.unpriced_requests:
+        cost += f" (+{usage.unpriced_requests} requests to models with no known price)"
+    return (
+        f"{usage.requests} requests, {usage.cached_requests} answered from cache; "
+        f"{usage.input_tokens:,} input + {usage.output_tokens:,} output tokens; cost {cost}"
+    )
+
+
 def print_summary(
     result: EvaluationResult, console: Console | None = None, *, max_errors: int = 5
 ) -> None:
     console = console or Console()
     console.print(summary_table(result))
-    usage = result.usage()
-    if usage.requests or usage.cached_requests:
-        cost = f"${usage.cost:.4f}"
-        if usage.unpriced_requests:
-            cost += f" (+{usage.unpriced_requests} requests to models with no known price)"
+    sent, whole = result.sent_usage(), result.whole_run_usage()
+    if result.resumed_cells and (whole.requests or whole.cached_requests):
+        console.print(f"model calls by this invocation: {_spent(sent)}", highlight=False)
+    elif sent.requests or sent.cached_requests:
+        console.print(f"model calls: {_spent(sent)}", highlight=False)
+    if result.resumed_cells and whole != sent:
+        # A resumed run: what this invocation sent above, what every invocation spent here.
         console.print(
-            f"model calls: {usage.requests} requests, {usage.cached_requests} answered from cache; "
-            f"{usage.input_tokens:,} input + {usage.output_tokens:,} output tokens; cost {cost}",
+            f"the whole run ({result.resumed_cells} cells resumed from {escape(str(result.run_dir))}): "
+            f"{_spent(whole)}",
             highlight=False,
         )
     errors = result.errors()

@@ -271,6 +271,7 @@ async def _execute(plan: _Plan, cancel: threading.Event | None) -> EvaluationRes
                 if cell.usage is not None:
                     usages[row][name] = cell.usage
 
+    resumed = sum(len(cells) for cells in outcomes)
     pending = [
         (row, metric)
         for row in range(len(data))
@@ -284,6 +285,7 @@ async def _execute(plan: _Plan, cancel: threading.Event | None) -> EvaluationRes
     total = len(data) * len(chosen)
     started = time.perf_counter()
     failure: list[ExceptionInRunner] = []
+    sent = [Usage()]  # what this invocation's model calls used
     queue = iter(pending)
     spending = Budget(plan.budget) if plan.budget is not None else None
     hooks = plan.callbacks
@@ -317,6 +319,7 @@ async def _execute(plan: _Plan, cancel: threading.Event | None) -> EvaluationRes
                         outcome, usage = await score_cell(metric, data[row], timeout=plan.timeout)
                     outcomes[row][metric.name] = outcome
                     usages[row][metric.name] = usage
+                    sent[0] = sent[0] + usage
                     if checkpoint is not None:
                         checkpoint.append(
                             Cell(
@@ -376,6 +379,9 @@ async def _execute(plan: _Plan, cancel: threading.Event | None) -> EvaluationRes
         seconds=time.perf_counter() - started,
         run_dir=str(plan.run_dir) if plan.run_dir is not None else None,
         experiment_name=plan.experiment_name,
+        sent=sent[0],
+        whole_run=sent[0] + checkpoint.spent if checkpoint is not None else sent[0],
+        resumed_cells=resumed,
     )
     await hooks.emit("on_run_end", result)
     return result

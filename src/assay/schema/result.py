@@ -60,6 +60,9 @@ class EvaluationResult:
         seconds: float = 0.0,
         run_dir: str | None = None,
         experiment_name: str | None = None,
+        sent: Usage | None = None,
+        whole_run: Usage | None = None,
+        resumed_cells: int = 0,
     ) -> None:
         if len(outcomes) != len(dataset):
             raise ValueError("one outcome row per dataset row is required")
@@ -72,6 +75,10 @@ class EvaluationResult:
         self.usages = usages if usages is not None else [{} for _ in outcomes]
         self.seconds = seconds
         self.run_dir = run_dir
+        self._sent = sent
+        self._whole_run = whole_run
+        # Cells read back from the run directory, scored by an earlier invocation.
+        self.resumed_cells = resumed_cells
 
     # -- per cell ------------------------------------------------------------------------
     def outcome(self, row: int, metric: str) -> Outcome:
@@ -112,6 +119,17 @@ class EvaluationResult:
                 if metric is None or name == metric:
                     total = total + usage
         return total
+
+    def sent_usage(self) -> Usage:
+        """What the model calls made by this invocation used. A resumed run's cells read back from
+        its run directory were paid for by an earlier one, so they count in `usage()`, not here."""
+        return self._sent if self._sent is not None else self.usage()
+
+    def whole_run_usage(self) -> Usage:
+        """What the run cost over every invocation on its run directory: the cells kept, and the
+        attempts that failed and were tried again (a cell's calls are saved when it finishes, so
+        calls of cells cut off by an interruption are not in it)."""
+        return self._whole_run if self._whole_run is not None else self.sent_usage()
 
     def total_tokens(self) -> Usage:
         """Ragas' name for the run's usage (input and output tokens, requests, cost)."""
