@@ -66,6 +66,15 @@ class _CallableQuickstart(_types.ModuleType):
 _quickstart_module.__class__ = _CallableQuickstart
 quickstart = _quickstart_module
 
+
+def judge_card(metric: _Any, llm: _Any = None) -> _Any:
+    """The reliability card of `metric` (an instance or id) with `llm` (None: the default judge):
+    agreement with people measured by `assay benchmark`, stability, and what is unmeasured; None
+    when nothing was measured for this configuration and judge (see `assay.benchmark.cards`)."""
+    from assay.benchmark.cards import judge_card as _judge_card
+
+    return _judge_card(metric, llm)
+
 __all__ = [
     "AssayError",
     "CheckpointMismatch",
@@ -85,6 +94,7 @@ __all__ = [
     "aevaluate",
     "evaluate",
     "experiment",
+    "judge_card",
     "quickstart",
     "set_logging_level",
     # models (Ragas' top-level names)

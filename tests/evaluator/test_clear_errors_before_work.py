@@ -11,8 +11,9 @@ import pytest
 
 from assay import EvaluationDataset, evaluate
 from assay.errors import DataError, UsageError
-from assay.metrics import ExactMatch
-from assay.models import llm_factory
+from assay.metrics import AspectCritic, ExactMatch
+from assay.models import LLM, llm_factory
+from assay.models.providers.scripted import ScriptedProvider
 
 ROWS = [{"response": "a", "reference": "a"}]
 
@@ -37,18 +38,20 @@ def test_a_base_url_no_request_could_reach_is_refused_when_the_model_is_made(url
         llm_factory(f"vllm/judge@{url}" if "://" in url else "vllm/judge", base_url=url)
 
 
-def test_a_lone_surrogate_is_an_error_of_the_row_naming_the_field(tmp_path):
+def test_a_lone_surrogate_sent_to_a_judge_is_refused_before_any_work(tmp_path):
     path = tmp_path / "rows.jsonl"
     lines = [
         json.dumps({"response": "fine", "reference": "fine"}),
         '{"response": "bad \\ud800 text", "reference": "x"}',
     ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    with pytest.raises(DataError, match=r"response holds a lone surrogate .* character 5") as info:
-        EvaluationDataset.load(path)
-    assert info.value.row == 2
-    with pytest.raises(DataError, match="retrieved_contexts holds a lone surrogate"):
-        EvaluationDataset.from_list([{"response": "r", "retrieved_contexts": ["ok", "\udfff"]}])
+    dataset = EvaluationDataset.load(path)  # a dataset may hold it (classic metrics compare it)
+    assert evaluate(dataset, [ExactMatch()], show_progress=False).summary("exact_match").n_ok == 2
+    judge = LLM(ScriptedProvider(["yes"], repeat_last=True))
+    critic = AspectCritic(name="kind", definition="Is it kind?", llm=judge)
+    with pytest.raises(DataError, match=r"index 1: response holds a lone surrogate .* character 5"):
+        evaluate(dataset, [critic], show_progress=False)
+    assert judge.provider.requests == []  # refused before any call
 
 
 def test_workers_without_ray_is_refused_by_the_cli(tmp_path):

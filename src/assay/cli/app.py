@@ -44,6 +44,7 @@ def _register() -> None:
         align,
         benchmark,
         cache,
+        cards,
         evaluate,
         experiments,
         metrics,
@@ -59,6 +60,7 @@ def _register() -> None:
     app.add_typer(cache.cache_app, name="cache")
     app.add_typer(prompts.prompts_app, name="prompts")
     app.command("benchmark")(benchmark.benchmark_command)
+    app.add_typer(cards.cards_app, name="cards")
     app.command("align")(align.align_command)
     app.command("report")(report.report_command)
     app.command("quickstart")(quickstart.quickstart_command)

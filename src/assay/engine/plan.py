@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from assay.errors import UsageError
+from assay.errors import DataError, UsageError
 from assay.metrics.base import Metric
 from assay.metrics.registry import create_metric
 from assay.schema.dataset import EvaluationDataset
@@ -83,6 +83,34 @@ def check_metric_fits(metric: Metric, dataset: EvaluationDataset) -> None:
             f"metric {metric.name} needs {', '.join(absent)}, which no row of the dataset has "
             f"(it has {', '.join(sorted(present)) or 'no fields'})"
         )
+    if metric.needs_llm or metric.needs_embeddings:
+        _check_sendable(metric, dataset)
+
+
+def _check_sendable(metric: Metric, dataset: EvaluationDataset) -> None:
+    """Text a model request cannot carry fails every cell that sends it: a lone surrogate (a
+    JSON "\\ud800" escape without its pair) is valid in a dataset, and classic metrics compare it
+    as it is, but no HTTP body can encode it. Said once, naming the row and field, before work."""
+    required, optional = metric.fields_for(dataset.kind)
+    for index, sample in enumerate(dataset):
+        for field in (*required, *optional):
+            value = getattr(sample, field, None)
+            texts = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+            for text in texts:
+                if not isinstance(text, str):
+                    continue
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError as exc:
+                    raise DataError(
+                        f"{field} holds a lone surrogate ({text[exc.start]!a} at character "
+                        f"{exc.start + 1}), which no request to a model can carry; metric "
+                        f"{metric.name} sends it to its judge. Fix the text (or the source's "
+                        "escapes), or score this column with a metric that needs no model",
+                        row=index,
+                        row_is_index=True,
+                        field=field,
+                    ) from None
 
 
 def check_settings(timeout: Any, budget: Any) -> None:

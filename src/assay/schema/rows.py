@@ -243,7 +243,6 @@ def prepare_row(
             ):
                 value = _decode_text(field, value, where)
         _check_nesting(field, value, where)
-        _check_unicode(field, value, where)
         row[field] = value
     if extra:
         metadata = row.get("metadata") or {}
@@ -251,24 +250,6 @@ def prepare_row(
             raise where.error(f"metadata must be an object, got {_type_name(metadata)}", "metadata")
         row["metadata"] = {**extra, **metadata}
     return {key: value for key, value in row.items() if value is not None}
-
-
-def _check_unicode(field: str, value: Any, where: RowLocation) -> None:
-    """Refuse text that cannot be sent anywhere: a lone surrogate (JSON's "\\ud800" escape
-    without its pair) fails every request that carries it, so it is an error of the row now
-    rather than of each of its cells later."""
-    texts = [value] if isinstance(value, str) else value if isinstance(value, list) else []
-    for text in texts:
-        if not isinstance(text, str):
-            continue
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise where.error(
-                f"{field} holds a lone surrogate ({text[exc.start]!a} at character "
-                f"{exc.start + 1}), which is not valid Unicode text; fix the source file's escapes",
-                field,
-            ) from None
 
 
 def _check_nesting(column: str, value: Any, where: RowLocation) -> None:

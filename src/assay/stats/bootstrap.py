@@ -15,10 +15,12 @@ The same inputs and seed always give the same interval. numpy is imported when o
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from assay.stats.columns import Values
 from assay.stats.estimate import Estimate, defined
+
+if TYPE_CHECKING:  # numpy's array types, for annotations only: `import assay` stays light
+    from assay.stats.columns import Values
 
 CONFIDENCE = 0.95
 RESAMPLES = 5000

@@ -26,11 +26,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.errors import UsageError
-from assay.stats.columns import Numbers
 from assay.stats.estimate import Estimate
+
+if TYPE_CHECKING:  # numpy's array type, for annotations only: importing assay stays light
+    from assay.stats.columns import Numbers
 
 
 @dataclass(frozen=True)
