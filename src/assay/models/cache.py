@@ -25,7 +25,7 @@ import sqlite3
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from assay._util.sqlite_wal import use_wal
 from assay.errors import ModelError
@@ -183,6 +183,18 @@ def open_cache(path: str | Path | None = None, *, replay_only: bool = False) -> 
     return ResponseCache(path, replay_only=replay_only)
 
 
+class AnswerStore(Protocol):
+    """What a model reads and writes its cached answers through: a `ResponseCache` (SQLite or
+    PostgreSQL) or a caller's key-value store wrapped as a `KeyValueCache`."""
+
+    def get_response(self, key: str) -> ModelResponse | None: ...
+    def put_response(self, key: str, model: str, response: ModelResponse) -> None: ...
+    def get_vector(self, key: str) -> list[float] | None: ...
+    def put_vector(self, key: str, model: str, vector: list[float]) -> None: ...
+    def get_meta(self, name: str) -> str | None: ...
+    def put_meta(self, name: str, value: str) -> None: ...
+
+
 class KeyValueCache:
     """Any key-value store with `get(key)`, `set(key, value)` and `has_key(key)` (Ragas' CacheInterface
     among them) used as the response cache: answers are stored as JSON text under `assay:` keys."""
@@ -216,6 +228,7 @@ class KeyValueCache:
 
 
 __all__ = [
+    "AnswerStore",
     "CacheMiss",
     "KeyValueCache",
     "ResponseCache",

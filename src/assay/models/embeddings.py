@@ -11,7 +11,7 @@ import anyio
 
 from assay._util.sync import run_sync
 from assay.errors import ModelTimeout, RateLimited
-from assay.models.cache import ResponseCache, embedding_key
+from assay.models.cache import AnswerStore, embedding_key
 from assay.models.endpoint import Endpoint, shared_endpoint
 from assay.models.limits import Limits, RateLimiter
 from assay.models.providers.base import Provider
@@ -27,7 +27,7 @@ class Embeddings:
         self,
         provider: Provider,
         *,
-        cache: ResponseCache | None = None,
+        cache: AnswerStore | None = None,
         batch_size: int = 64,
         retry: RetryPolicy | None = None,
         limits: Limits | None = None,

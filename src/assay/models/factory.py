@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from assay.errors import UsageError
-from assay.models.cache import KeyValueCache, ResponseCache, open_cache
+from assay.models.cache import AnswerStore, KeyValueCache, ResponseCache, open_cache
 from assay.models.embeddings import Embeddings
 from assay.models.limits import Limits
 from assay.models.llm import LLM
@@ -67,7 +67,7 @@ def parse_model_string(model: str, provider: str | None = None) -> tuple[str, st
     return (provider or "openai").lower(), model, base_url
 
 
-def _resolve_cache(cache: Any) -> ResponseCache | None:
+def _resolve_cache(cache: Any) -> AnswerStore | None:
     if cache is None or cache is False:
         return None
     if cache is True:
@@ -78,7 +78,7 @@ def _resolve_cache(cache: Any) -> ResponseCache | None:
         return open_cache(cache)
     if all(callable(getattr(cache, method, None)) for method in ("get", "set", "has_key")):
         # A key-value store of the caller's own (Ragas' CacheInterface): answers kept as JSON text.
-        return KeyValueCache(cache)  # type: ignore[return-value]  # has ResponseCache's methods
+        return KeyValueCache(cache)
     raise UsageError(
         f"cache must be True, False, a path, a ResponseCache or a CacheInterface, "
         f"got {type(cache).__name__}"

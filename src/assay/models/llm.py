@@ -38,7 +38,7 @@ from assay.errors import (
     RateLimited,
     UsageError,
 )
-from assay.models.cache import ResponseCache, request_key
+from assay.models.cache import AnswerStore, request_key
 from assay.models.endpoint import Endpoint, run_answers, shared_endpoint
 from assay.models.limits import Limits, RateLimiter
 from assay.models.providers.base import Provider
@@ -74,7 +74,7 @@ class LLM:
         self,
         provider: Provider,
         *,
-        cache: ResponseCache | None = None,
+        cache: AnswerStore | None = None,
         retry: RetryPolicy | None = None,
         limits: Limits | None = None,
         price: Price | None = None,
