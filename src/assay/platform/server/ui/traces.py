@@ -24,7 +24,7 @@ router = APIRouter(prefix="/p/{project_id}")  # under the UI app, mounted at /ui
 PAGE = 50
 # A filtered page looks at no more than this many traces (newest first, below its cursor); a
 # condition few traces match then costs a bounded scan per page, not the whole table.
-SCAN = 20_000
+SCAN = 10_000
 # "Count" stops here: past it the page says "more than 10,000", so counting a condition that
 # matches many traces reads at most this many rows.
 COUNT_MOST = 10_000
