@@ -37,7 +37,11 @@
     │   └── ReplayMiss           (testing.gate) a judge call had no recorded answer in a replay
     ├── AgentRunFailed           (integrations._messages) an agent trace reports a failed run
     ├── UnreadableAppOutput      (integrations._apps) an application's answer has no readable text
-    └── OtelExportFailed         (integrations.otel) the OTLP collector refused the export
+    ├── OtelExportFailed         (integrations.otel) the OTLP collector refused the export
+    ├── UnreadableAgentReply     (simulation.errors) a simulated conversation's agent returned no readable reply
+    ├── AgentLooped              (simulation.errors) the agent repeated the same reply or tool call
+    ├── AgentEndpointError       (simulation.errors) an HTTP agent failed or answered an error status
+    └── SimulatedUserFailed      (simulation.errors) the user model's answer cannot be the user's turn
 
 A class defined outside this module is shown with its module in parentheses (under `assay.`);
 `tests/test_error_tree.py` checks that the drawing is the tree the code defines, so a new
@@ -47,8 +51,9 @@ exception class must be drawn here. Several also derive from a built-in (`UsageE
 Not in the tree, on purpose: the server's HTTP control flow (`ApiError`, `UiError`,
 `LoginRequired`, `AuthFailed`, `PipelineError`) is turned into a response inside the server, and a
 worker's `LostClaim` / `JobCancelled` stop one job; none reaches a caller. `ParseFailure`
-(models.structured) is caught inside the structured-output ladder, and `_Invalid` inside the
-spec-003 evaluator, which answers `None` as its contract says.
+(models.structured) is caught inside the structured-output ladder, `_Invalid` inside the
+spec-003 evaluator, which answers `None` as its contract says, and `_Failed`
+(simulation.conversation) inside one simulated conversation, which records its typed error.
 
 Inside an evaluation run, exceptions never escape as NaN: the engine turns them into `Error`
 outcomes with `Error.from_exception` (or `Skipped` for `NotApplicable`). Outside a run they
