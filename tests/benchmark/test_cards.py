@@ -132,3 +132,31 @@ def test_the_cli_lists_and_shows_cards():
 def test_an_unknown_metric_is_a_clear_error(name):
     with pytest.raises(assay.UsageError, match="unknown metric"):
         assay.judge_card(name)
+
+
+def test_the_evaluate_summary_ends_with_each_judged_metric_s_card(monkeypatch):
+    from rich.console import Console
+
+    from assay import evaluate
+    from assay.cli.evaluate import _summary
+    from assay.metrics import BleuScore, LLMContextRecall
+
+    monkeypatch.delenv("ASSAY_LLM", raising=False)
+    monkeypatch.delenv("ASSAY_LOCAL_MODEL", raising=False)
+    rows = [{"response": "a b", "reference": "a b"}]
+    result = evaluate(rows, [BleuScore()], show_progress=False)
+    console = Console(record=True, width=400)
+    chosen = [BleuScore(), Faithfulness(), LLMContextRecall()]
+    _summary(result, chosen, None, console)  # the embedded judge: cards ship for it
+    text = console.export_text()
+    lines = [line for line in text.splitlines() if line.startswith("card: ")]
+    assert len(lines) == 2  # BLEU asks no judge
+    assert lines[0].startswith("card: faithfulness with qwen2.5-coder-1.5b-instruct-q4_k_m.gguf: ")
+    assert "[" in lines[0] and "n=" in lines[0]  # a figure with its interval and n
+    assert lines[1] == (
+        "card: context_recall with qwen2.5-coder-1.5b-instruct-q4_k_m.gguf: "
+        "agreement with people unmeasured"
+    )
+    console = Console(record=True, width=400)
+    _summary(result, [Faithfulness()], "openai/gpt-4o-mini", console)  # no card for that judge
+    assert "card: faithfulness: no judge card for this judge" in console.export_text()

@@ -117,16 +117,26 @@ def embedded_judge_identity() -> dict[str, Any]:
     return {"provider": "local", "model": DEFAULT_JUDGE.filename, "bytes": DEFAULT_JUDGE.size}
 
 
+def model_string_identity(model: str) -> dict[str, Any]:
+    """The identity a model string names, without building the model."""
+    from assay.models.factory import parse_model_string
+
+    kind, name, _ = parse_model_string(model)
+    if kind == "local":
+        return _local_identity()
+    return {"provider": kind, "model": name}
+
+
 def default_judge_identity() -> dict[str, Any]:
     """Which judge `llm=None` means, without building it (building the embedded judge would
     assemble and load a 1 GB model): ASSAY_LLM's provider and model, else the embedded judge."""
     configured = os.environ.get("ASSAY_LLM")
     if configured:
-        from assay.models.factory import parse_model_string
+        return model_string_identity(configured)
+    return _local_identity()
 
-        kind, name, _ = parse_model_string(configured)
-        if kind != "local":
-            return {"provider": kind, "model": name}
+
+def _local_identity() -> dict[str, Any]:
     chosen = os.environ.get("ASSAY_LOCAL_MODEL")
     if chosen and Path(chosen).is_file():
         return {
@@ -134,9 +144,7 @@ def default_judge_identity() -> dict[str, Any]:
             "model": Path(chosen).name,
             "bytes": Path(chosen).stat().st_size,
         }
-    from assay.models.local_weights import DEFAULT_JUDGE
-
-    return {"provider": "local", "model": DEFAULT_JUDGE.filename, "bytes": DEFAULT_JUDGE.size}
+    return embedded_judge_identity()
 
 
 def _same_judge(card_judge: dict[str, Any], identity: dict[str, Any]) -> bool:
@@ -263,7 +271,12 @@ def judge_card(
 
         metric = create_metric(metric)
     judge = llm if llm is not None else getattr(metric, "llm", None)
-    identity = judge.identity() if judge is not None else default_judge_identity()
+    if isinstance(judge, str):
+        identity = model_string_identity(judge)
+    elif judge is not None and callable(getattr(judge, "identity", None)):
+        identity = judge.identity()
+    else:
+        identity = default_judge_identity()
     params, prompts = configuration(metric)
     for card in cards if cards is not None else load_cards():
         if (
@@ -287,5 +300,6 @@ __all__ = [
     "embedded_judge_identity",
     "judge_card",
     "load_cards",
+    "model_string_identity",
     "write_cards",
 ]
