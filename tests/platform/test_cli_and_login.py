@@ -15,11 +15,11 @@ import assay.platform as ragmetrics
 from assay.platform import (
     AuthError,
     NotFound,
-    PlatformError,
     ServerUnavailable,
     Task,
     ValidationFailed,
 )
+from assay.platform.sdk.client import Client
 
 from .conftest import free_port
 
@@ -92,8 +92,9 @@ def test_keys_create_list_revoke_and_serve(tmp_path):
         assert key.split("_", 2)[2] not in listed.stdout  # never the secret
         revoked = assay("keys", "revoke", key.split("_")[1], "--db", db, env=env)
         assert revoked.returncode == 0, revoked.stderr
+        assert ragmetrics.login(key, base_url=base) is False
         with pytest.raises(AuthError, match="revoked"):
-            ragmetrics.login(key, base_url=base)
+            Client(key, base).request("GET", "/auth/whoami")
         unknown = assay("keys", "revoke", "0123456789abcdef", "--db", db, env=env)
         assert (
             unknown.returncode == 2
@@ -114,19 +115,25 @@ def test_login_reads_the_environment(live, monkeypatch):
     monkeypatch.setenv("RAGMETRICS_API_KEY", key)
     assert ragmetrics.login() is True
     monkeypatch.setenv("ASSAY_API_KEY", "assay_0123456789abcdef_" + "z" * 43)  # ASSAY_API_KEY wins
+    assert ragmetrics.login() is False  # the key it read is refused: ASSAY_API_KEY was used
     with pytest.raises(AuthError, match="invalid API key"):
-        ragmetrics.login()
+        Client(os.environ["ASSAY_API_KEY"], live.base_url).request("GET", "/auth/whoami")
 
 
-def test_sdk_errors_are_one_line(live):
+def test_sdk_errors_are_one_line(live, caplog):
     port = free_port()
-    with pytest.raises(
-        ServerUnavailable, match=f"cannot reach the assay server at http://127.0.0.1:{port}"
-    ):
-        ragmetrics.login(live.key(), base_url=f"http://127.0.0.1:{port}")
+    # login returns False, as the seed's signature says, and logs why
+    with caplog.at_level("WARNING", logger="assay.platform"):
+        assert ragmetrics.login(live.key(), base_url=f"http://127.0.0.1:{port}") is False
+        assert ragmetrics.login("sk-not-ours", base_url=live.base_url) is False
+    said = [record.getMessage() for record in caplog.records]
+    assert any(f"cannot reach the assay server at http://127.0.0.1:{port}" in m for m in said)
+    assert any("malformed API key" in m for m in said)
+    with pytest.raises(ServerUnavailable, match="cannot reach the assay server"):
+        Client(live.key(), f"http://127.0.0.1:{port}").request("GET", "/auth/whoami")
     with pytest.raises(AuthError, match="malformed API key"):
-        ragmetrics.login("sk-not-ours", base_url=live.base_url)
-    ragmetrics.login(live.key(scopes=("read",)), base_url=live.base_url)
+        Client("sk-not-ours", live.base_url).request("GET", "/auth/whoami")
+    assert ragmetrics.login(live.key(scopes=("read",)), base_url=live.base_url) is True
     with pytest.raises(AuthError, match="lacks the 'write' scope"):
         Task(name="t").save()
     ragmetrics.login(live.key(), base_url=live.base_url)
@@ -140,10 +147,19 @@ def test_sdk_errors_are_one_line(live):
     assert caught.value.field == "system_prompt" and caught.value.status == 422
 
 
-def test_off_sends_nothing(live):
+def test_off_turns_off_trace_logging_only(live, monkeypatch):
+    monkeypatch.delenv("ASSAY_API_KEY", raising=False)
+    monkeypatch.delenv("RAGMETRICS_API_KEY", raising=False)
+    # no key: the switch alone, nothing to ask
     assert ragmetrics.login(off=True, base_url="http://127.0.0.1:9") is True
-    with pytest.raises(PlatformError, match="off"):
-        Task(name="t").save()
+    # with a key: logged in, tracing off, every other call works
+    assert ragmetrics.login(live.key(), base_url=live.base_url, off=True) is True
+    from assay.platform.sdk.tracing import recording
+
+    assert not recording()
+    saved = Task(name="t-off", system_prompt="s")
+    saved.save()
+    assert Task.download(name="t-off").id == saved.id
 
 
 def test_no_key_is_a_clear_error(monkeypatch):

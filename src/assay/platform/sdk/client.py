@@ -10,6 +10,7 @@ the server asks for a longer wait, `RateLimited` says so with the server's messa
 from __future__ import annotations
 
 import email.utils
+import logging
 import os
 import threading
 import time
@@ -75,7 +76,9 @@ class _WaitAsAsked:
 
 
 class Client:
-    """One authenticated connection to an assay server (thread-safe: httpx.Client is)."""
+    """One authenticated connection to an assay server (thread-safe: httpx.Client is). `off`:
+    trace logging is off for this session (the exporter and `monitor` read it); every other
+    request is sent as usual."""
 
     def __init__(
         self,
@@ -105,8 +108,6 @@ class Client:
     def request(
         self, method: str, path: str, *, json: Any = None, params: dict[str, Any] | None = None
     ) -> Any:
-        if self.off:
-            raise PlatformError("the platform client is off (login(off=True)): nothing is sent")
         if not self.key:
             raise AuthError(
                 "no API key: pass one to assay.platform.login(key) or set ASSAY_API_KEY "
@@ -181,6 +182,7 @@ def _decode(response: httpx.Response) -> Any:
 
 
 _lock = threading.Lock()
+logger = logging.getLogger("assay.platform")
 _client: Client | None = None
 
 
@@ -189,23 +191,33 @@ def _env_key() -> str | None:
 
 
 def login(key: str | None = None, base_url: str | None = None, off: bool = False) -> bool:
-    """Authenticate with the assay server; True when the server accepts the key.
+    """Authenticate with the assay server; True when it accepts the key, False (the reason
+    logged on the `assay.platform` logger) when it refuses the key or cannot be reached.
 
     The key comes from `key`, else `ASSAY_API_KEY`, else `RAGMETRICS_API_KEY`; the server from
-    `base_url`, else `ASSAY_BASE_URL`, else http://127.0.0.1:8321. `off=True` sends nothing
-    (every later request says so, and monitored calls and traced functions record no trace).
-    A rejected key raises `AuthError`; an unreachable server `ServerUnavailable`.
+    `base_url`, else `ASSAY_BASE_URL`, else http://127.0.0.1:8321. `off=True` turns off trace
+    logging only: monitored calls and traced functions record nothing, while datasets, tasks,
+    experiments and reviews work as usual. With `off=True` and no key there is nobody to ask,
+    and the switch alone is applied (True).
     """
     global _client
     url = base_url or os.environ.get("ASSAY_BASE_URL") or DEFAULT_BASE_URL
     client = Client(key or _env_key(), url, off=off)
-    if not off:
-        client.request("GET", "/auth/whoami")
+    accepted = True
+    if client.key or not off:
+        try:
+            client.request("GET", "/auth/whoami")
+        except PlatformError as exc:  # a refused key, an unreachable server, no key at all
+            logger.warning("login to %s failed: %s", url, exc)
+            accepted = False
+    if not accepted and not off:
+        client.close()
+        return False
     with _lock:
         previous, _client = _client, client
     if previous is not None:
         previous.close()
-    return True
+    return accepted
 
 
 def current() -> Client:
