@@ -61,7 +61,10 @@ Budget = Annotated[
 Concurrency = Annotated[
     int | None,
     typer.Option(
-        "--concurrency", help="Cells scored at once (default: 16, fewer for a slow local judge)"
+        "--concurrency",
+        help="Cells scored at once (default: twice the judge's ceiling of calls in flight, at most "
+        "256; a remote judge's calls start at 16 at once and grow while it keeps up; the embedded "
+        "judge's ceiling is its few slots)",
     ),
 ]
 Timeout = Annotated[float, typer.Option("--timeout", help="Seconds allowed per cell")]
@@ -169,12 +172,33 @@ def evaluate_command(
         _print_estimate(estimate_file(data, chosen, options), stdout)
         return
     try:
-        with _one_line_warnings(stderr):
+        with _one_line_warnings(stderr), _draining(run_dir is not None and ray is None, stderr):
             run = evaluate_file(data, chosen, options, on_result=lambda r: print_summary(r, stdout))
     except KeyboardInterrupt:
         stderr.print(f"interrupted{_where_kept(run_dir, output, ray)}")
         raise typer.Exit(130) from None
     _print_run(run, stdout, stderr)
+
+
+@contextlib.contextmanager
+def _draining(enabled: bool, console: Any) -> Iterator[None]:
+    """With a run directory, a first Ctrl-C lets the cells in flight land and be saved (a few
+    seconds at most) before the run stops; a second stops at once (`assay.engine.interrupt`)."""
+    if not enabled:
+        yield
+        return
+    from assay.engine.interrupt import draining_on_sigint
+
+    def said(interruption: Any) -> None:
+        console.print(
+            f"interrupting: saving the answers of the cells in flight (up to {interruption.grace:g} s); "
+            "press Ctrl-C again to stop now",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+    with draining_on_sigint(on_first=said):
+        yield
 
 
 def _print_run(run: Any, stdout: Any, stderr: Any) -> None:

@@ -15,6 +15,7 @@ patches the event loop.
 from __future__ import annotations
 
 import functools
+import math
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -27,6 +28,12 @@ import anyio
 from assay._util.sync import run_sync
 from assay.engine.checkpoint import RunDirectory, fingerprint
 from assay.engine.executor import ExceptionInRunner, Executor
+from assay.engine.interrupt import (
+    Interrupted,
+    Interruption,
+    StoppingBudget,
+    current_interruption,
+)
 from assay.engine.models import coerce_embeddings, coerce_llm, own_models_coerced
 from assay.engine.plan import (
     check_flags,
@@ -287,8 +294,12 @@ async def _execute(plan: _Plan, cancel: threading.Event | None) -> EvaluationRes
     failure: list[ExceptionInRunner] = []
     sent = [Usage()]  # what this invocation's model calls used
     queue = iter(pending)
-    spending = Budget(plan.budget) if plan.budget is not None else None
     hooks = plan.callbacks
+    interruption = current_interruption()
+    spending: Budget | None = Budget(plan.budget) if plan.budget is not None else None
+    if interruption is not None:
+        limit = math.inf if plan.budget is None else plan.budget
+        spending = StoppingBudget(limit, interruption)
     await hooks.emit("on_run_start", plan.name, len(data), [metric.name for metric in chosen])
 
     try:
@@ -300,6 +311,8 @@ async def _execute(plan: _Plan, cancel: threading.Event | None) -> EvaluationRes
                 for row, metric in queue:
                     if cancel is not None and cancel.is_set():
                         return
+                    if interruption is not None and interruption.requested.is_set():
+                        return  # Ctrl-C: no new cells; those in flight may still land
                     if row not in announced:
                         announced.add(row)
                         await hooks.emit("on_row_start", row, data[row])
@@ -317,9 +330,11 @@ async def _execute(plan: _Plan, cancel: threading.Event | None) -> EvaluationRes
                         )
                     else:
                         outcome, usage = await score_cell(metric, data[row], timeout=plan.timeout)
+                    sent[0] = sent[0] + usage
+                    if isinstance(outcome, Error) and outcome.error_type == Interrupted.__name__:
+                        continue  # never sent (Ctrl-C): left for the resumed run, not saved
                     outcomes[row][metric.name] = outcome
                     usages[row][metric.name] = usage
-                    sent[0] = sent[0] + usage
                     if checkpoint is not None:
                         checkpoint.append(
                             Cell(
@@ -346,6 +361,8 @@ async def _execute(plan: _Plan, cancel: threading.Event | None) -> EvaluationRes
                 async with anyio.create_task_group() as outer:
                     if cancel is not None:
                         outer.start_soon(_watch, cancel, outer.cancel_scope)
+                    if interruption is not None:
+                        outer.start_soon(_drain, interruption, outer.cancel_scope)
                     async with anyio.create_task_group() as group:
                         for _ in range(min(plan.max_concurrency, len(pending))):
                             group.start_soon(worker, group.cancel_scope)
@@ -359,6 +376,8 @@ async def _execute(plan: _Plan, cancel: threading.Event | None) -> EvaluationRes
     finally:
         if checkpoint is not None:
             checkpoint.close()
+    if interruption is not None and interruption.requested.is_set():
+        raise KeyboardInterrupt  # the cells that landed are in the run directory
     if failure:
         await hooks.emit("on_run_error", failure[0])
         raise failure[0]
@@ -391,6 +410,17 @@ async def _watch(cancel: threading.Event, scope: anyio.CancelScope) -> None:
     """Cancel `scope` once `cancel` is set (by `Executor.cancel()`, from any thread)."""
     while not cancel.is_set():
         await anyio.sleep(0.05)
+    scope.cancel()
+
+
+async def _drain(interruption: Interruption, scope: anyio.CancelScope) -> None:
+    """Once Ctrl-C asks for it, give the cells in flight until the grace period ends, then cancel
+    `scope` (the workers start no new cell meanwhile)."""
+    deadline = interruption.deadline
+    while deadline is None:
+        await anyio.sleep(0.05)
+        deadline = interruption.deadline
+    await anyio.sleep(max(0.0, deadline - time.monotonic()))
     scope.cancel()
 
 

@@ -371,6 +371,12 @@ class LLM:
         started = time.monotonic()
         latency: float | None = None
         try:
+            # Asked again now that the slot is ours: while this call waited for it, the budget may
+            # have run out, or the run been told to stop (a Ctrl-C lets only calls already sent
+            # finish); either way this call is not sent.
+            budget = current_budget()
+            if budget is not None:
+                budget.check()
             response = await self._attempt(request)
             latency = time.monotonic() - started
             return response
