@@ -52,6 +52,7 @@ def _register() -> None:
         prompts,
         quickstart,
         report,
+        simulate,
         testset,
     )
 
@@ -70,6 +71,7 @@ def _register() -> None:
     app.add_typer(platform.keys_app, name="keys")
     app.add_typer(platform.users_app, name="users")
     app.add_typer(testset.testset_app, name="testset")
+    app.command("simulate")(simulate.simulate_command)
 
 
 _register()

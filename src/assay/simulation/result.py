@@ -102,4 +102,16 @@ def print_simulation(
         console.print(f"... and {len(errors) - max_errors} more errors")
 
 
-__all__ = ["SimulationResult", "print_simulation"]
+def report_simulation(result: object, console: Console, *, output: Path | None = None) -> bool:
+    """What `assay simulate` prints: the forecast, or the summary and where the rows went.
+    True when a conversation ended in an error (the command then exits 1)."""
+    if not isinstance(result, SimulationResult):
+        console.print(f"estimate (no model was called): {result}", highlight=False)
+        return False
+    print_simulation(result, console)
+    if output is not None:
+        console.print(f"{len(result.dataset)} conversations written to {output}", highlight=False)
+    return bool(result.errors())
+
+
+__all__ = ["SimulationResult", "print_simulation", "report_simulation"]
