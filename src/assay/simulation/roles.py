@@ -32,7 +32,7 @@ class UserTurn(BaseModel):
     """What the simulated user does next."""
 
     action: Literal["continue", "stop"]
-    message: str = ""
+    message: str  # required, so a schema-following model always writes one ("" when stopping)
     reason: str = ""
 
 
