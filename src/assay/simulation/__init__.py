@@ -8,7 +8,7 @@
 
 `scenario.py` holds scenarios (written, loaded, made from a test set), `agents.py` and
 `http_agent.py` the agent under test, `roles.py` the user and judge models, `conversation.py` one
-conversation turn by turn, `run.py` the run (concurrency, resume, budget, estimate, progress),
+conversation turn by turn, `run.py` the run (concurrency, resume, budget, progress), `estimate.py` its forecast,
 `result.py` what it returns, `file_run.py` what `assay simulate` calls.
 """
 
@@ -20,9 +20,10 @@ from assay.simulation.errors import (
     SimulatedUserFailed,
     UnreadableAgentReply,
 )
+from assay.simulation.estimate import SimulationEstimate, estimate_simulation
 from assay.simulation.http_agent import HttpAgent
 from assay.simulation.result import SimulationResult, print_simulation
-from assay.simulation.run import SimulationEstimate, asimulate, estimate_simulation, simulate
+from assay.simulation.run import asimulate, simulate
 from assay.simulation.scenario import Scenario, load_scenarios, scenarios_from_testset
 
 __all__ = [
