@@ -195,3 +195,43 @@ def test_a_killed_run_resumes_without_replaying_a_finished_conversation(fake, tm
     assert sorted(s.metadata["scenario"] for s in rows) == sorted(goals)
     lines = cells.read_text(encoding="utf-8").splitlines()
     assert sorted(json.loads(line)["row"] for line in lines) == list(range(len(goals)))
+
+
+def test_with_no_model_named_both_roles_are_the_default_judge(fake, monkeypatch):
+    fake.default = world()
+    monkeypatch.setenv("ASSAY_LLM", fake.model_string())
+    result = simulate(
+        lambda messages: "Done.", [Scenario(persona="p", goal="say hi")], show_progress=False
+    )
+    assert result.conversations[0].ended == "goal_met"
+    assert sorted(_role(r) for r in fake.chat_requests) == ["goal", "user"]
+
+
+def test_a_rerun_keeps_finished_conversations_and_retries_failed_ones(tmp_path):
+    from assay.errors import CheckpointMismatch
+    from tests.simulation.scripted import scripted_judge, scripted_user
+
+    calls: list[str] = []
+    broken = {"b"}
+
+    def agent(messages):
+        calls.append(messages[0].content)
+        if messages[0].content in broken:
+            raise RuntimeError("down")
+        return "Done."
+
+    scenarios = [Scenario(persona="p", goal=g, name=g) for g in ("a", "b", "c")]
+    user, _ = scripted_user({g: [say(g)] for g in "abc"})
+    judge, _ = scripted_judge(lambda goal, text: True)
+    options = {"user_llm": user, "judge_llm": judge, "run_dir": tmp_path / "run"}
+    first = simulate(agent, scenarios, show_progress=False, concurrency=1, **options)
+    assert first.counts() == {"goal_met": 2, "gave_up": 0, "max_turns": 0, "error": 1}
+    broken.clear()
+    calls.clear()
+    second = simulate(agent, scenarios, show_progress=False, **options)
+    assert calls == ["b"]  # only the failed conversation is simulated again
+    assert second.resumed == 2 and second.counts()["goal_met"] == 3
+    assert second.conversations[0].messages == first.conversations[0].messages
+    assert second.conversations[0].usage == first.conversations[0].usage
+    with pytest.raises(CheckpointMismatch, match="different data, metrics or settings"):
+        simulate(agent, scenarios, max_turns=4, show_progress=False, **options)
