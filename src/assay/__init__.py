@@ -75,6 +75,7 @@ def judge_card(metric: _Any, llm: _Any = None) -> _Any:
 
     return _judge_card(metric, llm)
 
+
 __all__ = [
     "AssayError",
     "CheckpointMismatch",

@@ -93,11 +93,22 @@ def test_task_and_criteria_round_trip(sdk):
     stored = Task.download(name="General QA Task")
     assert stored.id == task.id and stored.system_prompt == "Be concise."
     assert Task.download(id=task.id).to_dict() == task.to_dict()
-    Task(name="General QA Task", generator_model="other").save()  # saving by name updates
+    # a new task under a taken name: the same settings are the stored task ...
+    same = Task(name="General QA Task", generator_model="gpt-4", system_prompt="Be concise.")
+    assert same.save().id == task.id
+    # ... other settings are refused, never a silent overwrite (issue #41) ...
+    other = Task(name="General QA Task", generator_model="other")
+    with pytest.raises(Conflict, match=r"already exists \(id \d+\) with other settings") as info:
+        other.save()
+    assert info.value.existing_id == task.id
+    assert Task.download(name="General QA Task").generator_model == "gpt-4"
+    # ... unless asked for
+    other.save(overwrite=True)
     assert Task.download(name="General QA Task").generator_model == "other"
 
     relevance = Criteria(**RELEVANCE)
     relevance.save()
+    assert Criteria(**RELEVANCE).save().id == relevance.id  # the same criteria, saved again
     date = Criteria(
         name="Contains Date",
         phase="generation",

@@ -46,6 +46,8 @@ class RagMetricsObject:
 
     object_type: ClassVar[str] = ""
     _path: ClassVar[str] = ""
+    # a same-name save makes a new version (datasets) instead of meeting the stored object
+    versioned: ClassVar[bool] = False
     id: int | None = None
     name: str
 
@@ -58,8 +60,12 @@ class RagMetricsObject:
     def _apply(self, data: dict[str, Any]) -> None:
         self.id = data.get("id")
 
-    def save(self) -> RagMetricsObject:
-        """Store this object under its name (created, or the stored one of that name updated)."""
+    def save(self, overwrite: bool = False) -> RagMetricsObject:
+        """Store this object under its name. A downloaded (or saved) object is updated in place.
+        A new object whose name is taken: a dataset becomes a new version of the stored one;
+        a task or criteria with the same settings is the stored one, and with other settings is
+        refused (`Conflict`) unless `overwrite=True`: one script's task must not silently
+        change what another's experiments ran with."""
         client, payload = current(), self._payload()
         if self.id is not None:
             data = client.request("PUT", f"{self._path}/{self.id}", json=payload)
@@ -69,7 +75,18 @@ class RagMetricsObject:
             except Conflict as exc:
                 if exc.existing_id is None:
                     raise
-                data = client.request("PUT", f"{self._path}/{exc.existing_id}", json=payload)
+                target = f"{self._path}/{exc.existing_id}"
+                if self.versioned or overwrite:
+                    data = client.request("PUT", target, json=payload)
+                else:
+                    data = client.request("GET", target)
+                    if type(self).from_dict(data)._payload() != payload:
+                        raise Conflict(
+                            f"a {self.object_type} named {self.name!r} already exists (id "
+                            f"{exc.existing_id}) with other settings: download it to change it, "
+                            "save this one under another name, or save(overwrite=True)",
+                            existing_id=exc.existing_id,
+                        ) from None
         self._apply(data)
         return self
 
@@ -182,6 +199,7 @@ class Dataset(RagMetricsObject):
 
     object_type = "dataset"
     _path = "/datasets"
+    versioned = True
 
     def __init__(
         self,
