@@ -28,7 +28,15 @@ EXPECTED = {
 }
 # templates that compare (two runs, or a judge before and after), each tested on its own below
 COMPARING = {"judge_alignment", "improve_rag", "benchmark_llm"}
-NEW = {"judge_alignment", "llamaIndex_agent_evals", "text2sql", "improve_rag", "benchmark_llm"}
+SIMULATING = {"agent_simulation"}  # no experiment: a simulation, then evaluate (tested below)
+NEW = {
+    "judge_alignment",
+    "llamaIndex_agent_evals",
+    "text2sql",
+    "improve_rag",
+    "benchmark_llm",
+    "agent_simulation",
+}
 
 
 def assay(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -98,8 +106,8 @@ CHECKS = {"text2sql": check_text2sql, "llamaIndex_agent_evals": check_llama_inde
 
 
 def test_every_template_is_covered():
-    assert set(EXPECTED) | COMPARING == set(TEMPLATES)
-    assert not set(EXPECTED) & COMPARING
+    assert set(EXPECTED) | COMPARING | SIMULATING == set(TEMPLATES)
+    assert not set(EXPECTED) & COMPARING and not (set(EXPECTED) | COMPARING) & SIMULATING
 
 
 @pytest.mark.parametrize("template", sorted(NEW))
@@ -318,3 +326,44 @@ def test_unknown_template_and_listing(tmp_path):
     assert len(TEMPLATES) == 9 and len(lines) == 1 + 9
     for (name, description), line in zip(TEMPLATES.items(), lines[1:], strict=True):
         assert line.split() == [name, *description.split()]
+
+
+def test_agent_simulation_simulates_ten_customers_and_scores_them(tmp_path):
+    """The loopback plays every customer ("a test answer"), picks the agent's first tool
+    (order_status) and finds each goal met: ten conversations, each a tool call and its output,
+    each scored. Run again, the run directory answers: no conversation is simulated twice."""
+    project = create_project("agent_simulation", tmp_path / "project")
+    with LoopbackLLM() as server:
+        done = run_evals(project, server, tmp_path)
+        assert done.returncode == 0, done.stdout + done.stderr
+        first_calls = len(server.chat_requests)
+        again = run_evals(project, server, tmp_path)
+        assert again.returncode == 0, again.stdout + again.stderr
+        rerun_calls = len(server.chat_requests) - first_calls
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("ASSAY_", "OPENAI_"))}
+        env.update(ASSAY_LLM=server.model_string, ASSAY_CACHE_DIR=str(tmp_path / "cache"))
+        cli = subprocess.run(
+            [sys.executable, "-m", "assay", "simulate", "evals/scenarios.jsonl", "--agent",
+             "agent:support_agent", "--max-turns", "2", "-o", "cli.jsonl", "--no-progress"],
+            capture_output=True, text=True, cwd=project, env=env, timeout=240,
+        )  # fmt: skip
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    assert "10 conversations written to cli.jsonl" in cli.stdout
+    assert re.search(r"goal_met\s+│\s+10\s+│", done.stdout), done.stdout
+    conversations = [
+        json.loads(line) for line in (project / "evals" / "conversations.jsonl").open()
+    ]
+    assert len(conversations) == 10
+    for row in conversations:
+        assert [m["type"] for m in row["user_input"]] == ["human", "ai", "tool", "ai"]
+        assert row["user_input"][1]["tool_calls"][0]["name"] == "order_status"
+        assert row["user_input"][2]["content"] == '{"error": "no order a test answer"}'
+        assert row["reference"] and row["metadata"]["ended"] == "goal_met"
+    scores = [json.loads(line) for line in (project / "evals" / "scores.jsonl").open()]
+    assert [s["metrics"]["agent_goal_accuracy"]["value"] for s in scores] == [1.0] * 10
+    # per conversation a user turn and a judge call, then a goal-accuracy call: 30 requests; the
+    # agent's step and reply read the same conversation for every customer (the loopback user
+    # always says the same), so they are asked once and then answered from the response cache
+    assert first_calls == 10 + 10 + 10 + 2
+    assert rerun_calls == 0  # the conversations resumed from the run directory, scores cached
+    assert "10 conversation(s) resumed" in again.stdout

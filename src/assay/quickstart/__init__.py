@@ -33,6 +33,7 @@ TEMPLATES = {
     "text2sql": "an LLM writing SQL for a shipped SQLite shop, scored on execution results and equivalence",
     "improve_rag": "one RAG app, two retrieval settings, the difference as a paired interval",
     "benchmark_llm": "two models on one task (discount rules), compared row by row with a paired interval",
+    "agent_simulation": "ten simulated customers talk to a tool-using support agent; the conversations scored for goal accuracy",
 }
 
 _SKIP = {"__pycache__", ".DS_Store"}
