@@ -112,6 +112,8 @@ def test_a_list_names_the_index_and_a_missing_file_is_named(tmp_path):
         load_scenarios([{"persona": "p", "goal": "g"}, {"persona": "p"}])
     with pytest.raises(DataError, match=r"nope\.jsonl: file not found"):
         load_scenarios(tmp_path / "nope.jsonl")
+    one = Scenario(persona="p", goal="g")
+    assert load_scenarios(one) == [one]  # a lone scenario is a list of one
     with pytest.raises(UsageError, match="scenarios must be a file path or a list"):
         load_scenarios({"persona": "p", "goal": "g"})
 

@@ -154,6 +154,8 @@ def load_scenarios(source: str | Path | Iterable[Any]) -> list[Scenario]:
     Every row is checked before any conversation starts: a missing persona or goal, an unknown
     column, a blank cell where text is needed or two scenarios with one name is a `DataError`
     naming the file, the row and the field."""
+    if isinstance(source, Scenario):
+        source = [source]
     if isinstance(source, (str, Path)):
         path = Path(source)
         if not path.exists():
