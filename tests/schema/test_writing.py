@@ -88,7 +88,7 @@ def test_a_failed_write_leaves_the_previous_file_and_no_temporary(tmp_path, monk
     out.write_text("previous run\n")
     records = result.row_records()
     records[1]["unserialisable"] = object()
-    monkeypatch.setattr(EvaluationResult, "row_records", lambda self: records)
+    monkeypatch.setattr(EvaluationResult, "iter_row_records", lambda self: iter(records))
     with pytest.raises(TypeError):
         result.to_jsonl(out)
     assert out.read_text() == "previous run\n"

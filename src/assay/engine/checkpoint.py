@@ -20,7 +20,7 @@ import contextlib
 import hashlib
 import json
 import warnings
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
@@ -37,18 +37,30 @@ FORMAT_VERSION = 1
 
 
 def fingerprint(
-    rows: list[dict[str, Any]], metric_specs: list[dict[str, Any]], extra: dict[str, Any]
+    rows: Iterable[dict[str, Any]], metric_specs: list[dict[str, Any]], extra: dict[str, Any]
 ) -> str:
-    """A stable hash of everything that determines a run's results."""
-    payload = json.dumps(
-        {"rows": rows, "metrics": metric_specs, "extra": extra},
-        sort_keys=True,
-        ensure_ascii=False,
-        default=str,
-    )
-    # surrogatepass: a lone surrogate in the data (from a valid "\\udcff" escape) hashes instead of
-    # crashing; every other text hashes exactly as before.
-    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
+    """A stable hash of everything that determines a run's results.
+
+    The hash of `json.dumps({"rows": rows, "metrics": metric_specs, "extra": extra},
+    sort_keys=True, ensure_ascii=False, default=str)`, fed one row at a time: the rows may be a
+    generator, and neither their list nor the whole text is ever held (for 100k rows they were
+    several times the data's own size at the start of every run)."""
+    digest = hashlib.sha256()
+
+    def feed(text: str) -> None:
+        # surrogatepass: a lone surrogate in the data (from a valid "\\udcff" escape) hashes
+        # instead of crashing; every other text hashes exactly as before.
+        digest.update(text.encode("utf-8", "surrogatepass"))
+
+    feed(f'{{"extra": {_dumps(extra)}, "metrics": {_dumps(metric_specs)}, "rows": [')
+    for index, row in enumerate(rows):
+        feed(f", {_dumps(row)}" if index else _dumps(row))
+    feed("]}")
+    return digest.hexdigest()
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
 class RunDirectory:
@@ -157,7 +169,7 @@ class RunDirectory:
         self, n_rows: int | None, metric_names: Collection[str] | None
     ) -> dict[tuple[int, str], Cell]:
         try:
-            data = self.cells_path.read_bytes()
+            source = self.cells_path.open("rb")
         except FileNotFoundError:
             return {}
         except OSError as exc:
@@ -165,32 +177,37 @@ class RunDirectory:
                 f"run directory {self.path}: cells.jsonl cannot be read ({exc.strerror or exc}); "
                 "delete the directory to start over, or use another --run-dir"
             ) from None
-        cut = data.rfind(b"\n") + 1  # after it, a torn write from a killed process: dropped
-        good: list[bytes] = []
+        # Read a line at a time (a finished 100k-row run's file is tens of MB): only the cells
+        # kept and the unreadable lines are held. A last line without its newline is a torn write
+        # from a killed process: dropped. Lines end at b"\n" alone: text in a cell may hold other
+        # line separators (U+2028, ...), which `splitlines` would cut at.
+        cut = 0
         bad: list[bytes] = []
         cells: dict[tuple[int, str], Cell] = {}
-        # Lines are split on b"\n" alone: text in a cell may hold other line separators (U+2028, ...).
-        for line in data[:cut].split(b"\n")[:-1]:
-            if not line.strip():
-                continue
-            cell = _parse_cell(line, n_rows, metric_names)
-            if cell is None:
-                bad.append(line + b"\n")
-                continue
-            good.append(line + b"\n")
-            if cell.usage is not None:
-                self.spent = self.spent + cell.usage
-            if cell.outcome.status == "error":
-                cells.pop((cell.row, cell.metric), None)
-            else:
-                cells[(cell.row, cell.metric)] = cell
+        with source:
+            for line in source:
+                if not line.endswith(b"\n"):
+                    break
+                cut += len(line)
+                if not line.strip():
+                    continue
+                cell = _parse_cell(line, n_rows, metric_names)
+                if cell is None:
+                    bad.append(line)
+                    continue
+                if cell.usage is not None:
+                    self.spent = self.spent + cell.usage
+                if cell.outcome.status == "error":
+                    cells.pop((cell.row, cell.metric), None)
+                else:
+                    cells[(cell.row, cell.metric)] = cell
+            size = source.seek(0, 2)
         if bad:
             # Keep what could not be read (never lose data), and leave cells.jsonl readable.
             with self._writing():
                 with self.unreadable_path.open("ab") as aside:
                     aside.writelines(bad)
-                with atomic_open(self.cells_path, newline="") as handle:
-                    handle.writelines(line.decode("utf-8") for line in good)
+                self._keep_readable_lines(cut, n_rows, metric_names)
             plural = "line" if len(bad) == 1 else "lines"
             warnings.warn(
                 f"{len(bad)} unreadable {plural} in {self.cells_path} skipped and moved to "
@@ -198,10 +215,23 @@ class RunDirectory:
                 UserWarning,
                 stacklevel=4,
             )
-        elif cut < len(data):
+        elif cut < size:
             with self._writing(), self.cells_path.open("r+b") as handle:
                 handle.truncate(cut)
         return cells
+
+    def _keep_readable_lines(
+        self, cut: int, n_rows: int | None, metric_names: Collection[str] | None
+    ) -> None:
+        """Rewrite cells.jsonl with only its readable lines (of its first `cut` bytes)."""
+        seen = 0
+        with self.cells_path.open("rb") as source, atomic_open(self.cells_path, newline="") as out:
+            for line in source:
+                seen += len(line)
+                if seen > cut:
+                    break
+                if line.strip() and _parse_cell(line, n_rows, metric_names) is not None:
+                    out.write(line.decode("utf-8"))
 
     def append(self, cell: Cell) -> None:
         if self._handle is None:

@@ -105,7 +105,12 @@ async def score_cell(
     meter = UsageMeter()
     with metering(meter):
         outcome = await _classify(metric, sample, timeout=timeout)
-    return outcome, meter.usage
+    # A cell that called no model (every classic metric's) shares one empty Usage: a run keeps
+    # one per cell, and 200k copies of nothing were a sizeable part of a large run's memory.
+    return outcome, _NO_USAGE if meter.usage == _NO_USAGE else meter.usage
+
+
+_NO_USAGE = Usage()
 
 
 async def _classify(metric: Metric, sample: Sample, *, timeout: float | None) -> Outcome:
@@ -265,18 +270,18 @@ async def _execute(plan: _Plan, cancel: threading.Event | None) -> EvaluationRes
     usages: list[dict[str, Usage]] = [{} for _ in range(len(data))]
     checkpoint = RunDirectory(plan.run_dir) if plan.run_dir is not None else None
     if checkpoint is not None:
-        rows = data.to_list()
         kept = checkpoint.open(
-            run_fingerprint=fingerprint(rows, plan.specs, {}),
-            description={"n_rows": len(rows), "metrics": plan.specs},
-            n_rows=len(rows),
+            run_fingerprint=fingerprint((sample.to_dict() for sample in data), plan.specs, {}),
+            description={"n_rows": len(data), "metrics": plan.specs},
+            n_rows=len(data),
             metric_names=[metric.name for metric in chosen],
         )
         for (row, name), cell in kept.items():
             if row < len(outcomes):
                 outcomes[row][name] = cell.outcome
                 if cell.usage is not None:
-                    usages[row][name] = cell.usage
+                    usages[row][name] = _NO_USAGE if cell.usage == _NO_USAGE else cell.usage
+        del kept  # the cells' wrappers: only their outcomes and usage are kept
 
     resumed = sum(len(cells) for cells in outcomes)
     pending = [

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -211,21 +211,23 @@ class EvaluationResult:
     # -- export ----------------------------------------------------------------------------
     def row_records(self) -> list[dict[str, Any]]:
         """Per input row: its fields plus `metrics: {name: {value, status, reason, ...}}`."""
-        records = []
+        return list(self.iter_row_records())
+
+    def iter_row_records(self) -> Iterator[dict[str, Any]]:
+        """`row_records()` one at a time, for writers that need not hold them all."""
         for sample, cells in zip(self.dataset, self.outcomes, strict=True):
             fields = sample.to_dict()
             # Extra input columns were kept in `metadata`; give them back their own keys.
             record = {**fields.pop("metadata", {}), **fields}
             record["metrics"] = {name: _cell_record(cell) for name, cell in cells.items()}
-            records.append(record)
-        return records
+            yield record
 
     def to_jsonl(self, path: str | Path) -> None:
         """Write `row_records()`, one JSON object per line. The file is written to a temporary file
         beside `path` and renamed into place, so it appears complete or not at all; text UTF-8 cannot
         encode (lone surrogates) is written as JSON escapes, which read back identically."""
         with atomic_open(path) as handle:
-            for record in self.row_records():
+            for record in self.iter_row_records():
                 handle.write(json_line(record))
 
     def to_pandas(self) -> Any:
