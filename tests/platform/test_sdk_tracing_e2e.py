@@ -7,6 +7,7 @@ the labels export."""
 from __future__ import annotations
 
 import time
+import uuid
 
 import openai
 import pytest
@@ -110,6 +111,25 @@ def test_trace_edit_and_conflict(sdk, fake):
     assert revision["version"] == 1 and revision["snapshot"]["output"] == "Tokyo."
     with pytest.raises(ValidationFailed, match="raw_output of a logged trace cannot be edited"):
         stored.raw_output = {}
+
+
+def test_a_trace_made_by_its_id_then_changed_is_an_edit_of_it(sdk, fake):
+    fake.default = app_behaviour()
+    make_app(fake, {})("What is the capital of Japan?")
+    [trace] = logged(1)
+    by_id = Trace(id=trace.id)
+    by_id.output = "Tokyo (checked)."
+    by_id.save()  # was: posted as a new trace, ignored, and the old one reloaded
+    stored = Trace.download(id=trace.id)
+    assert stored.output == "Tokyo (checked)." and stored.version == 2 and stored.edited is True
+    assert stored.input == trace.input  # what was not set is not touched
+    assert by_id.version == 2 and by_id.input == trace.input
+    with pytest.raises(ValidationFailed, match=r"raw_output of logged trace .* cannot be edited"):
+        Trace(id=trace.id, raw_output={"changed": True}).save()
+    assert Trace.download(id=trace.id).version == 2  # nothing was sent
+    new_id = str(uuid.uuid4())
+    Trace(id=new_id, input="q", output="a").save()  # an id nobody logged: a new trace
+    assert Trace.download(id=new_id).output == "a"
 
 
 def test_filter_and_add_to_dataset(sdk, fake):

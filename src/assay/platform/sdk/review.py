@@ -152,8 +152,10 @@ class ReviewQueue(RagMetricsObject):
         object.__setattr__(self, "_traces", None)
 
     # -- the server ------------------------------------------------------------------------------
-    def save(self) -> ReviewQueue:
-        """Create the queue (its matching stored traces enter at once), or send the edits."""
+    def save(self, overwrite: bool = False) -> ReviewQueue:
+        """Create the queue (its matching stored traces enter at once), or send the edits. A
+        queue saved under a taken name is an edit of that queue, version-checked like any other
+        (`overwrite` is accepted as on the other objects and changes nothing here)."""
         client, payload = current(), self.to_dict()
         if self._stored is None:
             try:

@@ -148,9 +148,15 @@ class Trace(RagMetricsObject):
         return {f: getattr(self, f) for f in EDITABLE if getattr(self, f) != self._stored[f]}
 
     # -- the server ----------------------------------------------------------------------------
-    def save(self) -> Trace:
-        """A new trace is logged; a downloaded one sends its edits with the version read."""
+    def save(self, overwrite: bool = False) -> Trace:
+        """A new trace is logged; a downloaded one, or one made with a logged trace's id, sends
+        its edits with the version read. (`overwrite` has no meaning for a trace, whose id and
+        version say which one is changed; it is accepted as on the other objects.)"""
         client = current()
+        if self._stored is None and self.id is not None:
+            existing = self._stored_copy(client)
+            if existing is not None:  # Trace(id=<logged id>) then attributes: an edit of it
+                return self._save_onto(existing)
         if self._stored is None:
             if self.id is None:
                 object.__setattr__(self, "id", str(uuid.uuid4()))
@@ -180,6 +186,40 @@ class Trace(RagMetricsObject):
                 status=exc.status,
             ) from None
         self._apply(data)
+        return self
+
+    def _stored_copy(self, client: Any) -> dict[str, Any] | None:
+        """The logged trace with this object's id, or None when there is none yet."""
+        try:
+            data: dict[str, Any] = client.request("GET", f"{self._path}/{self.id}")
+        except NotFound:
+            return None
+        return data
+
+    def _save_onto(self, existing: dict[str, Any]) -> Trace:
+        """Send what was set on this object as edits of the logged trace `existing`: the fields
+        given a value are compared with the stored ones; a differing field that cannot be
+        edited is refused by name, and nothing is sent."""
+        given = {
+            field: getattr(self, field)
+            for field in FIELDS
+            if field != "id" and getattr(self, field) not in (None, [], {})
+        }
+        stored = Trace.from_dict(existing)
+        for field, value in given.items():
+            if field not in EDITABLE and value != getattr(stored, field):
+                raise ValidationFailed(
+                    f"Trace: {field} of logged trace {self.id} cannot be edited (editable: "
+                    f"{', '.join(EDITABLE)}); nothing was saved",
+                    field=field,
+                )
+        for field, value in given.items():
+            if field in EDITABLE:
+                setattr(stored, field, value)
+        if self.tags and self.tags != stored.tags:
+            stored.tags = list(self.tags)
+        stored.save()
+        self._apply(stored.to_dict())
         return self
 
     @classmethod
