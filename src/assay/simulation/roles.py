@@ -23,6 +23,7 @@ from assay.simulation.scenario import Scenario
 USER_PROMPT = "simulated_user"
 GOAL_PROMPT = "simulation_goal"
 NOT_GIVEN = "(not given)"
+NOTHING_YET = "(nothing yet: you write the first message)"
 # A user message and a verdict are short: a capped answer keeps a runaway model cheap.
 USER_MAX_TOKENS = 512
 JUDGE_MAX_TOKENS = 256
@@ -45,6 +46,8 @@ class GoalCheck(BaseModel):
 
 def user_view(conversation: list[HumanMessage | AIMessage | ToolMessage]) -> str:
     """The conversation as its user saw it: their messages and the assistant's text."""
+    if not conversation:
+        return NOTHING_YET
     lines = []
     for message in conversation:
         if isinstance(message, HumanMessage):
