@@ -374,3 +374,18 @@ def test_asimulate_runs_on_the_callers_loop():
     result = asyncio.run(main())
     assert isinstance(result, SimulationResult) and result.counts()["goal_met"] == 1
     assert json.loads(result.conversations[0].model_dump_json())["ended"] == "goal_met"
+
+
+def test_the_prompts_follow_the_language():
+    user, user_model = scripted_user({"订餐": [say("你好")]})
+    judge, judge_model = scripted_judge(lambda goal, text: True)
+    simulate(
+        booking_agent,
+        [Scenario(persona="一位学生", goal="订餐")],
+        user_llm=user,
+        judge_llm=judge,
+        language="chinese",
+        show_progress=False,
+    )
+    assert "你扮演一位正在与 AI 助手对话的用户" in str(user_model.requests[0].messages[0].content)
+    assert "判断到目前为止目标是否已经达成" in str(judge_model.requests[0].messages[0].content)
