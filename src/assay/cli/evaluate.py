@@ -166,6 +166,7 @@ def evaluate_command(
         workers=workers,
         resume=resume,
         output_format=output_format,
+        stream=True,  # with --output or --run-dir, memory does not grow with the rows
     )
     chosen = parse_metrics(metrics)
     if estimate:

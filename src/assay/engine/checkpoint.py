@@ -16,11 +16,12 @@ assay can resume, and nothing in it is touched.
 
 from __future__ import annotations
 
+import array
 import contextlib
 import hashlib
 import json
 import warnings
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
@@ -88,6 +89,13 @@ class RunDirectory:
 
         With `n_rows` and `metric_names`, a saved cell of a row or metric this run does not have
         is treated like an unreadable line."""
+        self._check_manifest(run_fingerprint, description)
+        finished = self._read_cells(n_rows, metric_names)
+        self._open_for_appending()
+        return finished
+
+    def _check_manifest(self, run_fingerprint: str, description: dict[str, Any]) -> None:
+        """Create the directory and its run.json, or check that the one there is this run's."""
         self._make_directory()
         if self.manifest_path.exists() or self.manifest_path.is_symlink():
             manifest = self._read_manifest()
@@ -114,10 +122,26 @@ class RunDirectory:
                 text = json.dumps(manifest, indent=2, ensure_ascii=True)
             with self._writing(), atomic_open(self.manifest_path) as handle:
                 handle.write(text)
-        finished = self._read_cells(n_rows, metric_names)
+
+    def open_indexed(
+        self,
+        *,
+        run_fingerprint: str,
+        description: dict[str, Any],
+        n_rows: int,
+        metric_names: Collection[str],
+    ) -> CellIndex:
+        """`open`, for a run too large to hold its saved cells: where each kept cell's line is
+        (8 bytes a cell), to read a range of rows' cells when the run reaches them."""
+        self._check_manifest(run_fingerprint, description)
+        index = CellIndex(self.cells_path, n_rows, metric_names)
+        self._scan(n_rows, metric_names, index.keep)
+        self._open_for_appending()
+        return index
+
+    def _open_for_appending(self) -> None:
         with self._writing():
             self._handle = self.cells_path.open("a", encoding="utf-8", newline="")
-        return finished
 
     def _make_directory(self) -> None:
         if self.path.exists() and not self.path.is_dir():
@@ -168,10 +192,29 @@ class RunDirectory:
     def _read_cells(
         self, n_rows: int | None, metric_names: Collection[str] | None
     ) -> dict[tuple[int, str], Cell]:
+        cells: dict[tuple[int, str], Cell] = {}
+
+        def keep(cell: Cell, offset: int) -> None:
+            if cell.outcome.status == "error":
+                cells.pop((cell.row, cell.metric), None)
+            else:
+                cells[(cell.row, cell.metric)] = cell
+
+        self._scan(n_rows, metric_names, keep)
+        return cells
+
+    def _scan(
+        self,
+        n_rows: int | None,
+        metric_names: Collection[str] | None,
+        keep: Callable[[Cell, int], None],
+    ) -> None:
+        """Hand every readable saved cell, with its line's byte offset, to `keep`; set unreadable
+        lines aside and cut a torn last line off (see the module)."""
         try:
             source = self.cells_path.open("rb")
         except FileNotFoundError:
-            return {}
+            return
         except OSError as exc:
             raise CheckpointMismatch(
                 f"run directory {self.path}: cells.jsonl cannot be read ({exc.strerror or exc}); "
@@ -183,12 +226,12 @@ class RunDirectory:
         # line separators (U+2028, ...), which `splitlines` would cut at.
         cut = 0
         bad: list[bytes] = []
-        cells: dict[tuple[int, str], Cell] = {}
+        spent = Usage()
         with source:
             for line in source:
                 if not line.endswith(b"\n"):
                     break
-                cut += len(line)
+                offset, cut = cut, cut + len(line)
                 if not line.strip():
                     continue
                 cell = _parse_cell(line, n_rows, metric_names)
@@ -196,11 +239,9 @@ class RunDirectory:
                     bad.append(line)
                     continue
                 if cell.usage is not None:
-                    self.spent = self.spent + cell.usage
-                if cell.outcome.status == "error":
-                    cells.pop((cell.row, cell.metric), None)
-                else:
-                    cells[(cell.row, cell.metric)] = cell
+                    spent = spent + cell.usage
+                if not bad:  # after a bad line the offsets change when the file is rewritten
+                    keep(cell, offset)
             size = source.seek(0, 2)
         if bad:
             # Keep what could not be read (never lose data), and leave cells.jsonl readable.
@@ -213,12 +254,14 @@ class RunDirectory:
                 f"{len(bad)} unreadable {plural} in {self.cells_path} skipped and moved to "
                 f"{self.unreadable_path.name}; those cells are computed again",
                 UserWarning,
-                stacklevel=4,
+                stacklevel=5,
             )
-        elif cut < size:
+            self._scan(n_rows, metric_names, keep)  # the rewritten file: every line readable
+            return
+        if cut < size:
             with self._writing(), self.cells_path.open("r+b") as handle:
                 handle.truncate(cut)
-        return cells
+        self.spent = spent
 
     def _keep_readable_lines(
         self, cut: int, n_rows: int | None, metric_names: Collection[str] | None
@@ -244,6 +287,41 @@ class RunDirectory:
         if self._handle is not None:
             self._handle.close()
             self._handle = None
+
+
+class CellIndex:
+    """Where the kept cells of a run directory are: per metric, the byte offset of each row's
+    saved line in cells.jsonl (-1: none; a cell that ended in error is not kept)."""
+
+    def __init__(self, cells_path: Path, n_rows: int, metric_names: Collection[str]) -> None:
+        self.cells_path = cells_path
+        self.n_rows = n_rows
+        self._offsets = {name: array.array("q", [-1]) * n_rows for name in metric_names}
+
+    def keep(self, cell: Cell, offset: int) -> None:
+        self._offsets[cell.metric][cell.row] = -1 if cell.outcome.status == "error" else offset
+
+    def __len__(self) -> int:
+        return sum(1 for offsets in self._offsets.values() for offset in offsets if offset >= 0)
+
+    def cells(self, rows: range) -> dict[tuple[int, str], Cell]:
+        """The kept cells of `rows`, read from the file."""
+        found: dict[tuple[int, str], Cell] = {}
+        wanted = [
+            (offsets[row], name)
+            for name, offsets in self._offsets.items()
+            for row in rows
+            if offsets[row] >= 0
+        ]
+        if not wanted:
+            return found
+        with self.cells_path.open("rb") as source:
+            for offset, _ in sorted(wanted):
+                source.seek(offset)
+                cell = _parse_cell(source.readline(), self.n_rows, self._offsets)
+                if cell is not None:
+                    found[(cell.row, cell.metric)] = cell
+        return found
 
 
 def saved_cells(run_dir: str | Path) -> Iterator[Cell]:
@@ -289,4 +367,4 @@ def _encodable(text: str) -> bool:
     return True
 
 
-__all__ = ["FORMAT_VERSION", "RunDirectory", "fingerprint"]
+__all__ = ["FORMAT_VERSION", "CellIndex", "RunDirectory", "fingerprint"]

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from assay.engine.estimate import RunEstimate, estimate_run
 from assay.engine.model_choice import ModelChoice
@@ -31,6 +31,9 @@ from assay.engine.run import evaluate
 from assay.errors import UsageError
 from assay.metrics.base import Metric
 from assay.schema.result import EvaluationResult
+
+if TYPE_CHECKING:
+    from assay.engine.stream_run import StreamedResult
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,10 @@ class FileRunOptions:
     strict: stop at the first error. show_progress: the progress bar.
     ray: run on Ray ("local", "auto" or a cluster address) with `workers` workers, writing rows to
         `output`; resume: finish the Ray run saved there; output_format: "jsonl" or "parquet".
+    stream: with a .jsonl file and an `output` or a `run_dir`, score it a piece at a time so that
+        memory does not grow with the rows (`engine/stream_run.py`); `FileRun.result` is then a
+        `StreamedResult` (the summary and failed cells; the rows are in the files). The command
+        line always streams such runs.
     """
 
     output: str | Path | None = None
@@ -63,6 +70,7 @@ class FileRunOptions:
     workers: int | None = None  # Ray workers; None: 2 (only with `ray`)
     resume: bool = False
     output_format: str | None = None
+    stream: bool = False
 
     def __post_init__(self) -> None:
         _check_number("--timeout", self.timeout, minimum=0.0, inclusive=False)
@@ -91,7 +99,7 @@ class FileRun:
     failures: one line per reason the run fails (nothing scored at all, or a metric below
     `fail_under`); empty when it passes."""
 
-    result: EvaluationResult
+    result: EvaluationResult | StreamedResult
     output: str | None = None
     ray: Any = None
     failures: list[str] = field(default_factory=list)
@@ -112,6 +120,10 @@ def evaluate_file(
     to `options.output`, and say whether the run passes. `on_result` is called with the result as
     soon as the run ends, before the output is written (a failed write still leaves it shown)."""
     options = options or FileRunOptions()
+    if _streams(Path(data), options):
+        from assay.engine.stream_run import stream_file_run
+
+        return stream_file_run(Path(data), metrics, options, on_result)
     executor, output_file, dataset, chosen = _prepare(Path(data), metrics, options)
     judge = options.models.llm_for(any(metric.needs_llm for metric in chosen))
     embedder = options.models.embeddings_for(any(metric.needs_embeddings for metric in chosen))
@@ -139,6 +151,15 @@ def evaluate_file(
         write_output(result, output_file, options.run_path)
         run.output = str(options.output)
     return run
+
+
+def _streams(data: Path, options: FileRunOptions) -> bool:
+    return (
+        options.stream
+        and options.ray is None
+        and data.suffix.lower() in {".jsonl", ".ndjson"}
+        and (options.output is not None or options.run_dir is not None)
+    )
 
 
 @dataclass(frozen=True)
@@ -308,7 +329,7 @@ def write_output(result: EvaluationResult, output: Path, run_dir: Path | None) -
     raise UsageError(f"could not write --output {output} ({problem}); {kept}")
 
 
-def failures(result: EvaluationResult, fail_under: float | None) -> list[str]:
+def failures(result: EvaluationResult | StreamedResult, fail_under: float | None) -> list[str]:
     """Why the run fails, one line each: nothing scored at all, or a metric below the bar."""
     summaries = result.summaries()
     if summaries and all(item.n_ok == 0 for item in summaries):

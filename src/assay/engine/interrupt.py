@@ -21,11 +21,14 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import math
 import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
 from types import FrameType
+
+import anyio
 
 from assay.errors import ModelError
 from assay.models.usage import Budget
@@ -68,6 +71,24 @@ class StoppingBudget(Budget):
         if self.interruption.requested.is_set():
             raise Interrupted("the run was interrupted (Ctrl-C) before this call was sent")
         super().check()
+
+
+def run_budget(budget: float | None, interruption: Interruption | None) -> Budget | None:
+    """The run's spending cap (None: none), refusing calls not yet sent once Ctrl-C asks."""
+    if interruption is None:
+        return Budget(budget) if budget is not None else None
+    return StoppingBudget(math.inf if budget is None else budget, interruption)
+
+
+async def drain(interruption: Interruption, scope: anyio.CancelScope) -> None:
+    """Once Ctrl-C asks for it, give the cells in flight until the grace period ends, then cancel
+    `scope` (the workers start no new cell meanwhile)."""
+    deadline = interruption.deadline
+    while deadline is None:
+        await anyio.sleep(0.05)
+        deadline = interruption.deadline
+    await anyio.sleep(max(0.0, deadline - time.monotonic()))
+    scope.cancel()
 
 
 _current: contextvars.ContextVar[Interruption | None] = contextvars.ContextVar(
@@ -113,5 +134,7 @@ __all__ = [
     "Interruption",
     "StoppingBudget",
     "current_interruption",
+    "drain",
     "draining_on_sigint",
+    "run_budget",
 ]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -17,6 +17,9 @@ from rich.progress import (
 from rich.table import Table
 
 from assay.schema.result import EvaluationResult
+
+if TYPE_CHECKING:
+    from assay.engine.stream_run import StreamedResult
 from assay.schema.usage import Usage
 
 
@@ -68,9 +71,9 @@ class CellProgress:
             self._progress.update(self._task, advance=1, errors=label)
 
 
-def summary_table(result: EvaluationResult) -> Table:
+def summary_table(result: EvaluationResult | StreamedResult) -> Table:
     """Mean, coverage and the counts that explain it, one line per metric."""
-    table = Table(title=f"assay: {len(result.dataset)} rows, {len(result.metric_names)} metrics")
+    table = Table(title=f"assay: {result.n_rows} rows, {len(result.metric_names)} metrics")
     table.add_column("metric", style="bold")
     table.add_column("mean", justify="right")
     table.add_column("coverage", justify="right")
@@ -104,7 +107,10 @@ def _spent(usage: Usage) -> str:
 
 
 def print_summary(
-    result: EvaluationResult, console: Console | None = None, *, max_errors: int = 5
+    result: EvaluationResult | StreamedResult,
+    console: Console | None = None,
+    *,
+    max_errors: int = 5,
 ) -> None:
     console = console or Console()
     console.print(summary_table(result))

@@ -14,8 +14,8 @@ patches the event loop.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-import math
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -26,14 +26,10 @@ from typing import Any
 import anyio
 
 from assay._util.sync import run_sync
+from assay.engine.cell import NO_USAGE, score_cell
 from assay.engine.checkpoint import RunDirectory, fingerprint
 from assay.engine.executor import ExceptionInRunner, Executor
-from assay.engine.interrupt import (
-    Interrupted,
-    Interruption,
-    StoppingBudget,
-    current_interruption,
-)
+from assay.engine.interrupt import Interrupted, current_interruption, drain, run_budget
 from assay.engine.models import coerce_embeddings, coerce_llm, own_models_coerced
 from assay.engine.plan import (
     check_flags,
@@ -44,17 +40,16 @@ from assay.engine.plan import (
 )
 from assay.engine.progress import CellProgress
 from assay.engine.run_config import run_settings
-from assay.errors import NotApplicable, UsageError, first_leaf
+from assay.errors import UsageError, first_leaf
 from assay.metrics.base import Metric
 from assay.metrics.callbacks import RAGAS_EVALUATION_CHAIN_NAME, Callbacks
 from assay.models.defaults import default_embeddings, default_llm
 from assay.models.endpoint import sharing_answers
 from assay.models.retry import RetryPolicy
-from assay.models.usage import Budget, UsageMeter, budgeting, metering
+from assay.models.usage import Budget, budgeting
 from assay.schema.dataset import EvaluationDataset
 from assay.schema.outcome import Cell, Error, Ok, Outcome, Skipped
 from assay.schema.result import EvaluationResult
-from assay.schema.samples import Sample
 from assay.schema.usage import Usage
 
 
@@ -96,50 +91,6 @@ def _concurrency(requested: int | None, metrics: list[Metric]) -> int:
             if limiter.limits.rpm:
                 bounds.append(max(4, int(limiter.limits.rpm // 4)))
     return min(bounds)
-
-
-async def score_cell(
-    metric: Metric, sample: Sample, *, timeout: float | None
-) -> tuple[Outcome, Usage]:
-    """Run one metric on one sample; classify what happened and meter the model calls it made."""
-    meter = UsageMeter()
-    with metering(meter):
-        outcome = await _classify(metric, sample, timeout=timeout)
-    # A cell that called no model (every classic metric's) shares one empty Usage: a run keeps
-    # one per cell, and 200k copies of nothing were a sizeable part of a large run's memory.
-    return outcome, _NO_USAGE if meter.usage == _NO_USAGE else meter.usage
-
-
-_NO_USAGE = Usage()
-
-
-async def _classify(metric: Metric, sample: Sample, *, timeout: float | None) -> Outcome:
-    missing = metric.missing_fields(sample)
-    if missing:
-        return Skipped(reason=f"row has no {', '.join(missing)}")
-    scope: anyio.CancelScope | None = None
-    try:
-        with anyio.fail_after(timeout) as scope:
-            result = await metric.ascore_sample(sample)
-    except NotApplicable as exc:
-        return Skipped(reason=str(exc) or "not applicable")
-    except TimeoutError as exc:
-        if scope is not None and scope.cancel_called:
-            return Error(
-                error_type="Timeout",
-                message=f"no result within {timeout:g} s for this cell "
-                "(a slow judge: raise timeout= / --timeout, or lower max_concurrency)",
-            )
-        return Error(error_type=type(exc).__name__, message=str(exc) or "timed out")
-    except Exception as group:
-        leaf = first_leaf(group)  # concurrent judge calls fail as exception groups
-        if isinstance(leaf, NotApplicable):
-            return Skipped(reason=str(leaf) or "not applicable")
-        return Error.from_exception(leaf)
-    try:
-        return Ok(value=result.value, reason=result.reason, details=result.details)
-    except ValueError as exc:  # e.g. a non-finite float from a metric: refuse to store NaN
-        return Error(error_type="InvalidValue", message=f"metric returned {result.value!r}: {exc}")
 
 
 @dataclass
@@ -264,24 +215,44 @@ async def aevaluate(
     return await start(None)
 
 
-async def _execute(plan: _Plan, cancel: threading.Event | None) -> EvaluationResult:
+@dataclass
+class Part:
+    """What a piece of a streamed run (`engine/stream_run.py`) shares with the others: the open
+    run directory, the piece's kept cells (by the run's row numbers), the number of its first
+    row, one progress bar and one budget."""
+
+    checkpoint: RunDirectory | None
+    kept: dict[tuple[int, str], Cell]
+    first_row: int
+    progress: CellProgress
+    spending: Budget | None
+
+
+async def _execute(
+    plan: _Plan, cancel: threading.Event | None, part: Part | None = None
+) -> EvaluationResult:
     data, chosen = plan.data, plan.metrics
     outcomes: list[dict[str, Outcome]] = [{} for _ in range(len(data))]
     usages: list[dict[str, Usage]] = [{} for _ in range(len(data))]
-    checkpoint = RunDirectory(plan.run_dir) if plan.run_dir is not None else None
-    if checkpoint is not None:
+    first = part.first_row if part is not None else 0
+    kept: dict[tuple[int, str], Cell] = {}
+    if part is not None:
+        checkpoint, kept = part.checkpoint, part.kept
+    else:
+        checkpoint = RunDirectory(plan.run_dir) if plan.run_dir is not None else None
+    if checkpoint is not None and part is None:
         kept = checkpoint.open(
             run_fingerprint=fingerprint((sample.to_dict() for sample in data), plan.specs, {}),
             description={"n_rows": len(data), "metrics": plan.specs},
             n_rows=len(data),
             metric_names=[metric.name for metric in chosen],
         )
-        for (row, name), cell in kept.items():
-            if row < len(outcomes):
-                outcomes[row][name] = cell.outcome
-                if cell.usage is not None:
-                    usages[row][name] = _NO_USAGE if cell.usage == _NO_USAGE else cell.usage
-        del kept  # the cells' wrappers: only their outcomes and usage are kept
+    for (row, name), cell in kept.items():
+        if 0 <= row - first < len(outcomes):
+            outcomes[row - first][name] = cell.outcome
+            if cell.usage is not None:
+                usages[row - first][name] = NO_USAGE if cell.usage == NO_USAGE else cell.usage
+    del kept  # the cells' wrappers: only their outcomes and usage are kept
 
     resumed = sum(len(cells) for cells in outcomes)
     pending = [
@@ -301,14 +272,16 @@ async def _execute(plan: _Plan, cancel: threading.Event | None) -> EvaluationRes
     queue = iter(pending)
     hooks = plan.callbacks
     interruption = current_interruption()
-    spending: Budget | None = Budget(plan.budget) if plan.budget is not None else None
-    if interruption is not None:
-        limit = math.inf if plan.budget is None else plan.budget
-        spending = StoppingBudget(limit, interruption)
+    spending = part.spending if part is not None else run_budget(plan.budget, interruption)
     await hooks.emit("on_run_start", plan.name, len(data), [metric.name for metric in chosen])
 
     try:
-        with CellProgress(total, done=total - len(pending), enabled=plan.show_progress) as progress:
+        shown = (
+            contextlib.nullcontext(part.progress)
+            if part is not None
+            else CellProgress(total, done=total - len(pending), enabled=plan.show_progress)
+        )
+        with shown as progress:
 
             async def worker(stop: anyio.CancelScope) -> None:
                 # A fixed pool of workers pulls cells from one queue: memory stays flat
@@ -343,7 +316,7 @@ async def _execute(plan: _Plan, cancel: threading.Event | None) -> EvaluationRes
                     if checkpoint is not None:
                         checkpoint.append(
                             Cell(
-                                row=row,
+                                row=first + row,
                                 metric=metric.name,
                                 outcome=outcome,
                                 seconds=time.perf_counter() - began,
@@ -367,7 +340,7 @@ async def _execute(plan: _Plan, cancel: threading.Event | None) -> EvaluationRes
                     if cancel is not None:
                         outer.start_soon(_watch, cancel, outer.cancel_scope)
                     if interruption is not None:
-                        outer.start_soon(_drain, interruption, outer.cancel_scope)
+                        outer.start_soon(drain, interruption, outer.cancel_scope)
                     async with anyio.create_task_group() as group:
                         for _ in range(min(plan.max_concurrency, len(pending))):
                             group.start_soon(worker, group.cancel_scope)
@@ -379,7 +352,7 @@ async def _execute(plan: _Plan, cancel: threading.Event | None) -> EvaluationRes
             raise leaf from None
         raise
     finally:
-        if checkpoint is not None:
+        if checkpoint is not None and part is None:
             checkpoint.close()
     if interruption is not None and interruption.requested.is_set():
         raise KeyboardInterrupt  # the cells that landed are in the run directory
@@ -415,17 +388,6 @@ async def _watch(cancel: threading.Event, scope: anyio.CancelScope) -> None:
     """Cancel `scope` once `cancel` is set (by `Executor.cancel()`, from any thread)."""
     while not cancel.is_set():
         await anyio.sleep(0.05)
-    scope.cancel()
-
-
-async def _drain(interruption: Interruption, scope: anyio.CancelScope) -> None:
-    """Once Ctrl-C asks for it, give the cells in flight until the grace period ends, then cancel
-    `scope` (the workers start no new cell meanwhile)."""
-    deadline = interruption.deadline
-    while deadline is None:
-        await anyio.sleep(0.05)
-        deadline = interruption.deadline
-    await anyio.sleep(max(0.0, deadline - time.monotonic()))
     scope.cancel()
 
 

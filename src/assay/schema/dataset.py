@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import itertools
 import json
 import os
 import secrets
@@ -144,26 +145,45 @@ class EvaluationDataset(Sequence[Sample]):
         cls, path: str | Path, *, column_map: Mapping[str, str] | None = None
     ) -> EvaluationDataset:
         path = Path(path)
+        return cls._from_rows(
+            _jsonl_rows(path), file=str(path), column_map=column_map, name=path.stem
+        )
 
-        def rows() -> Iterator[tuple[int, Any]]:
-            for line_number, line in enumerate(_open_text(path), start=1):
-                if not line.strip():
-                    continue
-                try:
-                    yield line_number, strict_json(line)
-                except json.JSONDecodeError as exc:
-                    hint = _multiline_hint(path, line)
-                    raise DataError(
-                        f"not valid JSON ({exc.msg} at column {exc.colno}){hint}",
-                        file=str(path),
-                        row=line_number,
-                    ) from None
-                except RecursionError:
-                    raise DataError(too_deep(), file=str(path), row=line_number) from None
-                except ValueError as exc:  # a repeated key: which value was meant is unknowable
-                    raise DataError(str(exc), file=str(path), row=line_number) from None
-
-        return cls._from_rows(rows(), file=str(path), column_map=column_map, name=path.stem)
+    @classmethod
+    def iter_jsonl(
+        cls, path: str | Path, *, column_map: Mapping[str, str] | None = None, size: int = 1000
+    ) -> Iterator[EvaluationDataset]:
+        """A .jsonl file as datasets of at most `size` rows, read as they are asked for: a run
+        over a file larger than memory holds one of them at a time. The rows are read and
+        checked exactly as `from_jsonl` reads them, and the checks over the whole file (one kind of
+        sample, every `column_map` column present in some row) hold across the pieces."""
+        path = Path(path)
+        renames = normalise_column_map(column_map)
+        columns: dict[str, None] = {}
+        kind: type[Sample] | None = None
+        rows = _jsonl_rows(path)
+        while True:
+            numbered = list(itertools.islice(rows, size))
+            if not numbered:
+                break
+            if renames:
+                for _, raw in numbered:
+                    if isinstance(raw, Mapping):
+                        columns.update(dict.fromkeys(str(column) for column in raw))
+            piece = cls._from_rows(
+                numbered, file=str(path), column_map=column_map, name=path.stem, whole=False
+            )
+            if kind is None:
+                kind = type(piece.samples[0])
+            elif type(piece.samples[0]) is not kind:
+                raise DataError(
+                    f"this row is a {type(piece.samples[0]).__name__} but earlier rows are "
+                    f"{kind.__name__}s; a dataset must not mix single-turn and multi-turn rows",
+                    file=str(path),
+                    row=numbered[0][0],
+                )
+            yield piece
+        _check_mapped_columns(renames, columns, str(path), any_rows=kind is not None)
 
     @classmethod
     def from_json(
@@ -265,6 +285,7 @@ class EvaluationDataset(Sequence[Sample]):
         column_map: Mapping[str, str] | None,
         name: str | None = None,
         text_cells: bool = False,
+        whole: bool = True,
     ) -> EvaluationDataset:
         renames = normalise_column_map(column_map)
         samples: list[Sample] = []
@@ -282,14 +303,41 @@ class EvaluationDataset(Sequence[Sample]):
                     "user_input",
                 )
             samples.append(sample)
-        absent = [column for column in renames if column not in columns]
-        if samples and absent:
-            in_file = f" of {file}" if file else ""
-            raise UsageError(
-                f"column_map names the column {absent[0]!r}, which no row{in_file} has "
-                f"(columns present: {', '.join(columns)})"
-            )
+        if whole:
+            _check_mapped_columns(renames, columns, file, any_rows=bool(samples))
         return cls(samples, name=name)
+
+
+def _check_mapped_columns(
+    renames: Mapping[str, str], columns: Mapping[str, None], file: str | None, *, any_rows: bool
+) -> None:
+    absent = [column for column in renames if column not in columns]
+    if any_rows and absent:
+        in_file = f" of {file}" if file else ""
+        raise UsageError(
+            f"column_map names the column {absent[0]!r}, which no row{in_file} has "
+            f"(columns present: {', '.join(columns)})"
+        )
+
+
+def _jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed JSON) for each non-blank line of a .jsonl file."""
+    for line_number, line in enumerate(_open_text(path), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield line_number, strict_json(line)
+        except json.JSONDecodeError as exc:
+            hint = _multiline_hint(path, line)
+            raise DataError(
+                f"not valid JSON ({exc.msg} at column {exc.colno}){hint}",
+                file=str(path),
+                row=line_number,
+            ) from None
+        except RecursionError:
+            raise DataError(too_deep(), file=str(path), row=line_number) from None
+        except ValueError as exc:  # a repeated key: which value was meant is unknowable
+            raise DataError(str(exc), file=str(path), row=line_number) from None
 
 
 def _open_text(path: Path) -> Iterator[str]:

@@ -80,6 +80,10 @@ class EvaluationResult:
         # Cells read back from the run directory, scored by an earlier invocation.
         self.resumed_cells = resumed_cells
 
+    @property
+    def n_rows(self) -> int:
+        return len(self.dataset)
+
     # -- per cell ------------------------------------------------------------------------
     def outcome(self, row: int, metric: str) -> Outcome:
         self._check_metric(metric)
