@@ -272,3 +272,50 @@ def test_seed_import_style():
 
     for name in ("login", "Dataset", "Example", "Task", "Criteria", "Cohort", "Experiment"):
         assert hasattr(ragmetrics, name)
+
+
+@pytest.mark.parametrize(
+    ("file_name", "text"),
+    [
+        ("capitals.csv", 'question,answer,contexts\nCapital of Peru?,Lima,"[""Lima is the capital.""]"\nCapital of Chile?,Santiago,\n'),
+        ("capitals.jsonl", '{"question": "Capital of Peru?", "answer": "Lima", "contexts": ["Lima is the capital."]}\n{"question": "Capital of Chile?", "ground_truth_answer": "Santiago"}\n'),
+        ("capitals.json", '[{"question": "Capital of Peru?", "answer": "Lima", "contexts": ["Lima is the capital."]}, {"question": "Capital of Chile?", "answer": "Santiago"}]'),
+    ],
+)  # fmt: skip
+def test_a_dataset_uploads_from_a_file(sdk, tmp_path, file_name, text):
+    path = tmp_path / file_name
+    path.write_text(text, encoding="utf-8")
+    dataset = Dataset(name=f"from {file_name}", source_file=str(path))
+    dataset.save()
+    assert dataset.id is not None and dataset.version == 1 and dataset.questions_qty == 2
+    assert dataset.source_type == file_name.rsplit(".", 1)[1] and dataset.source_file == file_name
+    stored = Dataset.download(id=dataset.id)
+    assert [(e.question, e.ground_truth_answer) for e in stored] == [
+        ("Capital of Peru?", "Lima"),
+        ("Capital of Chile?", "Santiago"),
+    ]
+    assert stored.examples[0].ground_truth_context == ["Lima is the capital."]
+    Dataset(name=f"from {file_name}", source_file=str(path)).save()  # the same file: no change
+    assert Dataset.download(id=dataset.id).version == 1
+    path.write_text(text.replace("Lima", "Lima Peru"), encoding="utf-8")
+    again = Dataset(name=f"from {file_name}", source_file=str(path)).save()
+    assert again.id == dataset.id and again.version == 2  # a changed file: a new version
+    assert again.examples[0].ground_truth_answer == "Lima Peru"
+
+
+def test_a_bad_file_is_refused_by_row_as_the_ui_does(sdk, tmp_path):
+    ragged = tmp_path / "bad.csv"
+    ragged.write_text("question,answer\nq1,a1\nq2,a2,extra\n", encoding="utf-8")
+    with pytest.raises(ValidationFailed, match="row 3: 3 fields where the header has 2") as info:
+        Dataset(name="bad", source_file=str(ragged)).save()
+    assert info.value.field == "content" and info.value.status == 422
+    with pytest.raises(NotFound):
+        Dataset.download(name="bad")  # nothing was saved
+    empty_question = tmp_path / "bad.jsonl"
+    empty_question.write_text('{"question": "ok"}\n{"question": ""}\n', encoding="utf-8")
+    with pytest.raises(ValidationFailed, match="line 2, question"):
+        Dataset(name="bad", source_file=str(empty_question)).save()
+    with pytest.raises(ValidationFailed, match="source_type must be csv, jsonl or json"):
+        Dataset(name="bad", source_file=str(tmp_path / "notes.txt")).save()
+    with pytest.raises(ValidationFailed, match="cannot read"):
+        Dataset(name="bad", source_file=str(tmp_path / "missing.csv")).save()

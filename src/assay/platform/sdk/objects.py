@@ -8,6 +8,7 @@ arguments and raise `ValidationFailed` (a `ValueError`) naming the field, before
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any, ClassVar
 
 from assay.platform import criteria_rules
@@ -264,6 +265,48 @@ class Dataset(RagMetricsObject):
     def _apply(self, data: dict[str, Any]) -> None:
         self.id, self.version = data["id"], data["version"]
         self.questions_qty = data.get("questions_qty", self.questions_qty)
+
+    def save(self, overwrite: bool = False) -> Dataset:
+        """Store the examples under the name (a taken name gets a new version). A dataset made
+        from a file (`source_file`, with `source_type` "csv", "jsonl" or "json", or the file's
+        extension) and no examples is uploaded: the server checks it as the web UI's import does
+        (a bad row is refused by number and nothing is saved), and the examples are read back."""
+        if self.id is not None or self.examples or not self.source_file:
+            super().save(overwrite)
+            return self
+        path = Path(self.source_file).expanduser()
+        kind = (self.source_type or path.suffix.lstrip(".")).lower()
+        kind = {"ndjson": "jsonl"}.get(kind, kind)
+        if kind not in ("csv", "jsonl", "json"):
+            raise ValidationFailed(
+                f"Dataset: source_type must be csv, jsonl or json (or a file with that extension), "
+                f"got {self.source_type or path.suffix or 'none'!r}",
+                field="source_type",
+            )
+        try:
+            content = path.read_bytes().decode("utf-8-sig")
+        except OSError as exc:
+            raise ValidationFailed(
+                f"Dataset: cannot read {path}: {exc.strerror}", field="source_file"
+            ) from None
+        except UnicodeDecodeError:
+            raise ValidationFailed(
+                f"Dataset: {path} is not UTF-8 text", field="source_file"
+            ) from None
+        body = {
+            "name": self.name,
+            "source_type": kind,
+            "source_file": path.name,
+            "content": content,
+        }
+        data = current().request("POST", f"{self._path}/import", json=body)
+        self._apply(data)
+        self.source_type, self.source_file = kind, path.name
+        self.examples = [
+            Example.from_dict(e)
+            for e in _pages(f"{self._path}/{self.id}/examples", {"version": self.version})
+        ]
+        return self
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Dataset:

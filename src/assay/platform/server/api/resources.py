@@ -28,10 +28,12 @@ from assay.platform.server.auth.keys import Principal
 from assay.platform.server.errors import ApiError, invalid
 from assay.platform.server.schemas.bodies import (
     CriteriaIn,
+    DatasetImportIn,
     DatasetIn,
     ExperimentIn,
     TaskIn,
 )
+from assay.platform.server.schemas.dataset_files import ImportRefused, parse_examples
 from assay.platform.server.storage import models
 from assay.platform.server.storage.experiments import ExperimentRepo, experiment_json
 from assay.platform.server.storage.repos import CriteriaRepo, DatasetRepo, TaskRepo, iso
@@ -129,6 +131,31 @@ def create_dataset(body: DatasetIn, request: Request, principal: Writer) -> dict
     with state_of(request).transaction() as session:
         dataset, version = DatasetRepo(session, principal.project_id).create(_dataset_values(body))
         return dataset_json(dataset, version)
+
+
+@router.post("/datasets/import", status_code=201)
+def import_dataset(body: DatasetImportIn, request: Request, principal: Writer) -> dict[str, Any]:
+    """A dataset from a file's text, checked as the web UI's import checks it: a new dataset, or
+    a new version of the one with that name. A bad row is a 422 naming it; nothing is saved."""
+    try:
+        examples = parse_examples(body.content, body.source_type)
+    except ImportRefused as exc:
+        raise invalid("content", str(exc)) from None
+    values = {
+        "name": body.name,
+        "source_type": body.source_type,
+        "source_file": body.source_file,
+        "questions_qty": len(examples),
+        "examples": examples,
+    }
+    with state_of(request).transaction() as session:
+        repo = DatasetRepo(session, principal.project_id)
+        existing = repo.by_name(body.name)
+        if existing is None:
+            dataset, version = repo.create(values)
+            return {**dataset_json(dataset, version), "new_version": True}
+        dataset, version, changed = repo.replace(existing.id, values)
+        return {**dataset_json(dataset, version), "new_version": changed}
 
 
 @router.get("/datasets")

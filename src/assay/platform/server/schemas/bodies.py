@@ -4,7 +4,7 @@ naming the field rather than a value silently dropped."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import (
     AfterValidator,
@@ -19,6 +19,7 @@ from pydantic import (
 NAME_MAX = 200
 SHORT_MAX = 1_000
 TEXT_MAX = 20_000
+FILE_MAX = 900_000  # characters of an imported file (the JSON API takes bodies up to 1 MB)
 CONTEXT_MAX = 100_000
 CONTEXTS_MAX = 100
 EXAMPLES_MAX = 10_000
@@ -95,6 +96,15 @@ class DatasetIn(Body):
     source_file: Short = ""
     questions_qty: Annotated[StrictInt, Field(ge=0, le=INT_MAX)] = 0
     examples: Annotated[list[ExampleIn], Field(max_length=EXAMPLES_MAX)] = []
+
+
+class DatasetImportIn(Body):
+    """A dataset file sent whole: its text, and what kind of file it is."""
+
+    name: Name
+    source_type: Literal["csv", "jsonl", "json"]
+    source_file: Short = ""
+    content: Annotated[str, StringConstraints(max_length=FILE_MAX)]
 
 
 class TaskIn(Body):

@@ -20,9 +20,9 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import UploadFile
 
-from assay.errors import DataError
 from assay.platform.server.errors import ApiError
-from assay.platform.server.schemas.bodies import EXAMPLES_MAX, DatasetIn, ExampleIn
+from assay.platform.server.schemas.bodies import DatasetIn
+from assay.platform.server.schemas.dataset_files import COLUMNS, ImportRefused, parse_examples
 from assay.platform.server.storage.repos import DatasetRepo
 from assay.platform.server.ui.datasets import _dataset, example_dict
 from assay.platform.server.ui.web import (
@@ -35,11 +35,8 @@ from assay.platform.server.ui.web import (
     see_other,
     state_of,
 )
-from assay.schema.strict_text import csv_records, strict_json
 
 router = APIRouter(prefix="/p/{project_id}")  # under the UI app, mounted at /ui
-COLUMNS = ("question", "ground_truth_answer", "ground_truth_context")
-ALIASES = {"answer": "ground_truth_answer", "contexts": "ground_truth_context"}
 
 
 def to_csv(examples: list[dict[str, Any]]) -> str:
@@ -62,64 +59,6 @@ def to_csv(examples: list[dict[str, Any]]) -> str:
 
 def to_jsonl(examples: list[dict[str, Any]]) -> str:
     return "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in examples)
-
-
-def _context(value: Any) -> Any:
-    if isinstance(value, str) and value.strip().startswith("["):
-        try:
-            parsed = json.loads(value)
-        except json.JSONDecodeError:
-            return value
-        return parsed
-    return value if value is not None else ""
-
-
-def parse_examples(text: str, kind: str) -> list[dict[str, Any]]:
-    """The examples of a CSV or JSONL file; a bad row is a UiError naming it (1-based) and the field."""
-    rows: list[tuple[int, dict[str, Any]]] = []
-    if kind == "jsonl":
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                value = strict_json(line)
-            except json.JSONDecodeError as exc:
-                raise UiError(422, f"line {number}: not JSON ({exc.msg})", "Not imported") from None
-            except ValueError as exc:  # a key given twice: which value was meant is unknowable
-                raise UiError(422, f"line {number}: {exc}", "Not imported") from None
-            if not isinstance(value, dict):
-                raise UiError(422, f"line {number}: an example is a JSON object", "Not imported")
-            rows.append((number, value))
-    else:
-        # rows numbered as a spreadsheet shows them: the header is row 1
-        try:
-            rows = list(csv_records(io.StringIO(text, newline=""), first_row=2))
-        except DataError as exc:
-            where = f"row {exc.row}: " if exc.row is not None else ""
-            raise UiError(422, f"{where}{exc.detail}", "Not imported") from None
-        if "question" not in rows[0][1]:
-            raise UiError(422, "row 1: the CSV header needs a `question` column", "Not imported")
-    if len(rows) > EXAMPLES_MAX:
-        raise UiError(422, f"the file has {len(rows)} examples; the limit is {EXAMPLES_MAX}")
-    examples = []
-    where = "line" if kind == "jsonl" else "row"
-    for number, row in rows:
-        values = {ALIASES.get(k, k): v for k, v in row.items() if k is not None}
-        unknown = sorted(set(values) - set(COLUMNS))
-        if unknown:
-            raise UiError(422, f"{where} {number}: unknown column {unknown[0]!r}", "Not imported")
-        values["ground_truth_context"] = _context(values.get("ground_truth_context"))
-        values.setdefault("ground_truth_answer", "")
-        values["ground_truth_answer"] = values["ground_truth_answer"] or ""
-        try:
-            examples.append(ExampleIn.model_validate(values).model_dump())
-        except ValidationError as exc:
-            problem = exc.errors()[0]
-            name = ".".join(str(p) for p in problem["loc"]) or "row"
-            raise UiError(
-                422, f"{where} {number}, {name}: {problem['msg']}", "Not imported"
-            ) from None
-    return examples
 
 
 @router.get("/datasets/{dataset_id}/export.{kind}")
@@ -164,7 +103,10 @@ async def import_file(request: Request, project_id: int) -> Response:
         text = (await upload.read()).decode("utf-8-sig")
     except UnicodeDecodeError:
         raise UiError(422, "file: not UTF-8 text", "Not imported") from None
-    examples = parse_examples(text, kind)
+    try:
+        examples = parse_examples(text, kind)
+    except ImportRefused as exc:
+        raise UiError(422, str(exc), "Not imported") from None
     name = field(form, "name").strip() or upload.filename.rsplit(".", 1)[0]
     try:
         body = DatasetIn(name=name, source_type=kind, source_file=upload.filename[:1000])
