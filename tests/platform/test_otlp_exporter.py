@@ -173,6 +173,7 @@ def test_assay_serve_stores_every_span_of_a_default_exporter_batch(assay_serve):
     assert_all_stored(exporter, ids, base, key)
 
 
+@pytest.mark.slow  # a 32 MB body and a 33 MB gzip bomb
 def test_assay_serve_takes_the_gzip_exporter_and_refuses_past_the_limit(assay_serve):
     base, key = assay_serve
     url, auth = f"{base}/otlp/v1/traces", {"Authorization": f"Bearer {key}"}
@@ -226,7 +227,14 @@ def test_the_limit_is_set_with_max_request_mb(tmp_path: Path):
             os.environ["ASSAY_MAX_REQUEST_MB"] = env_before
 
 
-@pytest.mark.parametrize("encoding", ["protobuf", "json", "json+gzip"])
+@pytest.mark.parametrize(
+    "encoding",
+    [
+        "protobuf",
+        pytest.param("json", marks=pytest.mark.slow),
+        pytest.param("json+gzip", marks=pytest.mark.slow),
+    ],
+)
 def test_live_server_stores_the_default_batch(live, encoding):
     """On SQLite and PostgreSQL: the exporter's batch as protobuf, and the same spans as OTLP/JSON
     (ids in hex, as the JavaScript exporter sends them), plain and gzipped."""
