@@ -266,6 +266,8 @@ def test_json_bodies_gzip_and_limits(live):
             headers={**auth, "Content-Type": "application/json", "Content-Encoding": "gzip"},
         )
         assert answer.status_code == 413
+        message = answer.json()["error"]["message"]  # names the limit and how to raise it
+        assert "32 MB" in message and "--max-request-mb" in message, message
         bad_id = otlp_json("zz" * 16, "00f067aa0ba902b7")
         answer = http.post(url, json=bad_id, headers=auth)
         assert answer.status_code == 400
