@@ -9,7 +9,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from assay.platform import Cohort, Experiment
+from assay.platform import (
+    Cohort,
+    Conflict,
+    Experiment,
+    NotFound,
+    RagPipeline,
+    ValidationFailed,
+)
 from tests.platform.test_experiments import CAPITALS, behaviour, seed_objects
 
 
@@ -64,13 +71,16 @@ def pipeline():
 def test_a_pipeline_cohort_is_answered_by_the_registered_endpoint(sdk, live, fake, pipeline):
     fake.default = behaviour()
     dataset, task, criteria = seed_objects(fake, "-rag")
+    # registered through the SDK, as a RagMetrics user would (issue #41)
+    hyde = RagPipeline(name="hyde", url=pipeline.url).save()
+    assert hyde.id is not None
+    assert RagPipeline(name="hyde", url=pipeline.url).save().id == hyde.id  # the same: no change
+    with pytest.raises(Conflict, match="another URL or timeout"):
+        RagPipeline(name="hyde", url=pipeline.url + "/other").save()
+    assert [(p.name, p.url) for p in RagPipeline.list()] == [("hyde", pipeline.url)]
     with live.client(sdk.login.__globals__["_client"].key) as client:
-        made = client.post("/rag-pipelines", json={"name": "hyde", "url": pipeline.url})
-        assert made.status_code == 201, made.text
         again = client.post("/rag-pipelines", json={"name": "hyde", "url": pipeline.url})
-        assert again.status_code == 409
-        listed = client.get("/rag-pipelines").json()["items"]
-        assert [p["name"] for p in listed] == ["hyde"]
+        assert again.status_code == 409  # the API itself refuses a taken name
 
     experiment = Experiment(
         name="RAG vs model",
@@ -98,6 +108,17 @@ def test_a_pipeline_cohort_is_answered_by_the_registered_endpoint(sdk, live, fak
     # no model was asked to generate for the pipeline cohort
     generated = [r.body["model"] for r in fake.chat_requests if r.body["model"].startswith("gen")]
     assert generated == ["gen-b"] * 4
+
+
+def test_pipelines_register_list_and_delete_through_the_sdk(sdk):
+    RagPipeline(name="basic-rag", url="http://127.0.0.1:9/rag", timeout_s=5).save()
+    assert [(p.name, p.timeout_s) for p in RagPipeline.list()] == [("basic-rag", 5)]
+    with pytest.raises(ValidationFailed, match="url"):
+        RagPipeline(name="bad", url="file:///etc/passwd").save()
+    RagPipeline.delete("basic-rag")
+    assert RagPipeline.list() == []
+    with pytest.raises(NotFound, match="no RAG pipeline named 'basic-rag'"):
+        RagPipeline.delete("basic-rag")
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from assay.platform.sdk.experiment import Experiment
 from assay.platform.sdk.export import export_stats, flush
 from assay.platform.sdk.monitor import monitor
 from assay.platform.sdk.objects import Cohort, Criteria, Dataset, Example, RagMetricsObject, Task
+from assay.platform.sdk.pipelines import RagPipeline
 from assay.platform.sdk.result_export import add_scores, upload_result
 from assay.platform.sdk.review import ReviewQueue
 from assay.platform.sdk.traces import Trace
@@ -29,6 +30,7 @@ __all__ = [
     "NotFound",
     "PlatformError",
     "RagMetricsObject",
+    "RagPipeline",
     "RateLimited",
     "ReviewQueue",
     "ServerUnavailable",
