@@ -1,8 +1,10 @@
 """What tracing costs the application (issue #17): caller time per monitored call, and memory
-when the assay server is down for 100,000 calls.
+when the assay server is down for 100,000 calls; how many traces a second reach a real
+`assay serve` (issue #45).
 
     .venv/bin/python benchmarks/tracing_overhead.py            # writes benchmarks/results/tracing_overhead.{json,md}
     .venv/bin/python benchmarks/tracing_overhead.py --quick    # fewer calls, nothing written
+    .venv/bin/python benchmarks/tracing_overhead.py --only server   # part 4 alone, merged into the results
 
 1. Over HTTP: the real `openai.OpenAI` client against the loopback fake OpenAI server
    (`tests/models/fake_openai.py`), plain and monitored calls interleaved; the traces go to a
@@ -14,6 +16,11 @@ when the assay server is down for 100,000 calls.
    without network noise. Same collector, same export thread.
 3. Server down: 100,000 instrumented calls with the server's port closed; Python heap
    (tracemalloc) and RSS every 10,000 calls, and the exporter's counters (dropped, waiting).
+4. A real server: `assay serve` (SQLite, default settings) in its own process on 127.0.0.1, the
+   exporter at its defaults. An application thread makes 20,000 instrumented calls paced at 2,000
+   a second: traces dropped, and how long the export needs after the last call. Then 20,000 calls
+   as fast as the thread can, with a queue that holds them all: traces stored a second from the
+   first call to the last trace stored (the export's ceiling on this machine).
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ import platform
 import socket
 import statistics
 import sys
+import tempfile
+import threading
 import time
 import tracemalloc
 from pathlib import Path
@@ -38,6 +47,7 @@ import openai  # noqa: E402
 from openai.types.chat import ChatCompletion  # noqa: E402
 from tests.models import fake_openai  # noqa: E402
 from tests.platform.test_sdk_tracing_export import Collector  # noqa: E402
+from tests.platform.test_trace_export_load import Serve  # noqa: E402
 
 import assay.platform as ragmetrics  # noqa: E402
 from assay.platform.sdk import export  # noqa: E402
@@ -212,6 +222,68 @@ def server_down(calls: int) -> dict[str, object]:
     }
 
 
+def _app_run(calls: int, rate: float | None) -> tuple[float, float]:
+    """`calls` instrumented calls from a thread, paced at `rate` a second (None: no pause);
+    (the start, as time.perf_counter, and the calls a second made)."""
+    answer = canned_completion()
+    wrapped = _monitored_call(
+        lambda **_: answer, CHAT, {"metadata": {"bench": True}, "callback": None}
+    )
+    times: list[float] = []
+
+    def run() -> None:
+        started = time.perf_counter()
+        for n in range(calls):
+            if rate is not None and (ahead := started + n / rate - time.perf_counter()) > 0:
+                time.sleep(ahead)
+            wrapped(model="m", messages=[{"role": "user", "content": f"question {n}"}])
+        times.extend((started, time.perf_counter()))
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
+    return times[0], calls / (times[1] - times[0])
+
+
+def real_server(calls: int, rate: float) -> dict[str, object]:
+    results: dict[str, object] = {}
+    with tempfile.TemporaryDirectory() as home:
+        serve = Serve(Path(home)).start()
+        try:
+            session = ragmetrics.sdk.client.Client(serve.key, serve.base)
+            for name, options, pace in (
+                ("paced", {}, rate),
+                ("ceiling", {"max_queue": calls}, None),
+            ):
+                exporter = export.Exporter(session=lambda: session, **options)
+                previous, export._exporter = export._exporter, exporter
+                try:
+                    started, made = _app_run(calls, pace)
+                    calls_done = time.perf_counter()
+                    assert exporter.flush(300)
+                    flushed = time.perf_counter()
+                finally:
+                    export._exporter = previous
+                    exporter.shutdown(1.0)
+                stats = exporter.stats()
+                results[name] = {
+                    "calls": calls,
+                    "calls_per_second": round(made),
+                    "max_queue": exporter.max_queue,
+                    "senders": getattr(exporter, "senders", 1),  # one thread before #45
+                    "batch_size": exporter.batch_size,
+                    "sent": stats["sent"],
+                    "dropped": stats["dropped"],
+                    "rejected": stats["rejected"],
+                    "drain_seconds": round(flushed - calls_done, 2),
+                    "stored_per_second": round(stats["sent"] / (flushed - started)),
+                }
+            results["stored"] = len(serve.stored())
+        finally:
+            serve.stop()
+    return results
+
+
 def markdown(result: dict[str, object]) -> str:
     http, inst, down = result["over_http"], result["instrumentation"], result["server_down"]
     lines = [
@@ -267,28 +339,87 @@ def markdown(result: dict[str, object]) -> str:
         "growing once the queue is full: the oldest traces are dropped and counted.",
         "",
     ]
+    server = result.get("real_server")
+    if server:
+        lines += [
+            "## A real `assay serve`: traces a second (issue #45)",
+            "",
+            "`assay serve` on SQLite in its own process on 127.0.0.1, the exporter at its defaults. "
+            "An application thread makes 20,000 instrumented calls paced at 2,000 a second, then "
+            "20,000 as fast as it can with a queue that holds them all (the export's ceiling).",
+            "",
+            "| exporter | run | calls a second | queue bound | sent | dropped | export after the last call (s) | stored a second |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        before = result.get("real_server_before")
+        for name, data in (("before #45", before), ("now", server)):
+            if not data:
+                continue
+            setup = f"{name}: {data['paced']['senders']} sender(s), batches of {data['paced']['batch_size']}"
+            for label, run in (
+                ("paced at 2,000 a second", data["paced"]),
+                ("as fast as it can", data["ceiling"]),
+            ):
+                lines.append(
+                    f"| {setup} | {label} | {run['calls_per_second']:,} | "
+                    f"{run['max_queue']:,} | {run['sent']:,} | {run['dropped']:,} | "
+                    f"{run['drain_seconds']} | {run['stored_per_second']:,} |"
+                )
+        lines.append("")
+        for name, data in (("before #45", before), ("now", server)):
+            if data:
+                lines.append(
+                    f"- {name}: run {data.get('date', result['date'])}, load average "
+                    f"{data.get('load_before', '?')} before and {data.get('load_after', '?')} after; "
+                    f"traces on the server afterwards: {data['stored']:,}."
+                )
+        lines += [
+            "",
+            "The machine has 2 cores shared by the application, its export threads and the server; "
+            'other work on it lowers every figure. "Before" is the exporter and server of the '
+            "commit before issue #45's change, run with the same command "
+            "(`--only server --before`).",
+            "",
+        ]
     return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer calls; nothing written")
+    parser.add_argument("--only", choices=["server"], help="run one part, merged into the results")
+    parser.add_argument(
+        "--before",
+        action="store_true",
+        help="with --only server: store the run as the figure before a change (real_server_before)",
+    )
     args = parser.parse_args()
+    out = ROOT / "benchmarks" / "results"
     load_before = os.getloadavg()[0]
-    result = {
-        "date": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "python": platform.python_version(),
-        "cores": os.cpu_count(),
-        "load_before": round(load_before, 2),
-        "over_http": over_http(200 if args.quick else 2_000),
-        "instrumentation": instrumentation(2_000 if args.quick else 50_000),
-        "server_down": server_down(20_000 if args.quick else 100_000),
-    }
-    result["load_after"] = round(os.getloadavg()[0], 2)
+    now = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    if args.only == "server":
+        result = json.loads((out / "tracing_overhead.json").read_text())
+        result["real_server_before" if args.before else "real_server"] = {
+            "date": now,
+            "load_before": round(load_before, 2),
+            **real_server(20_000, 2_000),
+            "load_after": round(os.getloadavg()[0], 2),
+        }
+    else:
+        result = {
+            "date": now,
+            "python": platform.python_version(),
+            "cores": os.cpu_count(),
+            "load_before": round(load_before, 2),
+            "over_http": over_http(200 if args.quick else 2_000),
+            "instrumentation": instrumentation(2_000 if args.quick else 50_000),
+            "server_down": server_down(20_000 if args.quick else 100_000),
+            "real_server": real_server(4_000 if args.quick else 20_000, 2_000),
+        }
+        result["load_after"] = round(os.getloadavg()[0], 2)
     text = markdown(result)
     print(text)
     if not args.quick:
-        out = ROOT / "benchmarks" / "results"
         (out / "tracing_overhead.json").write_text(json.dumps(result, indent=2) + "\n")
         (out / "tracing_overhead.md").write_text(text)
 

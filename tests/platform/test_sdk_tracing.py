@@ -53,7 +53,8 @@ def sent(collector: Collector, n: int) -> list[dict]:
     assert flush(10)
     traces = collector.wait_for(n)
     assert len(traces) == n, traces
-    return traces
+    # in the order they were made: batches go out in parallel and may arrive in any order
+    return sorted(traces, key=lambda trace: trace["created_at"])
 
 
 def openai_client(url: str, cls=openai.OpenAI):

@@ -6,8 +6,11 @@ other tracing tests import it. The application's calls must return normally what
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
 import logging
+import random
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -28,8 +31,11 @@ class Collector:
         self.batches: list[list[dict[str, Any]]] = []
         self.attempts = 0
         self.refuse_id: str | None = None  # a trace with this id gets a 422 naming its index
-        self.request_sizes: list[int] = []
+        self.request_sizes: list[int] = []  # bytes on the wire (compressed when gzip)
+        self.takes_gzip = True  # False: answers a gzip request as a server from before gzip did
         self.auth_headers: list[str | None] = []
+        self.encodings: list[str | None] = []  # each request's Content-Encoding
+        self.in_flight = self.most_in_flight = 0  # requests being answered at once
         self._lock = threading.Lock()
         self._httpd = ThreadingHTTPServer(("127.0.0.1", port), _CollectorHandler)
         self._httpd.daemon_threads = True
@@ -85,15 +91,28 @@ class _CollectorHandler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         collector: Collector = self.server.collector  # type: ignore[attr-defined]
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        body = json.loads(raw)
-        ids = [trace["id"] for trace in body["traces"]]
+        encoding = self.headers.get("Content-Encoding")
         with collector._lock:
             collector.attempts += 1
             collector.request_sizes.append(len(raw))
+            collector.encodings.append(encoding)
             collector.auth_headers.append(self.headers.get("Authorization"))
-            status, delay = collector.status, collector.delay
-        if delay:
-            time.sleep(delay)
+            status, delay, takes_gzip = collector.status, collector.delay, collector.takes_gzip
+            collector.in_flight += 1
+            collector.most_in_flight = max(collector.most_in_flight, collector.in_flight)
+        try:
+            if encoding == "gzip" and not takes_gzip:  # as a server from before gzip: not JSON
+                return self._reply(400, {"error": {"code": "bad_request", "message": "?"}})
+            body = json.loads(gzip.decompress(raw) if encoding == "gzip" else raw)
+            if delay:
+                time.sleep(delay)
+            ids = [trace["id"] for trace in body["traces"]]
+            self._answer(collector, body, ids, status)
+        finally:
+            with collector._lock:
+                collector.in_flight -= 1
+
+    def _answer(self, collector: Collector, body: Any, ids: list[str], status: int) -> None:
         if status >= 300:
             return self._reply(status, {"error": {"code": "refused", "message": "no"}})
         if collector.refuse_id in ids:
@@ -130,7 +149,11 @@ def test_records_are_batched_and_sent_with_the_key(collector):
     for n in range(120):
         exporter.submit(record, n)
     assert exporter.flush(5)
-    assert [t["id"] for t in collector.traces] == [f"t{n}" for n in range(120)]
+    # batches go out in parallel, so they may arrive in any order; each keeps its own order
+    assert sorted(t["id"] for t in collector.traces) == sorted(f"t{n}" for n in range(120))
+    for batch in collector.batches:
+        numbers = [int(t["id"][1:]) for t in batch]
+        assert numbers == sorted(numbers)
     assert all(len(batch) <= 50 for batch in collector.batches)
     assert len(collector.batches) < 120  # batched, not one request per trace
     assert set(collector.auth_headers) == {"Bearer secret-key"}
@@ -238,9 +261,10 @@ def test_a_trace_the_server_refuses_is_dropped_alone(collector):
     exporter.shutdown()
 
 
-def test_requests_stay_under_the_body_cap(collector):
-    exporter = make_exporter(collector.url)
-    big = "x" * 300_000
+@pytest.mark.parametrize("gzip_on", [True, False])
+def test_requests_stay_under_the_body_cap(collector, gzip_on):
+    exporter = make_exporter(collector.url, gzip=gzip_on)
+    big = base64.b64encode(random.Random(7).randbytes(225_000)).decode()  # 300 kB, incompressible
     for n in range(5):
         exporter.submit(lambda n: {"id": f"t{n}", "input": big}, n)
     huge = {"id": "huge", "input": "small", "raw_input": "y" * 2_000_000, "spans": []}
@@ -304,4 +328,39 @@ def test_a_forked_child_exports_with_its_own_thread(collector):
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert sorted(t["id"] for t in collector.traces) == ["t1", "t2"]
+    exporter.shutdown()
+
+
+def test_requests_are_gzipped_and_batches_go_out_in_parallel(collector):
+    collector.delay = 0.3  # a server that takes its time with each batch
+    exporter = make_exporter(collector.url, batch_size=20, senders=4)
+    started = time.perf_counter()
+    for n in range(80):
+        exporter.submit(record, n)
+    assert exporter.flush(10)
+    took = time.perf_counter() - started
+    assert sorted(t["id"] for t in collector.traces) == sorted(f"t{n}" for n in range(80))
+    assert set(collector.encodings) == {"gzip"}
+    assert collector.most_in_flight >= 2  # 4 batches of 20 at once, not one after another
+    assert took < 4 * 0.3 + 0.5
+    stats = exporter.stats()
+    assert stats["sent"] == 80 and stats["dropped"] == 0 and stats["waiting"] == 0
+    exporter.shutdown()
+
+
+def test_a_server_without_gzip_gets_plain_json_and_loses_nothing(collector, caplog):
+    collector.takes_gzip = False
+    exporter = make_exporter(collector.url)
+    with caplog.at_level(logging.WARNING, logger="assay.platform.tracing"):
+        for n in range(30):
+            exporter.submit(record, n)
+        assert exporter.flush(5)
+        for n in range(30, 40):
+            exporter.submit(record, n)
+        assert exporter.flush(5)
+    assert sorted(t["id"] for t in collector.traces) == sorted(f"t{n}" for n in range(40))
+    assert collector.encodings[0] == "gzip"  # tried once; plain JSON from then on
+    assert collector.encodings[1:] == [None] * (len(collector.encodings) - 1)
+    assert exporter.stats()["rejected"] == 0 and exporter.stats()["dropped"] == 0
+    assert not caplog.records  # not a failure: nothing to warn about
     exporter.shutdown()

@@ -8,6 +8,7 @@ dicts at `MAX_ITEMS` items, nesting at `MAX_DEPTH`, no NUL characters or lone su
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
@@ -23,8 +24,32 @@ NAME_MAX, SHORT_MAX, ERROR_MAX = 200, 1_000, 20_000
 CONTEXT_MAX, CONTEXTS_MAX, SPANS_MAX = 100_000, 100, 500
 
 
+_SCALARS = frozenset({bool, int})
+
+
 def jsonable(value: Any, depth: int = 0) -> Any:
     """Any value as JSON (bounded: long strings and lists are cut, marked with '…')."""
+    kind = type(value)  # the exact JSON types first: most of a trace, on the export's hot path
+    if kind is str:
+        return value if _plain(value, MAX_TEXT) else text(value)
+    if kind in _SCALARS or value is None:
+        return value
+    if kind is dict and depth < MAX_DEPTH:
+        out = {}
+        for key, item in itertools.islice(value.items(), MAX_ITEMS):
+            key = key if type(key) is str and _plain(key, NAME_MAX) else text(str(key), NAME_MAX)
+            kind = type(item)
+            if (kind is str and _plain(item, MAX_TEXT)) or kind in _SCALARS or item is None:
+                out[key] = item
+            else:
+                out[key] = jsonable(item, depth + 1)
+        return out
+    if kind is list and depth < MAX_DEPTH:
+        return [jsonable(v, depth + 1) for v in itertools.islice(value, MAX_ITEMS)]
+    return _other(value, depth)
+
+
+def _other(value: Any, depth: int) -> Any:
     if value is None or isinstance(value, (bool, int)):
         return value
     if isinstance(value, float):
@@ -53,6 +78,11 @@ def jsonable(value: Any, depth: int = 0) -> Any:
     if isinstance(value, datetime):
         return value.isoformat()
     return text(repr(value))
+
+
+def _plain(value: str, limit: int) -> bool:
+    """A string `text` would keep as it is (ASCII, so no lone surrogate; no NUL; short enough)."""
+    return len(value) <= limit and value.isascii() and "\x00" not in value
 
 
 def text(value: str, limit: int = MAX_TEXT) -> str:

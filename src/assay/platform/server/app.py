@@ -5,7 +5,9 @@ any body is read or parsed), then the key's rate limit when one is set (429 with
 rate_limit.py), then the body cap (Content-Length over the cap, or a streamed body that grows past
 it: 413). The JSON API's cap is 1 MB (the SDK splits its requests under it); an OTLP export may be
 up to `--max-request-mb` (32 MB by default, config.max_request_bytes), since the official
-exporters send 512 spans a request whatever their size. Every error is
+exporters send 512 spans a request whatever their size. The SDK's trace ingest
+(`POST /api/v1/traces`) may come gzip-compressed: 1 MB on the wire, unpacked up to
+`--max-request-mb` (`Unpack`). Every error is
 `{"error": {"code", "message", "field"?, "existing_id"?}}`.
 """
 
@@ -52,6 +54,7 @@ log = logging.getLogger("assay.platform.server")
 
 API = "/api/v1"
 PUBLIC_PATHS = frozenset({f"{API}/health"})
+GZIP_PATHS = frozenset({f"{API}/traces"})  # the SDK's trace ingest takes gzip bodies (Unpack)
 DEFAULT_MAX_BODY = 1_000_000
 
 
@@ -166,6 +169,65 @@ class BodyLimit:
             return message
 
         await self.app(scope, limited, send)
+
+
+class Unpack:
+    """A gzip-compressed body (`Content-Encoding: gzip`) of `paths` (the SDK's trace ingest)
+    unpacked before the route reads it as JSON. Inside `BodyLimit`, so the body on the wire keeps
+    the API's cap; unpacked it may reach `limit` (the server's `max_request`, as an OTLP export
+    may): past it a 413 naming the limit, a corrupt or cut-off body a 400, an encoding other than
+    gzip a 415. Other requests pass untouched."""
+
+    def __init__(self, app: Any, *, paths: frozenset[str], limit: int) -> None:
+        self.app, self.paths, self.limit = app, paths, limit
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope["path"] not in self.paths:
+            await self.app(scope, receive, send)
+            return
+        encoding = Headers(scope=scope).get("content-encoding", "").strip().lower()
+        if encoding in ("", "identity"):
+            await self.app(scope, receive, send)
+            return
+        chunks = []
+        while True:
+            try:
+                message = await receive()
+            except StarletteHTTPException as exc:  # BodyLimit: past the cap on the wire
+                await send_error(send, exc.status_code, "too_large", str(exc.detail))
+                return
+            if message["type"] != "http.request":  # the client went away
+                return
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        try:
+            data = otlp_ingest.decompress(b"".join(chunks), encoding, self.limit)
+        except ApiError as exc:
+            message_text = exc.message
+            if exc.status == 413:
+                message_text = (
+                    f"the body unpacks to over {self.limit / 1_000_000:g} MB, the limit of an "
+                    f"unpacked request ({MAX_REQUEST_HINT})"
+                )
+            await send_error(send, exc.status, exc.code, message_text)
+            return
+        headers = [
+            (name, value)
+            for name, value in scope["headers"]
+            if name.lower() not in (b"content-encoding", b"content-length")
+        ]
+        headers.append((b"content-length", str(len(data)).encode()))
+        sent = False
+
+        async def unpacked() -> Any:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": data, "more_body": False}
+            return await receive()  # after the body: the disconnect, when it comes
+
+        await self.app({**scope, "headers": headers}, unpacked, send)
 
 
 def _field(loc: tuple[Any, ...] | list[Any]) -> str:
@@ -310,6 +372,7 @@ def create_app(
     ui_mount.install(app)  # the web UI under /ui: its routes, static files, error pages and guard
     app.state.rate_limit = limit
     # innermost: runs last
+    app.add_middleware(Unpack, paths=GZIP_PATHS, limit=state.max_request)
     app.add_middleware(BodyLimit, limit=max_body_bytes, otlp_limit=state.max_request)
     if limit is not None:
         app.add_middleware(RateLimitMiddleware, limit=limit)
@@ -317,4 +380,4 @@ def create_app(
     return app
 
 
-__all__ = ["API", "AuthMiddleware", "BodyLimit", "ServerState", "create_app"]
+__all__ = ["API", "AuthMiddleware", "BodyLimit", "ServerState", "Unpack", "create_app"]

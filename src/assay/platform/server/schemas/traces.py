@@ -36,7 +36,42 @@ CONDITION_MAX = DEFAULT_LIMITS.max_length
 CRITERIA_MAX = 20
 
 
+def _fine(value: Any, depth: int) -> bool:
+    """True when `value` passes every check of `_json_value`, found without building the field
+    names (an ingest checks every value of every trace); False sends it to `_json_value`'s walk,
+    which names the problem (or, for a type seen only here, accepts it)."""
+    if depth > JSON_DEPTH:
+        return False
+    kind = type(value)
+    if kind is str:
+        return "\x00" not in value and (value.isascii() or _utf8(value))
+    # loops rather than all(...): no generator per container on this hot path
+    if kind is dict:
+        for key, item in value.items():  # noqa: SIM110
+            if not (_fine(key, depth + 1) and _fine(item, depth + 1)):
+                return False
+        return True
+    if kind is list:
+        for item in value:  # noqa: SIM110
+            if not _fine(item, depth + 1):
+                return False
+        return True
+    if kind is float:
+        return math.isfinite(value)
+    return kind is int or kind is bool or value is None
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _json_value(value: Any, where: str = "", depth: int = 0) -> Any:
+    if depth == 0 and _fine(value, 0):
+        return value
     if depth > JSON_DEPTH:
         raise ValueError(f"{where or 'value'} is nested deeper than {JSON_DEPTH} levels")
     if isinstance(value, str):

@@ -43,15 +43,18 @@ class TraceRepo(ProjectScoped):
             if trace.id not in rows:
                 rows[trace.id] = row_columns(trace_values(trace, self.project_id, now))
         ordered = list(rows.values())  # in batch order: arrival order is the paging order
-        stored: list[str] = []
-        for start in range(0, len(ordered), 500):  # under SQLite's bound-parameter cap
-            statement = (
-                insert_for(self.session, T.__table__)
-                .values(ordered[start : start + 500])
-                .on_conflict_do_nothing(index_elements=["project_id", "id"])
-                .returning(T.__table__.c.id)
-            )
-            stored += list(self.session.scalars(statement))
+        if not ordered:
+            return [], len(traces)
+        # One statement given every row (executemany): SQLAlchemy sends it as multi-row INSERTs
+        # under the driver's bound-parameter cap, and its compiled form is cached; a statement
+        # with the rows in its VALUES was compiled anew for each batch (most of the ingest time).
+        statement = (
+            insert_for(self.session, T.__table__)
+            .on_conflict_do_nothing(index_elements=["project_id", "id"])
+            .returning(T.__table__.c.id)
+        )
+        inserted = set(self.session.scalars(statement, ordered))
+        stored = [row["id"] for row in ordered if row["id"] in inserted]  # in batch order
         return stored, len(traces) - len(stored)
 
     # -- reading -----------------------------------------------------------------------------------
