@@ -4,6 +4,9 @@ before each write that the claim still holds.
 Claiming is one `UPDATE … WHERE id = (SELECT … FOR UPDATE SKIP LOCKED) RETURNING …` (on SQLite,
 whose writers are serialised by `BEGIN IMMEDIATE`, the lock clause is left out). A running job
 whose heartbeat is older than `stale_after` seconds (its worker died) is claimed again and resumes.
+A claim also records the worker's process (`holder.py`: host, pid, start time), so a worker on
+the same host takes over at once from one that is provably gone (killed, crashed): a restarted
+`assay serve` resumes its experiment within a poll, not after the heartbeat's timeout.
 A claim is lost when another worker took the job over or the job was cancelled; a run that lost
 its claim writes nothing more.
 
@@ -20,6 +23,8 @@ from typing import Any
 
 from sqlalchemy import or_, select, update
 
+from assay.platform.server.jobs import holder
+from assay.platform.server.jobs.holder import Process
 from assay.platform.server.storage import models
 
 
@@ -60,8 +65,16 @@ def claim_lost(session: Any, job_id: int, owner: str) -> LostClaim | None:
     return None
 
 
-def claim_next(state: Any, owner: str, kinds: tuple[str, ...], stale_after: float) -> Claim | None:
-    """Claim the oldest queued job of one of `kinds`, or a running one whose heartbeat is stale."""
+def claim_next(
+    state: Any,
+    owner: str,
+    kinds: tuple[str, ...],
+    stale_after: float,
+    process: Process | None = None,
+) -> Claim | None:
+    """Claim a job of one of `kinds`: first a running one whose worker's process is provably gone
+    (on this host), then the oldest queued one or a running one whose heartbeat is stale."""
+    process = process or holder.this_process()
     now = datetime.now(timezone.utc)
     stale = now - timedelta(seconds=stale_after)
     job = models.Job
@@ -79,12 +92,62 @@ def claim_next(state: Any, owner: str, kinds: tuple[str, ...], stale_after: floa
     statement = (
         update(job)
         .where(job.id == candidate.scalar_subquery())
-        .values(status="running", claimed_by=owner, heartbeat_at=now, attempts=job.attempts + 1)
+        .values(_claimed(owner, process, now))
         .returning(job.id, job.experiment_id, job.project_id, job.kind, job.queue_id)
     )
     with state.transaction() as session:
+        taken = _take_over_the_dead(session, owner, kinds, process, now)
+        if taken is not None:
+            return taken
         row = session.execute(statement).first()
     return Claim(*row) if row else None
+
+
+def _claimed(owner: str, process: Process, now: datetime) -> dict[str, Any]:
+    return {
+        "status": "running",
+        "claimed_by": owner,
+        "claimed_host": process.host,
+        "claimed_pid": process.pid,
+        "claimed_started": process.started,
+        "heartbeat_at": now,
+        "attempts": models.Job.attempts + 1,
+    }
+
+
+def _take_over_the_dead(
+    session: Any, owner: str, kinds: tuple[str, ...], process: Process, now: datetime
+) -> Claim | None:
+    """A running job of `kinds` held on this host by a process that is gone, claimed for `owner`
+    (the UPDATE repeats who held it, so of two workers seeing the same dead holder one wins)."""
+    job = models.Job
+    held = session.execute(
+        select(job.id, job.claimed_by, job.claimed_pid, job.claimed_started)
+        .where(
+            job.kind.in_(kinds),
+            job.status == "running",
+            job.claimed_host == process.host,
+            job.claimed_pid.is_not(None),
+        )
+        .order_by(job.id)
+    ).all()
+    for ident, was, pid, started in held:
+        if not holder.gone(Process(process.host, pid, started), process):
+            continue
+        row = session.execute(
+            update(job)
+            .where(
+                job.id == ident,
+                job.status == "running",
+                job.claimed_by == was,
+                job.claimed_pid == pid,
+            )
+            .values(_claimed(owner, process, now))
+            .returning(job.id, job.experiment_id, job.project_id, job.kind, job.queue_id)
+        ).first()
+        if row:
+            return Claim(*row)
+    return None
 
 
 def _still_ours(claim: Claim, owner: str) -> Any:

@@ -25,6 +25,7 @@ import uuid
 from typing import Any
 
 from assay.platform.server.jobs import claims as job_claims
+from assay.platform.server.jobs import holder
 from assay.platform.server.jobs.claims import Claim, JobCancelled, LostClaim
 from assay.platform.server.jobs.run import CHUNK, ExperimentRun
 
@@ -126,7 +127,9 @@ class Worker:
 
     # -- the job table -----------------------------------------------------------------------------
     def claim(self) -> Claim | None:
-        return job_claims.claim_next(self.state, self.name, self.kinds, self.stale_after)
+        return job_claims.claim_next(
+            self.state, self.name, self.kinds, self.stale_after, holder.this_process()
+        )
 
     def heartbeat(self, claim: Claim) -> None:
         """Keep the claim fresh; `JobCancelled` or `LostClaim` when the job is no longer ours."""

@@ -283,7 +283,8 @@ class Score(Base):
 
 class Job(Base):
     """Work for the workers: claimed with UPDATE … RETURNING (FOR UPDATE SKIP LOCKED on PostgreSQL),
-    kept with a heartbeat; a running job whose heartbeat went stale is claimed again and resumes."""
+    kept with a heartbeat; a running job whose heartbeat went stale, or whose worker's process is
+    provably gone (same host, its pid free or reused), is claimed again and resumes."""
 
     __tablename__ = "jobs"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -295,6 +296,11 @@ class Job(Base):
     queue_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
     status: Mapped[str] = mapped_column(String(20), default="queued", index=True)
     claimed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # the claiming worker's process (jobs/holder.py): a worker on the same host takes over at once
+    # from one that is provably gone, instead of waiting for its heartbeat to go stale
+    claimed_host: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    claimed_pid: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    claimed_started: Mapped[str | None] = mapped_column(String(40), nullable=True)
     heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
