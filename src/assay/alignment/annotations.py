@@ -97,7 +97,7 @@ class SingleMetricAnnotation(BaseModel):
     def __getitem__(self, index: int) -> SampleAnnotation:
         return self.samples[index]
 
-    def __iter__(self) -> Iterator[SampleAnnotation]:  # type: ignore[override]
+    def __iter__(self) -> Iterator[SampleAnnotation]:  # type: ignore[override]  # samples, not fields
         return iter(self.samples)
 
     @classmethod

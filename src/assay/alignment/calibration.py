@@ -160,13 +160,13 @@ def choose_candidate(
     fitted: list[tuple[AlignedState, Calibration]],
 ) -> tuple[AlignedState, Calibration]:
     """The candidate with the best training objective; fewer examples win within K_TOLERANCE."""
-    scored = [(state, fit) for state, fit in fitted if fit.value is not None]
+    scored = [(state, fit, fit.value) for state, fit in fitted if fit.value is not None]
     if not scored:
         state, fit = fitted[-1]
         return state, fit
-    best = max(fit.value for _, fit in scored)  # type: ignore[type-var]
+    best = max(value for _, _, value in scored)
     state, fit = min(
-        ((s, f) for s, f in scored if f.value >= best - K_TOLERANCE),  # type: ignore[operator]
+        ((s, f) for s, f, value in scored if value >= best - K_TOLERANCE),
         key=lambda pair: pair[0].k,
     )
     state.threshold = fit.threshold
@@ -201,9 +201,9 @@ async def calibrate_on_rows(
     )
     labels = [normalise_label(kind, example.label) for example in rows]
     pairs = [
-        (numeric_value(score.value), label)
+        (value, label)
         for score, label in zip(scores, labels, strict=True)
-        if score.ok and numeric_value(score.value) is not None
+        if score.ok and (value := numeric_value(score.value)) is not None
     ]
     failed = [s for s in scores if not s.ok]
     found.provenance["calibration_rows"] = len(pairs)
@@ -217,7 +217,7 @@ async def calibrate_on_rows(
         return found
     auc = roc_auc(np.array([y for _, y in pairs]), np.array([s for s, _ in pairs]))
     found.provenance["train_roc_auc"] = auc
-    if auc < 0.5:
+    if auc is not None and auc < 0.5:  # both labels are present: it is defined
         found.notes.append(
             f"the scores run against the labels on the training rows (ROC-AUC "
             f"{auc:.2f}): a threshold reads score >= threshold as label 1"

@@ -307,7 +307,7 @@ def load_labels(
     list saved as .json or .jsonl: recognised by its keys), or a Ragas annotation file
     (`{metric: [{metric_input, metric_output, prompts, is_accepted}]}`, pick one with `metric_name`)."""
     source = Path(path)
-    options = {
+    options: dict[str, Any] = {
         "label_column": label_column,
         "reason_column": reason_column,
         "group_column": group_column,

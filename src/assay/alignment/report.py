@@ -33,7 +33,7 @@ from assay.alignment.agreement import (
 )
 from assay.alignment.labels import LabeledSet
 from assay.alignment.report_json import report_from_dict
-from assay.alignment.scoring import RowScore, normalise_label
+from assay.alignment.scoring import LabelKind, RowScore, normalise_label
 from assay.errors import DataError, UsageError
 from assay.stats.agreement import category_order, json_key
 from assay.stats.bootstrap import bootstrap
@@ -70,7 +70,7 @@ class AlignmentReport:
         cls,
         *,
         metric: str,
-        kind: str,
+        kind: LabelKind,
         rows: LabeledSet,
         scores: Sequence[RowScore],
         threshold: float | None,
@@ -82,7 +82,7 @@ class AlignmentReport:
         top_n: int = 5,
         n_bins: int = 10,
     ) -> AlignmentReport:
-        labels = [normalise_label(kind, example.label) for example in rows]  # type: ignore[arg-type]
+        labels = [normalise_label(kind, example.label) for example in rows]
         values = [comparable_value(kind, score) for score in scores]
         failures = Counter(
             score.error_type or "NotComparable"

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from assay.errors import UsageError
+from assay.metrics.aligned import Alignable
 from assay.metrics.base import Metric
 from assay.metrics.registry import _concrete_subclasses
 
@@ -43,6 +44,8 @@ def load_aligned_metric(path: str | Path, llm: Any = None, embedding_model: Any 
         metric = cls(name=spec["name"], **params, **({"llm": llm} if llm is not None else {}))
     except (TypeError, ValueError) as exc:
         raise UsageError(f"{source}: cannot rebuild {spec['class']}: {exc}") from exc
+    if not isinstance(metric, Alignable):
+        raise UsageError(f"{source}: {spec['class']} is not a judge that can be aligned")
     return metric.load_alignment(source, embedding_model=embedding_model)
 
 

@@ -280,7 +280,7 @@ def across_datasets(
     for instance in instances:
         by_dataset.setdefault(instance[0].get("dataset"), []).append(instance)
     queues = list(by_dataset.values())
-    dealt = []
+    dealt: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
     for index in range(max((len(q) for q in queues), default=0)):
         dealt.extend(queue[index] for queue in queues if index < len(queue))
     return dealt

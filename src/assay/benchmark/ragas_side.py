@@ -351,7 +351,9 @@ def run_ragas_benchmark(
 
     lines = read_worker_cells(out_path, n_rows)
     outcomes = [to_outcome(lines.get(index)) for index in range(n_rows)]
-    values = [cell.value if isinstance(cell, Ok) else None for cell in outcomes]
+    values = [  # to_outcome makes an Ok of a number only
+        cell.value if isinstance(cell, Ok) and _is_number(cell.value) else None for cell in outcomes
+    ]
     scored = score_suite(data, values, threshold=threshold, seed=seed)
     computed = n_rows - done_before
     finished = list(lines.values())

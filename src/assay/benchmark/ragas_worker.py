@@ -59,7 +59,10 @@ def _client(base_url: str, api_key: str | None) -> Any:
 
     http = httpx.AsyncClient(timeout=httpx.Timeout(900.0), event_hooks={"response": [_count_usage]})
     return AsyncOpenAI(
-        base_url=base_url, api_key=api_key or "none", http_client=http, max_retries=2
+        base_url=base_url,
+        api_key=api_key or "none",
+        http_client=http,  # type: ignore[arg-type]  # checked against assay's openai, not Ragas'
+        max_retries=2,
     )
 
 
@@ -105,11 +108,13 @@ def _fields(metric: Any, row: dict[str, Any]) -> dict[str, Any]:
 
 def _message(exc: BaseException) -> str:
     """The exception's text and its causes ("Connection error." alone says little)."""
-    parts, seen = [], set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        parts.append(f"{type(exc).__name__}: {exc}" if parts else str(exc))
-        exc = exc.__cause__ or exc.__context__
+    parts: list[str] = []
+    seen: set[int] = set()
+    link: BaseException | None = exc
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        parts.append(f"{type(link).__name__}: {link}" if parts else str(link))
+        link = link.__cause__ or link.__context__
     return " <- ".join(parts)[:500]
 
 

@@ -13,7 +13,7 @@ import time
 from collections import Counter
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from assay._version import __version__
 from assay.benchmark.loaders import loaders
@@ -31,6 +31,7 @@ from assay.errors import UsageError
 from assay.metrics.base import Metric
 from assay.metrics.registry import default_name
 from assay.schema.outcome import Cell, Error, Ok, Skipped
+from assay.schema.result import EvaluationResult
 
 RECORD_FORMAT = 1
 
@@ -238,6 +239,7 @@ def run_benchmark(
         timeout=timeout,
         show_progress=show_progress,
     )
+    assert isinstance(result, EvaluationResult)  # not asked for an Executor
     wall = time.perf_counter() - started
     computed = len(data.rows) - done_before  # rows this run scored (a resumed run keeps the others)
     outcomes = [row[metric.name] for row in result.outcomes]
@@ -337,7 +339,7 @@ def build_record(
     }
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, (int, float))  # bools count: a pass/fail metric is 0/1
 
 

@@ -74,9 +74,9 @@ def _one(values: Any) -> Sequence[float | None]:
 
 def _pairwise(data: SuiteData, values: Sequence[float | None]) -> Scored:
     kept = [
-        (values[a], values[b])
-        for a, b in data.pairs
-        if values[a] is not None and values[b] is not None
+        (better, worse)
+        for better, worse in ((values[a], values[b]) for a, b in data.pairs)
+        if better is not None and worse is not None
     ]
     better = [float(a) for a, _ in kept]
     worse = [float(b) for _, b in kept]

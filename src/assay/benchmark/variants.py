@@ -42,7 +42,7 @@ def with_prompt_variants(
         path = folder / f"{prompt_id}.{language}.yaml"
         if not path.exists():
             continue
-        shipped = metric.judge_prompt(prompt_id)
+        shipped = metric.judge_prompt(prompt_id)  # type: ignore[attr-defined]  # an LLM judge's
         prompt = _read(path)
         for field in ("id", "inputs", "answer", "choices"):
             if getattr(prompt, field) != getattr(shipped, field):

@@ -301,7 +301,7 @@ class OpenAIAgentsAgent:
         self.__module__ = "agents"
 
     async def __call__(self, conversation: Conversation) -> list[Any]:
-        from agents import Runner  # type: ignore[import-not-found,unused-ignore]
+        from agents import Runner
 
         from assay.integrations.openai_agents import convert_to_ragas_messages
 

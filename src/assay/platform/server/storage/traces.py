@@ -4,6 +4,7 @@ traces to a dataset as examples. Like every repository it is built for one proje
 
 from __future__ import annotations
 
+import builtins
 import json
 from datetime import datetime, timezone
 from typing import Any
@@ -34,7 +35,7 @@ T = models.LoggedTrace
 
 class TraceRepo(ProjectScoped):
     # -- ingest ------------------------------------------------------------------------------------
-    def ingest(self, traces: list[TraceIn]) -> tuple[list[str], int]:
+    def ingest(self, traces: builtins.list[TraceIn]) -> tuple[builtins.list[str], int]:
         """Store the traces whose id is new; returns (ids stored, duplicates ignored). A trace sent
         twice (in one batch, or again later, or by two clients at once) is stored once."""
         now = datetime.now(timezone.utc)
@@ -69,7 +70,7 @@ class TraceRepo(ProjectScoped):
 
     def list(
         self, *, limit: int, cursor: str | None, where: Any = None
-    ) -> tuple[list[models.LoggedTrace], str | None]:
+    ) -> tuple[builtins.list[models.LoggedTrace], str | None]:
         """Newest first (by arrival); the cursor is the arrival number of the last trace given."""
         query = self._select(T)
         before = decode_cursor(cursor)
@@ -84,7 +85,7 @@ class TraceRepo(ProjectScoped):
 
     def summaries(
         self, *, limit: int, cursor: str | None, where: Any = None, scan: int | None = None
-    ) -> tuple[list[Any], str | None]:
+    ) -> tuple[builtins.list[Any], str | None]:
         """A page of `list` without the payloads: the short columns, and input, output and error
         cut to `SUMMARY_CHARS` (plus one character, to tell a cut text) in the database, so a page
         reads a few kB a trace however large the traces are.
@@ -135,13 +136,13 @@ class TraceRepo(ProjectScoped):
         found = self.session.scalar(self._columns(T, T.seq).order_by(order).limit(1))
         return int(found or 0)
 
-    def summaries_json(self, rows: list[Any]) -> list[dict[str, Any]]:
+    def summaries_json(self, rows: builtins.list[Any]) -> builtins.list[dict[str, Any]]:
         """`summary_json` of each row, with the latest score and label of each criterion."""
         ids = [r.id for r in rows]
         scores, labels = self.latest_scores(ids), self.latest_labels(ids)
         return [summary_json(r, scores[r.id], labels[r.id]) for r in rows]
 
-    def _latest(self, model: Any, trace_ids: list[str]) -> dict[str, dict[str, Any]]:
+    def _latest(self, model: Any, trace_ids: builtins.list[str]) -> dict[str, dict[str, Any]]:
         """Per trace, the latest row of each criterion (max created_at, then max id)."""
         latest: dict[str, dict[str, Any]] = {t: {} for t in trace_ids}
         if not trace_ids:
@@ -155,13 +156,17 @@ class TraceRepo(ProjectScoped):
             latest[row.trace_id][row.criterion] = row
         return latest
 
-    def latest_scores(self, trace_ids: list[str]) -> dict[str, dict[str, models.TraceScore]]:
+    def latest_scores(
+        self, trace_ids: builtins.list[str]
+    ) -> dict[str, dict[str, models.TraceScore]]:
         return self._latest(models.TraceScore, trace_ids)
 
-    def latest_labels(self, trace_ids: list[str]) -> dict[str, dict[str, models.TraceLabel]]:
+    def latest_labels(
+        self, trace_ids: builtins.list[str]
+    ) -> dict[str, dict[str, models.TraceLabel]]:
         return self._latest(models.TraceLabel, trace_ids)
 
-    def as_json(self, rows: list[models.LoggedTrace]) -> list[dict[str, Any]]:
+    def as_json(self, rows: builtins.list[models.LoggedTrace]) -> builtins.list[dict[str, Any]]:
         ids = [r.id for r in rows]
         scores, labels = self.latest_scores(ids), self.latest_labels(ids)
         return [
@@ -206,7 +211,7 @@ class TraceRepo(ProjectScoped):
         self.session.flush()
         return row
 
-    def revisions(self, trace_id: str) -> list[models.TraceRevision]:
+    def revisions(self, trace_id: str) -> builtins.list[models.TraceRevision]:
         self.get(trace_id)
         query = self._select(models.TraceRevision).where(models.TraceRevision.trace_id == trace_id)
         return list(self.session.scalars(query.order_by(models.TraceRevision.version)))
@@ -236,7 +241,7 @@ class TraceRepo(ProjectScoped):
         self.session.flush()
         return row
 
-    def add_scores(self, rows: list[dict[str, Any]]) -> None:
+    def add_scores(self, rows: builtins.list[dict[str, Any]]) -> None:
         """Append scores: each a dict of trace_id, criterion, value, outcome, source, queue_id."""
         if rows:
             now = datetime.now(timezone.utc)
@@ -247,7 +252,7 @@ class TraceRepo(ProjectScoped):
             )
 
     # -- to a dataset --------------------------------------------------------------------------------
-    def to_dataset(self, trace_ids: list[str], name: str) -> dict[str, Any]:
+    def to_dataset(self, trace_ids: builtins.list[str], name: str) -> dict[str, Any]:
         """Add the traces as examples (question = input text, answer = output text, contexts) to
         the dataset `name`: created, or given a new version holding its examples plus these. An
         example equal to one already there is not added twice."""
@@ -317,12 +322,12 @@ class TraceRepo(ProjectScoped):
             query = query.limit(most + 1)
         return int(self.session.scalar(select(func.count()).select_from(query.subquery())) or 0)
 
-    def locked_by_id(self, trace_ids: list[str]) -> dict[str, models.LoggedTrace]:
+    def locked_by_id(self, trace_ids: builtins.list[str]) -> dict[str, models.LoggedTrace]:
         """The project's traces among `trace_ids`, by id, locked for update (in id order)."""
         query = self._select(T).where(T.id.in_(trace_ids)).order_by(T.id).with_for_update()
         return {r.id: r for r in self.session.scalars(query)}
 
-    def score_keys(self, trace_ids: list[str]) -> set[tuple[str, str, str]]:
+    def score_keys(self, trace_ids: builtins.list[str]) -> set[tuple[str, str, str]]:
         """(trace id, criterion, source) of every score of `trace_ids`."""
         S = models.TraceScore
         query = self._columns(S, S.trace_id, S.criterion, S.source)
@@ -332,13 +337,13 @@ class TraceRepo(ProjectScoped):
         """Which of `trace_ids` are traces of this project."""
         return set(self.session.scalars(self._columns(T, T.id).where(T.id.in_(trace_ids))))
 
-    def score_history(self, trace_id: str) -> list[models.TraceScore]:
+    def score_history(self, trace_id: str) -> builtins.list[models.TraceScore]:
         """Every score of the trace, oldest first."""
         S = models.TraceScore
         query = self._select(S).where(S.trace_id == trace_id)
         return list(self.session.scalars(query.order_by(S.created_at, S.id)))
 
-    def label_history(self, trace_id: str) -> list[models.TraceLabel]:
+    def label_history(self, trace_id: str) -> builtins.list[models.TraceLabel]:
         """Every label of the trace, oldest first (labels are never changed or removed)."""
         L = models.TraceLabel
         query = self._select(L).where(L.trace_id == trace_id)
