@@ -4,16 +4,19 @@ filtered list (API and web UI) latencies, and disk per trace, at N traces on SQL
     nice -n 19 .venv/bin/python benchmarks/platform_traces.py --traces 100000 --backend sqlite
     nice -n 19 .venv/bin/python benchmarks/platform_traces.py --traces 100000 --backend postgresql
     .venv/bin/python benchmarks/platform_traces.py --traces 2000 --quick   # nothing written
+    # a million traces without sending a million: 100,000 sent, then copied in SQL
+    nice -n 19 .venv/bin/python benchmarks/platform_traces.py --traces 100000 --grow-to 1000000
 
-Workload (the one the issue measured Phoenix with: LLM-shaped traces of 3 spans): each trace is a
-root CHAIN span (OpenInference `input.value` = the question, `output.value` = the answer), a
-retriever span with two documents, and a GenAI `chat` span whose `gen_ai.input.messages` holds
-a system prompt with the documents and the question and whose `gen_ai.output.messages` holds the
-answer, with token counts. Text is words drawn with Zipf weights from a fixed made-up vocabulary
-(seeded), so it compresses about as English prose does: question ~80 characters, documents
-~250 each, answer ~550 (about 1.1 kB of distinct text a trace, which at the old storage's
-duplication gave the ~10 kB a trace the issue measured). One trace in 100 uses the model `gpt-4o` (the others `gpt-4o-mini`):
-that is the filter matching 1%; `model = 'claude-3'` matches nothing.
+Workload (`platform_workload.py`; the shape the issue measured Phoenix with, LLM-shaped traces of 3
+spans): each trace is a root CHAIN span (OpenInference `input.value` = the question, `output.value`
+= the answer), a retriever span with two documents, and a GenAI `chat` span whose
+`gen_ai.input.messages` holds a system prompt with the documents and the question and whose
+`gen_ai.output.messages` holds the answer, with token counts. Text is words drawn with Zipf weights
+from a fixed made-up vocabulary (seeded), so it compresses about as English prose does: question
+~80 characters, documents ~250 each, answer ~550 (about 1.1 kB of distinct text a trace, which at
+the old storage's duplication gave the ~10 kB a trace the issue measured). One trace in 100 uses
+the model `gpt-4o` (the others `gpt-4o-mini`): that is the filter matching 1%; `model = 'claude-3'`
+matches nothing.
 
 The traces are sent as OTLP/HTTP protobuf exports of 510 spans (170 traces; the official
 BatchSpanProcessor sends 512) by two client threads to a real `assay serve` process on
@@ -33,6 +36,7 @@ import json
 import os
 import platform
 import re
+import shlex
 import shutil
 import socket
 import sqlite3
@@ -210,6 +214,39 @@ def ingest(base: str, key: str, total: int) -> dict[str, Any]:
     }
 
 
+COPIED = (
+    "project_id, created_at, version, input, output, raw_input, raw_output, input_text, "
+    "output_text, contexts, payload, meta, model, input_tokens, output_tokens, tokens, "
+    "latency_ms, error, tags, spans, edited"
+)
+
+
+def grow(url: str, sent: int, total: int) -> dict[str, Any]:
+    """Copy the `sent` stored traces (new ids, arrival after them) until there are `total`: a
+    large table without sending every trace, for the list and filter timings and disk."""
+    started = time.perf_counter()
+    if url.startswith("sqlite"):
+        db: Any = sqlite3.connect(url.split(":///", 1)[1])
+        new_id = "printf('%08x-%04x-4000-8000-%012x', seq, {k}, seq)"
+    else:
+        import psycopg
+
+        db = psycopg.connect(url.replace("+psycopg", ""))
+        new_id = "gen_random_uuid()::text"
+    copies, k = 0, 0
+    while sent + copies < total:
+        k += 1
+        rows = min(sent, total - sent - copies)
+        db.execute(
+            f"INSERT INTO logged_traces (id, {COPIED}) SELECT {new_id.format(k=k)}, {COPIED} "
+            f"FROM logged_traces ORDER BY seq LIMIT {rows}"
+        )
+        db.commit()
+        copies += rows
+    db.close()
+    return {"copied": copies, "seconds": round(time.perf_counter() - started, 1)}
+
+
 def sign_in(base: str, username: str, password: str) -> httpx.Client:
     client = httpx.Client(base_url=base, timeout=120, headers={"Origin": base})
     page = client.get("/ui/login").text
@@ -258,6 +295,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             time.sleep(0.2)
         result: dict[str, Any] = {"ingest": ingest(base, key, args.traces)}
         print("ingest", result["ingest"], flush=True)
+        if args.grow_to:
+            result["grown"] = grow(url, args.traces, args.grow_to)
+            print("grown", result["grown"], flush=True)
         api = httpx.Client(
             base_url=f"{base}/api/v1", headers={"Authorization": f"Bearer {key}"}, timeout=120
         )
@@ -295,7 +335,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         server.terminate()
         server.wait(timeout=60)
     size = disk_bytes(url) - (empty if args.backend == "postgresql" else 0)
-    result["disk"] = {"bytes": size, "bytes_per_trace": round(size / args.traces)}
+    result["disk"] = {"bytes": size, "bytes_per_trace": round(size / (args.grow_to or args.traces))}
     print("disk", result["disk"], flush=True)
     if stop_pg:
         stop_pg()
@@ -334,6 +374,13 @@ def main() -> None:
     parser.add_argument("--traces", type=int, default=100_000)
     parser.add_argument("--backend", choices=["sqlite", "postgresql"], default="sqlite")
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument(
+        "--grow-to",
+        type=int,
+        default=0,
+        help="after sending --traces, copy them in SQL until there are this many (ingest is "
+        "timed on the traces sent only)",
+    )
     parser.add_argument("--quick", action="store_true", help="write nothing")
     parser.add_argument("--label", default="", help="suffix of the result file")
     parser.add_argument(
@@ -347,11 +394,11 @@ def main() -> None:
     result = run(args)
     record = {
         "backend": args.backend,
-        "traces": args.traces,
+        "traces": args.grow_to or args.traces,
+        "sent": args.traces,
         "label": args.label,
-        "command": " ".join(
-            ["nice -n 19 .venv/bin/python benchmarks/platform_traces.py", *sys.argv[1:]]
-        ),
+        "command": "nice -n 19 .venv/bin/python benchmarks/platform_traces.py "
+        + shlex.join(sys.argv[1:]),
         "when": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs (shared), Python {platform.python_version()}",
         **result,
@@ -359,8 +406,9 @@ def main() -> None:
     print(json.dumps(record, indent=2))
     if args.quick:
         return
-    suffix = f"__{args.label}" if args.label else ""
-    out = RESULTS / f"platform_traces__{args.backend}__{args.traces}{suffix}.json"
+    slug = re.sub(r"[^a-z0-9]+", "-", args.label.lower()).strip("-")
+    suffix = f"__{slug}" if slug else ""
+    out = RESULTS / f"platform_traces__{args.backend}__{args.grow_to or args.traces}{suffix}.json"
     out.write_text(json.dumps(record, indent=2) + "\n")
     print(f"wrote {out}")
 
