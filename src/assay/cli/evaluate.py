@@ -142,7 +142,6 @@ def evaluate_command(
     from assay.cli.metric_spec import parse_column_map, parse_metrics
     from assay.engine.file_run import FileRunOptions, estimate_file, evaluate_file
     from assay.engine.model_choice import ModelChoice
-    from assay.engine.progress import print_summary
 
     models = ModelChoice(
         llm=llm,
@@ -174,11 +173,32 @@ def evaluate_command(
         return
     try:
         with _one_line_warnings(stderr), _draining(run_dir is not None and ray is None, stderr):
-            run = evaluate_file(data, chosen, options, on_result=lambda r: print_summary(r, stdout))
+            run = evaluate_file(
+                data, chosen, options, on_result=lambda r: _summary(r, chosen, llm, stdout)
+            )
     except KeyboardInterrupt:
         stderr.print(f"interrupted{_where_kept(run_dir, output, ray)}")
         raise typer.Exit(130) from None
     _print_run(run, stdout, stderr)
+
+
+_NO_CARD = "no judge card for this judge and configuration (agreement with people unmeasured)"
+
+
+def _summary(result: Any, metrics: list[Any], llm: str | None, stdout: Any) -> None:
+    """The run's summary, then for each judged metric the one-line judge card (how far its
+    numbers can be trusted), or that its agreement with people is unmeasured."""
+    from rich.markup import escape
+
+    from assay.benchmark.cards import judge_card
+    from assay.engine.progress import print_summary
+
+    print_summary(result, stdout)
+    for metric in metrics:
+        if getattr(metric, "needs_llm", False):
+            card = judge_card(metric, llm)
+            line = card.headline() if card else f"{metric.name}: {_NO_CARD}"
+            stdout.print(f"[dim]card: {escape(line)}[/dim]", highlight=False, soft_wrap=True)
 
 
 @contextlib.contextmanager
