@@ -25,7 +25,8 @@
     │   ├── OutputTruncated      the answer hit the token limit even after retrying with a bigger budget
     │   ├── BudgetExhausted      the run's spending cap was reached before this call
     │   ├── CacheMiss            (models.cache) replay-only cache: no recorded answer for this call
-    │   └── ClassifierFailed     (models.nli_classifier) the HHEM/NLI classifier could not score
+    │   ├── ClassifierFailed     (models.nli_classifier) the HHEM/NLI classifier could not score
+    │   └── Interrupted          (engine.interrupt) the run was stopped before this call was sent
     ├── PlatformError            (platform.sdk.errors) a request to the assay server failed
     │   ├── AuthError            (platform.sdk.errors) no key, a wrong or revoked key, a missing scope
     │   ├── NotFound             (platform.sdk.errors) no such object in this project (404)
