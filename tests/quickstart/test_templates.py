@@ -323,7 +323,7 @@ def test_unknown_template_and_listing(tmp_path):
     listed = assay("quickstart", cwd=tmp_path)
     assert listed.returncode == 0
     lines = listed.stdout.splitlines()
-    assert len(TEMPLATES) == 9 and len(lines) == 1 + 9
+    assert len(TEMPLATES) == 10 and len(lines) == 1 + 10  # agent_simulation is the tenth
     for (name, description), line in zip(TEMPLATES.items(), lines[1:], strict=True):
         assert line.split() == [name, *description.split()]
 
