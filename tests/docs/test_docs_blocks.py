@@ -145,6 +145,7 @@ def _judge_env(judge: FakeOpenAI, home: Path) -> dict[str, str]:
         OPENAI_API_KEY="sk-loopback-docs",
         OPENAI_BASE_URL=judge.url,
         ANTHROPIC_API_KEY="sk-ant-loopback-docs",  # the pages say to export them; never sent
+        GROQ_API_KEY="gsk-loopback-docs",
         GOOGLE_API_KEY="loopback-docs",
         ASSAY_LLM=judge.model_string("gpt-4o-mini"),
         ASSAY_EMBEDDINGS=judge.model_string("text-embedding-3-small"),

@@ -275,6 +275,7 @@ def builtin_kinds() -> dict[str, ProviderKind]:
         "lmstudio": _Endpoint("http://localhost:1234/v1", None, "lm-studio"),
         "llamacpp": _Endpoint(None, None),
         "openrouter": _Endpoint("https://openrouter.ai/api/v1", "OPENROUTER_API_KEY"),
+        "groq": _Endpoint("https://api.groq.com/openai/v1", "GROQ_API_KEY"),
     }
     kinds = [
         ProviderKind(

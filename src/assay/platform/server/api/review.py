@@ -10,6 +10,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
 from assay.platform.server.api.deps import Reader, Writer, page, state_of
 from assay.platform.server.errors import invalid
+from assay.platform.server.jobs.model_names import check_model
 from assay.platform.server.schemas.bodies import _storable
 from assay.platform.server.schemas.traces import QueueIn, QueuePatch
 from assay.platform.server.storage.repos import MAX_PAGE, CriteriaRepo, iso
@@ -41,13 +42,15 @@ def _check_criteria(session: Any, project_id: int, values: dict[str, Any]) -> No
     names = values.get("criteria") or []
     if not names:
         raise invalid("criteria", "a queue with a judge_model needs at least one criterion")
-    known = {row.name for row in CriteriaRepo(session, project_id).by_names(names)}
+    rows = {row.name: row for row in CriteriaRepo(session, project_id).by_names(names)}
     for index, name in enumerate(names):
-        if name not in known:
+        if name not in rows:
             raise invalid(
                 f"criteria[{index}]",
                 f"no criteria named {name!r} in this project (the judge scores saved criteria)",
             )
+    if any(row.criteria_type == "llm_judge" for row in rows.values()):
+        check_model("judge_model", values["judge_model"])
 
 
 @router.post("/review-queues", status_code=201)

@@ -47,10 +47,9 @@ class ExperimentRun:
     def _llm(self, model: str) -> Any:
         """One model object per model string for the whole run (generators and judge share)."""
         if model not in self._models:
-            from assay.models import llm_factory
-            from assay.models.defaults import default_llm
+            from assay.platform.server.jobs.model_names import build_llm
 
-            self._models[model] = llm_factory(model) if model else default_llm()
+            self._models[model] = build_llm(model)
         return self._models[model]
 
     async def run(self) -> bool:
