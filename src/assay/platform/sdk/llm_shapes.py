@@ -49,6 +49,15 @@ class Adapter:
     def assemble(self, chunks: list[Any]) -> dict[str, Any]:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def tool_calls(self, answer: Any) -> list[dict[str, Any]]:
+        """The tool calls the answer asked for, as `{"name", "arguments"}` (a trajectory's steps
+        when the answer also had text, which `output` keeps alone)."""
+        return []
+
+
+def _call(name: Any, arguments: Any) -> dict[str, Any]:
+    return {"name": name, "arguments": jsonable(arguments)}
+
 
 class ChatCompletions(Adapter):
     """OpenAI chat completions, and LiteLLM (which answers in the same shape)."""
@@ -61,6 +70,13 @@ class ChatCompletions(Adapter):
         if content is None and _get(message, "tool_calls"):
             return jsonable(_get(message, "tool_calls"))
         return content
+
+    def tool_calls(self, answer: Any) -> list[dict[str, Any]]:
+        message = _get((_get(answer, "choices") or [None])[0], "message")
+        return [
+            _call(_get(call, "function", "name"), _get(call, "function", "arguments"))
+            for call in _get(message, "tool_calls") or []
+        ]
 
     def usage(self, answer: Any) -> dict[str, int | None]:
         usage = _get(answer, "usage")
@@ -112,6 +128,13 @@ class Responses(Adapter):
                     parts.append(_get(content, "text") or "")
         return "".join(parts)
 
+    def tool_calls(self, answer: Any) -> list[dict[str, Any]]:
+        return [
+            _call(_get(item, "name"), _get(item, "arguments"))
+            for item in _get(answer, "output") or []
+            if _get(item, "type") == "function_call"
+        ]
+
     def assemble(self, chunks: list[Any]) -> dict[str, Any]:
         text, final = [], None
         for event in chunks:
@@ -143,6 +166,13 @@ class AnthropicMessages(Adapter):
     def output(self, answer: Any) -> Any:
         blocks = _get(answer, "content") or []
         return "".join(_get(b, "text") or "" for b in blocks if _get(b, "type") == "text")
+
+    def tool_calls(self, answer: Any) -> list[dict[str, Any]]:
+        return [
+            _call(_get(block, "name"), _get(block, "input"))
+            for block in _get(answer, "content") or []
+            if _get(block, "type") == "tool_use"
+        ]
 
     def assemble(self, chunks: list[Any]) -> dict[str, Any]:
         message: dict[str, Any] = {"type": "message", "role": "assistant"}
@@ -185,6 +215,7 @@ class LLMCall:
         "raw_input",
         "raw_output",
         "result",
+        "tool_calls",
         "usage",
     )  # fmt: skip
 
@@ -213,6 +244,7 @@ class LLMCall:
         self.raw_output = jsonable(answer)
         self.input = adapter.input(kwargs)
         self.output = adapter.output(answer) if answer is not None else None
+        self.tool_calls = adapter.tool_calls(answer) if answer is not None else []
         self.model = (_get(answer, "model") if answer is not None else None) or kwargs.get("model")
         usage = adapter.usage(answer) if answer is not None else {}
         self.usage = {k: v for k, v in usage.items() if isinstance(v, int)}

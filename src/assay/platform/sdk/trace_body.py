@@ -129,6 +129,8 @@ def build_trace(trace: TraceBuilder) -> dict[str, Any]:
             call.process()
             llm_calls.append(call)
             attributes.update({"model": call.model, "usage": call.usage, "contexts": call.contexts})
+            if call.tool_calls:  # the steps of an agent (assay.integrations.trajectory)
+                attributes["tool_calls"] = call.tool_calls
             span_input, span_output = call.input, call.output
         else:
             span_input, span_output = jsonable(span.input), jsonable(span.output)

@@ -253,6 +253,32 @@ class Trace(RagMetricsObject):
                 return
             yield cls.from_dict(data)
 
+    @classmethod
+    def session(cls, session_id: str, limit: int | None = None) -> builtins.list[Trace]:
+        """The traces of one session, oldest first: those whose metadata names it as
+        `session_id` (OTLP's `session.id`) or `conversation_id` (GenAI's `gen_ai.conversation.id`)."""
+        if not isinstance(session_id, str) or not session_id.strip():
+            raise ValidationFailed(
+                "Trace.session: session_id must be a non-empty string", field="session_id"
+            )
+        quoted = "'" + session_id.replace("'", "''") + "'"
+        condition = f"metadata.session_id = {quoted} OR metadata.conversation_id = {quoted}"
+        return sorted(cls.list(condition, limit), key=lambda trace: str(trace.created_at or ""))
+
+    def to_sample(self, reference: str | None = None) -> Any:
+        """This trace as a `MultiTurnSample`: its messages, tool calls and tool outputs
+        (`assay.integrations.trajectory.trace_to_sample`), ready for `evaluate`."""
+        from assay.integrations.trajectory import trace_to_sample
+
+        return trace_to_sample(self.to_dict(), reference=reference)
+
+    @staticmethod
+    def to_conversation(traces: Iterable[Trace], reference: str | None = None) -> Any:
+        """The traces of one session (`Trace.session(id)`) as one `MultiTurnSample`."""
+        from assay.integrations.trajectory import to_conversation
+
+        return to_conversation([trace.to_dict() for trace in traces], reference=reference)
+
     def revisions(self) -> builtins.list[dict[str, Any]]:
         """The earlier states of this trace, oldest first: {version, snapshot, edited_by, edited_at}."""
         self._need_id("revisions")
