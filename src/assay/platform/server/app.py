@@ -28,6 +28,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from assay._version import __version__
 from assay.platform.server.api import (
+    dashboard,
     experiment_control,
     pipelines,
     resources,
@@ -362,6 +363,7 @@ def create_app(
     app.router.routes.extend(resources.router.routes)  # flat, so `app.routes` lists every route
     for module in (
         experiment_control,
+        dashboard,
         traces,
         scores,
         review,

@@ -1,0 +1,179 @@
+"""The dashboard's queries over a project's logged traces in a time window (`DashboardRepo`):
+per bucket the volume, errors, tokens and cost; the latency ranks the percentiles are read from;
+the same by model; the latest score of each criterion per trace; labels per bucket. Every figure
+is computed in SQL that SQLite and PostgreSQL both run (group by, window functions), so the rows
+that cross to Python are a few per bucket, except score values (one per scored trace and
+criterion, which the interval needs). `dashboard_figures.py` turns the rows into the figures.
+
+A trace is counted in the bucket of its `created_at`; a label in the bucket of the label's own
+`created_at` (labels per day are the reviewers' work), for traces matching the condition.
+`cost` is the trace's `metadata.cost` when it is a JSON number, as the trace list reads it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, bindparam, case, func, literal_column, or_, select
+from sqlalchemy.orm import aliased
+
+from assay.platform.server.conditions.dialects import JsonNumber, JsonPath
+from assay.platform.server.storage import models
+from assay.platform.server.storage.dashboard_window import Window
+from assay.platform.server.storage.repos import ProjectScoped
+
+T = models.LoggedTrace
+# Aliases: a condition's `score.x` / `label.x` subqueries read the score and label tables
+# correlated to the trace; the rows counted here must be another FROM, or they would correlate too
+S, L = (
+    aliased(models.TraceScore, name="counted_score"),
+    aliased(models.TraceLabel, name="counted_label"),
+)
+PERCENTILES = (50, 95, 99)  # whole percents: the ranks they fall between are integer maths
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """Some latencies of a bucket in rank order: `values[i]` is the i-th smallest (from 0) of
+    the `n` latencies of bucket `key` (None: the whole window)."""
+
+    key: str | None
+    n: int
+    values: dict[int, float]
+
+
+def cost_of(meta: Any) -> Any:
+    """`metadata.cost` as a number; NULL when it is missing or not a JSON number."""
+    return JsonNumber(meta, bindparam(None, ("cost",), type_=JsonPath()))
+
+
+def failed() -> Any:
+    """A trace that failed: its `error` is set and not empty (as the trace list reads it)."""
+    return and_(T.error.is_not(None), T.error != "")
+
+
+class DashboardRepo(ProjectScoped):
+    def __init__(self, session: Any, project_id: int, window: Window, where: Any = None) -> None:
+        super().__init__(session, project_id)
+        self.window, self.where = window, where
+        self.postgres = session.get_bind().dialect.name == "postgresql"
+
+    # -- shared pieces -----------------------------------------------------------------------------
+    def bucket(self, column: Any) -> Any:
+        """The UTC bucket key of a timestamp, as text (`dashboard_window.KEY_FORMAT`). The format
+        is a literal, not a parameter, so GROUP BY repeats the SELECT's expression exactly."""
+        hourly = self.window.unit == "hour"
+        if self.postgres:
+            pattern = "'YYYY-MM-DD HH24'" if hourly else "'YYYY-MM-DD'"
+            return func.to_char(
+                func.timezone(literal_column("'UTC'"), column), literal_column(pattern)
+            )
+        # SQLite keeps a timestamp as 'YYYY-MM-DD HH:MM:SS.ffffff' (UTC, as stored)
+        return func.substr(column, 1, literal_column("13" if hourly else "10"))
+
+    def _in_window(self, query: Any) -> Any:
+        """`query` over the traces of the window that match the condition."""
+        query = query.where(T.created_at >= self.window.since, T.created_at < self.window.until)
+        return query if self.where is None else query.where(self.where)
+
+    # -- volume, errors, tokens, cost ----------------------------------------------------------------
+    def volume(self) -> list[Any]:
+        """Per bucket: key, traces, errors, input and output tokens, cost, traces with a cost."""
+        key = self.bucket(T.created_at).label("key")
+        cost = cost_of(T.meta)
+        query = self._in_window(
+            self._columns(
+                T,
+                key,
+                func.count().label("traces"),
+                func.sum(case((failed(), 1), else_=0)).label("errors"),
+                func.sum(T.input_tokens).label("input_tokens"),
+                func.sum(T.output_tokens).label("output_tokens"),
+                func.sum(cost).label("cost"),
+                func.count(cost).label("with_cost"),
+            )
+        )
+        return list(self.session.execute(query.group_by(key)))
+
+    def by_model(self) -> list[Any]:
+        """Per model (None: not given): traces, errors, input and output tokens, cost."""
+        cost = cost_of(T.meta)
+        query = self._in_window(
+            self._columns(
+                T,
+                T.model,
+                func.count().label("traces"),
+                func.sum(case((failed(), 1), else_=0)).label("errors"),
+                func.sum(T.input_tokens).label("input_tokens"),
+                func.sum(T.output_tokens).label("output_tokens"),
+                func.sum(cost).label("cost"),
+            )
+        )
+        return list(self.session.execute(query.group_by(T.model)))
+
+    # -- latency percentiles -------------------------------------------------------------------------
+    def latency_ranks(self, *, by_bucket: bool) -> list[Ranked]:
+        """For each bucket (or the whole window), the latencies at the ranks the percentiles fall
+        between: with n latencies, percentile p lies between ranks floor((n-1)p/100) and the one
+        after (numpy's and PostgreSQL percentile_cont's linear rule). The database ranks every
+        latency (a window function) and returns only those few."""
+        key = self.bucket(T.created_at) if by_bucket else None
+        ranked = self._in_window(
+            self._columns(
+                T,
+                (key if key is not None else literal_column("''")).label("key"),
+                T.latency_ms.label("value"),
+                (func.row_number().over(partition_by=key, order_by=T.latency_ms) - 1).label("i"),
+                func.count().over(partition_by=key).label("n"),
+            ).where(T.latency_ms.is_not(None))
+        ).subquery()
+        wanted = []
+        for p in PERCENTILES:
+            low = ((ranked.c.n - 1) * p).op("/")(100)  # integer division: the floor
+            wanted += [ranked.c.i == low, ranked.c.i == low + 1]
+        rows = self.session.execute(
+            select(ranked.c.key, ranked.c.n, ranked.c.i, ranked.c.value).where(or_(*wanted))
+        )
+        found: dict[str, Ranked] = {}
+        for row in rows:
+            entry = found.setdefault(row.key, Ranked(row.key if by_bucket else None, row.n, {}))
+            entry.values[int(row.i)] = float(row.value)
+        return list(found.values())
+
+    # -- scores and labels ----------------------------------------------------------------------------
+    def score_values(self) -> list[Any]:
+        """(bucket key, criterion, value) of the latest score of each criterion on each trace of
+        the window, when that score is a number (a boolean reads 1/0; a categorical label or an
+        error has no number and is left out)."""
+        latest = (
+            func.row_number()
+            .over(
+                partition_by=(S.trace_id, S.criterion), order_by=(S.created_at.desc(), S.id.desc())
+            )
+            .label("latest")
+        )
+        ranked = self._in_window(
+            self._columns(
+                S, self.bucket(T.created_at).label("key"), S.criterion, S.value, latest
+            ).join(T, and_(T.project_id == S.project_id, T.id == S.trace_id))
+        ).subquery()
+        query = select(ranked.c.key, ranked.c.criterion, ranked.c.value).where(
+            ranked.c.latest == 1, ranked.c.value.is_not(None)
+        )
+        return list(self.session.execute(query))
+
+    def label_counts(self) -> list[Any]:
+        """(bucket key, criterion, count) of the labels given in the window to traces matching
+        the condition."""
+        key = self.bucket(L.created_at).label("key")
+        query = (
+            self._columns(L, key, L.criterion, func.count().label("count"))
+            .join(T, and_(T.project_id == L.project_id, T.id == L.trace_id))
+            .where(L.created_at >= self.window.since, L.created_at < self.window.until)
+        )
+        if self.where is not None:
+            query = query.where(self.where)
+        return list(self.session.execute(query.group_by(key, L.criterion)))
+
+
+__all__ = ["PERCENTILES", "DashboardRepo", "Ranked", "cost_of", "failed"]

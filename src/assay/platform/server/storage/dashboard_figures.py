@@ -1,0 +1,153 @@
+"""The dashboard's figures, as the API answers them and the page draws them (`figures`): over a
+window and a condition, the traces, errors and error rate, latency p50/p95/p99, input and output
+tokens, cost, the same by model, each criterion's mean score with its interval and `n`, labels
+by criterion, and every bucket of the window with its own figures (an empty one as zeros).
+
+Percentiles are numpy's linear rule (and PostgreSQL's percentile_cont): with n values sorted,
+percentile p is the value at rank (n-1)p/100, interpolated between the two ranks around it.
+A criterion's interval is the seeded percentile bootstrap of the mean from `assay.stats` (the
+one the experiments' results use), so a reload shows the same interval."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Any
+
+from assay.platform.server.storage.dashboard import PERCENTILES, DashboardRepo, Ranked
+from assay.platform.server.storage.dashboard_window import Window
+from assay.platform.server.storage.repos import iso
+
+RESAMPLES = 2000  # of the bootstrap: the interval of a page of buckets stays a few ms
+ZERO_TOKENS = {"input": 0, "output": 0}
+
+
+def percentile(ranked: Ranked, p: int) -> float | None:
+    """Percentile `p` (a whole percent) of the latencies `ranked` holds around its ranks."""
+    if ranked.n <= 0:
+        return None
+    low, rest = divmod((ranked.n - 1) * p, 100)
+    value = ranked.values[low]
+    if rest and low + 1 < ranked.n:
+        value += (ranked.values[low + 1] - value) * rest / 100
+    return value
+
+
+def latency_json(ranked: Ranked | None) -> dict[str, Any]:
+    if ranked is None:
+        return {f"p{p}": None for p in PERCENTILES} | {"n": 0}
+    return {f"p{p}": percentile(ranked, p) for p in PERCENTILES} | {"n": ranked.n}
+
+
+def mean_estimate(values: list[float]) -> dict[str, Any]:
+    """A criterion's mean over `values` with its 95% bootstrap interval (none below 2 values).
+    The values are sorted first: the database returns them in no set order, and the same
+    values must give the same interval."""
+    from assay.stats.bootstrap import bootstrap_mean_ci
+    from assay.stats.estimate import Estimate
+
+    values = sorted(values)
+    n = len(values)
+    mean = math.fsum(values) / n
+    low = high = None
+    if n >= 2:
+        low, high = bootstrap_mean_ci(values, resamples=RESAMPLES)
+    found = Estimate(mean, low, high, n, "bootstrap")
+    return {"mean": found.value, "low": found.low, "high": found.high, "n": found.n}
+
+
+def _tokens(row: Any) -> dict[str, int]:
+    return {"input": int(row.input_tokens or 0), "output": int(row.output_tokens or 0)}
+
+
+def _bucket_json(start: Any) -> dict[str, Any]:
+    return {
+        "start": iso(start),
+        "traces": 0,
+        "errors": 0,
+        "tokens": dict(ZERO_TOKENS),
+        "cost": 0.0,
+        "latency_ms": latency_json(None),
+        "scores": {},
+        "labels": {},
+    }
+
+
+def figures(repo: DashboardRepo, condition: str | None = None) -> dict[str, Any]:
+    """Every figure of the dashboard over `repo`'s window and condition."""
+    window: Window = repo.window
+    buckets = {window.key(start): _bucket_json(start) for start in window.starts()}
+    totals = {"traces": 0, "errors": 0, "input": 0, "output": 0, "cost": 0.0, "with_cost": 0}
+    for row in repo.volume():
+        bucket = buckets.get(row.key)
+        if bucket is None:  # cannot happen: every trace of the window is in one of its buckets
+            continue
+        bucket.update(
+            traces=int(row.traces),
+            errors=int(row.errors or 0),
+            tokens=_tokens(row),
+            cost=float(row.cost or 0.0),
+        )
+        totals["traces"] += int(row.traces)
+        totals["errors"] += int(row.errors or 0)
+        totals["input"] += int(row.input_tokens or 0)
+        totals["output"] += int(row.output_tokens or 0)
+        totals["cost"] += float(row.cost or 0.0)
+        totals["with_cost"] += int(row.with_cost or 0)
+    for ranked in repo.latency_ranks(by_bucket=True):
+        if ranked.key in buckets:
+            buckets[ranked.key]["latency_ms"] = latency_json(ranked)
+    overall = repo.latency_ranks(by_bucket=False)
+
+    by_criterion: dict[str, list[float]] = defaultdict(list)
+    by_bucket: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for key, criterion, value in repo.score_values():
+        by_criterion[criterion].append(float(value))
+        by_bucket[(key, criterion)].append(float(value))
+    for (key, criterion), values in sorted(by_bucket.items()):
+        if key in buckets:
+            buckets[key]["scores"][criterion] = mean_estimate(values)
+
+    labels: dict[str, int] = defaultdict(int)
+    for key, criterion, count in repo.label_counts():
+        labels[criterion] += int(count)
+        if key in buckets:
+            buckets[key]["labels"][criterion] = int(count)
+
+    traces = totals["traces"]
+    return {
+        "since": iso(window.since),
+        "until": iso(window.until),
+        "range": window.range,
+        "bucket": window.unit,
+        "condition": condition or None,
+        "traces": traces,
+        "errors": totals["errors"],
+        "error_rate": totals["errors"] / traces if traces else None,
+        "latency_ms": latency_json(overall[0] if overall else None),
+        "tokens": {"input": totals["input"], "output": totals["output"]},
+        "cost": totals["cost"],
+        "traces_with_cost": totals["with_cost"],
+        "models": models_json(repo),
+        "scores": {c: mean_estimate(v) for c, v in sorted(by_criterion.items())},
+        "labels": dict(sorted(labels.items())),
+        "series": list(buckets.values()),
+    }
+
+
+def models_json(repo: DashboardRepo) -> list[dict[str, Any]]:
+    """Per model, the most traces first: traces, errors, tokens and cost."""
+    found = [
+        {
+            "model": row.model,
+            "traces": int(row.traces),
+            "errors": int(row.errors or 0),
+            "tokens": _tokens(row),
+            "cost": float(row.cost or 0.0),
+        }
+        for row in repo.by_model()
+    ]
+    return sorted(found, key=lambda m: (-m["traces"], m["model"] or ""))
+
+
+__all__ = ["RESAMPLES", "figures", "latency_json", "mean_estimate", "models_json", "percentile"]
