@@ -49,10 +49,13 @@ class CellProgress:
                 TextColumn("eta"),
                 TimeRemainingColumn(),
                 TextColumn("{task.fields[errors]}"),
+                TextColumn("{task.fields[status]}"),
                 console=console or Console(stderr=True),
                 transient=False,
             )
-            self._task = self._progress.add_task("evaluate", total=total, completed=done, errors="")
+            self._task = self._progress.add_task(
+                "evaluate", total=total, completed=done, errors="", status=""
+            )
 
     def __enter__(self) -> CellProgress:
         if self._progress is not None:
@@ -69,6 +72,11 @@ class CellProgress:
         if self._progress is not None:
             label = f"[red]{self.errors} error(s)" if self.errors else ""
             self._progress.update(self._task, advance=1, errors=label)
+
+    def status(self, text: str) -> None:
+        """A line of what the run waits for (batch mode: its batches' states), after the bar."""
+        if self._progress is not None:
+            self._progress.update(self._task, status=f"[dim]{escape(text)}")
 
 
 def summary_table(result: EvaluationResult | StreamedResult) -> Table:

@@ -26,6 +26,9 @@ from typing import Any
 import anyio
 
 from assay._util.sync import run_sync
+from assay.engine.batch.llm import batched_metrics
+from assay.engine.batch.options import BatchOptions
+from assay.engine.batch.waves import Waves, waves_for
 from assay.engine.cell import NO_USAGE, score_cell
 from assay.engine.checkpoint import RunDirectory, fingerprint
 from assay.engine.executor import ExceptionInRunner, Executor
@@ -109,6 +112,7 @@ class _Plan:
     name: str
     experiment_name: str | None
     specs: list[dict[str, Any]] = field(default_factory=list)
+    batch: Waves | None = None  # batch mode: the run's model calls go in provider batches
 
 
 async def aevaluate(
@@ -133,6 +137,7 @@ async def aevaluate(
     budget: float | None = None,
     in_ci: bool = False,
     executor: Any = None,
+    batch: bool | BatchOptions = False,
 ) -> EvaluationResult | Executor:
     """Score every row of `dataset` with every metric.
 
@@ -172,6 +177,10 @@ async def aevaluate(
         are deterministic (temperature 0) and cached.
     executor: None runs the cells in this process; `RayExecutor(...)` (`assay.engine.ray.executor`)
         runs the same per-cell code on a Ray cluster, writing rows to its output directory.
+    batch: True (or `BatchOptions(...)`) sends the judges' calls through the provider's batch API
+        at half the price, in waves, within 24 hours (docs/batch.md); a judge without one is
+        refused before any work. Cells have no timeout then; with `run_dir`, a run killed while
+        its batches are in flight resumes by polling them.
     """
     del token_usage_parser, in_ci  # usage is always metered; calls are deterministic
     if experiment_name is not None and not isinstance(experiment_name, str):
@@ -189,6 +198,11 @@ async def aevaluate(
     chosen = _prepare_metrics(coerce_metrics(metrics), llm, embeddings, retry)
     for metric in chosen:
         check_metric_fits(metric, data)
+    waves = waves_for(batch, executor)
+    if waves is not None:
+        chosen = batched_metrics(chosen, waves)
+        timeout = None  # a batch may take up to a day; its answers are what the cells wait for
+        max_concurrency = max_concurrency or waves.options.max_cells
     plan = _Plan(
         data=data,
         metrics=chosen,
@@ -202,6 +216,7 @@ async def aevaluate(
         name=name,
         experiment_name=experiment_name,
         specs=[metric.spec() for metric in chosen],
+        batch=waves,
     )
     start = functools.partial(_execute, plan)
     if executor is not None:  # e.g. RayExecutor: the same plan, run elsewhere
@@ -271,6 +286,7 @@ async def _execute(
     sent = [Usage()]  # what this invocation's model calls used
     queue = iter(pending)
     hooks = plan.callbacks
+    waves = plan.batch
     interruption = current_interruption()
     spending = part.spending if part is not None else run_budget(plan.budget, interruption)
     await hooks.emit("on_run_start", plan.name, len(data), [metric.name for metric in chosen])
@@ -307,7 +323,10 @@ async def _execute(
                             Usage(),
                         )
                     else:
-                        outcome, usage = await score_cell(metric, data[row], timeout=plan.timeout)
+                        with waves.cell(first + row, metric.name) if waves else _NO_WAVES:
+                            outcome, usage = await score_cell(
+                                metric, data[row], timeout=plan.timeout
+                            )
                     sent[0] = sent[0] + usage
                     if isinstance(outcome, Error) and outcome.error_type == Interrupted.__name__:
                         continue  # never sent (Ctrl-C): left for the resumed run, not saved
@@ -341,6 +360,9 @@ async def _execute(
                         outer.start_soon(_watch, cancel, outer.cancel_scope)
                     if interruption is not None:
                         outer.start_soon(drain, interruption, outer.cancel_scope)
+                    if waves is not None:
+                        where = checkpoint.path if checkpoint is not None else None
+                        outer.start_soon(waves.run, where, progress.status)
                     async with anyio.create_task_group() as group:
                         for _ in range(min(plan.max_concurrency, len(pending))):
                             group.start_soon(worker, group.cancel_scope)
@@ -382,6 +404,9 @@ async def _execute(
     )
     await hooks.emit("on_run_end", result)
     return result
+
+
+_NO_WAVES = contextlib.nullcontext()
 
 
 async def _watch(cancel: threading.Event, scope: anyio.CancelScope) -> None:

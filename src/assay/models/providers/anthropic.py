@@ -67,7 +67,8 @@ class AnthropicProvider(Provider):
     def client(self) -> Any:
         return self._given if self._clients is None else self._clients.get()
 
-    async def complete(self, request: ModelRequest) -> ModelResponse:
+    def message_arguments(self, request: ModelRequest) -> dict[str, Any]:
+        """The Messages API arguments of one request (also one line of a Message Batch)."""
         system = "\n\n".join(str(m.content) for m in request.messages if m.role == "system")
         arguments: dict[str, Any] = {
             "model": self.model,
@@ -89,6 +90,10 @@ class AnthropicProvider(Provider):
                 }
             ]
             arguments["tool_choice"] = {"type": "tool", "name": output.name}
+        return arguments
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        arguments = self.message_arguments(request)
         generations, usage = [], Usage()
         # The Messages API has no `n`: several completions are several requests.
         for _ in range(request.n):
@@ -99,18 +104,22 @@ class AnthropicProvider(Provider):
                 if translated is exc:
                     raise
                 raise translated from exc
-            generations.append(
-                Generation(
-                    text=_text(raw, output is not None and output.mode == "tool"),
-                    finish_reason=_FINISH.get(raw.stop_reason, raw.stop_reason),
-                )
-            )
-            usage = usage + Usage(
-                input_tokens=raw.usage.input_tokens,
-                output_tokens=raw.usage.output_tokens,
-                requests=1,
-            )
+            generation, used = read_message(raw, request)
+            generations.append(generation)
+            usage = usage + used
         return ModelResponse(generations=generations, usage=usage, model=self.model)
+
+
+def read_message(raw: Any, request: ModelRequest) -> tuple[Generation, Usage]:
+    """One generation and its usage from a Messages API answer (an SDK `Message`)."""
+    tool_mode = request.output is not None and request.output.mode == "tool"
+    generation = Generation(
+        text=_text(raw, tool_mode), finish_reason=_FINISH.get(raw.stop_reason, raw.stop_reason)
+    )
+    usage = Usage(
+        input_tokens=raw.usage.input_tokens, output_tokens=raw.usage.output_tokens, requests=1
+    )
+    return generation, usage
 
 
 def _text(raw: Any, tool_mode: bool) -> str:
@@ -122,4 +131,4 @@ def _text(raw: Any, tool_mode: bool) -> str:
     return "".join(getattr(block, "text", "") for block in raw.content)
 
 
-__all__ = ["AnthropicProvider"]
+__all__ = ["AnthropicProvider", "read_message", "translate_anthropic_error"]

@@ -266,6 +266,18 @@ _GOOGLE_EMBEDDING_OPTIONS = (
 )
 
 
+def _openai_batch(provider: Any) -> Any:
+    from assay.models.providers.openai_batch import OpenAIBatches
+
+    return OpenAIBatches(provider)
+
+
+def _anthropic_batch(provider: Any) -> Any:
+    from assay.models.providers.anthropic_batch import AnthropicBatches
+
+    return AnthropicBatches(provider)
+
+
 def builtin_kinds() -> dict[str, ProviderKind]:
     """The built-in names, in the order clients are recognised (most specific first)."""
     compatible = {
@@ -319,6 +331,7 @@ def builtin_kinds() -> dict[str, ProviderKind]:
             build=_anthropic,
             accepts_client=_anthropic_client,
             from_client=_from_anthropic_client,
+            batch=_anthropic_batch,
         ),
         ProviderKind(
             "azure",
@@ -361,6 +374,7 @@ def builtin_kinds() -> dict[str, ProviderKind]:
                 embedding_model="text-embedding-3-small" if name == "openai" else None,
                 accepts_client=_openai_client if name == "openai" else None,
                 from_client=_from_openai_client if name == "openai" else None,
+                batch=_openai_batch if name == "openai" else None,
             )
             for name, endpoint in compatible.items()
         ),

@@ -21,7 +21,8 @@ class ProviderKind:
     string; False for names given only as `provider=...`. `embeddings(model, *, client, base_url,
     api_key, timeout, **options)`: its own embedding provider (None: `build` serves embeddings
     too, when `embeds`). `accepts_client(client, provider)` / `from_client(client, model,
-    timeout, **options)`: recognising a client object the user passed.
+    timeout, **options)`: recognising a client object the user passed. `batch(provider)`: the
+    `BatchClient` of the provider's batch API (`batch_api.py`); None: it answers live only.
     """
 
     name: str
@@ -35,6 +36,7 @@ class ProviderKind:
     embeddings: Build | None = None
     accepts_client: Callable[[Any, str | None], bool] | None = None
     from_client: Build | None = None
+    batch: Callable[[Provider], Any] | None = None
 
 
 __all__ = ["REMOTE_TIMEOUT", "Build", "ProviderKind"]
