@@ -76,6 +76,15 @@ def judge_card(metric: _Any, llm: _Any = None) -> _Any:
     return _judge_card(metric, llm)
 
 
+def replay(recording: _Any, agent: _Any, **options: _Any) -> _Any:
+    """Run `agent` (a factory: `agent(tools=..., model=..., system_prompt=...)`) again on a
+    recorded trace, session or `MultiTurnSample`, every tool call answered from the recording;
+    a `ReplayResult` with both trajectories, their diff and scores (`assay.simulation.replay`)."""
+    from assay.simulation.replay import replay as _replay
+
+    return _replay(recording, agent, **options)
+
+
 __all__ = [
     "AssayError",
     "CheckpointMismatch",
@@ -97,6 +106,7 @@ __all__ = [
     "experiment",
     "judge_card",
     "quickstart",
+    "replay",
     "set_logging_level",
     # models (Ragas' top-level names)
     "BaseTokenizer",
