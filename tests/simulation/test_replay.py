@@ -265,3 +265,46 @@ def test_many_replays_make_a_regression_set_and_assay_replay_is_the_function():
     assert scored["tool_call_accuracy"] == [1.0, 0.0]
     assert len(replays.originals) == 2
     assert assay.replay(recordings[0], agent=make_weather_agent).tool_call_diff.same
+
+
+def test_both_trajectories_are_scored_by_a_loopback_judge():
+    """AgentGoalAccuracyWithReference through `evaluate` on a loopback judge that says yes when
+    the conversation holds the reference's last word: the recording ends on "Paris.", the replay
+    whose agent gives up does not, and a failed replay has only its recording scored."""
+    from assay import AgentGoalAccuracyWithReference
+    from assay.models.factory import llm_factory
+    from tests.models.fake_openai import serve
+    from tests.simulation.test_end_to_end import world
+
+    def gloomy(tools, model=None):
+        def agent(messages):
+            tools["get_weather"](city="Paris")
+            return "I cannot tell." if model == "gloomy" else "It is sunny in Paris."
+
+        return agent
+
+    for fake in serve():
+        fake.default = world()
+        llm = llm_factory(fake.model_string(), cache=False)
+        metric = AgentGoalAccuracyWithReference()
+        sample = recording("Weather in Paris?")
+        result = replay(
+            sample, gloomy, model="gloomy", metrics=[metric], llm=llm, reference="Sunny in Paris."
+        )
+        assert result.ok and result.final_answer_changed and result.tool_call_diff.same
+        assert result.scores["original"]["agent_goal_accuracy"].value == 1.0
+        assert result.scores["replayed"]["agent_goal_accuracy"].value == 0.0
+        assert result.score_change() == {"agent_goal_accuracy": -1.0}
+        assert "replayed agent_goal_accuracy: 0.0" in str(result)
+        failed = replay(
+            sample,
+            make_weather_agent,
+            model="typo-model",
+            metrics=[metric],
+            llm=llm,
+            reference="Paris.",
+        )
+        assert not failed.ok and list(failed.scores) == ["original"]
+        with pytest.raises(UsageError, match="needs reference"):  # before any replay runs
+            replay(sample, gloomy, metrics=[metric], llm=llm)
+        assert fake.count == 3  # the two replays' scores, one call each

@@ -24,8 +24,10 @@ from typing import Any
 import anyio
 
 from assay._util.sync import run_sync
+from assay.engine.plan import check_metric_fits, coerce_metrics
 from assay.errors import DataError, UsageError, first_leaf
 from assay.integrations._messages import ConvertedMessage
+from assay.schema.dataset import EvaluationDataset
 from assay.schema.messages import AIMessage, HumanMessage, ToolMessage
 from assay.schema.outcome import Error
 from assay.schema.samples import MultiTurnSample
@@ -248,6 +250,10 @@ async def areplay_many(
         options["system_prompt"] = system_prompt
     check_factory(agent, options)
     samples = [as_recording(r, reference) for r in recordings]
+    if metrics:  # a metric the recordings cannot feed is refused before any replay runs
+        metrics = coerce_metrics(metrics)
+        for metric in metrics:
+            check_metric_fits(metric, EvaluationDataset(samples))
     results: list[ReplayResult | None] = [None] * len(samples)
     limiter = anyio.Semaphore(concurrency)
 
