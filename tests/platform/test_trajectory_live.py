@@ -110,3 +110,55 @@ def test_a_session_of_sdk_traces_is_fetched_and_joined(sdk, fake):
     assert [c.args["city"] for c in sample.tool_calls()] == ["Paris", "Rome"]
     assert sample.metadata is not None and sample.metadata["trace_ids"] == [t.id for t in traces]
     assert Trace.session("no-such-session") == []
+
+
+def replayable(url):
+    """The weather agent as a replay factory: its model and system prompt chosen by the
+    replay, its tool answered by the replay's registry."""
+    import openai
+
+    def factory(tools, model="app", system_prompt="You answer about the weather."):
+        client = openai.OpenAI(api_key="sk-test", base_url=url, max_retries=0, timeout=10)
+
+        def agent(messages):
+            chat = [{"role": "system", "content": system_prompt}]
+            chat += [{"role": "user", "content": m.content} for m in messages[-1:]]
+            turn = []
+            while True:
+                reply = client.chat.completions.create(model=model, messages=chat)
+                message = reply.choices[0].message
+                if not message.tool_calls:
+                    return [*turn, AIMessage(content=message.content or "")]
+                chat.append(message)
+                calls = [
+                    ToolCall(name=c.function.name, args=json.loads(c.function.arguments))
+                    for c in message.tool_calls
+                ]
+                turn.append(AIMessage(content="", tool_calls=calls))
+                for raw, call in zip(message.tool_calls, calls, strict=True):
+                    output = tools[call.name](**call.args)
+                    chat.append({"role": "tool", "tool_call_id": raw.id, "content": output})
+                    turn.append(ToolMessage(content=output))
+
+        return agent
+
+    return factory
+
+
+def test_a_stored_trace_is_replayed_with_another_model(sdk, fake):
+    """Recorded by the SDK on the server, downloaded, replayed: the same model makes the same
+    call with the tool answered from the recording (the tool never runs); a model that answers
+    without calling the tool shows as a removed call and a changed answer."""
+    from assay import replay
+
+    fake.default = ToolCallingModel()
+    make_agent(fake.url)("What is the weather in Paris?")
+    assert flush(10)
+    [stored] = Trace.list()
+    same = replay(stored, agent=replayable(fake.url))
+    assert same.ok and same.tool_call_diff.same and not same.final_answer_changed
+    assert [u.source for u in same.uses] == ["recording"]
+    lazy = replay(stored, agent=replayable(fake.url), model="lazy")
+    assert lazy.ok and lazy.final_answer_changed
+    assert str(lazy.tool_call_diff) == '- get_weather({"city":"Paris"})'
+    assert lazy.replayed_answer == "I think it is sunny."

@@ -18,12 +18,15 @@ from tests.platform.test_sdk_tracing import collector, sent  # noqa: F401 (the f
 
 class ToolCallingModel(Behaviour):
     """Asks for `get_weather(city)` when the last message is the user's, then answers from the
-    tool's output; with `text_with_call`, the call comes with text (kept only in `tool_calls`)."""
+    tool's output; with `text_with_call`, the call comes with text (kept only in `tool_calls`).
+    The model "lazy" answers at once, without the tool."""
 
     def __init__(self, text_with_call: bool = False) -> None:
         self.text_with_call = text_with_call
 
     def respond(self, request: RecordedRequest) -> Reply:
+        if request.body.get("model") == "lazy":  # a model that answers without the tool
+            return Reply(200, completion_payload(request, ["I think it is sunny."], (5, 5), "stop"))
         last = request.messages[-1]
         payload = completion_payload(request, ["x"], (10, 2), "stop")
         if last["role"] == "user":
