@@ -107,6 +107,24 @@ OutputFormat = Annotated[
     ),
 ]
 
+Batch = Annotated[
+    bool,
+    typer.Option(
+        "--batch",
+        help="Send the judge's calls through the provider's batch API (OpenAI, Anthropic): half "
+        "the price, answers within 24 hours; with --run-dir a killed run resumes its batches",
+    ),
+]
+BatchFallback = Annotated[
+    str | None,
+    typer.Option(
+        "--batch-fallback",
+        metavar="retry|live",
+        help="With --batch: a failed or expired request goes in the next batch (retry, the "
+        "default) or is asked live at once, at the live price (live)",
+    ),
+]
+
 
 def evaluate_command(
     data: Data,
@@ -130,6 +148,8 @@ def evaluate_command(
     workers: Workers = None,
     resume: Resume = False,
     output_format: OutputFormat = None,
+    batch: Batch = False,
+    batch_fallback: BatchFallback = None,
 ) -> None:
     """Score every row of DATA with the chosen metrics and print a summary.
 
@@ -166,6 +186,8 @@ def evaluate_command(
         resume=resume,
         output_format=output_format,
         stream=True,  # with --output or --run-dir, memory does not grow with the rows
+        batch=batch,
+        batch_fallback=batch_fallback,
     )
     chosen = parse_metrics(metrics)
     if estimate:
@@ -275,29 +297,47 @@ def _print_estimate(found: Any, console: Any) -> None:
 
     forecast = found.estimate
     table = Table(title=f"estimate for {found.rows} rows (no model was called)")
-    for column in ("metric", "cells", "requests", "input tokens", "output tokens", "cost (USD)"):
+    columns = ("metric", "cells", "requests", "input tokens", "output tokens", "cost (USD)")
+    for column in (*columns, "batch cost (USD)", "waves"):
         table.add_column(column, justify="left" if column == "metric" else "right")
     for item in forecast.metrics:
-        cost = "unknown price" if item.cost is None else f"{item.cost:.4f}"
         table.add_row(
             item.name,
             str(item.cells),
             str(item.calls.requests),
             f"{item.calls.input_tokens:,}",
             f"{item.calls.output_tokens:,}",
-            cost,
+            _usd(item.cost),
+            _usd(item.batch_cost, item.cost),
+            str(item.waves),
         )
-    total = "unknown price" if forecast.cost is None else f"{forecast.cost:.4f}"
     table.add_row(
         "total",
         "",
         str(forecast.requests),
         f"{forecast.input_tokens:,}",
         f"{forecast.output_tokens:,}",
-        total,
+        _usd(forecast.cost),
+        _usd(forecast.batch_cost, forecast.cost),
+        str(forecast.waves),
         style="bold",
     )
     console.print(table)
+    if forecast.requests:
+        console.print(
+            f"--batch: up to {forecast.waves} wave(s) of batches, each answered within 24 hours "
+            "(a call that waits for an earlier answer goes in a later wave; repairs add one)",
+            highlight=False,
+            soft_wrap=True,
+        )
+
+
+def _usd(cost: float | None, live: float | None = None) -> str:
+    """A cost cell: dollars, or why there is none (a batch cost's live price is known but the
+    judge has no batch API)."""
+    if cost is not None:
+        return f"{cost:.4f}"
+    return "no batch API" if live is not None else "unknown price"
 
 
 __all__ = ["evaluate_command"]

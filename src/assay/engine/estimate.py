@@ -8,6 +8,7 @@ from typing import Any
 
 from assay.engine.run import coerce_dataset, coerce_metrics
 from assay.metrics.base import CallEstimate, Metric
+from assay.models.providers.batch_api import batch_price, has_batch_api
 
 
 @dataclass(frozen=True)
@@ -16,6 +17,9 @@ class MetricEstimate:
     cells: int
     calls: CallEstimate
     cost: float | None  # None when the judge model has no known price
+    # At batch prices; None when the price is unknown or the judge has no batch API.
+    batch_cost: float | None = None
+    waves: int = 0  # the most requests one cell makes: batch waves at most, before repairs
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,18 @@ class RunEstimate:
         known = [cost for cost in costs if cost is not None]
         return sum(known) if len(known) == len(costs) else None
 
+    @property
+    def batch_cost(self) -> float | None:
+        costs = [item.batch_cost for item in self.metrics if item.calls.requests]
+        known = [cost for cost in costs if cost is not None]
+        return sum(known) if len(known) == len(costs) else None
+
+    @property
+    def waves(self) -> int:
+        """Batch waves at most: cells run side by side, so the run takes as many waves as the
+        cell with the most calls in turn (fewer when a cell makes its calls at once)."""
+        return max((item.waves for item in self.metrics), default=0)
+
 
 def estimate_run(
     dataset: Any,
@@ -53,14 +69,25 @@ def estimate_run(
     items = []
     for metric in coerce_metrics(metrics):
         judge = getattr(metric, "llm", None) or llm
-        total, cells = CallEstimate(), 0
+        total, cells, deepest = CallEstimate(), 0, 0
         for sample in data:
             if metric.accepts(sample) and not metric.missing_fields(sample):
-                total = total + metric.estimate(sample)
-                cells += 1
+                one = metric.estimate(sample)
+                total, cells, deepest = total + one, cells + 1, max(deepest, one.requests)
         price = getattr(judge, "price", None)
         cost = price.cost(total.input_tokens, total.output_tokens) if price is not None else None
-        items.append(MetricEstimate(metric.name, cells, total, cost if total.requests else 0.0))
+        batched = batch_price(price) if has_batch_api(getattr(judge, "provider", None)) else None
+        batch_cost = batched.cost(total.input_tokens, total.output_tokens) if batched else None
+        items.append(
+            MetricEstimate(
+                metric.name,
+                cells,
+                total,
+                cost if total.requests else 0.0,
+                batch_cost if total.requests else 0.0,
+                deepest,
+            )
+        )
     return RunEstimate(items)
 
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from assay.engine.batch.options import BatchOptions, check_batch
 from assay.engine.estimate import RunEstimate, estimate_run
 from assay.engine.model_choice import ModelChoice
 from assay.engine.plan import coerce_metrics
@@ -50,6 +51,9 @@ class FileRunOptions:
     strict: stop at the first error. show_progress: the progress bar.
     ray: run on Ray ("local", "auto" or a cluster address) with `workers` workers, writing rows to
         `output`; resume: finish the Ray run saved there; output_format: "jsonl" or "parquet".
+    batch: send the judges' calls through the provider's batch API, at half the price, within a
+        day (`evaluate(batch=...)`); batch_fallback: "retry" (a failed or expired line goes in the
+        next batch) or "live" (it is asked live at once). A batch run is not streamed.
     stream: with a .jsonl file and an `output` or a `run_dir`, score it a piece at a time so that
         memory does not grow with the rows (`engine/stream_run.py`); `FileRun.result` is then a
         `StreamedResult` (the summary and failed cells; the rows are in the files). The command
@@ -71,8 +75,11 @@ class FileRunOptions:
     resume: bool = False
     output_format: str | None = None
     stream: bool = False
+    batch: bool = False
+    batch_fallback: str | None = None
 
     def __post_init__(self) -> None:
+        check_batch(self.batch, self.batch_fallback, self.ray)
         _check_number("--timeout", self.timeout, minimum=0.0, inclusive=False)
         _check_number(
             "--request-timeout", self.models.request_timeout, minimum=0.0, inclusive=False
@@ -83,6 +90,11 @@ class FileRunOptions:
             raise UsageError(f"--concurrency must be at least 1, got {self.concurrency}")
         if isinstance(self.run_dir, str):
             object.__setattr__(self, "run_dir", Path(self.run_dir))
+
+    @property
+    def batch_mode(self) -> BatchOptions | bool:
+        """What `evaluate(batch=...)` is given."""
+        return BatchOptions(fallback=self.batch_fallback or "retry") if self.batch else False
 
     @property
     def run_path(self) -> Path | None:
@@ -139,6 +151,7 @@ def evaluate_file(
         show_progress=options.show_progress,
         budget=options.budget,
         executor=executor,
+        batch=options.batch_mode,
     )
     if not isinstance(result, EvaluationResult):  # return_executor is never asked for here
         raise TypeError(f"evaluate returned {type(result).__name__}, not an EvaluationResult")
@@ -157,6 +170,7 @@ def _streams(data: Path, options: FileRunOptions) -> bool:
     return (
         options.stream
         and options.ray is None
+        and not options.batch  # a batch run's waves span the whole dataset
         and data.suffix.lower() in {".jsonl", ".ndjson"}
         and (options.output is not None or options.run_dir is not None)
     )

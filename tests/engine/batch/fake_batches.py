@@ -13,8 +13,8 @@ same one a live call gets, so a batched run and a live run see the same answers)
 are shown to it in OpenAI's shape and its completion turned into a Message. A batch is
 `validating` on its first poll, `in_progress` until `delay` seconds after it was made, then
 `finalizing` for one poll, then `completed`. Faults: `line_errors` (statuses given to the next
-lines answered, e.g. 500 or 400), `expire` (a batch ends `expired` after answering only its first
-`answered_before_expiry` lines), `fail_validation`, and `cancel`.
+lines answered, e.g. 500 or 400), `expire` (that many of the next batches end `expired` after
+answering only their first `answered_before_expiry` lines), `fail_validation`, and `cancel`.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ class FakeBatches:
         self.answer: Behaviour = Ok()
         self.delay = 0.0
         self.line_errors: collections.deque[int] = collections.deque()
-        self.expire = False
+        self.expire = 0
         self.answered_before_expiry = 0
         self.fail_validation = False
         self.files: dict[str, bytes] = {}
@@ -193,6 +193,7 @@ class FakeBatches:
         elif batch.kind == "openai" and batch.status != "finalizing":
             batch.status = "finalizing"
         elif self.expire:
+            self.expire -= 1
             self._finish(batch, answered=self.answered_before_expiry, end="expired")
         else:
             self._finish(batch, answered=len(batch.lines), end="completed")

@@ -150,6 +150,7 @@ class Waves:
                 if self._queue and self._ready():
                     wave, self._queue = list(self._queue.values()), {}
                     self.waves += 1
+                    self._states = {}  # the progress line shows this wave's batches
                     await self._send(wave)
         finally:
             self.journal.close()
@@ -212,7 +213,6 @@ class Waves:
                 lambda: client.results(state, {c: e.request for c, e in lines.items()})
             )
         except ModelError as exc:
-            self._states.pop(batch_id, None)
             if isinstance(exc, ProviderError) and exc.status == 404:
                 # The provider no longer has it (answers past their keeping time): ask anew.
                 self.journal.gone(batch_id)
@@ -251,7 +251,9 @@ class Waves:
         elif entry.attempts < self.options.max_attempts:
             self._requeue(entry)
         else:
-            error.attempts = entry.attempts
+            # (The judge's one-attempt retry layer sets `attempts` to 1 on the way out, so the
+            # batches it went in are said in the message.)
+            error.args = (f"{error} (asked in {entry.attempts} batches)",)
             self._fail(entry, error)
         return False
 

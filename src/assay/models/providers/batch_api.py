@@ -20,6 +20,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from assay._util.loop_local import LoopLocal
 from assay.errors import ModelConnectionError, ModelError, ModelTimeout, ProviderError, UsageError
 from assay.models.providers.base import Provider
 from assay.models.providers.openai_http import status_error
@@ -91,14 +92,19 @@ class BatchHttp:
         self.base_url = base_url.rstrip("/") + "/"
         self.headers = headers
         self.timeout = timeout
+        # One client per event loop, closed when the loop ends: making a client loads the TLS
+        # certificates (a tenth of a second), too dear for every poll.
+        # Plain http (a local proxy, a test server) needs no certificates at all.
+        tls = not self.base_url.startswith("http://")
+        self._clients = LoopLocal(lambda: _Client(timeout, tls))
 
     async def call(self, method: str, path: str, **kwargs: Any) -> bytes:
         import httpx
 
         url = path if "://" in path else self.base_url + path.lstrip("/")
         try:
-            async with httpx.AsyncClient(timeout=self.timeout) as client:
-                response = await client.request(method, url, headers=self.headers, **kwargs)
+            client = self._clients.get().http
+            response = await client.request(method, url, headers=self.headers, **kwargs)
         except httpx.TimeoutException as exc:
             raise ModelTimeout(f"the batch API did not answer {method} {path}: {exc}") from exc
         except httpx.HTTPError as exc:
@@ -121,6 +127,18 @@ class BatchHttp:
         if not isinstance(payload, dict):
             raise ProviderError(f"the batch API's answer to {method} {path} is not an object")
         return payload
+
+
+class _Client:
+    """An httpx client as `LoopLocal` closes it (`close()`)."""
+
+    def __init__(self, timeout: float, tls: bool) -> None:
+        import httpx
+
+        self.http = httpx.AsyncClient(timeout=timeout, verify=tls)
+
+    async def close(self) -> None:
+        await self.http.aclose()
 
 
 def jsonl(data: bytes) -> list[dict[str, Any]]:
