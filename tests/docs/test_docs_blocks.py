@@ -113,6 +113,7 @@ CHECKS: dict[str, Callable[[Ran], None]] = {
     "docs/metrics.md": _shown(2, "MetricResult(value=0.857"),  # the comment's ROUGE value
     "docs/experiments.md": _shown(0, "[]"),  # run.errors: no row failed
     "docs/simulation.md": _coming_from_ragas,  # the printed outcomes; the judge was called
+    "docs/trajectories.md": _commented_prints,
 }
 
 
