@@ -29,6 +29,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from assay._version import __version__
 from assay.platform.server.api import (
     dashboard,
+    evaluators,
     experiment_control,
     pipelines,
     resources,
@@ -368,6 +369,7 @@ def create_app(
         scores,
         review,
         pipelines,
+        evaluators,
         otlp_ingest,
     ):
         app.router.routes.extend(module.router.routes)

@@ -19,6 +19,7 @@ from assay.platform.server.schemas.traces import (
     TraceBatch,
     TracePatch,
 )
+from assay.platform.server.storage.evaluators import EvaluatorRepo
 from assay.platform.server.storage.repos import MAX_PAGE, iso
 from assay.platform.server.storage.review import QueueRepo
 from assay.platform.server.storage.trace_rows import label_json
@@ -57,10 +58,12 @@ def author_of(principal: Principal) -> str:
 
 
 def ingest_traces(state: Any, project_id: int, traces: list[Any]) -> dict[str, Any]:
-    """Store a batch and route the new traces into the queues they match, in one transaction."""
+    """Store a batch and route the new traces into the queues they match and to the online
+    evaluators that take them, in one transaction."""
     with state.transaction() as session:
         stored, duplicates = TraceRepo(session, project_id).ingest(traces)
         entered = QueueRepo(session, project_id).route(stored)
+        EvaluatorRepo(session, project_id).route(stored)
     return {"accepted": len(stored), "duplicates": duplicates, "queued": entered}
 
 

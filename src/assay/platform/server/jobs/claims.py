@@ -35,6 +35,7 @@ class Claim:
     project_id: int
     kind: str = "experiment"
     queue_id: int | None = None  # a review_judge job's queue (review_judge.py)
+    evaluator_id: int | None = None  # an online_eval job's evaluator (online_eval.py)
 
 
 class LostClaim(Exception):
@@ -65,6 +66,17 @@ def claim_lost(session: Any, job_id: int, owner: str) -> LostClaim | None:
     return None
 
 
+# what a claim returns, in the order of Claim's fields
+_RETURNED = (
+    models.Job.id,
+    models.Job.experiment_id,
+    models.Job.project_id,
+    models.Job.kind,
+    models.Job.queue_id,
+    models.Job.evaluator_id,
+)
+
+
 def claim_next(
     state: Any,
     owner: str,
@@ -93,7 +105,7 @@ def claim_next(
         update(job)
         .where(job.id == candidate.scalar_subquery())
         .values(_claimed(owner, process, now))
-        .returning(job.id, job.experiment_id, job.project_id, job.kind, job.queue_id)
+        .returning(*_RETURNED)
     )
     with state.transaction() as session:
         taken = _take_over_the_dead(session, owner, kinds, process, now)
@@ -143,7 +155,7 @@ def _take_over_the_dead(
                 job.claimed_pid == pid,
             )
             .values(_claimed(owner, process, now))
-            .returning(job.id, job.experiment_id, job.project_id, job.kind, job.queue_id)
+            .returning(*_RETURNED)
         ).first()
         if row:
             return Claim(*row)

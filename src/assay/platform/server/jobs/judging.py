@@ -14,12 +14,16 @@ no claim: the run decides which cells are missing and stores what this module re
 
 from __future__ import annotations
 
+import logging
 import math
+from collections.abc import Callable
 from typing import Any
 
 from assay.platform import criteria_rules
 from assay.platform.server.jobs.generation import Unit
 from assay.platform.server.storage import models
+
+log = logging.getLogger("assay.platform.worker")
 
 
 async def judge_cells(
@@ -63,6 +67,57 @@ async def judge_cells(
             outcomes[index] = outcome_row(result.outcome(position, metric.name))
     filled = [outcome for outcome in outcomes if outcome is not None]  # every cell has one by now
     return [{"trace": t, **o} for (_u, t), o in zip(todo, filled, strict=True)]
+
+
+async def judge_traces(
+    criterion: dict[str, Any] | None,
+    name: str,
+    traces: list[models.LoggedTrace],
+    judge: Callable[[], Any],
+    what: str,
+) -> list[dict[str, Any]]:
+    """One `trace_scores` outcome per logged trace on the saved criterion `criterion` (named
+    `name`; None when it was deleted: an error outcome naming it). `judge()` builds the judge
+    model when one is needed; a judge that cannot be built, or a run the library refuses, is an
+    error outcome for each trace, never a silent gap. Review queues' judge and online evaluators
+    (`what` names which, for the log) both score through here."""
+    if criterion is None:
+        missing = {
+            "status": "error",
+            "error_type": "UnknownCriterion",
+            "error_message": f"no criteria named {name!r} in this project any more",
+        }
+        return [dict(missing) for _ in traces]
+    if criterion["criteria_type"] == "function":
+        return [
+            trace_score_outcome(function_outcome(criterion, t.output_text, t.contexts))
+            for t in traces
+        ]
+    from assay import SingleTurnSample, aevaluate
+    from assay.metrics.criteria import Criteria as LibraryCriteria
+    from assay.schema.result import EvaluationResult
+
+    fields = {f: criterion[f] for f in criteria_rules.FIELDS if f != "validation_status"}
+    metric = LibraryCriteria(**fields)
+    samples = [
+        SingleTurnSample(
+            user_input=t.input_text or None,
+            response=t.output_text,
+            retrieved_contexts=list(t.contexts or []),
+        )
+        for t in traces
+    ]
+    try:
+        result = await aevaluate(samples, [metric], llm=judge(), show_progress=False)
+        assert isinstance(result, EvaluationResult)  # not asked for an Executor
+    except Exception as exc:  # the judge cannot be built or the run refused: a typed outcome each
+        log.warning("judging %s failed: %s", what, exc)
+        failed = {"status": "error", "error_type": type(exc).__name__, "error_message": str(exc)}
+        return [dict(failed) for _ in traces]
+    return [
+        trace_score_outcome(outcome_row(result.outcome(i, metric.name)))
+        for i in range(len(traces))
+    ]
 
 
 def function_outcome(criterion: dict[str, Any], answer: str, contexts: list[str]) -> dict[str, Any]:
@@ -125,6 +180,7 @@ def trace_score_outcome(row: dict[str, Any]) -> dict[str, Any]:
 __all__ = [
     "function_outcome",
     "judge_cells",
+    "judge_traces",
     "outcome_row",
     "trace_score_outcome",
 ]

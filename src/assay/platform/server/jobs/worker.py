@@ -3,7 +3,8 @@ thread keeps its claim fresh with a heartbeat.
 
 The job table's statements (claim, heartbeat, finish, the claim check before each write) are in
 `claims.py`; an experiment job is an `ExperimentRun` (`run.py`), a review queue's
-judge job a `QueueJudgeRun` (`review_judge.py`). This module owns the threads and the job's end:
+judge job a `QueueJudgeRun` (`review_judge.py`), an online evaluator's job an
+`OnlineEvaluatorRun` (`online_eval.py`). This module owns the threads and the job's end:
 done, failed, handed back, or left alone when the claim was lost.
 
 A job is stopped mid-chunk, not at the chunk's end: `Worker.stop()` (the server shutting down), a
@@ -48,7 +49,7 @@ class Worker:
         heartbeat_interval: float | None = None,
         stale_after: float | None = None,
         name: str | None = None,
-        kinds: tuple[str, ...] = ("experiment", "review_judge"),
+        kinds: tuple[str, ...] = ("experiment", "review_judge", "online_eval"),
     ) -> None:
         self.state, self.kinds = state, kinds
         self.poll_interval = poll_interval
@@ -173,6 +174,8 @@ class Worker:
             runner: Any = ExperimentRun
             if claim.kind == "review_judge":
                 from assay.platform.server.jobs.review_judge import QueueJudgeRun as runner
+            elif claim.kind == "online_eval":
+                from assay.platform.server.jobs.online_eval import OnlineEvaluatorRun as runner
             run = runner(
                 self.state, claim, lambda: self._stop.is_set() or lost.is_set(), owner=self.name
             )

@@ -43,6 +43,7 @@ from assay.platform.server.otlp.mapping import (
 )
 from assay.platform.server.schemas.traces import SPANS_MAX, TraceIn
 from assay.platform.server.storage import models
+from assay.platform.server.storage.evaluators import EvaluatorRepo
 from assay.platform.server.storage.review import QueueRepo
 from assay.platform.server.storage.trace_rows import trace_values
 from assay.platform.server.storage.traces import TraceRepo
@@ -259,6 +260,7 @@ def store(state: Any, project_id: int, groups: dict[str, dict[str, Any]]) -> tup
                 [s for s in scores if (s["trace_id"], s["criterion"], s["source"]) not in known]
             )
         QueueRepo(session, project_id).route(sorted(kept))
+        EvaluatorRepo(session, project_id).route(sorted(kept))
     return refused, problems
 
 

@@ -294,6 +294,8 @@ class Job(Base):
     kind: Mapped[str] = mapped_column(String(40))
     experiment_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
     queue_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
+    # an online_eval job's evaluator (jobs/online_eval.py)
+    evaluator_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
     status: Mapped[str] = mapped_column(String(20), default="queued", index=True)
     claimed_by: Mapped[str | None] = mapped_column(String(64), nullable=True)
     # the claiming worker's process (jobs/holder.py): a worker on the same host takes over at once
@@ -456,6 +458,67 @@ class ReviewQueueItem(Base):
     status: Mapped[str] = mapped_column(String(20), default="pending")
 
 
+# -- online evaluators (issue #41, part 2) ------------------------------------------------------------
+class OnlineEvaluator(Base):
+    """A rule that scores arriving traces with no human in the loop: the traces matching
+    `condition`, sampled at `sample_rate`, are judged on `criteria` by `judge_model`. `version`
+    goes up when what decides a score changes (condition, sample rate, criteria, judge, scope);
+    a trace is scored at most once per version (`OnlineEvaluation`'s unique row)."""
+
+    __tablename__ = "online_evaluators"
+    __table_args__ = (UniqueConstraint("project_id", "name"), UniqueConstraint("project_id", "id"))
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), index=True
+    )
+    name: Mapped[str] = mapped_column(String(200))
+    condition: Mapped[str] = mapped_column(Text, default="")
+    sample_rate: Mapped[float] = mapped_column(Float, default=1.0)
+    criteria: Mapped[list] = mapped_column(JSONType)
+    judge_model: Mapped[str] = mapped_column(String(1000))
+    scope: Mapped[str] = mapped_column(String(20), default="trace")
+    daily_budget: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    status: Mapped[str] = mapped_column(String(20), default="active")
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    last_error_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class OnlineEvaluation(Base):
+    """One trace taken by one version of an evaluator: `pending` until the worker judges it, then
+    `scored`, `error` (a criterion's outcome is an error), `skipped_budget` (the day's budget was
+    spent; `reason` says which) or `superseded` (the evaluator changed before it was judged). The
+    unique (evaluator, version, trace) makes "never scored twice" the database's guarantee."""
+
+    __tablename__ = "online_evaluations"
+    __table_args__ = (
+        UniqueConstraint("evaluator_id", "evaluator_version", "trace_id"),
+        ForeignKeyConstraint(
+            ["project_id", "evaluator_id"],
+            ["online_evaluators.project_id", "online_evaluators.id"],
+            ondelete="CASCADE",
+        ),
+        ForeignKeyConstraint(
+            ["project_id", "trace_id"],
+            ["logged_traces.project_id", "logged_traces.id"],
+            ondelete="CASCADE",
+        ),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(Integer, index=True)
+    evaluator_id: Mapped[int] = mapped_column(Integer, index=True)
+    evaluator_version: Mapped[int] = mapped_column(Integer)
+    trace_id: Mapped[str] = mapped_column(String(36))
+    status: Mapped[str] = mapped_column(String(20), default="pending", index=True)
+    reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    entered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    judged_at: Mapped[datetime | None] = mapped_column(
+        DateTime(timezone=True), nullable=True, index=True
+    )
+
+
 # -- people of the web UI (issue #18) -------------------------------------------------------------
 class User(Base):
     """A person who signs in to the web UI. Only the argon2 hash of the password is stored."""
@@ -541,6 +604,8 @@ __all__ = [
     "ExperimentCohort",
     "Job",
     "LoggedTrace",
+    "OnlineEvaluation",
+    "OnlineEvaluator",
     "Project",
     "ProjectMember",
     "RagPipeline",

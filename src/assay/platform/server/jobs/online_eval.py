@@ -1,0 +1,116 @@
+"""The `online_eval` job: judge the traces an online evaluator has taken, each once.
+
+Claimed and kept by the job worker like the other jobs. It walks the evaluator's pending rows of
+its current version in the order they were taken; per chunk it judges every criterion of each
+trace with the library (`judging.judge_traces`: `assay.aevaluate` with the library's `Criteria`,
+function criteria with RE2) and stores the outcomes through `storage.evaluator_runs`, which
+moves each row out of `pending` and appends its scores in one transaction, after checking the
+claim. A job that stops or dies leaves the unstored rows pending and the next claim judges them
+(the response cache answers the calls already made); a row stored is never judged again. With a
+daily budget, a chunk is cut to what is left of the day's, and once it is spent the pending rows
+are `skipped_budget` with the reason. A paused (or deleted) evaluator ends the job.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from assay.platform import criteria_rules
+from assay.platform.server.jobs.claims import claim_lost
+from assay.platform.server.jobs.judging import judge_traces
+from assay.platform.server.storage import models
+from assay.platform.server.storage.evaluator_runs import EvaluationRuns, Judged
+from assay.platform.server.storage.evaluators import EvaluatorRepo, score_source
+from assay.platform.server.storage.repos import CriteriaRepo
+
+CHUNK = 16
+
+
+class OnlineEvaluatorRun:
+    def __init__(self, state: Any, claim: Any, should_stop: Any, *, owner: str) -> None:
+        self.state, self.claim, self.should_stop, self.owner = state, claim, should_stop, owner
+        self._judge: Any = None
+
+    def _llm(self, model: str) -> Any:
+        if self._judge is None:
+            from assay.models import llm_factory
+
+            self._judge = llm_factory(model)
+        return self._judge
+
+    async def run(self) -> bool:
+        """True when no pending row is left (or the evaluator is paused); False when asked to
+        stop first."""
+        from assay._util.loop_local import close_loop_locals
+
+        try:
+            return await self._run()
+        finally:  # the judge's HTTP clients belong to this job's loop
+            await close_loop_locals()
+
+    def _evaluator(self, session: Any) -> models.OnlineEvaluator | None:
+        evaluator = EvaluatorRepo(session, self.claim.project_id).find_by_id(
+            self.claim.evaluator_id
+        )
+        return evaluator if evaluator is not None and evaluator.status == "active" else None
+
+    async def _run(self) -> bool:
+        project = self.claim.project_id
+        after = 0
+        while True:
+            if self.should_stop():
+                return False
+            with self.state.transaction() as session:
+                evaluator = self._evaluator(session)  # read again: a pause or a new version
+                if evaluator is None:
+                    return True
+                runs = EvaluationRuns(session, project)
+                left = runs.budget_left(evaluator)
+                size = CHUNK if left is None else max(1, min(CHUNK, left))
+                chunk = runs.pending(evaluator.id, evaluator.version, after, size)
+                if not chunk:
+                    return True
+                if left == 0:  # the day's budget is spent: these are skipped, with the reason
+                    self._check_claim(session)
+                    runs.skip(evaluator, [ident for ident, _t in chunk])
+                    after = chunk[-1][0]
+                    continue
+                names, model = list(evaluator.criteria or []), evaluator.judge_model
+                rows = CriteriaRepo(session, project).by_names(names)
+                saved = {r.name: {f: getattr(r, f) for f in criteria_rules.FIELDS} for r in rows}
+                source = score_source(evaluator)[:1000]
+            after = chunk[-1][0]
+            traces = [trace for _ident, trace in chunk]
+            scores: dict[str, list[dict[str, Any]]] = {t.id: [] for t in traces}
+            for name in names:
+                outcomes = await judge_traces(
+                    saved.get(name),
+                    name,
+                    traces,
+                    functools.partial(self._llm, model),
+                    f"online evaluator {self.claim.evaluator_id}",
+                )
+                for trace, outcome in zip(traces, outcomes, strict=True):
+                    scores[trace.id].append(
+                        {
+                            "trace_id": trace.id,
+                            "criterion": name,
+                            "value": outcome.get("value") if outcome["status"] == "ok" else None,
+                            "outcome": outcome,
+                            "source": source,
+                            "queue_id": None,
+                        }
+                    )
+            judged = [Judged(ident, trace.id, scores[trace.id]) for ident, trace in chunk]
+            with self.state.transaction() as session:
+                self._check_claim(session)
+                EvaluationRuns(session, project).store(self.claim.evaluator_id, judged)
+
+    def _check_claim(self, session: Any) -> None:
+        lost = claim_lost(session, self.claim.job_id, self.owner)
+        if lost is not None:
+            raise lost
+
+
+__all__ = ["CHUNK", "OnlineEvaluatorRun"]

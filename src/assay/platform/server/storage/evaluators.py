@@ -1,0 +1,306 @@
+"""Online evaluators: storage of the rules, and the routing of traces to them.
+
+A trace is taken by an active evaluator when it matches the evaluator's condition and falls in
+its sample: at ingest, in the transaction that stores it, and for stored traces by a backfill over
+a time range. Taking a trace adds an `online_evaluations` row (evaluator, version, trace) as
+`pending`; the row's unique key means a trace is taken, and so scored, at most once per version
+whatever arrives twice, crashes or is backfilled again. An evaluator with pending rows gets an
+`online_eval` job; the worker (`jobs/online_eval.py`) judges them through `evaluator_runs.py`.
+
+Sampling is a hash of (evaluator id, trace id) read as a number in [0, 1): the same traces are
+sampled after a restart, on every server, and again after a change of version.
+"""
+
+from __future__ import annotations
+
+import builtins
+import hashlib
+from datetime import datetime, timezone
+from typing import Any, cast
+
+from sqlalchemy import Table, func, select, update
+
+from assay.platform.server.errors import ApiError, conflict
+from assay.platform.server.storage import models
+from assay.platform.server.storage.repos import ProjectScoped, iso
+from assay.platform.server.storage.trace_fields import compile_condition
+from assay.platform.server.storage.trace_rows import insert_for
+
+E, Run, T = models.OnlineEvaluator, models.OnlineEvaluation, models.LoggedTrace
+JOB = "online_eval"
+INSERT_CHUNK = 1_000
+BACKFILL_PAGE = 5_000
+# what decides a score: a change of any of these is a new version of the evaluator
+RULE_FIELDS = ("condition", "sample_rate", "criteria", "judge_model", "scope")
+JUDGED = ("scored", "error")  # what the daily budget counts: traces a judge was asked about
+
+
+def sampled(evaluator_id: int, trace_id: str, rate: float) -> bool:
+    """Whether the trace falls in the evaluator's sample: a hash of both ids as a number in
+    [0, 1) below `rate` (deterministic, so a restart or a backfill samples the same traces)."""
+    if rate >= 1.0:
+        return True
+    if rate <= 0.0:
+        return False
+    digest = hashlib.sha256(f"{evaluator_id}:{trace_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < rate
+
+
+def score_source(evaluator: models.OnlineEvaluator) -> str:
+    """The `source` of the scores an evaluator stores: its name and version."""
+    return f"evaluator:{evaluator.name}@v{evaluator.version}"
+
+
+def utc_midnight(moment: datetime | None = None) -> datetime:
+    moment = moment or datetime.now(timezone.utc)
+    return moment.astimezone(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
+def evaluator_json(evaluator: models.OnlineEvaluator, counts: dict[str, int]) -> dict[str, Any]:
+    used = counts.get("judged_today", 0)
+    budget = evaluator.daily_budget
+    return {
+        "object_type": "online_evaluator",
+        "id": evaluator.id,
+        "name": evaluator.name,
+        "condition": evaluator.condition,
+        "sample_rate": evaluator.sample_rate,
+        "criteria": list(evaluator.criteria or []),
+        "judge_model": evaluator.judge_model,
+        "scope": evaluator.scope,
+        "daily_budget": budget,
+        "status": evaluator.status,
+        "version": evaluator.version,
+        "source": score_source(evaluator),
+        "last_error": evaluator.last_error,
+        "last_error_at": iso(evaluator.last_error_at),
+        "created_at": iso(evaluator.created_at),
+        "updated_at": iso(evaluator.updated_at),
+        # this version's traces by state; judged_today counts every version (the budget's count)
+        "traces": {s: counts.get(s, 0) for s in ("pending", "scored", "error", "skipped_budget")},
+        "judged_today": used,
+        "budget_exhausted": budget is not None and used >= budget,
+    }
+
+
+class EvaluatorRepo(ProjectScoped):
+    # -- the evaluators ----------------------------------------------------------------------------
+    def by_name(self, name: str, *, lock: bool = False) -> models.OnlineEvaluator | None:
+        query = self._select(E).where(E.name == name)
+        return self.session.scalar(query.with_for_update() if lock else query)
+
+    def get(self, name: str, *, lock: bool = False) -> models.OnlineEvaluator:
+        evaluator = self.by_name(name, lock=lock)
+        if evaluator is None:
+            raise ApiError(404, "not_found", f"no online evaluator named {name!r} in this project")
+        return evaluator
+
+    def find_by_id(self, ident: int, *, lock: bool = False) -> models.OnlineEvaluator | None:
+        query = self._select(E).where(E.id == ident)
+        return self.session.scalar(query.with_for_update() if lock else query)
+
+    def list(
+        self, *, limit: int, cursor: str | None
+    ) -> tuple[builtins.list[models.OnlineEvaluator], str | None]:
+        return self._page(self._select(E), E, limit, cursor)
+
+    def counts(self, evaluator: models.OnlineEvaluator) -> dict[str, int]:
+        query = self._columns(Run, Run.status, func.count()).where(
+            Run.evaluator_id == evaluator.id, Run.evaluator_version == evaluator.version
+        )
+        counts = {s: int(n) for s, n in self.session.execute(query.group_by(Run.status))}
+        counts["judged_today"] = self.judged_since(evaluator.id, utc_midnight())
+        return counts
+
+    def judged_since(self, evaluator_id: int, since: datetime) -> int:
+        """Traces judged for the evaluator (any version) since `since`: the daily budget's count."""
+        query = self._columns(Run, func.count()).where(
+            Run.evaluator_id == evaluator_id, Run.status.in_(JUDGED), Run.judged_at >= since
+        )
+        return int(self.session.scalar(query) or 0)
+
+    def create(self, values: dict[str, Any]) -> models.OnlineEvaluator:
+        compile_condition(values["condition"])  # a bad condition: 422 before anything is written
+        existing = self.by_name(values["name"])
+        if existing is not None:
+            raise conflict(
+                f"an online evaluator named {values['name']!r} already exists (id {existing.id})",
+                existing.id,
+            )
+        evaluator = E(project_id=self.project_id, version=1, status="active", **values)
+        self.session.add(evaluator)
+        self.session.flush()
+        return evaluator
+
+    def replace(self, name: str, values: dict[str, Any]) -> models.OnlineEvaluator:
+        """Save `values` over the evaluator `name`. A change of what decides a score
+        (`RULE_FIELDS`) is a new version: the traces the old version took and had not judged
+        yet are `superseded`, and from now on traces are taken (and scored) under the new one."""
+        compile_condition(values["condition"])
+        evaluator = self.get(name, lock=True)
+        changed = any(getattr(evaluator, f) != values[f] for f in RULE_FIELDS)
+        for field, value in values.items():
+            setattr(evaluator, field, value)
+        evaluator.updated_at = datetime.now(timezone.utc)
+        if changed:
+            self.session.execute(
+                update(Run)
+                .where(
+                    Run.project_id == self.project_id,
+                    Run.evaluator_id == evaluator.id,
+                    Run.status == "pending",
+                )
+                .values(status="superseded", reason=f"version {evaluator.version + 1} replaced it")
+            )
+            evaluator.version += 1
+        self.session.flush()
+        return evaluator
+
+    def set_status(self, name: str, status: str) -> models.OnlineEvaluator:
+        """Pause or resume. A resumed evaluator judges what it took before the pause; traces that
+        arrived while it was paused are not taken (a backfill over that time takes them)."""
+        evaluator = self.get(name, lock=True)
+        if evaluator.status != status:
+            evaluator.status = status
+            evaluator.updated_at = datetime.now(timezone.utc)
+            self.session.flush()
+        if status == "active":
+            self.request_judging(evaluator)
+        return evaluator
+
+    def delete(self, name: str) -> None:
+        """The evaluator and its rows go; the scores it stored stay on their traces."""
+        evaluator = self.get(name)
+        runs = cast(Table, Run.__table__)  # a mapped class's table is a Table
+        self.session.execute(
+            runs.delete().where(Run.project_id == self.project_id, Run.evaluator_id == evaluator.id)
+        )
+        self.session.delete(evaluator)
+        self.session.flush()
+
+    # -- taking traces -------------------------------------------------------------------------------
+    def route(self, trace_ids: builtins.list[str]) -> dict[str, int]:
+        """At ingest: every active evaluator takes the new traces it matches and samples."""
+        taken: dict[str, int] = {}
+        if not trace_ids:
+            return taken
+        active = self.session.scalars(self._select(E).where(E.status == "active").order_by(E.id))
+        for evaluator in active:
+            query = self._columns(T, T.id).where(T.id.in_(trace_ids))
+            count = self._take(evaluator, query)
+            if count:
+                taken[evaluator.name] = count
+        return taken
+
+    def backfill(
+        self, evaluator: models.OnlineEvaluator, since: datetime, until: datetime | None
+    ) -> int:
+        """Take the stored traces that arrived in [since, until) as if they arrived now: those
+        the evaluator matches and samples and has not taken at this version, and those it skipped
+        for its budget (they are pending again). Returns how many are pending for it now."""
+        query = self._columns(T, T.id).where(T.created_at >= since)
+        if until is not None:
+            query = query.where(T.created_at < until)
+        taken, after = 0, 0
+        while True:  # pages by arrival, so a long range is never held in memory at once
+            page = query.add_columns(T.seq).where(T.seq > after).order_by(T.seq)
+            rows = self.session.execute(page.limit(BACKFILL_PAGE)).all()
+            if not rows:
+                break
+            after = int(rows[-1].seq)
+            ids = [r.id for r in rows]
+            taken += self._take(evaluator, self._columns(T, T.id).where(T.id.in_(ids)))
+            taken += self._retry_skipped(evaluator, ids)
+        if taken:
+            self.request_judging(evaluator)
+        return taken
+
+    def _take(self, evaluator: models.OnlineEvaluator, query: Any) -> int:
+        where = compile_condition(evaluator.condition)
+        if where is not None:
+            query = query.where(where)
+        chosen = [
+            t
+            for t in self.session.scalars(query)
+            if sampled(evaluator.id, t, evaluator.sample_rate)
+        ]
+        now, taken = datetime.now(timezone.utc), 0
+        for start in range(0, len(chosen), INSERT_CHUNK):  # under SQLite's bound-parameter cap
+            statement = (
+                insert_for(self.session, Run.__table__)
+                .values(
+                    [
+                        {
+                            "project_id": self.project_id,
+                            "evaluator_id": evaluator.id,
+                            "evaluator_version": evaluator.version,
+                            "trace_id": trace_id,
+                            "status": "pending",
+                            "entered_at": now,
+                        }
+                        for trace_id in chosen[start : start + INSERT_CHUNK]
+                    ]
+                )
+                .on_conflict_do_nothing(
+                    index_elements=["evaluator_id", "evaluator_version", "trace_id"]
+                )
+                .returning(Run.__table__.c.id)
+            )
+            taken += len(builtins.list(self.session.scalars(statement)))
+        if taken and evaluator.status == "active":
+            self.request_judging(evaluator)
+        return taken
+
+    def _retry_skipped(
+        self, evaluator: models.OnlineEvaluator, trace_ids: builtins.list[str]
+    ) -> int:
+        done = self.session.execute(
+            update(Run)
+            .where(
+                Run.project_id == self.project_id,
+                Run.evaluator_id == evaluator.id,
+                Run.evaluator_version == evaluator.version,
+                Run.status == "skipped_budget",
+                Run.trace_id.in_(trace_ids),
+            )
+            .values(status="pending", reason=None, judged_at=None)
+        )
+        return int(cast(Any, done).rowcount or 0)
+
+    def request_judging(self, evaluator: models.OnlineEvaluator) -> None:
+        """One queued job per evaluator is enough: it judges every pending row of its version."""
+        if evaluator.status != "active":
+            return
+        waiting = self.session.scalar(
+            select(models.Job.id).where(
+                models.Job.project_id == self.project_id,
+                models.Job.kind == JOB,
+                models.Job.evaluator_id == evaluator.id,
+                models.Job.status == "queued",
+            )
+        )
+        if waiting is None:
+            self.session.add(
+                models.Job(
+                    project_id=self.project_id,
+                    kind=JOB,
+                    evaluator_id=evaluator.id,
+                    experiment_id=None,
+                    queue_id=None,
+                    status="queued",
+                    attempts=0,
+                )
+            )
+            self.session.flush()
+
+
+__all__ = [
+    "JOB",
+    "JUDGED",
+    "RULE_FIELDS",
+    "EvaluatorRepo",
+    "evaluator_json",
+    "sampled",
+    "score_source",
+    "utc_midnight",
+]
