@@ -354,17 +354,22 @@ def test_the_demo_project_signs_in_and_shows_its_pages(ui_live, browser, demo_us
     page.fill("input[name=password]", password)
     with page.expect_navigation():
         page.click("button[type=submit]")
+    page.wait_for_url(re.compile(r".*/ui/p/\d+/dashboard$"))  # the landing page
+    assert page.locator("#chart-latency svg[role=img] polyline").count() == 3
+    shots = (
+        Path(os.environ["ASSAY_SCREENSHOT_DIR"])
+        if os.environ.get("ASSAY_SCREENSHOT_DIR")
+        else tmp_path
+    )
+    dashboard = shots / "web-ui-dashboard.png"
+    page.screenshot(path=str(dashboard), full_page=True)
+    page.click("header.top nav >> text=Review queues")
     page.wait_for_url(re.compile(r".*/ui/p/\d+/queues$"))
     assert "support answers" in page.text_content("#queues")
     page.click("#queues a.button")
     page.wait_for_selector("#review-form fieldset[data-kind=likert]")
     assert page.locator("#review-form fieldset[data-kind=bool]").count() == 1
     assert "the judge's demo reason" in page.text_content("#review-form")
-    shots = (
-        Path(os.environ["ASSAY_SCREENSHOT_DIR"])
-        if os.environ.get("ASSAY_SCREENSHOT_DIR")
-        else tmp_path
-    )
     review = shots / "web-ui-review.png"
     page.screenshot(path=str(review), full_page=True)
     page.click("text=Experiments")
@@ -378,6 +383,6 @@ def test_the_demo_project_signs_in_and_shows_its_pages(ui_live, browser, demo_us
     page.wait_for_selector("#span-tree")
     assert page.locator("#span-tree li").count() == 3  # a function span holding two
     assert problems == []  # no CSP violation, no script error on any page
-    for shot in (review, compare):
+    for shot in (dashboard, review, compare):
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
     context.close()

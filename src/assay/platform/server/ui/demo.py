@@ -1,7 +1,8 @@
 """`assay serve --demo`: a demo project to look at before sending anything — a dataset, a finished
 experiment of two cohorts (its answers and scores written directly, as a worker would have stored
-them; no model is called), logged traces with judge scores, and a review queue holding some of
-them. Seeding runs once per database; every start gives the `demo` user a new password."""
+them; no model is called), logged traces with judge scores, a review queue holding some of
+them, and two weeks of a support bot's traffic for the dashboard (`demo_traffic.py`). Seeding
+runs once per database; every start gives the `demo` user a new password."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from assay.platform.server.storage import models
 from assay.platform.server.storage.repos import CriteriaRepo, DatasetRepo, TaskRepo
 from assay.platform.server.storage.review import QueueRepo
 from assay.platform.server.storage.traces import TraceRepo
+from assay.platform.server.ui.demo_traffic import seed_traffic
 
 DEMO_PROJECT = "demo"
 DEMO_USER = "demo"
@@ -108,6 +110,7 @@ def seed(session: Any) -> int:
         {"name": "answer", "generator_model": "demo/model", "system_prompt": "Answer briefly."}
     )
     _experiment(session, pid, dataset, version, task, criteria)
+    seed_traffic(session, pid)  # first: the five support traces below stay the newest
     _traces(session, pid)
     return pid
 

@@ -163,7 +163,7 @@ def home(request: Request) -> Response:
     viewer = signed_in(request)
     if len(viewer.projects) == 1:
         only = next(iter(viewer.projects.values()))
-        return see_other(f"{UI}/p/{only.project_id}/queues")
+        return see_other(f"{UI}/p/{only.project_id}/dashboard")
     return render(request, "home.html", project=None, memberships=list(viewer.projects.values()))
 
 

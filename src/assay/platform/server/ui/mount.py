@@ -17,6 +17,7 @@ from starlette.staticfiles import StaticFiles
 
 from assay.platform.server.errors import ApiError
 from assay.platform.server.ui import (
+    dashboard,
     dataset_files,
     datasets,
     experiments,
@@ -61,6 +62,7 @@ def install(app: FastAPI) -> None:
     ui.mount("/static", StaticFiles(directory=UI_DIR / "static"), name="static")
     for module_router in (
         login.router,
+        dashboard.router,
         review.router,
         traces.router,
         experiments.router,
