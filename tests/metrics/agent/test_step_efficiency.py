@@ -83,3 +83,12 @@ def test_no_calls_and_bad_settings():
     with pytest.raises(UsageError, match="max_loop_block must be a positive integer"):
         create_metric("step_efficiency", max_loop_block=0)
     assert StepEfficiency().estimate(TYPICAL_MULTI_TURN).requests == 0
+
+
+def test_repeatable_tools_are_not_waste():
+    draw = ToolCall(name="random.normalvariate", args={"mu": 5, "sigma": 2})
+    conversation = [HumanMessage(content="two draws"), AIMessage(tool_calls=[draw, draw])]
+    assert StepEfficiency().score(user_input=conversation).value == 0.5
+    kept = StepEfficiency(repeatable_tools=("random.normalvariate",)).score(user_input=conversation)
+    assert kept.value == 1.0 and kept.details["loops"] == []
+    assert [s["repeats_step"] for s in kept.details["steps"]] == [None, None]

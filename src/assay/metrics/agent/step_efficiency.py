@@ -10,7 +10,9 @@ wasted too:
     score  = 1 - wasted / made
 
 A trajectory shorter than the reference is not penalised here: doing too little is a task
-completion or tool selection failure, not waste. No judge.
+completion or tool selection failure, not waste. Calls to tools whose answer changes between
+identical calls (a random draw, polling a job) are named in `repeatable_tools` and never count as
+repeats. No judge.
 """
 
 from __future__ import annotations
@@ -89,7 +91,10 @@ def step_efficiency_score(made: int, repeats: int, shortest: int | None = None) 
 
 
 def _efficiency(
-    user_input: list[Any], reference_tool_calls: list[Any] | None, max_loop_block: int
+    user_input: list[Any],
+    reference_tool_calls: list[Any] | None,
+    max_loop_block: int,
+    repeatable: frozenset[str],
 ) -> MetricResult:
     calls = made_calls(user_input)
     shortest = (
@@ -101,7 +106,10 @@ def _efficiency(
                 1.0, reason="no tool call needed and none made", details={"steps": [], "loops": []}
             )
         raise NotApplicable("the agent made no tool call: there are no steps to weigh")
-    keys = [call_key(call) for call in calls]
+    # a repeatable tool's call is its own key, so it neither repeats nor loops
+    keys: list[Any] = [
+        (index,) if call.name in repeatable else call_key(call) for index, call in enumerate(calls)
+    ]
     earlier = first_seen(keys)
     loops = find_loops(keys, max_loop_block)
     in_loop = {
@@ -148,10 +156,12 @@ def _efficiency(
 class StepEfficiency(Metric):
     """1 - wasted steps / steps: exact repeats of earlier calls, or the steps beyond the shortest
     successful trajectory (`reference_tool_calls`) when it is given. `max_loop_block`: the
-    longest block of calls looked for when naming loops (the score does not depend on it)."""
+    longest block of calls looked for when naming loops (the score does not depend on it);
+    `repeatable_tools`: tools whose identical calls are not waste (random draws, polling)."""
 
     name: str = "step_efficiency"
     max_loop_block: int = 10
+    repeatable_tools: tuple[str, ...] = ()
 
     sample_kind = "multi_turn"
 
@@ -166,7 +176,10 @@ class StepEfficiency(Metric):
         self, *, user_input: list[Any], reference_tool_calls: list[Any] | None = None
     ) -> MetricResult:
         size = size_of(user_input, reference_tool_calls)
-        return await run(size, _efficiency, user_input, reference_tool_calls, self.max_loop_block)
+        repeatable = frozenset(self.repeatable_tools)
+        return await run(
+            size, _efficiency, user_input, reference_tool_calls, self.max_loop_block, repeatable
+        )
 
 
 __all__ = [

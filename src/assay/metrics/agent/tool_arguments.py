@@ -16,6 +16,7 @@ score = calls with no problem / calls made. Reference calls the agent never made
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Mapping
@@ -69,18 +70,28 @@ def _validators(schemas: dict[str, dict[str, Any]], where: str) -> dict[str, Any
     """A jsonschema validator per tool, each schema checked against its own meta-schema first."""
     if not schemas:
         return {}
-    jsonschema = require("jsonschema", extra="agents", feature="ToolArgumentCorrectness(tools=)")
+    require("jsonschema", extra="agents", feature="ToolArgumentCorrectness(tools=)")
     validators = {}
     for name, schema in schemas.items():
-        cls = jsonschema.validators.validator_for(schema)
         try:
-            cls.check_schema(schema)
-        except jsonschema.exceptions.SchemaError as exc:
-            raise UsageError(
-                f"{where}[{name!r}] is not a valid JSON Schema: {exc.message}"
-            ) from None
-        validators[name] = cls(schema)
+            validators[name] = _compiled(json.dumps(schema, sort_keys=True, default=str))
+        except UsageError as exc:
+            raise UsageError(f"{where}[{name!r}] is not a valid JSON Schema: {exc}") from None
     return validators
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(schema_json: str) -> Any:
+    """A checked validator for one schema (as canonical JSON): the rows of a data set often share
+    their tools, and checking a schema against its meta-schema costs more than using it."""
+    jsonschema = require("jsonschema", extra="agents", feature="ToolArgumentCorrectness(tools=)")
+    schema = json.loads(schema_json)
+    cls = jsonschema.validators.validator_for(schema)
+    try:
+        cls.check_schema(schema)
+    except jsonschema.exceptions.SchemaError as exc:
+        raise UsageError(exc.message) from None
+    return cls(schema)
 
 
 def schema_problems(validator: Any, args: dict[str, Any]) -> list[str]:
