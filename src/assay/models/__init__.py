@@ -6,6 +6,7 @@ the same LLM and Embeddings; they live in `assay.compat.ragas` and are imported 
 """
 
 from assay.models.cache import KeyValueCache, ResponseCache, default_cache_path
+from assay.models.cascade import Cascade, CascadeSummary
 from assay.models.embeddings import Embeddings
 from assay.models.factory import (
     embedding_factory,
@@ -26,6 +27,8 @@ from assay.models.usage import Budget, Price
 __all__ = [
     "LLM",
     "Budget",
+    "Cascade",
+    "CascadeSummary",
     "ChatMessage",
     "Embeddings",
     "Generation",

