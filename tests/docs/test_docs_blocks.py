@@ -114,6 +114,7 @@ CHECKS: dict[str, Callable[[Ran], None]] = {
     "docs/experiments.md": _shown(0, "[]"),  # run.errors: no row failed
     "docs/simulation.md": _coming_from_ragas,  # the printed outcomes; the judge was called
     "docs/trajectories.md": _commented_prints,
+    "docs/replay.md": _coming_from_ragas,  # the printed outcomes; the judge scored both sides
 }
 
 
