@@ -11,7 +11,9 @@ one project; every query starts at its `_select` / `_columns`):
   `experiment_reports` (progress, results, rows);
 - `pipelines` (`PipelineRepo`: registered RAG pipelines);
 - `access` (users, a project's members `MemberRepo`, its API keys `KeyRepo`);
-- `trace_fields`: the fields review conditions compile to, over the trace tables.
+- `trace_fields`: the fields review conditions compile to, over the trace tables;
+- `dashboard` (`DashboardRepo`: the dashboard's queries over a time window), with
+  `dashboard_window` (the window and its buckets) and `dashboard_figures` (the figures as JSON).
 
 tests/platform/test_queries_in_storage.py fails on a query of a project's table built elsewhere.
 
