@@ -66,11 +66,13 @@ class CascadeSummary:
         return self.escalated_cells / self.cells if self.cells else None
 
     def __str__(self) -> str:
-        share = f" ({self.escalated_share:.0%})" if self.escalated_share is not None else ""
         direct = f", {self.direct_calls} asked of it directly" if self.direct_calls else ""
+        calls = f"{self.escalated_calls} of {self.calls} calls went to the stronger judge{direct}"
+        if not self.cells:  # calls made outside an evaluation run
+            return calls
         return (
-            f"escalated {self.escalated_cells} of {self.cells} cells{share}; "
-            f"{self.escalated_calls} of {self.calls} calls went to the stronger judge{direct}"
+            f"escalated {self.escalated_cells} of {self.cells} cells "
+            f"({self.escalated_cells / self.cells:.0%}); {calls}"
         )
 
 
