@@ -3,7 +3,7 @@
     import assay.platform as ragmetrics
     ragmetrics.login()                      # ASSAY_API_KEY / RAGMETRICS_API_KEY, ASSAY_BASE_URL
     from assay.platform import Dataset, Example, Task, Criteria, Cohort, Experiment
-    from assay.platform import monitor, trace_function_call, Trace, ReviewQueue
+    from assay.platform import monitor, trace_function_call, Trace, ReviewQueue, OnlineEvaluator
 
 This package re-exports the SDK only (httpx, pydantic and rich: no server dependency). The server
 lives in `assay.platform.server` and needs `pip install 'assay[platform]'`. The library (`assay`)
@@ -19,6 +19,7 @@ from assay.platform.sdk import (
     Example,
     Experiment,
     NotFound,
+    OnlineEvaluator,
     PlatformError,
     RagMetricsObject,
     RagPipeline,
@@ -47,6 +48,7 @@ __all__ = [
     "Example",
     "Experiment",
     "NotFound",
+    "OnlineEvaluator",
     "PlatformError",
     "RagMetricsObject",
     "RagPipeline",

@@ -9,6 +9,7 @@ from assay.platform.sdk.errors import (
     ServerUnavailable,
     ValidationFailed,
 )
+from assay.platform.sdk.evaluators import OnlineEvaluator
 from assay.platform.sdk.experiment import Experiment
 from assay.platform.sdk.export import export_stats, flush
 from assay.platform.sdk.monitor import monitor
@@ -28,6 +29,7 @@ __all__ = [
     "Example",
     "Experiment",
     "NotFound",
+    "OnlineEvaluator",
     "PlatformError",
     "RagMetricsObject",
     "RagPipeline",

@@ -26,16 +26,16 @@ from assay.platform.sdk.traces import Trace, pages
 FIELDS = ("name", "condition", "criteria", "judge_model", "dataset")
 
 
-def _name_of(value: Any, kind: type[RagMetricsObject], path: str, field: str) -> str:
+def _name_of(
+    value: Any, kind: type[RagMetricsObject], path: str, field: str, owner: str = "ReviewQueue"
+) -> str:
     """An object, its name or its id → its name (an unsaved object is saved)."""
     if isinstance(value, kind):
         if getattr(value, "id", None) is None:
             value.save()
         return value.name
     if isinstance(value, bool):
-        raise ValidationFailed(
-            f"ReviewQueue: {field} {value!r} is not a name or an id", field=field
-        )
+        raise ValidationFailed(f"{owner}: {field} {value!r} is not a name or an id", field=field)
     if isinstance(value, int):
         return str(current().request("GET", f"{path}/{value}")["name"])
     if isinstance(value, dict) and isinstance(value.get("name"), str):
@@ -43,7 +43,7 @@ def _name_of(value: Any, kind: type[RagMetricsObject], path: str, field: str) ->
     if isinstance(value, str) and value.strip():
         return value
     raise ValidationFailed(
-        f"ReviewQueue: {field} must be a {kind.__name__}, its name or its id, got "
+        f"{owner}: {field} must be a {kind.__name__}, its name or its id, got "
         f"{type(value).__name__}",
         field=field,
     )
