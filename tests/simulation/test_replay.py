@@ -308,3 +308,33 @@ def test_both_trajectories_are_scored_by_a_loopback_judge():
         with pytest.raises(UsageError, match="needs reference"):  # before any replay runs
             replay(sample, gloomy, metrics=[metric], llm=llm)
         assert fake.count == 3  # the two replays' scores, one call each
+
+
+def test_an_async_live_tool_serves_sync_and_async_agents():
+    async def get_weather(city):
+        await asyncio.sleep(0)
+        return {"sky": "windy"}
+
+    def sync_factory(tools):
+        def agent(messages):  # runs in a worker thread: the async tool runs on the replay's loop
+            return f"It is {json.loads(tools['get_weather'](city='Lyon'))['sky']} in Lyon."
+
+        return agent
+
+    def async_factory(tools):
+        async def agent(messages):
+            sky = json.loads(await tools.acall("get_weather", {"city": "Lyon"}))["sky"]
+            return f"It is {sky} in Lyon."
+
+        return agent
+
+    for factory in (sync_factory, async_factory):
+        result = replay(
+            recording("Weather in Paris?"),
+            agent=factory,
+            tools={"get_weather": get_weather},
+            on_miss="live",
+        )
+        assert result.ok, result.error
+        assert result.replayed_answer == "It is windy in Lyon."
+        assert result.live_calls == [ToolCall(name="get_weather", args={"city": "Lyon"})]

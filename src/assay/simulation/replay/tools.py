@@ -154,8 +154,15 @@ class ReplayTools(Mapping[str, Callable[..., str]]):
             self.uses.append(ToolUse(ToolCall(name=name, args=args), None, "miss"))
         return ReplayMiss(name, args, recorded)
 
-    def _live_function(self, name: str) -> Callable[..., Any] | None:
-        return self._live.get(name) if self.on_miss == "live" else None
+    def _lookup(self, name: str, args: dict[str, Any]) -> tuple[str, Callable[..., Any] | None]:
+        """The recorded answer, or the live function to run instead; a miss raises."""
+        output, found = self._answer(name, args)
+        if found:
+            return output or "", None
+        function = self._live.get(name) if self.on_miss == "live" else None
+        if function is None:
+            raise self._miss(name, args)
+        return "", function
 
     def _went_live(self, name: str, args: dict[str, Any], result: Any) -> str:
         output = as_text(result)
@@ -166,12 +173,9 @@ class ReplayTools(Mapping[str, Callable[..., str]]):
     def call(self, name: str, args: Mapping[str, Any] | None = None) -> str:
         """Answer one call (from synchronous code)."""
         args = dict(args or {})
-        output, found = self._answer(name, args)
-        if found:
-            return output or ""
-        function = self._live_function(name)
+        output, function = self._lookup(name, args)
         if function is None:
-            raise self._miss(name, args)
+            return output
         if inspect.iscoroutinefunction(function):
             try:
                 result = anyio.from_thread.run(lambda: function(**args))
@@ -186,12 +190,9 @@ class ReplayTools(Mapping[str, Callable[..., str]]):
     async def acall(self, name: str, args: Mapping[str, Any] | None = None) -> str:
         """Answer one call (from async code); a synchronous live tool runs in a worker thread."""
         args = dict(args or {})
-        output, found = self._answer(name, args)
-        if found:
-            return output or ""
-        function = self._live_function(name)
+        output, function = self._lookup(name, args)
         if function is None:
-            raise self._miss(name, args)
+            return output
         if inspect.iscoroutinefunction(function):
             result = await function(**args)
         else:
