@@ -3,9 +3,12 @@ failed and expired lines, refusals, progress states and resuming the batches of 
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
 
 import pytest
 
@@ -13,9 +16,10 @@ from assay import evaluate
 from assay.engine.batch import BatchOptions
 from assay.engine.progress import CellProgress
 from assay.errors import UsageError
+from assay.metrics.base import Metric
 from assay.models import llm_factory
 from assay.models.cache import ResponseCache
-from assay.schema.outcome import Error
+from assay.schema.outcome import Error, MetricResult
 from tests.engine.batch import scenario
 from tests.engine.batch.fake_batches import FakeBatches, serve
 
@@ -242,3 +246,38 @@ def test_a_stopped_run_resumes_by_polling_its_batches_without_submitting_again(s
     first, second = server.created()
     assert len(first.lines) == 4 and len(second.lines) == 4  # the splits were never sent again
     assert server.sent_custom_ids().count(first.custom_ids[0]) == 1
+
+
+@dataclass(kw_only=True)
+class AsksOrWorks(Metric):
+    """Asks its judge, or (response "work") works 0.4 s without a model and finishes."""
+
+    name: str = "asks_or_works"
+    needs_llm = True
+    llm: Any = None
+    required_fields = ("response",)
+
+    async def _ascore(self, *, response: str) -> MetricResult:
+        if response == "work":
+            await asyncio.sleep(0.4)
+            return MetricResult(0.0)
+        return MetricResult(float(bool((await self.llm.agenerate(response)).text)))
+
+
+def batch_made_after(server: FakeBatches, settle: float) -> float:
+    began = time.monotonic()
+    evaluate(
+        [{"response": "ask"}, {"response": "work"}],
+        [AsksOrWorks(llm=scenario.openai_judge(server.url))],
+        batch=BatchOptions(poll_interval=0.01, settle=settle),
+        show_progress=False,
+    )
+    return server.created()[-1].created - began
+
+
+def test_a_wave_waits_for_a_cell_at_work_but_only_for_settle_seconds(server):
+    # The wave goes once every cell in flight waits for an answer: here when the working cell
+    # has finished...
+    assert batch_made_after(server, settle=60.0) >= 0.4
+    # ...unless nothing new was queued for `settle` seconds.
+    assert batch_made_after(server, settle=0.05) < 0.4

@@ -123,10 +123,9 @@ class Waves:
         it was asked live."""
         slot = (endpoint, key)
         entry = self._asked.get(slot)
-        if entry is None:
-            future: asyncio.Future[tuple[ModelResponse, bool]] = (
-                asyncio.get_running_loop().create_future()
-            )
+        loop = asyncio.get_running_loop()
+        if entry is None or entry.future.get_loop() is not loop:  # (a cancelled earlier run's)
+            future: asyncio.Future[tuple[ModelResponse, bool]] = loop.create_future()
             # Retrieved even when every caller has gone (a cancelled run): no warning at exit.
             future.add_done_callback(lambda done: done.cancelled() or done.exception())
             entry = _Ask(client, endpoint, key, request, future, live, price)
@@ -141,6 +140,8 @@ class Waves:
     async def run(self, run_dir: Path | None, report: Callable[[str], None] | None = None) -> None:
         """Form and send waves until cancelled (the engine cancels it when the cells are done)."""
         self.journal = BatchJournal(run_dir / "batches.jsonl" if run_dir is not None else None)
+        # What an earlier, cancelled run on another loop left; this run's cells have not started.
+        self._queue, self._asked = {}, {}
         if report is not None:
             self._report = report
         tick = min(0.05, self.options.poll_interval)
