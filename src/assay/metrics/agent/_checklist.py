@@ -7,12 +7,14 @@ of items judged yes. An item the judge skipped is left out of the score and name
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
 
 from assay.metrics.judge import Verdict, ask_json, ask_verdicts
 from assay.prompts.prompt import Prompt
+from assay.schema.outcome import MetricResult
 
 
 def checklist_score(passed: list[bool | None]) -> float:
@@ -37,23 +39,34 @@ async def judge_items(
     return await ask_verdicts(llm, prompt, {"conversation": conversation}, items)
 
 
-def item_details(
-    items: list[str], verdicts: list[Verdict | None], key: str
-) -> list[dict[str, Any]]:
-    """One entry per item: its text, whether it passed (None: skipped) and P(yes)."""
-    return [
+def checklist_result(
+    items: list[str],
+    verdicts: list[Verdict | None],
+    *,
+    key: str,
+    counted: str,
+    failed: str,
+    score: Callable[[list[bool | None]], float] = checklist_score,
+) -> MetricResult:
+    """The score of a judged checklist with its reason ("2 of 3 {counted}; {failed}: ...") and
+    each item's verdict under `details[key + "s"]`."""
+    passed = [None if verdict is None else verdict.passed for verdict in verdicts]
+    reason = f"{sum(flag is True for flag in passed)} of {len(items)} {counted}"
+    failing = [item for item, flag in zip(items, passed, strict=True) if flag is False]
+    if failing:
+        reason += f"; {failed}: {', '.join(failing)}"
+    skipped = [item for item, flag in zip(items, passed, strict=True) if flag is None]
+    if skipped:
+        reason += f"; not judged (left out): {', '.join(skipped)}"
+    details = [
         {
             key: item,
-            "passed": None if verdict is None else verdict.passed,
+            "passed": flag,
             "probability": None if verdict is None else verdict.probability,
         }
-        for item, verdict in zip(items, verdicts, strict=True)
+        for item, flag, verdict in zip(items, passed, verdicts, strict=True)
     ]
+    return MetricResult(score(passed), reason=reason, details={f"{key}s": details})
 
 
-def skipped_note(items: list[str], verdicts: list[Verdict | None]) -> str:
-    skipped = [item for item, verdict in zip(items, verdicts, strict=True) if verdict is None]
-    return f"; not judged (left out): {', '.join(skipped)}" if skipped else ""
-
-
-__all__ = ["checklist_score", "item_details", "judge_items", "list_items", "skipped_note"]
+__all__ = ["checklist_result", "checklist_score", "judge_items", "list_items"]

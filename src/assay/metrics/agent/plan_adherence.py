@@ -19,11 +19,10 @@ from pydantic import BaseModel, Field
 
 from assay.errors import NotApplicable, UsageError
 from assay.metrics.agent._checklist import (
+    checklist_result,
     checklist_score,
-    item_details,
     judge_items,
     list_items,
-    skipped_note,
 )
 from assay.metrics.agent._conversation import conversation_text
 from assay.metrics.base import CallEstimate, multi_turn
@@ -82,16 +81,16 @@ class PlanAdherence(LLMMetric):
         verdicts = await judge_items(
             self.llm, self.judge_prompt("plan_step_followed"), conversation, plan
         )
-        followed = [None if v is None else v.passed for v in verdicts]
-        departed = [step for step, flag in zip(plan, followed, strict=True) if flag is False]
-        reason = f"{sum(flag is True for flag in followed)} of {len(plan)} planned step(s) followed"
-        if departed:
-            reason += f"; not followed: {', '.join(departed)}"
-        return MetricResult(
-            plan_adherence_score(followed),
-            reason=reason + skipped_note(plan, verdicts),
-            details={"plan_source": source, "steps": item_details(plan, verdicts, "step")},
+        result = checklist_result(
+            plan,
+            verdicts,
+            key="step",
+            counted="planned step(s) followed",
+            failed="not followed",
+            score=plan_adherence_score,
         )
+        result.details = {"plan_source": source, **(result.details or {})}
+        return result
 
     def estimate(self, sample: Sample) -> CallEstimate:
         conversation = multi_turn(sample)

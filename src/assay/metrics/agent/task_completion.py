@@ -18,11 +18,10 @@ from pydantic import BaseModel, Field
 
 from assay.errors import NotApplicable
 from assay.metrics.agent._checklist import (
+    checklist_result,
     checklist_score,
-    item_details,
     judge_items,
     list_items,
-    skipped_note,
 )
 from assay.metrics.agent._conversation import conversation_text
 from assay.metrics.base import CallEstimate, multi_turn
@@ -60,15 +59,13 @@ class TaskCompletion(LLMMetric):
         verdicts = await judge_items(
             self.llm, self.judge_prompt("task_completed"), conversation, tasks
         )
-        done = [None if v is None else v.passed for v in verdicts]
-        missed = [task for task, flag in zip(tasks, done, strict=True) if flag is False]
-        reason = f"{sum(flag is True for flag in done)} of {len(tasks)} task(s) done"
-        if missed:
-            reason += f"; not done: {', '.join(missed)}"
-        return MetricResult(
-            task_completion_score(done),
-            reason=reason + skipped_note(tasks, verdicts),
-            details={"tasks": item_details(tasks, verdicts, "task")},
+        return checklist_result(
+            tasks,
+            verdicts,
+            key="task",
+            counted="task(s) done",
+            failed="not done",
+            score=task_completion_score,
         )
 
     def estimate(self, sample: Sample) -> CallEstimate:
