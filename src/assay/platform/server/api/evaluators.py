@@ -15,7 +15,6 @@ from assay.platform.server.errors import invalid
 from assay.platform.server.schemas.bodies import _storable
 from assay.platform.server.schemas.evaluators import BackfillIn, EvaluatorIn
 from assay.platform.server.storage.evaluators import EvaluatorRepo, evaluator_json
-from assay.platform.server.storage.repos import CriteriaRepo
 
 router = APIRouter(prefix="/api/v1")
 
@@ -31,21 +30,6 @@ def _evaluator_name(name: str = Path(min_length=1, max_length=200)) -> str:
 EvaluatorName = Annotated[str, Depends(_evaluator_name)]
 
 
-def _rule(session: Any, project_id: int, body: EvaluatorIn) -> dict[str, Any]:
-    """The body as stored: criteria once each, every one a saved criterion of the project (the
-    judge needs its wording), so a rule that could never score fails here, not in the worker."""
-    values = body.model_dump()
-    values["criteria"] = list(dict.fromkeys(values["criteria"]))
-    known = {row.name for row in CriteriaRepo(session, project_id).by_names(values["criteria"])}
-    for index, name in enumerate(values["criteria"]):
-        if name not in known:
-            raise invalid(
-                f"criteria[{index}]",
-                f"no criteria named {name!r} in this project (the judge scores saved criteria)",
-            )
-    return values
-
-
 def _answer(repo: EvaluatorRepo, evaluator: Any) -> dict[str, Any]:
     return evaluator_json(evaluator, repo.counts(evaluator))
 
@@ -55,7 +39,7 @@ def create_evaluator(body: EvaluatorIn, request: Request, principal: Writer) -> 
     """A new evaluator takes traces from now on; `backfill` takes stored ones."""
     with state_of(request).transaction() as session:
         repo = EvaluatorRepo(session, principal.project_id)
-        return _answer(repo, repo.create(_rule(session, principal.project_id, body)))
+        return _answer(repo, repo.create(repo.rule(body.model_dump())))
 
 
 @router.get("/evaluators")
@@ -86,7 +70,7 @@ def save_evaluator(
         raise invalid("name", f"the body names {body.name!r}, the path {name!r}")
     with state_of(request).transaction() as session:
         repo = EvaluatorRepo(session, principal.project_id)
-        return _answer(repo, repo.replace(name, _rule(session, principal.project_id, body)))
+        return _answer(repo, repo.replace(name, repo.rule(body.model_dump())))
 
 
 @router.post("/evaluators/{name}/pause")

@@ -20,9 +20,9 @@ from typing import Any, cast
 
 from sqlalchemy import Table, func, select, update
 
-from assay.platform.server.errors import ApiError, conflict
+from assay.platform.server.errors import ApiError, conflict, invalid
 from assay.platform.server.storage import models
-from assay.platform.server.storage.repos import ProjectScoped, iso
+from assay.platform.server.storage.repos import CriteriaRepo, ProjectScoped, iso
 from assay.platform.server.storage.trace_fields import compile_condition
 from assay.platform.server.storage.trace_rows import insert_for
 
@@ -118,6 +118,21 @@ class EvaluatorRepo(ProjectScoped):
             Run.evaluator_id == evaluator_id, Run.status.in_(JUDGED), Run.judged_at >= since
         )
         return int(self.session.scalar(query) or 0)
+
+    def rule(self, values: dict[str, Any]) -> dict[str, Any]:
+        """A checked body as stored: criteria once each, every one a saved criterion of the
+        project (the judge needs its wording), so a rule that could never score fails when it
+        is saved, not in the worker."""
+        values = {**values, "criteria": builtins.list(dict.fromkeys(values["criteria"]))}
+        found = CriteriaRepo(self.session, self.project_id).by_names(values["criteria"])
+        known = {row.name for row in found}
+        for index, name in enumerate(values["criteria"]):
+            if name not in known:
+                raise invalid(
+                    f"criteria[{index}]",
+                    f"no criteria named {name!r} in this project (the judge scores saved criteria)",
+                )
+        return values
 
     def create(self, values: dict[str, Any]) -> models.OnlineEvaluator:
         compile_condition(values["condition"])  # a bad condition: 422 before anything is written
