@@ -3,7 +3,7 @@
 One threading HTTP server on 127.0.0.1 at a free port serves:
 
 - OpenAI: `POST /v1/files` (multipart, purpose=batch), `GET /v1/files/{id}/content`,
-  `POST /v1/batches`, `GET /v1/batches/{id}`, `POST /v1/batches/{id}/cancel`, and the live
+  `POST /v1/batches`, `GET /v1/batches` (the list), `GET /v1/batches/{id}`, `POST /v1/batches/{id}/cancel`, and the live
   `POST /v1/chat/completions` (for the live fallback and the live run compared with a batch);
 - Anthropic: `POST /v1/messages/batches`, `GET /v1/messages/batches/{id}`,
   `GET /v1/messages/batches/{id}/results`, `POST /v1/messages/batches/{id}/cancel`.
@@ -46,6 +46,7 @@ class FakeBatch:
     output: list[dict[str, Any]] = field(default_factory=list)
     errors: list[dict[str, Any]] = field(default_factory=list)
     cancelled: bool = False
+    input_file: str = ""
 
     @property
     def custom_ids(self) -> list[str]:
@@ -123,6 +124,9 @@ class FakeBatches:
             if method == "GET" and len(parts) == 3 and parts[0] == "files":
                 data = self.files.get(parts[1])
                 return (200, data) if data is not None else _missing("file")
+            if method == "GET" and parts == ["batches"]:  # newest first, as OpenAI lists them
+                made = [b for b in self.batches.values() if b.kind == "openai"]
+                return 200, {"object": "list", "data": [self._view(b) for b in reversed(made)]}
             if method == "POST" and parts == ["batches"]:
                 return self._create_openai(json.loads(raw))
             if method == "POST" and parts == ["messages", "batches"]:
@@ -167,6 +171,7 @@ class FakeBatches:
             return _missing("input file")
         lines = [json.loads(line) for line in content.decode().splitlines() if line.strip()]
         batch = FakeBatch(f"batch_{next(self._ids)}", "openai", lines, time.monotonic())
+        batch.input_file = body["input_file_id"]
         self.batches[batch.id] = batch
         return 200, self._view(batch)
 
@@ -254,6 +259,7 @@ class FakeBatches:
             "id": batch.id,
             "object": "batch",
             "endpoint": "/v1/chat/completions",
+            "input_file_id": batch.input_file,
             "status": batch.status,
             "output_file_id": output_id,
             "error_file_id": error_id,

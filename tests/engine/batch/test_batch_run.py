@@ -216,10 +216,9 @@ def test_the_progress_bar_shows_each_batch_state(server, monkeypatch):
     assert shown[-1] == "batch wave 2: 1 completed; 1/1 requests"
 
 
-def test_a_stopped_run_resumes_by_polling_its_batches_without_submitting_again(server, tmp_path):
-    server.answer = scenario.judge()
-    server.delay = 60.0  # the first wave stays in flight while the run is stopped
-    run_dir = tmp_path / "run"
+def stop_in_flight(server: FakeBatches, run_dir) -> None:
+    """Start a run, and stop it once its first batch is recorded (and still in flight)."""
+    server.delay = 60.0
     executor = evaluate(
         scenario.rows(),
         [scenario.faithfulness(scenario.openai_judge(server.url))],
@@ -232,14 +231,21 @@ def test_a_stopped_run_resumes_by_polling_its_batches_without_submitting_again(s
     stopped.start()
     journal = run_dir / "batches.jsonl"
     deadline = time.monotonic() + 10
-    while not (journal.exists() and journal.read_text()) and time.monotonic() < deadline:
+    while not (journal.exists() and '"submitted"' in journal.read_text()):
+        assert time.monotonic() < deadline, "the run never recorded its batch"
         time.sleep(0.01)
     executor.cancel()
     stopped.join(10)
     assert len(server.created()) == 1
-    assert journal.read_text().count('"submitted"') == 1
-
     server.delay = 0.0
+
+
+def test_a_stopped_run_resumes_by_polling_its_batches_without_submitting_again(server, tmp_path):
+    server.answer = scenario.judge()
+    run_dir = tmp_path / "run"
+    stop_in_flight(server, run_dir)
+    assert (run_dir / "batches.jsonl").read_text().count('"submitted"') == 1
+
     resumed = run(server, run_dir=run_dir)
 
     assert values(resumed) == pytest.approx(scenario.EXPECTED)
@@ -281,3 +287,21 @@ def test_a_wave_waits_for_a_cell_at_work_but_only_for_settle_seconds(server):
     assert batch_made_after(server, settle=60.0) >= 0.4
     # ...unless nothing new was queued for `settle` seconds.
     assert batch_made_after(server, settle=0.05) < 0.4
+
+
+def test_a_batch_made_but_never_recorded_is_found_by_its_upload(server, tmp_path):
+    # A kill between the provider making the batch and the journal line: only the upload was
+    # recorded. The resumed run asks the provider which batch was made of it.
+    server.answer = scenario.judge()
+    run_dir = tmp_path / "run"
+    stop_in_flight(server, run_dir)
+    journal = run_dir / "batches.jsonl"
+    lines = journal.read_text().splitlines(keepends=True)
+    assert '"uploaded"' in lines[0] and '"submitted"' in lines[1]
+    journal.write_text(lines[0])
+
+    resumed = run(server, run_dir=run_dir)
+
+    assert values(resumed) == pytest.approx(scenario.EXPECTED)
+    assert [len(batch.lines) for batch in server.created()] == [4, 4]
+    assert ("GET", "/v1/batches") in server.log

@@ -7,6 +7,12 @@ the run waits for it:
      "cells": [[row, metric], ...], "at": ...}
     {"event": "ended", "batch": id, "status": ..., "failed": [custom_id, ...]}
 
+Where the API uploads the requests before it makes the batch (OpenAI's input file), the upload
+is written first (`{"event": "uploaded", "upload": file id, "endpoint", "requests"}`) and named by
+the batch's line (`"upload"`): a run killed between the provider making the batch and this line
+being written leaves an upload no batch names, and `pending_upload` lets the resumed run ask the
+provider which batch was made of it (`BatchClient.find`) before submitting anything.
+
 A run killed while batches are in flight is run again with the same directory: its cells ask the
 same requests (the same request keys), and `carrier` finds the batch that already carries each
 one, so the run polls that batch instead of paying for a second. A batch that ended keeps its
@@ -46,6 +52,9 @@ class BatchJournal:
         self.batches: dict[str, Recorded] = {}
         # (endpoint, request key) -> [(batch id, custom id)], oldest first
         self._carriers: dict[tuple[str, str], list[tuple[str, str]]] = {}
+        # uploads no batch line names yet: upload id -> its requests (custom id -> key)
+        self.uploads: dict[str, dict[str, str]] = {}
+        self._uploaded: dict[tuple[str, str], list[str]] = {}  # (endpoint, key) -> upload ids
         self._handle: IO[str] | None = None
         if path is not None and path.exists():
             self._read(path)
@@ -72,6 +81,15 @@ class BatchJournal:
             )
             for custom_id, key in recorded.requests.items():
                 self._carriers.setdefault((recorded.endpoint, key), []).append((batch, custom_id))
+            self.uploads.pop(str(item.get("upload")), None)
+        elif event == "uploaded" and isinstance(item.get("requests"), dict):
+            upload = str(item.get("upload") or "")
+            requests = {str(k): str(v) for k, v in item["requests"].items()}
+            self.uploads[upload] = requests
+            for key in requests.values():
+                self._uploaded.setdefault((str(item.get("endpoint") or ""), key), []).append(upload)
+        elif event == "abandoned":
+            self.uploads.pop(str(item.get("upload")), None)
         elif batch in self.batches and event == "ended":
             recorded = self.batches[batch]
             recorded.status = str(item.get("status") or "")
@@ -88,8 +106,29 @@ class BatchJournal:
                 return batch, custom_id
         return None
 
+    def pending_upload(self, endpoint: str, key: str) -> str | None:
+        """The newest upload carrying request `key` that no batch line names (see the module)."""
+        for upload in reversed(self._uploaded.get((endpoint, key), ())):
+            if upload in self.uploads:
+                return upload
+        return None
+
+    def uploaded(self, upload: str, endpoint: str, requests: dict[str, str]) -> None:
+        self._write(
+            {"event": "uploaded", "upload": upload, "endpoint": endpoint, "requests": requests}
+        )
+
+    def abandoned(self, upload: str) -> None:
+        """No batch was made of the upload: its requests are submitted afresh."""
+        self._write({"event": "abandoned", "upload": upload})
+
     def submitted(
-        self, batch: str, endpoint: str, requests: dict[str, str], cells: list[list[Any]]
+        self,
+        batch: str,
+        endpoint: str,
+        requests: dict[str, str],
+        cells: list[list[Any]],
+        upload: str | None = None,
     ) -> None:
         self._write(
             {
@@ -98,6 +137,7 @@ class BatchJournal:
                 "endpoint": endpoint,
                 "requests": requests,
                 "cells": cells,
+                "upload": upload,
                 "at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             }
         )

@@ -178,26 +178,66 @@ class Waves:
                 carried.setdefault(found[0], {})[found[1]] = entry
             else:
                 fresh.append(entry)
+        fresh = await self._recovered(client, endpoint, fresh, carried)
         fresh = self._within_budget(fresh)
         size = self.options.max_requests
         for start in range(0, len(fresh), size):
             lines = {entry.custom_id: entry for entry in fresh[start : start + size]}
             carrying = {custom_id: entry.request for custom_id, entry in lines.items()}
+            keys = {custom_id: entry.key for custom_id, entry in lines.items()}
+            uploads: list[str] = []
+
+            def uploaded(
+                upload: str, keys: dict[str, str] = keys, into: list[str] = uploads
+            ) -> None:
+                self.journal.uploaded(upload, endpoint, keys)
+                into.append(upload)
+
             try:
-                batch_id = await self._managed(functools.partial(client.submit, carrying))
+                batch_id = await self._managed(functools.partial(client.submit, carrying, uploaded))
             except ModelError as exc:
                 for entry in lines.values():
                     self._fail(entry, exc)
                 continue
-            cells = sorted({cell for entry in lines.values() for cell in entry.cells})
-            self.journal.submitted(
-                batch_id, endpoint, {c: e.key for c, e in lines.items()}, [list(c) for c in cells]
-            )
+            upload = uploads[-1] if uploads else None
+            self.journal.submitted(batch_id, endpoint, keys, _cells(lines.values()), upload)
             self.submitted.append(batch_id)
             carried[batch_id] = lines
         async with anyio.create_task_group() as group:
             for batch_id, lines in carried.items():
                 group.start_soon(self._follow, client, batch_id, lines)
+
+    async def _recovered(
+        self,
+        client: BatchClient,
+        endpoint: str,
+        fresh: list[_Ask],
+        carried: dict[str, dict[str, _Ask]],
+    ) -> list[_Ask]:
+        """Of `fresh`, those no batch was made for: a request in an upload no batch line names
+        (a run killed between the provider making the batch and the journal hearing of it) is
+        looked up at the provider first, and followed in the batch found."""
+        waiting: dict[str, list[_Ask]] = {}
+        left = []
+        for entry in fresh:
+            upload = self.journal.pending_upload(endpoint, entry.key)
+            if upload is None:
+                left.append(entry)
+            else:
+                waiting.setdefault(upload, []).append(entry)
+        for upload, entries in waiting.items():
+            try:
+                batch_id = await self._managed(functools.partial(client.find, upload))
+            except ModelError:
+                batch_id = None
+            if batch_id is None:
+                self.journal.abandoned(upload)
+                left.extend(entries)
+                continue
+            keys = self.journal.uploads[upload]
+            self.journal.submitted(batch_id, endpoint, keys, _cells(entries), upload)
+            carried[batch_id] = {entry.custom_id: entry for entry in entries}
+        return left
 
     async def _follow(self, client: BatchClient, batch_id: str, lines: dict[str, _Ask]) -> None:
         """Poll one batch until it ends, then hand each line's answer to its callers."""
@@ -316,6 +356,11 @@ class Waves:
             done, total = done + state.done + state.failed, total + state.total
         counts = ", ".join(f"{n} {phase}" for phase, n in sorted(phases.items()))
         self._report(f"batch wave {self.waves}: {counts or 'submitting'}; {done}/{total} requests")
+
+
+def _cells(entries: Any) -> list[list[Any]]:
+    """The cells that asked these requests, as the journal records them."""
+    return [list(cell) for cell in sorted({cell for entry in entries for cell in entry.cells})]
 
 
 def waves_for(batch: Any, executor: Any = None) -> Waves | None:

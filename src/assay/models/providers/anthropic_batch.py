@@ -17,6 +17,7 @@ is n lines (`<custom id>-<i>`), put back together here.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from assay.errors import ModelError, ProviderError, RateLimited
@@ -61,7 +62,11 @@ class AnthropicBatches(BatchClient):
             self._http = BatchHttp(base.rstrip("/") + "/v1/", headers)
         return self._http
 
-    async def submit(self, requests: dict[str, ModelRequest]) -> str:
+    async def submit(
+        self,
+        requests: dict[str, ModelRequest],
+        uploaded: Callable[[str], None] | None = None,
+    ) -> str:
         lines = [
             {"custom_id": f"{custom_id}-{i}", "params": self.provider.message_arguments(request)}
             for custom_id, request in requests.items()

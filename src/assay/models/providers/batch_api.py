@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import abc
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -58,8 +59,19 @@ class BatchClient(abc.ABC):
         self.provider = provider
 
     @abc.abstractmethod
-    async def submit(self, requests: dict[str, ModelRequest]) -> str:
-        """Create one batch carrying `requests` under their custom ids; the batch's id."""
+    async def submit(
+        self,
+        requests: dict[str, ModelRequest],
+        uploaded: Callable[[str], None] | None = None,
+    ) -> str:
+        """Create one batch carrying `requests` under their custom ids; the batch's id.
+        `uploaded(upload_id)` is told, where the API uploads the requests before it creates the
+        batch, what the upload is, so that `find` can tell later whether a batch was made of it."""
+
+    async def find(self, upload_id: str) -> str | None:
+        """The batch made from an upload `submit` reported, if the provider made one (a run
+        killed between the two steps never heard its id); None where there is no such step."""
+        return None
 
     @abc.abstractmethod
     async def poll(self, batch_id: str) -> BatchState:

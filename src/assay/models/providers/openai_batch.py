@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from typing import Any
 
 from assay.errors import ModelError, ProviderError
@@ -52,28 +53,41 @@ class OpenAIBatches(BatchClient):
         body = wire_body(self.provider._arguments(request))
         return {"custom_id": custom_id, "method": "POST", "url": CHAT_ENDPOINT, "body": body}
 
-    async def submit(self, requests: dict[str, ModelRequest]) -> str:
+    async def submit(
+        self,
+        requests: dict[str, ModelRequest],
+        uploaded: Callable[[str], None] | None = None,
+    ) -> str:
         text = "".join(
             json.dumps(self.line(custom_id, request), ensure_ascii=False) + "\n"
             for custom_id, request in requests.items()
         )
-        uploaded = await self.http.json(
+        uploaded_file = await self.http.json(
             "POST",
             "files",
             data={"purpose": "batch"},
             files={"file": ("assay-batch.jsonl", text.encode("utf-8"), "application/jsonl")},
         )
+        if uploaded is not None:
+            uploaded(str(uploaded_file["id"]))
         created = await self.http.json(
             "POST",
             "batches",
             json={
-                "input_file_id": uploaded["id"],
+                "input_file_id": uploaded_file["id"],
                 "endpoint": CHAT_ENDPOINT,
                 "completion_window": "24h",
                 "metadata": {"made_by": "assay"},
             },
         )
         return str(created["id"])
+
+    async def find(self, upload_id: str) -> str | None:
+        listed = await self.http.json("GET", "batches", params={"limit": 100})
+        for batch in listed.get("data") or ():  # newest first
+            if batch.get("input_file_id") == upload_id:
+                return str(batch["id"])
+        return None
 
     async def poll(self, batch_id: str) -> BatchState:
         batch = await self.http.json("GET", f"batches/{batch_id}")
