@@ -147,3 +147,21 @@ def test_the_journal_finds_the_batch_carrying_a_request_after_a_torn_line(tmp_pa
     again.submitted("b3", "e", {"r2": "k2"}, [])
     again.close()
     assert BatchJournal(path).carrier("e", "k2") == ("b3", "r2")
+
+
+def test_anthropic_lines_that_failed_or_were_never_reached():
+    from assay.models.providers.anthropic_batch import _joined
+
+    asked = request("x")
+    invalid = {"type": "error", "error": {"type": "invalid_request_error", "message": "no"}}
+    overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}
+
+    refused = _joined([{"type": "errored", "error": invalid}], asked, "claude")
+    busy = _joined([{"type": "errored", "error": overloaded}], asked, "claude")
+
+    assert isinstance(refused, ProviderError) and refused.status == 400 and not refused.transient
+    assert "invalid_request_error: no" in str(refused)
+    assert isinstance(busy, RateLimited) and busy.status == 529 and busy.transient
+    assert _joined([{"type": "expired"}], asked, "claude") is None
+    assert _joined([{"type": "canceled"}], asked, "claude") is None
+    assert _joined([None], asked, "claude") is None  # a line the results never listed

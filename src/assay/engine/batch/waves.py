@@ -325,6 +325,12 @@ class Waves:
         budget = current_budget()
         if budget is None:
             return entries
+        try:
+            budget.check()  # spent, or the run was told to stop (Ctrl-C): nothing more is sent
+        except ModelError as exc:
+            for entry in entries:
+                self._fail(entry, exc)
+            return []
         left = budget.limit - budget.spent
         kept = []
         for entry in entries:

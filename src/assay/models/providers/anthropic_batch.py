@@ -114,8 +114,6 @@ def _joined(
 ) -> ModelResponse | ModelError | None:
     """One request's answer from its lines: the first error, else None if a line was never
     answered, else the generations together."""
-    from anthropic.types import Message
-
     generations, usage = [], Usage()
     for part in parts:
         kind = (part or {}).get("type")
@@ -123,6 +121,8 @@ def _joined(
             return _error(part or {})
         if kind != "succeeded":
             return None  # canceled, expired or missing: asked again
+        from anthropic.types import Message  # the live provider's reader takes the SDK's type
+
         try:
             message = Message.model_validate((part or {}).get("message"))
         except ValueError as exc:
