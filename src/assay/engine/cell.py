@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import anyio
 
+from assay.engine.repeats import ask_repeatedly
 from assay.errors import NotApplicable, first_leaf
 from assay.metrics.base import Metric
 from assay.models.usage import UsageMeter, metering
@@ -17,12 +18,20 @@ from assay.schema.usage import Usage
 
 
 async def score_cell(
-    metric: Metric, sample: Sample, *, timeout: float | None
+    metric: Metric, sample: Sample, *, timeout: float | None, repeats: int = 1
 ) -> tuple[Outcome, Usage]:
-    """Run one metric on one sample; classify what happened and meter the model calls it made."""
+    """Run one metric on one sample; classify what happened and meter the model calls it made.
+
+    `repeats` > 1 asks a judged metric that many times and combines the askings (`repeats.py`);
+    the usage is all of theirs."""
     meter = UsageMeter()
     with metering(meter):
-        outcome = await _classify(metric, sample, timeout=timeout)
+        if repeats > 1 and metric.needs_llm:
+            outcome = await ask_repeatedly(
+                lambda: _classify(metric, sample, timeout=timeout), repeats
+            )
+        else:
+            outcome = await _classify(metric, sample, timeout=timeout)
     # A cell that called no model (every classic metric's) shares one empty Usage: a run keeps
     # one per cell, and 200k copies of nothing were a sizeable part of a large run's memory.
     return outcome, NO_USAGE if meter.usage == NO_USAGE else meter.usage

@@ -42,6 +42,7 @@ from assay.engine.plan import (
     coerce_metrics,
 )
 from assay.engine.progress import CellProgress
+from assay.engine.repeats import check_repeats, repeat_settings
 from assay.engine.run_config import run_settings
 from assay.errors import UsageError, first_leaf
 from assay.metrics.base import Metric
@@ -113,6 +114,7 @@ class _Plan:
     experiment_name: str | None
     specs: list[dict[str, Any]] = field(default_factory=list)
     batch: Waves | None = None  # batch mode: the run's model calls go in provider batches
+    repeats: int = 1  # askings of each judged cell (engine/repeats.py)
 
 
 async def aevaluate(
@@ -138,6 +140,7 @@ async def aevaluate(
     in_ci: bool = False,
     executor: Any = None,
     batch: bool | BatchOptions = False,
+    repeats: int = 1,
 ) -> EvaluationResult | Executor:
     """Score every row of `dataset` with every metric.
 
@@ -181,6 +184,11 @@ async def aevaluate(
         at half the price, in waves, within 24 hours (docs/batch.md); a judge without one is
         refused before any work. Cells have no timeout then; with `run_dir`, a run killed while
         its batches are in flight resumes by polling them.
+    repeats: ask each judged cell this many times (1 to 20), each asking a request of its own
+        (its own seed; sampled at temperature 0.7 when the judge is set to 0): the cell's value is
+        the askings' mean (the majority for booleans and labels), and `Ok.repeats` holds each
+        value, the spread and whether the decision was unanimous (`result.stability()`).
+        Metrics without a judge are asked once. Cost and `estimate` count every asking.
     """
     del token_usage_parser, in_ci  # usage is always metered; calls are deterministic
     if experiment_name is not None and not isinstance(experiment_name, str):
@@ -190,6 +198,7 @@ async def aevaluate(
     timeout, max_concurrency, retry = run_settings(run_config, timeout, max_concurrency, batch_size)
     check_settings(timeout, budget)
     check_flags(raise_exceptions=raise_exceptions, strict=strict)
+    repeats = check_repeats(repeats)
     data = coerce_dataset(dataset, column_map)
     if not len(data):
         raise UsageError("the dataset has no rows")
@@ -217,6 +226,7 @@ async def aevaluate(
         experiment_name=experiment_name,
         specs=[metric.spec() for metric in chosen],
         batch=waves,
+        repeats=repeats,
     )
     start = functools.partial(_execute, plan)
     if executor is not None:  # e.g. RayExecutor: the same plan, run elsewhere
@@ -257,7 +267,9 @@ async def _execute(
         checkpoint = RunDirectory(plan.run_dir) if plan.run_dir is not None else None
     if checkpoint is not None and part is None:
         kept = checkpoint.open(
-            run_fingerprint=fingerprint((sample.to_dict() for sample in data), plan.specs, {}),
+            run_fingerprint=fingerprint(
+                (sample.to_dict() for sample in data), plan.specs, repeat_settings(plan.repeats)
+            ),
             description={"n_rows": len(data), "metrics": plan.specs},
             n_rows=len(data),
             metric_names=[metric.name for metric in chosen],
@@ -325,7 +337,7 @@ async def _execute(
                     else:
                         with waves.cell(first + row, metric.name) if waves else _NO_WAVES:
                             outcome, usage = await score_cell(
-                                metric, data[row], timeout=plan.timeout
+                                metric, data[row], timeout=plan.timeout, repeats=plan.repeats
                             )
                     sent[0] = sent[0] + usage
                     if isinstance(outcome, Error) and outcome.error_type == Interrupted.__name__:

@@ -36,6 +36,7 @@ from assay.engine.file_run import FileRun, FileRunOptions, check_output, failure
 from assay.engine.interrupt import current_interruption, run_budget
 from assay.engine.plan import _check_sendable, check_settings, coerce_metrics
 from assay.engine.progress import CellProgress
+from assay.engine.repeats import check_repeats, repeat_settings
 from assay.engine.run import Part, _concurrency, _execute, _Plan, _prepare_metrics
 from assay.errors import DataError, UsageError
 from assay.metrics.base import Metric
@@ -149,10 +150,12 @@ async def stream_file(
     strict: bool,
     show_progress: bool,
     budget: float | None,
+    repeats: int = 1,
 ) -> StreamedResult:
     """Score the .jsonl file `data` a piece at a time (see the module), writing rows to `output`
     and cells to `run_dir` as they finish."""
     check_settings(timeout, budget)
+    repeats = check_repeats(repeats)
     chosen = _prepare_metrics(coerce_metrics(list(metrics)), llm, embeddings)
     specs = [metric.spec() for metric in chosen]
     names = [metric.name for metric in chosen]
@@ -160,7 +163,7 @@ async def stream_file(
     def pieces() -> Iterator[EvaluationDataset]:
         return EvaluationDataset.iter_jsonl(data, column_map=column_map, size=PIECE_ROWS)
 
-    n_rows, run_fingerprint = _check_all(pieces(), chosen, specs)
+    n_rows, run_fingerprint = _check_all(pieces(), chosen, specs, repeat_settings(repeats))
     if not n_rows:
         raise UsageError(f"{data}: the dataset has no rows")
     checkpoint = RunDirectory(run_dir) if run_dir is not None else None
@@ -202,6 +205,7 @@ async def stream_file(
                     name=RAGAS_EVALUATION_CHAIN_NAME,
                     experiment_name=None,
                     specs=specs,
+                    repeats=repeats,
                 )
                 kept = index.cells(rows) if index is not None else {}
                 part = Part(checkpoint, kept, first, progress, spending)
@@ -278,7 +282,10 @@ def stream_file_run(
 
 
 def _check_all(
-    pieces: Iterator[EvaluationDataset], metrics: list[Metric], specs: list[dict[str, Any]]
+    pieces: Iterator[EvaluationDataset],
+    metrics: list[Metric],
+    specs: list[dict[str, Any]],
+    settings: dict[str, Any],
 ) -> tuple[int, str]:
     """Read every row once: the checks `evaluate` makes before any work, over the whole file,
     and the run's fingerprint. Returns (rows, fingerprint)."""
@@ -300,7 +307,7 @@ def _check_all(
                 yield sample.to_dict()
             count += len(piece)
 
-    run_fingerprint = fingerprint(rows(), specs, {})
+    run_fingerprint = fingerprint(rows(), specs, settings)
     for metric in metrics:
         if kind is None:
             break

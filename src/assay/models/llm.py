@@ -6,7 +6,8 @@
              budget (unless grow_budget=False: `OutputTruncated` after one attempt), then
              `OutputTruncated`; never returned as if complete (unless allowed, for callers
              that read only the first words)
-              └─ shared calls: identical requests in flight share one call (any thread, any loop)
+              └─ shared calls: identical requests in flight share one call (any thread, any loop);
+                 a repeated cell's asking i is a request of its own (its seed: `asking.py`)
                   └─ answers of this run, then the cache ── hit: no call, counted as cached
                       └─ budget check
                           └─ retry (backoff, Retry-After)
@@ -38,6 +39,7 @@ from assay.errors import (
     RateLimited,
     UsageError,
 )
+from assay.models.asking import for_current_asking
 from assay.models.cache import AnswerStore, request_key
 from assay.models.endpoint import Endpoint, run_answers, shared_endpoint
 from assay.models.limits import Limits, RateLimiter
@@ -316,6 +318,7 @@ class LLM:
     async def _call(
         self, request: ModelRequest, *, accept_truncated: bool = False
     ) -> ModelResponse:
+        request = for_current_asking(request)  # a repeated cell's asking is its own request
         key = request_key(self.identity(), request)
         response, shared = await self.endpoint.calls.run(
             key, lambda: self._call_once(key, request, accept_truncated)

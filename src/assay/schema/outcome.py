@@ -13,7 +13,16 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, StrictBool, StrictInt
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    FiniteFloat,
+    SerializerFunctionWrapHandler,
+    StrictBool,
+    StrictInt,
+    model_serializer,
+)
 
 from assay.errors import UsageError, first_leaf
 from assay.schema.usage import Usage
@@ -144,11 +153,35 @@ class _Outcome(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
+class Repeats(_Outcome):
+    """How a cell asked `n` times answered (`evaluate(..., repeats=n)`): each asking's value,
+    their mean and sample standard deviation (numbers and booleans), and whether the decision
+    was the same every time: the same label or boolean, the same integer, or a fraction on the
+    same side of 0.5. `failed` askings ended in an error and are not among `values`."""
+
+    n: StrictInt
+    values: list[StrictBool | StrictInt | FiniteFloat | str]
+    mean: FiniteFloat | None = None
+    spread: FiniteFloat | None = None
+    unanimous: StrictBool
+    failed: StrictInt = 0
+
+
 class Ok(_Outcome):
     status: Literal["ok"] = "ok"
     value: Value
     reason: str | None = None
     details: dict[str, Any] | None = None
+    repeats: Repeats | None = None  # set only when the cell was asked more than once
+
+    @model_serializer(mode="wrap")
+    def _without_absent_repeats(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # A cell asked once (almost all of them) is written as before repeats existed: no
+        # `"repeats": null` in every checkpoint line and result file.
+        data: dict[str, Any] = handler(self)
+        if self.repeats is None:
+            data.pop("repeats", None)
+        return data
 
 
 class Skipped(_Outcome):
@@ -192,4 +225,4 @@ class Cell(BaseModel):
     usage: Usage | None = None
 
 
-__all__ = ["Cell", "Error", "MetricResult", "Ok", "Outcome", "Skipped", "Value"]
+__all__ = ["Cell", "Error", "MetricResult", "Ok", "Outcome", "Repeats", "Skipped", "Value"]

@@ -14,6 +14,7 @@ from assay.errors import UsageError
 from assay.schema.aggregate import aggregate
 from assay.schema.dataset import EvaluationDataset, atomic_open, json_line
 from assay.schema.outcome import Error, Ok, Outcome
+from assay.schema.stability import Stability, stability_of
 from assay.schema.usage import Usage
 
 RESULT_FORMAT_VERSION = 1
@@ -104,6 +105,13 @@ class EvaluationResult:
             for row, cells in enumerate(self.outcomes)
             for name, cell in cells.items()
             if isinstance(cell, Error)
+        ]
+
+    def stability(self) -> list[Stability]:
+        """Per metric, how its cells asked several times (`repeats=N`) agreed with themselves."""
+        return [
+            stability_of(name, (row[name] for row in self.outcomes if name in row))
+            for name in self.metric_names
         ]
 
     def _check_metric(self, metric: str) -> None:

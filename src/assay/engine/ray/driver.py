@@ -64,7 +64,9 @@ class Driver:
     judges: dict[str, dict[str, Any]] = field(default_factory=dict)  # node -> key -> judge actor
 
     # -- start and stop ------------------------------------------------------------------
-    def start(self, payload: bytes, endpoints: dict[str, Any], timeout: float | None) -> list[Any]:
+    def start(
+        self, payload: bytes, endpoints: dict[str, Any], timeout: float | None, repeats: int = 1
+    ) -> list[Any]:
         """One limiter per endpoint, then the workers; returns the workers once all are ready."""
         from assay.engine.ray.limits import EndpointLimiter
         from assay.engine.ray.local import local_settings, start_judges
@@ -96,6 +98,7 @@ class Driver:
                 f"w{index}",
                 max_in_flight=settings.max_in_flight,
                 timeout=timeout,
+                repeats=repeats,
                 lease_size=settings.lease_size,
                 local_judges=self.judges,
                 rows_format=self.output.rows_format,

@@ -41,6 +41,7 @@ from assay.engine.ray.cluster import check_capacity, check_workers_import, conne
 from assay.engine.ray.driver import Driver, RunStats
 from assay.engine.ray.output import OutputDirectory, row_ids
 from assay.engine.ray.worker import RowJob
+from assay.engine.repeats import repeat_settings
 from assay.errors import UsageError
 from assay.schema.outcome import Error, Outcome
 from assay.schema.result import EvaluationResult
@@ -136,7 +137,9 @@ class RayExecutor:
             self.storage_options,
         )
         output.open(
-            run_fingerprint=fingerprint(data.to_list(), plan.specs, {"executor": "ray"}),
+            run_fingerprint=fingerprint(
+                data.to_list(), plan.specs, {"executor": "ray", **repeat_settings(plan.repeats)}
+            ),
             description={"n_rows": len(data), "metrics": plan.specs},
             resume=self.resume,
             rows_format=self.output_format,
@@ -192,7 +195,7 @@ class RayExecutor:
         try:
             check_capacity(ray, workers=self.num_workers, worker_cpus=self.worker_cpus)
             check_workers_import(ray, timeout=self.start_timeout)
-            workers = driver.start(payload, endpoints, plan.timeout)
+            workers = driver.start(payload, endpoints, plan.timeout, plan.repeats)
             total = len(plan.data) * len(names)
             done = total - sum(len(job[3]) for job in jobs)
             with CellProgress(total, done=done, enabled=plan.show_progress, title="Ray") as bar:

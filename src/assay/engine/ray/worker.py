@@ -165,6 +165,7 @@ class ScoringWorker:
         max_in_flight: int,
         timeout: float | None,
         lease_size: int,
+        repeats: int = 1,
         local_judges: dict[str, dict[str, Any]] | None = None,
         rows_format: str = "jsonl",
     ) -> None:
@@ -179,6 +180,7 @@ class ScoringWorker:
         self._committing: asyncio.Lock | None = None
         self.max_in_flight = max_in_flight
         self.timeout = timeout
+        self.repeats = repeats
         self._slots: asyncio.Semaphore | None = None
         self._dispatching: asyncio.Lock | None = None
         self._last_start = 0.0  # loop time of the last cell started
@@ -237,7 +239,7 @@ class ScoringWorker:
                     report.first_call = time.time()
                 started = time.perf_counter()
                 outcome, usage = await score_cell(
-                    self.metrics[name], row.sample, timeout=self.timeout
+                    self.metrics[name], row.sample, timeout=self.timeout, repeats=self.repeats
                 )
             finally:
                 slots.release()
