@@ -1,6 +1,6 @@
 """The dashboard's queries over a project's logged traces in a time window (`DashboardRepo`):
-per bucket the volume, errors, tokens and cost; the latency ranks the percentiles are read from;
-the same by model; the latest score of each criterion per trace; labels per bucket. Every figure
+per bucket and model the volume, errors, tokens and cost; the latency ranks the percentiles are
+read from; the latest score of each criterion per trace; labels per bucket. Every figure
 is computed in SQL that SQLite and PostgreSQL both run (group by, window functions), so the rows
 that cross to Python are a few per bucket, except score values (one per scored trace and
 criterion, which the interval needs). `dashboard_figures.py` turns the rows into the figures.
@@ -78,13 +78,15 @@ class DashboardRepo(ProjectScoped):
 
     # -- volume, errors, tokens, cost ----------------------------------------------------------------
     def volume(self) -> list[Any]:
-        """Per bucket: key, traces, errors, input and output tokens, cost, traces with a cost."""
+        """Per bucket and model (None: not given), in one pass over the window: key, model,
+        traces, errors, input and output tokens, cost, traces with a cost."""
         key = self.bucket(T.created_at).label("key")
         cost = cost_of(T.meta)
         query = self._in_window(
             self._columns(
                 T,
                 key,
+                T.model,
                 func.count().label("traces"),
                 func.sum(case((failed(), 1), else_=0)).label("errors"),
                 func.sum(T.input_tokens).label("input_tokens"),
@@ -93,31 +95,19 @@ class DashboardRepo(ProjectScoped):
                 func.count(cost).label("with_cost"),
             )
         )
-        return list(self.session.execute(query.group_by(key)))
-
-    def by_model(self) -> list[Any]:
-        """Per model (None: not given): traces, errors, input and output tokens, cost."""
-        cost = cost_of(T.meta)
-        query = self._in_window(
-            self._columns(
-                T,
-                T.model,
-                func.count().label("traces"),
-                func.sum(case((failed(), 1), else_=0)).label("errors"),
-                func.sum(T.input_tokens).label("input_tokens"),
-                func.sum(T.output_tokens).label("output_tokens"),
-                func.sum(cost).label("cost"),
-            )
-        )
-        return list(self.session.execute(query.group_by(T.model)))
+        return list(self.session.execute(query.group_by(key, T.model)))
 
     # -- latency percentiles -------------------------------------------------------------------------
-    def latency_ranks(self, *, by_bucket: bool) -> list[Ranked]:
-        """For each bucket (or the whole window), the latencies at the ranks the percentiles fall
+    def latency_ranks(self) -> tuple[list[Ranked], Ranked | None]:
+        """Per bucket, and for the whole window, the latencies at the ranks the percentiles fall
         between: with n latencies, percentile p lies between ranks floor((n-1)p/100) and the one
         after (numpy's and PostgreSQL percentile_cont's linear rule). The database ranks every
-        latency (a window function) and returns only those few."""
-        key = self.bucket(T.created_at) if by_bucket else None
+        latency (a window function) and returns only those few rows. Two queries: one ranking
+        with two window orders took SQLite longer than both (measured at 100,000 traces)."""
+        overall = self._ranks(None)
+        return self._ranks(self.bucket(T.created_at)), (overall[0] if overall else None)
+
+    def _ranks(self, key: Any) -> list[Ranked]:
         ranked = self._in_window(
             self._columns(
                 T,
@@ -136,7 +126,9 @@ class DashboardRepo(ProjectScoped):
         )
         found: dict[str, Ranked] = {}
         for row in rows:
-            entry = found.setdefault(row.key, Ranked(row.key if by_bucket else None, row.n, {}))
+            entry = found.setdefault(
+                row.key, Ranked(row.key if key is not None else None, row.n, {})
+            )
             entry.values[int(row.i)] = float(row.value)
         return list(found.values())
 

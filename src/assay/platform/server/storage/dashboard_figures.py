@@ -73,31 +73,34 @@ def _bucket_json(start: Any) -> dict[str, Any]:
     }
 
 
+def _model_json(model: str | None) -> dict[str, Any]:
+    return {"model": model, "traces": 0, "errors": 0, "tokens": dict(ZERO_TOKENS), "cost": 0.0}
+
+
 def figures(repo: DashboardRepo, condition: str | None = None) -> dict[str, Any]:
     """Every figure of the dashboard over `repo`'s window and condition."""
     window: Window = repo.window
     buckets = {window.key(start): _bucket_json(start) for start in window.starts()}
-    totals = {"traces": 0, "errors": 0, "input": 0, "output": 0, "cost": 0.0, "with_cost": 0}
+    with_cost = 0
+    per_model: dict[str | None, dict[str, Any]] = {}
     for row in repo.volume():
-        bucket = buckets.get(row.key)
-        if bucket is None:  # cannot happen: every trace of the window is in one of its buckets
-            continue
-        bucket.update(
-            traces=int(row.traces),
-            errors=int(row.errors or 0),
-            tokens=_tokens(row),
-            cost=float(row.cost or 0.0),
-        )
-        totals["traces"] += int(row.traces)
-        totals["errors"] += int(row.errors or 0)
-        totals["input"] += int(row.input_tokens or 0)
-        totals["output"] += int(row.output_tokens or 0)
-        totals["cost"] += float(row.cost or 0.0)
-        totals["with_cost"] += int(row.with_cost or 0)
-    for ranked in repo.latency_ranks(by_bucket=True):
+        traces, errors = int(row.traces), int(row.errors or 0)
+        tokens, cost = _tokens(row), float(row.cost or 0.0)
+        for entry in (
+            buckets.get(row.key),
+            per_model.setdefault(row.model, _model_json(row.model)),
+        ):
+            if entry is None:  # cannot happen: every trace of the window is in one of its buckets
+                continue
+            entry["traces"] += traces
+            entry["errors"] += errors
+            entry["tokens"] = {k: entry["tokens"][k] + tokens[k] for k in ZERO_TOKENS}
+            entry["cost"] += cost
+        with_cost += int(row.with_cost or 0)
+    in_buckets, overall = repo.latency_ranks()
+    for ranked in in_buckets:
         if ranked.key in buckets:
             buckets[ranked.key]["latency_ms"] = latency_json(ranked)
-    overall = repo.latency_ranks(by_bucket=False)
 
     by_criterion: dict[str, list[float]] = defaultdict(list)
     by_bucket: dict[tuple[str, str], list[float]] = defaultdict(list)
@@ -114,7 +117,9 @@ def figures(repo: DashboardRepo, condition: str | None = None) -> dict[str, Any]
         if key in buckets:
             buckets[key]["labels"][criterion] = int(count)
 
-    traces = totals["traces"]
+    models = sorted(per_model.values(), key=lambda m: (-m["traces"], m["model"] or ""))
+    traces = sum(m["traces"] for m in models)
+    errors = sum(m["errors"] for m in models)
     return {
         "since": iso(window.since),
         "until": iso(window.until),
@@ -122,32 +127,17 @@ def figures(repo: DashboardRepo, condition: str | None = None) -> dict[str, Any]
         "bucket": window.unit,
         "condition": condition or None,
         "traces": traces,
-        "errors": totals["errors"],
-        "error_rate": totals["errors"] / traces if traces else None,
-        "latency_ms": latency_json(overall[0] if overall else None),
-        "tokens": {"input": totals["input"], "output": totals["output"]},
-        "cost": totals["cost"],
-        "traces_with_cost": totals["with_cost"],
-        "models": models_json(repo),
+        "errors": errors,
+        "error_rate": errors / traces if traces else None,
+        "latency_ms": latency_json(overall),
+        "tokens": {k: sum(m["tokens"][k] for m in models) for k in ZERO_TOKENS},
+        "cost": math.fsum(m["cost"] for m in models),
+        "traces_with_cost": with_cost,
+        "models": models,
         "scores": {c: mean_estimate(v) for c, v in sorted(by_criterion.items())},
         "labels": dict(sorted(labels.items())),
         "series": list(buckets.values()),
     }
 
 
-def models_json(repo: DashboardRepo) -> list[dict[str, Any]]:
-    """Per model, the most traces first: traces, errors, tokens and cost."""
-    found = [
-        {
-            "model": row.model,
-            "traces": int(row.traces),
-            "errors": int(row.errors or 0),
-            "tokens": _tokens(row),
-            "cost": float(row.cost or 0.0),
-        }
-        for row in repo.by_model()
-    ]
-    return sorted(found, key=lambda m: (-m["traces"], m["model"] or ""))
-
-
-__all__ = ["RESAMPLES", "figures", "latency_json", "mean_estimate", "models_json", "percentile"]
+__all__ = ["RESAMPLES", "figures", "latency_json", "mean_estimate", "percentile"]
