@@ -1,5 +1,5 @@
 """The JSON API under /api/v1: one router per resource (`resources`: datasets, tasks, criteria,
-experiments; `traces`, `scores`, `review`, `pipelines`, `experiment_control`, `dashboard`) and
+experiments; `traces`, `scores`, `review`, `evaluators`, `pipelines`, `experiment_control`, `dashboard`) and
 the request dependencies they share (`deps`: the server state, the key's scopes, paging).
 
 May import: `storage`, `schemas`, `auth`, `errors`, `state`. Never the app factory (`app`), `ui`

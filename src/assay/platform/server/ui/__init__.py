@@ -1,6 +1,6 @@
 """The HTML web UI under /ui: `web` (templates, the guard, who is asking: the helpers every page
 shares), one module of routes per area (`login`, `dashboard` with its charts' layout
-`dashboard_charts`, `review`, `traces`, `experiments`, `datasets`, `dataset_files`, `objects`,
+`dashboard_charts`, `review`, `evaluators`, `traces`, `experiments`, `datasets`, `dataset_files`, `objects`,
 `settings`), `mount` (mounts them all as an app of their own at /ui) and `demo` (the demo
 project `assay serve --demo` seeds, its traffic in `demo_traffic`).
 

@@ -1,5 +1,5 @@
 """The machinery of the web UI under /ui: Jinja2 templates (autoescaped), the vendored static
-files, the security rules, who is asking. The pages are in `login.py`, `review.py`, `traces.py`,
+files, the security rules, who is asking. The pages are in `login.py`, `review.py`, `evaluators.py`, `traces.py`,
 `experiments.py`, `datasets.py`, `dataset_files.py`, `objects.py` and `settings.py` of this
 package; `mount.install(app)` mounts them all, as an app of their own, at /ui.
 
