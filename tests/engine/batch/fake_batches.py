@@ -14,7 +14,8 @@ are shown to it in OpenAI's shape and its completion turned into a Message. A ba
 `validating` on its first poll, `in_progress` until `delay` seconds after it was made, then
 `finalizing` for one poll, then `completed`. Faults: `line_errors` (statuses given to the next
 lines answered, e.g. 500 or 400), `expire` (that many of the next batches end `expired` after
-answering only their first `answered_before_expiry` lines), `fail_validation`, and `cancel`.
+answering only their first `answered_before_expiry` lines), `fail_validation`, `lose_files`
+(downloads that answer 404, as for a batch past its keeping time) and `cancel`.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ class FakeBatches:
         self.expire = 0
         self.answered_before_expiry = 0
         self.fail_validation = False
+        self.lose_files = 0  # the next this many file downloads answer 404 (the file is gone)
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, FakeBatch] = {}
         self.live: list[RecordedRequest] = []
@@ -122,6 +124,9 @@ class FakeBatches:
             if method == "POST" and parts == ["files"]:
                 return self._upload(raw, ctype)
             if method == "GET" and len(parts) == 3 and parts[0] == "files":
+                if self.lose_files:
+                    self.lose_files -= 1
+                    return _missing("file")
                 data = self.files.get(parts[1])
                 return (200, data) if data is not None else _missing("file")
             if method == "GET" and parts == ["batches"]:  # newest first, as OpenAI lists them

@@ -155,6 +155,20 @@ def test_an_expired_batch_is_submitted_again(server):
     assert server.sent_custom_ids().count(first.custom_ids[0]) == 1
 
 
+def test_a_batch_whose_answers_are_gone_is_asked_anew_and_not_looked_up_again(server, tmp_path):
+    server.answer = scenario.judge(1)
+    server.lose_files = 1
+
+    result = run(server, n=1, run_dir=tmp_path / "run")
+
+    assert values(result) == [1.0]
+    gone, again, verdicts = server.created()
+    assert again.custom_ids == gone.custom_ids and verdicts.custom_ids != gone.custom_ids
+    assert (
+        f'"event": "gone", "batch": "{gone.id}"' in (tmp_path / "run" / "batches.jsonl").read_text()
+    )
+
+
 def test_fallback_live_asks_an_expired_batchs_lines_live_at_the_live_price(server):
     server.answer = scenario.judge(1)
     server.expire = 1

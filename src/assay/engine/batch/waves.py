@@ -83,8 +83,6 @@ class Waves:
         self._states: dict[str, BatchState] = {}
         self._report: Callable[[str], None] = lambda text: None
         self.waves = 0
-        self.submitted: list[str] = []  # batch ids this run created
-        self.followed: list[str] = []  # batch ids this run polled (created or found in the journal)
 
     # -- what the engine and the judges tell it ------------------------------------------
     @contextmanager
@@ -201,7 +199,6 @@ class Waves:
                 continue
             upload = uploads[-1] if uploads else None
             self.journal.submitted(batch_id, endpoint, keys, _cells(lines.values()), upload)
-            self.submitted.append(batch_id)
             carried[batch_id] = lines
         async with anyio.create_task_group() as group:
             for batch_id, lines in carried.items():
@@ -241,7 +238,6 @@ class Waves:
 
     async def _follow(self, client: BatchClient, batch_id: str, lines: dict[str, _Ask]) -> None:
         """Poll one batch until it ends, then hand each line's answer to its callers."""
-        self.followed.append(batch_id)
         try:
             while True:
                 state = await self._managed(lambda: client.poll(batch_id))
@@ -254,15 +250,29 @@ class Waves:
                 lambda: client.results(state, {c: e.request for c, e in lines.items()})
             )
         except ModelError as exc:
-            if isinstance(exc, ProviderError) and exc.status == 404:
-                # The provider no longer has it (answers past their keeping time): ask anew.
-                self.journal.gone(batch_id)
+            if not (isinstance(exc, ProviderError) and exc.status == 404):
                 for entry in lines.values():
-                    self._requeue(entry)
+                    self._fail(entry, exc)
                 return
-            for entry in lines.values():
-                self._fail(entry, exc)
-            return
+            # The provider no longer has it (answers past their keeping time): asked anew, as
+            # a failed line is (so an endpoint that never keeps a batch does not loop).
+            self.journal.gone(batch_id)
+            gone = f"batch {batch_id} is gone at the provider ({exc})"
+            live = [e for e in lines.values() if self._retry(e, ProviderError(gone, status=None))]
+        else:
+            live = self._answered(batch_id, state, answers, lines)
+        async with anyio.create_task_group() as group:
+            for entry in live:
+                group.start_soon(self._ask_live, entry)
+
+    def _answered(
+        self,
+        batch_id: str,
+        state: BatchState,
+        answers: dict[str, ModelResponse | ModelError],
+        lines: dict[str, _Ask],
+    ) -> list[_Ask]:
+        """Hand an ended batch's answers to their callers; the requests to ask live now."""
         failed, live = [], []
         for custom_id, entry in lines.items():
             answer = answers.get(custom_id)
@@ -277,9 +287,7 @@ class Waves:
                 live.append(entry)
         self.journal.ended(batch_id, state.status, failed)
         self._show()
-        async with anyio.create_task_group() as group:
-            for entry in live:
-                group.start_soon(self._ask_live, entry)
+        return live
 
     # -- outcomes of one request ----------------------------------------------------------
     def _retry(self, entry: _Ask, error: ModelError) -> bool:
