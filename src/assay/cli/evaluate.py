@@ -124,6 +124,15 @@ BatchFallback = Annotated[
         "default) or is asked live at once, at the live price (live)",
     ),
 ]
+Repeats = Annotated[
+    int,
+    typer.Option(
+        "--repeats",
+        min=1,
+        help="Ask each judged cell this many times (1-20): the value is the askings' mean, and the "
+        "summary says how many cells kept their decision every time",
+    ),
+]
 
 
 def evaluate_command(
@@ -150,6 +159,7 @@ def evaluate_command(
     output_format: OutputFormat = None,
     batch: Batch = False,
     batch_fallback: BatchFallback = None,
+    repeats: Repeats = 1,
 ) -> None:
     """Score every row of DATA with the chosen metrics and print a summary.
 
@@ -188,6 +198,7 @@ def evaluate_command(
         stream=True,  # with --output or --run-dir, memory does not grow with the rows
         batch=batch,
         batch_fallback=batch_fallback,
+        repeats=repeats,
     )
     chosen = parse_metrics(metrics)
     if estimate:
@@ -216,6 +227,9 @@ def _summary(result: Any, metrics: list[Any], llm: str | None, stdout: Any) -> N
     from assay.engine.progress import print_summary
 
     print_summary(result, stdout)
+    measured = result.stability() if hasattr(result, "stability") else []  # not when streamed
+    for stability in (s for s in measured if s.cells):
+        stdout.print(f"[dim]asked again: {escape(stability.line())}[/dim]", highlight=False)
     for metric in metrics:
         if getattr(metric, "needs_llm", False):
             card = judge_card(metric, llm)

@@ -63,8 +63,10 @@ def estimate_run(
     *,
     llm: Any = None,
     column_map: Mapping[str, str] | None = None,
+    repeats: int = 1,
 ) -> RunEstimate:
-    """Sum each metric's own estimate over the rows it applies to; price it with the judge's price."""
+    """Sum each metric's own estimate over the rows it applies to; price it with the judge's price.
+    With `repeats`, a judged metric's cells count once per asking (`evaluate(repeats=...)`)."""
     data = coerce_dataset(dataset, column_map)
     items = []
     for metric in coerce_metrics(metrics):
@@ -73,6 +75,8 @@ def estimate_run(
         for sample in data:
             if metric.accepts(sample) and not metric.missing_fields(sample):
                 one = metric.estimate(sample)
+                if metric.needs_llm:
+                    one = sum([one] * (repeats - 1), one)
                 total, cells, deepest = total + one, cells + 1, max(deepest, one.requests)
         price = getattr(judge, "price", None)
         cost = price.cost(total.input_tokens, total.output_tokens) if price is not None else None

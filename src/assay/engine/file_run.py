@@ -28,6 +28,7 @@ from assay.engine.batch.options import BatchOptions, check_batch
 from assay.engine.estimate import RunEstimate, estimate_run
 from assay.engine.model_choice import ModelChoice
 from assay.engine.plan import coerce_metrics
+from assay.engine.repeats import check_repeats
 from assay.engine.run import evaluate
 from assay.errors import UsageError
 from assay.metrics.base import Metric
@@ -54,6 +55,7 @@ class FileRunOptions:
     batch: send the judges' calls through the provider's batch API, at half the price, within a
         day (`evaluate(batch=...)`); batch_fallback: "retry" (a failed or expired line goes in the
         next batch) or "live" (it is asked live at once). A batch run is not streamed.
+    repeats: ask each judged cell this many times (`evaluate(repeats=...)`).
     stream: with a .jsonl file and an `output` or a `run_dir`, score it a piece at a time so that
         memory does not grow with the rows (`engine/stream_run.py`); `FileRun.result` is then a
         `StreamedResult` (the summary and failed cells; the rows are in the files). The command
@@ -77,9 +79,11 @@ class FileRunOptions:
     stream: bool = False
     batch: bool = False
     batch_fallback: str | None = None
+    repeats: int = 1
 
     def __post_init__(self) -> None:
         check_batch(self.batch, self.batch_fallback, self.ray)
+        check_repeats(self.repeats)
         _check_number("--timeout", self.timeout, minimum=0.0, inclusive=False)
         _check_number(
             "--request-timeout", self.models.request_timeout, minimum=0.0, inclusive=False
@@ -152,6 +156,7 @@ def evaluate_file(
         budget=options.budget,
         executor=executor,
         batch=options.batch_mode,
+        repeats=options.repeats,
     )
     if not isinstance(result, EvaluationResult):  # return_executor is never asked for here
         raise TypeError(f"evaluate returned {type(result).__name__}, not an EvaluationResult")
@@ -194,7 +199,9 @@ def estimate_file(
     _, _, dataset, chosen = _prepare(Path(data), metrics, options)
     judge = options.models.llm_for(any(metric.needs_llm for metric in chosen))
     options.models.embeddings_for(any(metric.needs_embeddings for metric in chosen))
-    return FileEstimate(len(dataset), estimate_run(dataset, chosen, llm=judge))
+    return FileEstimate(
+        len(dataset), estimate_run(dataset, chosen, llm=judge, repeats=options.repeats)
+    )
 
 
 def _prepare(

@@ -272,6 +272,7 @@ def stream_file_run(
             strict=options.strict,
             show_progress=options.show_progress,
             budget=options.budget,
+            repeats=options.repeats,
         )
     )
     if on_result is not None:
