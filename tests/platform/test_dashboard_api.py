@@ -205,3 +205,63 @@ def test_a_key_is_needed(live):
     assert live.client(None).get("/dashboard").status_code == 401
     ingest_only = live.client(live.key(scopes=("ingest",)))
     assert ingest_only.get("/dashboard").status_code == 403
+
+
+def test_each_online_evaluators_coverage(live):
+    """Rows as an evaluator's job leaves them (written directly: no judge runs): the current
+    version's states over the window's traces, against the traces its condition matches."""
+    from sqlalchemy import select
+
+    from assay.platform.server.storage import models
+
+    now = datetime.now(timezone.utc)
+    api = live.client(live.key())
+    traces = known_traces(now, 30, seed=5)
+    old = {**known_traces(now, 1, seed=6)[0], "model": "model-a"}
+    old["created_at"] = (now - timedelta(days=20)).isoformat()  # outside the 7 days
+    assert api.post("/traces", json={"traces": [*traces, old]}).status_code == 202
+    mine = [t["id"] for t in traces if t.get("model") == "model-a"]
+    states = ["scored"] * 6 + ["error", "pending", "skipped_budget"]
+    with live.app.state.assay.transaction() as session:
+        pid = session.scalar(
+            select(models.Project.id).where(models.Project.name == live.projects[-1])
+        )
+        rule = models.OnlineEvaluator(
+            project_id=pid, name="helpfulness", condition="model = 'model-a'", sample_rate=0.9,
+            criteria=["helpful"], judge_model="demo/judge", status="paused", version=2,
+        )  # fmt: skip
+        idle = models.OnlineEvaluator(
+            project_id=pid, name="idle", condition="", sample_rate=0.1, criteria=["helpful"],
+            judge_model="demo/judge", status="paused", version=1,
+        )  # fmt: skip
+        session.add_all([rule, idle])
+        session.flush()
+        rows = [(2, t, s) for t, s in zip(mine, states, strict=False)]
+        rows += [(1, mine[-1], "superseded"), (1, mine[0], "scored"), (2, old["id"], "scored")]
+        session.add_all(
+            models.OnlineEvaluation(
+                project_id=pid,
+                evaluator_id=rule.id,
+                evaluator_version=version,
+                trace_id=t,
+                status=s,
+            )
+            for version, t, s in rows
+        )
+    assert len(mine) >= len(states)
+    got = {e["name"]: e for e in api.get("/dashboard", params={"range": "7d"}).json()["evaluators"]}
+    assert got["helpfulness"] == {
+        "name": "helpfulness",
+        "version": 2,
+        "status": "paused",
+        "sample_rate": 0.9,
+        "matching": len(mine),
+        "scored": 6,
+        "error": 1,
+        "pending": 1,
+        "skipped_budget": 1,
+        "coverage": pytest.approx(6 / len(mine)),
+    }
+    assert got["idle"]["matching"] == len(traces) and got["idle"]["coverage"] == 0
+    narrowed = api.get("/dashboard", params={"condition": "score.helpful >= 0"}).json()
+    assert narrowed["evaluators"][0]["matching"] == 0  # nothing here is scored: none match

@@ -59,6 +59,9 @@ def test_the_demo_dashboard_in_the_browser(ui_live, browser, demo, tmp_path):
     )  # two models x input/output
     for index in range(len(figures["scores"])):  # Relevance and Correct, each with its band
         assert page.locator(f"#chart-score-{index} svg[role=img] polygon.band").count() >= 1
+    coverage = page.locator("#chart-evaluators svg[role=img] rect title").first.text_content()
+    relevance = figures["evaluators"][0]
+    assert coverage.startswith(f"relevance v1 (paused): {100 * relevance['coverage']:.0f}% of ")
     tip = page.locator("#chart-volume svg[role=img] rect title").first.text_content()
     assert re.match(r"\d{4}-\d\d-\d\d: \d+ (ok|failed)", tip), tip
 
@@ -91,7 +94,7 @@ def test_the_dashboard_at_390_px(ui_live, browser, demo, tmp_path):
     )
     width = page.evaluate("document.documentElement.scrollWidth")
     assert width <= 390, f"the page is {width} px wide at 390 px"
-    for selector in ("#dash-figures", "#chart-volume", "#chart-latency", "#chart-score-0"):
+    for selector in ("#dash-figures", "#chart-volume", "#chart-latency", "#chart-evaluators"):
         box = page.locator(selector).bounding_box()
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, selector
     latency = page.locator("#chart-latency svg[role=img]").bounding_box()

@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 
+import pytest
+
 from assay.platform.server.ui import dashboard_charts as charts
 from tests.platform.ui.conftest import ingest, make_user, sign_in
 
@@ -108,3 +110,34 @@ def test_the_chart_layout():
     assert len(banded.bands) == 1 and len(banded.bands[0].points.split()) == 6
     assert charts.short(1871, compact=True) == "1.87k" and charts.short(0.0123) == "0.0123"
     assert charts.nice_top(0) == 1.0 and charts.nice_top(101) == 200
+
+
+def test_the_evaluator_coverage_chart():
+    from assay.platform.server.ui.dashboard import evaluator_chart
+
+    assert evaluator_chart([]) is None  # no evaluator: no chart
+    chart = evaluator_chart(
+        [
+            {
+                "name": "r",
+                "version": 2,
+                "status": "active",
+                "matching": 10,
+                "scored": 6,
+                "error": 1,
+                "pending": 0,
+                "skipped_budget": 1,
+                "coverage": 0.6,
+            },
+        ]
+    )
+    assert chart is not None
+    name = "r v2 (active): 60% of 10"
+    assert [r.tip for r in chart.rects] == [
+        f"{name}: 6 scored",
+        f"{name}: 1 failed",
+        f"{name}: 1 over budget",
+        f"{name}: 2 not sampled",  # the bar is as long as the traces it matches
+    ]
+    widths = [float(r.width) for r in chart.rects]
+    assert widths[0] == pytest.approx(6 * widths[1]) and widths[3] == pytest.approx(2 * widths[1])

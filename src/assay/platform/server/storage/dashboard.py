@@ -159,13 +159,40 @@ class DashboardRepo(ProjectScoped):
         the condition."""
         key = self.bucket(L.created_at).label("key")
         query = (
-            self._columns(L, key, L.criterion, func.count().label("count"))
+            self._columns(L, key, L.criterion, func.count().label("n"))
             .join(T, and_(T.project_id == L.project_id, T.id == L.trace_id))
             .where(L.created_at >= self.window.since, L.created_at < self.window.until)
         )
         if self.where is not None:
             query = query.where(self.where)
         return list(self.session.execute(query.group_by(key, L.criterion)))
+
+    # -- online evaluators' coverage ------------------------------------------------------------------
+    def evaluators(self) -> list[models.OnlineEvaluator]:
+        query = self._select(models.OnlineEvaluator)
+        return list(self.session.scalars(query.order_by(models.OnlineEvaluator.name)))
+
+    def evaluation_counts(self) -> dict[tuple[int, str], int]:
+        """(evaluator id, state) -> how many of the window's traces (matching the condition) the
+        evaluator's current version has in that state (pending, scored, error, skipped_budget,
+        superseded)."""
+        E, Run = models.OnlineEvaluator, models.OnlineEvaluation
+        query = self._in_window(
+            self._columns(Run, Run.evaluator_id, Run.status, func.count().label("n"))
+            .join(E, and_(E.project_id == Run.project_id, E.id == Run.evaluator_id))
+            .join(T, and_(T.project_id == Run.project_id, T.id == Run.trace_id))
+            .where(Run.evaluator_version == E.version)
+        )
+        rows = self.session.execute(query.group_by(Run.evaluator_id, Run.status))
+        return {(int(r.evaluator_id), str(r.status)): int(r.n) for r in rows}
+
+    def matching(self, condition: Any) -> int:
+        """How many of the window's traces (matching the dashboard's condition) also match
+        `condition` (an evaluator's, compiled; None: all of them)."""
+        query = self._in_window(self._columns(T, func.count()))
+        if condition is not None:
+            query = query.where(condition)
+        return int(self.session.scalar(query) or 0)
 
 
 __all__ = ["PERCENTILES", "DashboardRepo", "Ranked", "cost_of", "failed"]

@@ -1,7 +1,7 @@
 """The dashboard's figures, as the API answers them and the page draws them (`figures`): over a
 window and a condition, the traces, errors and error rate, latency p50/p95/p99, input and output
 tokens, cost, the same by model, each criterion's mean score with its interval and `n`, labels
-by criterion, and every bucket of the window with its own figures (an empty one as zeros).
+by criterion, each online evaluator's coverage, and every bucket of the window with its own figures (an empty one as zeros).
 
 Percentiles are numpy's linear rule (and PostgreSQL's percentile_cont): with n values sorted,
 percentile p is the value at rank (n-1)p/100, interpolated between the two ranks around it.
@@ -14,12 +14,15 @@ import math
 from collections import defaultdict
 from typing import Any
 
+from assay.platform.server.errors import ApiError
 from assay.platform.server.storage.dashboard import PERCENTILES, DashboardRepo, Ranked
 from assay.platform.server.storage.dashboard_window import Window
 from assay.platform.server.storage.repos import iso
+from assay.platform.server.storage.trace_fields import compile_condition
 
 RESAMPLES = 2000  # of the bootstrap: the interval of a page of buckets stays a few ms
 ZERO_TOKENS = {"input": 0, "output": 0}
+EVALUATION_STATES = ("scored", "error", "pending", "skipped_budget")
 
 
 def percentile(ranked: Ranked, p: int) -> float | None:
@@ -136,8 +139,37 @@ def figures(repo: DashboardRepo, condition: str | None = None) -> dict[str, Any]
         "models": models,
         "scores": {c: mean_estimate(v) for c, v in sorted(by_criterion.items())},
         "labels": dict(sorted(labels.items())),
+        "evaluators": evaluators_json(repo),
         "series": list(buckets.values()),
     }
 
 
-__all__ = ["RESAMPLES", "figures", "latency_json", "mean_estimate", "percentile"]
+def evaluators_json(repo: DashboardRepo) -> list[dict[str, Any]]:
+    """Each online evaluator's coverage of the window: of the traces matching the dashboard's
+    condition and the evaluator's own (`matching`), how many its current version has scored,
+    failed to score, still has pending or skipped for its daily budget; `coverage` is scored /
+    matching (about its sample rate once the judge has caught up)."""
+    counts = repo.evaluation_counts()
+    found = []
+    for evaluator in repo.evaluators():
+        try:
+            condition = compile_condition(evaluator.condition)
+        except ApiError:  # saved under an older grammar: its coverage cannot be counted
+            condition = None
+        matching = repo.matching(condition)
+        states = {s: counts.get((evaluator.id, s), 0) for s in EVALUATION_STATES}
+        found.append(
+            {
+                "name": evaluator.name,
+                "version": evaluator.version,
+                "status": evaluator.status,
+                "sample_rate": evaluator.sample_rate,
+                "matching": matching,
+                **states,
+                "coverage": states["scored"] / matching if matching else None,
+            }
+        )
+    return found
+
+
+__all__ = ["RESAMPLES", "evaluators_json", "figures", "latency_json", "mean_estimate", "percentile"]

@@ -270,9 +270,11 @@ def horizontal_bars(
         y, x = TOP + row_height * row, float(left)
         chart.labels.append(Tick(_f(left + 2), _f(y + 11), name[:70], "start"))
         for part, fill, value in parts:
+            if value <= 0:
+                continue
             width = (right - left) * value / top
             tip = f"{name}: {short(value, unit)} {part}"
-            chart.rects.append(Rect(_f(x), _f(y + 15), _f(max(width, 0.5)), "14", fill, tip))
+            chart.rects.append(Rect(_f(x), _f(y + 15), _f(max(width, 1.0)), "14", fill, tip))
             x += width
     chart.x_ticks = [
         Tick(_f(left + (right - left) * f), _f(height - BOTTOM + 16), short(top * f, unit), anchor)

@@ -1,6 +1,7 @@
 """Two weeks of a support bot's traffic for the demo project (`demo.seed`), so its dashboard has
 something to show: a few dozen traces a day on two models, with latency, tokens, cost
-(`metadata.cost`), a few failed calls, judge scores (Relevance 1-5, Correct yes/no) and some
+(`metadata.cost`), a few failed calls, the scores of an online evaluator (`relevance`, paused:
+Relevance 1-5 and Correct yes/no on 70% of the calls, the last two hours still pending) and some
 reviewers' labels. Three days ago the bot had a bad day (slower, more errors, lower scores),
 which the charts should make plain. Seeded with a fixed random seed: every demo looks alike."""
 
@@ -16,6 +17,15 @@ from assay.platform.server.storage import models
 from assay.platform.server.storage.traces import TraceRepo
 
 DAYS = 14
+# the online evaluator that scored the traffic (paused in the demo: no judge is called)
+SAMPLE_RATE = 0.7
+EVALUATOR: dict[str, Any] = {
+    "name": "relevance",
+    "condition": "'chat' IN tags",
+    "sample_rate": SAMPLE_RATE,
+    "criteria": ["Relevance", "Correct"],
+    "judge_model": "demo/judge",
+}
 BAD_DAY = 3  # days ago
 QUESTIONS = (
     "How do I reset my password?",
@@ -84,12 +94,16 @@ def seed_traffic(session: Any, pid: int, now: datetime | None = None) -> int:
     rng = random.Random(41)
     now = now or datetime.now(timezone.utc)
     bad_day = (now - timedelta(days=BAD_DAY)).date()
-    bodies, scores, labels = [], [], []
+    bodies, scores, labels, runs = [], [], [], []
     for moment in _moments(rng, now):
         body, relevance = _trace(rng, moment, moment.date() == bad_day)
         bodies.append(TraceIn.model_validate(body))
-        if "error" in body or rng.random() > 0.7:
-            continue  # the online judge scores 70% of the answered calls
+        if rng.random() > SAMPLE_RATE:
+            continue  # the online evaluator samples 70% of the calls
+        if "error" in body or moment > now - timedelta(hours=2):
+            runs.append((body["id"], "error" if "error" in body else "pending"))
+            continue  # nothing to judge in a failed call; the judge has not caught up yet
+        runs.append((body["id"], "scored"))
         for criterion, value in (("Relevance", relevance), ("Correct", float(relevance >= 3))):
             scores.append(
                 {
@@ -97,7 +111,7 @@ def seed_traffic(session: Any, pid: int, now: datetime | None = None) -> int:
                     "criterion": criterion,
                     "value": value,
                     "outcome": {"status": "ok", "value": value, "reason": "demo judge"},
-                    "source": "judge:demo/judge",
+                    "source": f"evaluator:{EVALUATOR['name']}@v1",
                     "queue_id": None,
                 }
             )
@@ -107,6 +121,21 @@ def seed_traffic(session: Any, pid: int, now: datetime | None = None) -> int:
     repo.ingest(bodies)
     for start in range(0, len(scores), 200):
         repo.add_scores(scores[start : start + 200])
+    evaluator = models.OnlineEvaluator(project_id=pid, status="paused", version=1, **EVALUATOR)
+    session.add(evaluator)
+    session.flush()
+    session.add_all(
+        models.OnlineEvaluation(
+            project_id=pid,
+            evaluator_id=evaluator.id,
+            evaluator_version=1,
+            trace_id=trace_id,
+            status=state,
+            entered_at=now,
+            judged_at=None if state == "pending" else now,
+        )
+        for trace_id, state in runs
+    )
     for trace_id, relevance, when in labels:
         human = min(5.0, max(1.0, relevance + rng.choice((-1, 0, 0, 0, 1))))
         session.add(
