@@ -22,6 +22,8 @@ from assay.models.cache import ResponseCache
 from assay.schema.outcome import Error, MetricResult
 from tests.engine.batch import scenario
 from tests.engine.batch.fake_batches import FakeBatches, serve
+from tests.metrics.loopback import prompt_id
+from tests.models.fake_openai import Behaviour, RecordedRequest, Reply, ok
 
 FAST = BatchOptions(poll_interval=0.01)
 
@@ -319,3 +321,37 @@ def test_a_batch_made_but_never_recorded_is_found_by_its_upload(server, tmp_path
     assert values(resumed) == pytest.approx(scenario.EXPECTED)
     assert [len(batch.lines) for batch in server.created()] == [4, 4]
     assert ("GET", "/v1/batches") in server.log
+
+
+class CutThenUnreadable(Behaviour):
+    """The claim split: cut off at first, unreadable at the bigger budget, read at the repair;
+    every other request as the scenario's judge answers it."""
+
+    def __init__(self) -> None:
+        self.judge = scenario.judge(1)
+        self.splits = 0
+
+    def respond(self, request: RecordedRequest) -> Reply:
+        if prompt_id(request) != "claims":
+            return self.judge.respond(request)
+        if "could not be used" in str(request.messages[-1]["content"]):
+            return ok('{"claims": ["claim 0.0"]}').respond(request)
+        self.splits += 1
+        if self.splits == 1:
+            return ok('{"claims": ["claim 0.0", "cla', finish_reason="length").respond(request)
+        return ok("Here are the claims: claim 0.0").respond(request)
+
+
+def test_a_cut_off_answer_and_its_repair_are_later_waves(server):
+    server.answer = CutThenUnreadable()
+
+    result = run(server, n=1)
+
+    assert values(result) == [1.0]
+    bodies = [batch.lines[0]["body"] for batch in server.created()]
+    # The split (cut off), the split with twice the room (unreadable), its repair, the verdicts.
+    assert len(bodies) == 4
+    assert bodies[1]["max_tokens"] == 2 * bodies[0]["max_tokens"]
+    assert "could not be used" in bodies[2]["messages"][-1]["content"]
+    assert prompt_id(RecordedRequest(0, "", bodies[3], {}, 1)) == "supported"
+    assert not server.live
