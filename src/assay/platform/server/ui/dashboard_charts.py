@@ -3,8 +3,8 @@
 lines over time with an optional interval band, and horizontal bars per name. No script, no
 request: the page stays within its Content-Security-Policy and draws without JavaScript.
 
-Like `assay.report.svg` (the report's histograms), a module lays a chart out and a template
-writes the markup; every mark carries its figure as a tooltip (`<title>`), and every chart has a
+Like `assay.report.svg` (the report's histograms, whose `Bar` this reuses), a module lays a chart
+out and a template writes the markup; every mark carries its figure as a tooltip (`<title>`), and every chart has a
 text title, so the numbers can be read without seeing the chart."""
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
+
+from assay.report.svg import Bar  # the report's bar: position, size, colour and tooltip
 
 COLOURS = ("#3461c1", "#e07b39", "#2f9a5a", "#a24bb8", "#b42318", "#6b7280")
 ERROR = "#b42318"
@@ -55,16 +57,6 @@ def nice_top(top: float) -> float:
 
 
 @dataclass(frozen=True)
-class Rect:
-    x: str
-    y: str
-    width: str
-    height: str
-    fill: str
-    tip: str
-
-
-@dataclass(frozen=True)
 class Line:
     points: str
     stroke: str
@@ -91,7 +83,7 @@ class Tick:
 class Chart:
     title: str
     chart_id: str
-    rects: list[Rect] = field(default_factory=list)
+    rects: list[Bar] = field(default_factory=list)
     lines: list[Line] = field(default_factory=list)
     bands: list[Line] = field(default_factory=list)  # filled polygons (intervals)
     dots: list[Dot] = field(default_factory=list)
@@ -171,7 +163,7 @@ def stacked_bars(
                 continue
             y_top = frame.y(base + values[i])
             chart.rects.append(
-                Rect(
+                Bar(
                     _f(frame.x(i) - width / 2),
                     _f(y_top),
                     _f(width),
@@ -274,7 +266,7 @@ def horizontal_bars(
                 continue
             width = (right - left) * value / top
             tip = f"{name}: {short(value, unit)} {part}"
-            chart.rects.append(Rect(_f(x), _f(y + 15), _f(max(width, 1.0)), "14", fill, tip))
+            chart.rects.append(Bar(_f(x), _f(y + 15), _f(max(width, 1.0)), "14", fill, tip))
             x += width
     chart.x_ticks = [
         Tick(_f(left + (right - left) * f), _f(height - BOTTOM + 16), short(top * f, unit), anchor)
