@@ -32,6 +32,7 @@ THIN_COMMANDS = {
     "benchmark.py": ("benchmark_command", "assay.benchmark.measure.measure"),
     "align.py": ("align_command", "assay.alignment.fit.align_judge"),
     "simulate.py": ("simulate_command", "assay.simulation.file_run.simulate_file"),
+    "trajectories.py": ("trajectories_command", "assay.integrations.trajectory.convert_export"),
 }
 MAX_BODY_LINES = 45  # after the docstring: imports, the options object, the call, printing
 MAX_BRANCHES = 3  # if / for / while / try / match statements and conditional expressions

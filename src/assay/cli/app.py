@@ -54,6 +54,7 @@ def _register() -> None:
         report,
         simulate,
         testset,
+        trajectories,
     )
 
     app.command("evaluate")(evaluate.evaluate_command)
@@ -72,6 +73,7 @@ def _register() -> None:
     app.add_typer(platform.users_app, name="users")
     app.add_typer(testset.testset_app, name="testset")
     app.command("simulate")(simulate.simulate_command)
+    app.command("trajectories")(trajectories.trajectories_command)
 
 
 _register()

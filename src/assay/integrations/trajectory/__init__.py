@@ -16,6 +16,7 @@ exports.
 
 from assay.integrations.trajectory.convert import trace_messages, trace_to_sample
 from assay.integrations.trajectory.sessions import (
+    convert_export,
     group_sessions,
     load_traces,
     session_id_of,
@@ -24,6 +25,7 @@ from assay.integrations.trajectory.sessions import (
 )
 
 __all__ = [
+    "convert_export",
     "group_sessions",
     "load_traces",
     "session_id_of",

@@ -133,7 +133,20 @@ def load_traces(path: str | Path) -> list[dict[str, Any]]:
     return traces
 
 
+def convert_export(
+    export: str | Path, output: str | Path, *, by: Literal["trace", "session"] = "trace"
+) -> EvaluationDataset:
+    """What `assay trajectories` does: an export file's traces as evaluation rows (JSON Lines of
+    `MultiTurnSample`s) in `output`, which `assay evaluate` and `EvaluationDataset.load` read."""
+    if Path(output).resolve() == Path(export).resolve():
+        raise UsageError(f"--output {output} is the export itself; write the rows elsewhere")
+    dataset = traces_to_dataset(load_traces(export), by=by)
+    dataset.to_jsonl(output)
+    return dataset
+
+
 __all__ = [
+    "convert_export",
     "group_sessions",
     "load_traces",
     "session_id_of",
