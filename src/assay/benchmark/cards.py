@@ -15,6 +15,7 @@ changed, or a judge with no card, gets None: its reliability is unknown, not bor
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from dataclasses import asdict, dataclass, field
@@ -258,7 +259,15 @@ def load_cards(path: str | Path = CARDS_FILE) -> list[JudgeCard]:
     source = Path(path)
     if not source.is_file():
         return []
-    return [JudgeCard.from_dict(item) for item in json.loads(source.read_text("utf-8"))]
+    stat = source.stat()
+    return list(_read_cards(str(source), stat.st_mtime_ns, stat.st_size))
+
+
+@functools.lru_cache(maxsize=4)
+def _read_cards(path: str, _mtime_ns: int, _size: int) -> tuple[JudgeCard, ...]:
+    # Read once per process (a summary asks for a card per judged metric); a rebuilt file is
+    # read again, as its modification time and size are part of the key.
+    return tuple(JudgeCard.from_dict(item) for item in json.loads(Path(path).read_text("utf-8")))
 
 
 def judge_card(
@@ -278,9 +287,33 @@ def judge_card(
     else:
         identity = default_judge_identity()
     params, prompts = configuration(metric)
+    return _matching(metric.name, params, prompts, identity, cards)
+
+
+def card_for_spec(
+    spec: dict[str, Any], *, cards: list[JudgeCard] | None = None
+) -> JudgeCard | None:
+    """The card of a metric as a run recorded it (`Metric.spec()` in run.json: its name,
+    parameters, prompts and judge), or None: for a metric without a judge, or a configuration or
+    judge nothing was measured for. What the report shows beside a run's scores."""
+    identity = spec.get("llm")
+    if not isinstance(identity, dict) or not isinstance(spec.get("name"), str):
+        return None
+    params = json.loads(json.dumps(spec.get("params") or {}, sort_keys=True, default=str))
+    prompts = {p["id"]: p["hash"] for p in spec.get("prompts") or [] if isinstance(p, dict)}
+    return _matching(spec["name"], params, prompts, identity, cards)
+
+
+def _matching(
+    name: str,
+    params: dict[str, Any],
+    prompts: dict[str, str],
+    identity: dict[str, Any],
+    cards: list[JudgeCard] | None,
+) -> JudgeCard | None:
     for card in cards if cards is not None else load_cards():
         if (
-            card.metric == metric.name
+            card.metric == name
             and card.params == params
             and card.prompts == prompts
             and _same_judge(card.judge, identity)
@@ -295,6 +328,7 @@ __all__ = [
     "JudgeCard",
     "Measurement",
     "build_cards",
+    "card_for_spec",
     "configuration",
     "default_judge_identity",
     "embedded_judge_identity",

@@ -219,6 +219,7 @@ def load_run_dir(path: Path, *, data: str | os.PathLike[str] | None = None) -> R
         rows=rows,
         usage=total,
         info={k: v for k, v in info.items() if v is not None},
+        specs={spec["name"]: spec for spec in specs},
     )
 
 

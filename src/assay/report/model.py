@@ -49,6 +49,7 @@ class Run:
         None  # summed tokens, requests and cost, when the source has them
     )
     info: dict[str, Any] = field(default_factory=dict)  # shown as key/value facts in the header
+    specs: dict[str, dict[str, Any]] = field(default_factory=dict)  # metric -> spec (run dirs)
 
     def cells(self, metric: str) -> list[tuple[Row, Cell]]:
         return [(row, row.cells.get(metric) or Cell("missing")) for row in self.rows]

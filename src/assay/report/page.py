@@ -78,7 +78,7 @@ def render_page(runs: list[Run], sections: Sequence[Any] = ()) -> str:
             for run in runs[1:]
             if metric in run.metrics and metric in runs[0].metrics
         ]
-        cards.append(card_view(metric, names, stats, diffs))
+        cards.append(card_view(metric, names, stats, diffs, _trust_lines(runs, metric)))
     return (
         environment()
         .get_template("page.html.j2")
@@ -167,8 +167,36 @@ def _problems(title: str, problems: list[Problem], css: str) -> list[View]:
     return [{"title": title, "css": css, "entries": problems}] if problems else []
 
 
+def _trust_lines(runs: list[Run], metric: str) -> list[str]:
+    """Per run that recorded how `metric` was judged (a run directory's run.json), its judge
+    card's headline, or that nothing was measured for that judge and configuration."""
+    from assay.benchmark.cards import card_for_spec
+
+    lines = []
+    for run in runs:
+        spec = run.specs.get(metric)
+        if spec is None or not isinstance(spec.get("llm"), dict):
+            continue  # no judge, or a results file that does not say which
+        card = card_for_spec(spec)
+        prefix = f"{run.name}: " if len(runs) > 1 else ""
+        judge = spec["llm"].get("model") or "this judge"
+        text = card.headline() if card else f"{metric} with {judge}: {UNMEASURED}"
+        lines.append(prefix + text)
+    return lines
+
+
+UNMEASURED = (
+    "agreement with people unmeasured for this judge and configuration "
+    "(assay benchmark, then assay cards build, measures it)"
+)
+
+
 def card_view(
-    metric: str, names: list[str], stats: list[MetricStats | None], diffs: list[Difference]
+    metric: str,
+    names: list[str],
+    stats: list[MetricStats | None],
+    diffs: list[Difference],
+    trust: list[str] | None = None,
 ) -> View:
     several = len(names) > 1
     present = [(names[i], item, i) for i, item in enumerate(stats) if item is not None]
@@ -206,6 +234,7 @@ def card_view(
         "chart": chart,
         "problems": problems,
         "differences": [_difference(diff) for diff in diffs],
+        "trust": trust or [],
     }
 
 
