@@ -47,7 +47,7 @@ def day_of(trace: dict) -> str:
     return trace["created_at"][:10]
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def seeded(live):
     """A project holding `known_traces`, their scores (a second, later batch replaces some) and
     labels; another project holds traces that must never be counted."""

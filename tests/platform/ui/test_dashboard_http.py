@@ -1,5 +1,5 @@
-"""The dashboard page over plain HTTP on SQLite and PostgreSQL: it is the landing page of a
-member of one project, shows the API's figures and a chart of each kind as inline SVG without
+"""The dashboard page over plain HTTP on SQLite and PostgreSQL: the projects list links to it
+(a member of one project lands on it: the demo browser test), it shows the API's figures and a chart of each kind as inline SVG without
 any script, names a bad range or condition beside its field (200, not an error page), escapes
 what it echoes, and is a 404 to someone outside the project. The chart layout's numbers are
 pinned without a server."""
@@ -10,7 +10,9 @@ import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from sqlalchemy import select
 
+from assay.platform.server.storage import models
 from assay.platform.server.ui import dashboard_charts as charts
 from tests.platform.ui.conftest import ingest, make_user, sign_in
 
@@ -41,11 +43,12 @@ def _traffic(user):
 
 
 def test_the_landing_page_is_the_dashboard_with_the_apis_figures_for_members_only(live):
-    user = make_user(live, fresh=True)
+    make_user(live)  # the server's shared reviewer, a member of this project and of...
+    user = make_user(live)  # ...this one at least, so /ui/ lists projects
     _traffic(user)
     client = sign_in(user)
-    landing = client.get("/ui/", follow_redirects=False)
-    assert landing.headers["location"] == f"{user.base}/dashboard"
+    landing = client.get("/ui/")  # the list of projects (one project: a redirect to its dashboard)
+    assert f'<a href="{user.base}/dashboard">{user.project}</a>' in landing.text
     page = client.get(f"{user.base}/dashboard", params={"range": "7d"})
     assert page.status_code == 200
     html = page.text
@@ -59,8 +62,11 @@ def test_the_landing_page_is_the_dashboard_with_the_apis_figures_for_members_onl
     assert "nothing in this range" in html
     assert "<script>" not in html.split("</head>")[1]  # charts are drawn without a script
     assert 'href="' + user.base + '/dashboard">Dashboard</a>' in html  # the nav's first link
-    elsewhere = make_user(live)  # a project this user is not in
-    assert client.get(f"{elsewhere.base}/dashboard").status_code == 404
+    elsewhere = live.new_project()
+    live.key(elsewhere)  # made with a key, without this user as a member
+    with live.app.state.assay.transaction() as session:
+        theirs = session.scalar(select(models.Project.id).where(models.Project.name == elsewhere))
+    assert client.get(f"/ui/p/{theirs}/dashboard").status_code == 404
 
 
 def test_problems_are_named_beside_their_field(live):
