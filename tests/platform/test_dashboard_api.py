@@ -265,3 +265,19 @@ def test_each_online_evaluators_coverage(live):
     assert got["idle"]["matching"] == len(traces) and got["idle"]["coverage"] == 0
     narrowed = api.get("/dashboard", params={"condition": "score.helpful >= 0"}).json()
     assert narrowed["evaluators"][0]["matching"] == 0  # nothing here is scored: none match
+
+
+def test_a_trace_sent_with_an_offset_counts_in_its_utc_hour(live):
+    """10:00+02:00 is 08:00 UTC on both backends (SQLite keeps no offset: it is converted)."""
+    api = live.client(live.key())
+    sent = {"id": str(uuid.uuid4()), "created_at": "2026-03-01T10:30:00+02:00", "input": "q"}
+    assert api.post("/traces", json={"traces": [sent]}).status_code == 202
+    assert api.get(f"/traces/{sent['id']}").json()["created_at"].startswith("2026-03-01T08:30")
+    got = api.get(
+        "/dashboard", params={"since": "2026-03-01T08:00:00Z", "until": "2026-03-01T09:00:00Z"}
+    ).json()
+    assert got["traces"] == 1 and got["series"][0]["traces"] == 1
+    before = api.get(
+        "/dashboard", params={"since": "2026-03-01T09:00Z", "until": "2026-03-01T11:00Z"}
+    )
+    assert before.json()["traces"] == 0

@@ -114,9 +114,14 @@ def utc(moment: datetime) -> datetime: ...
 @overload
 def utc(moment: None) -> None: ...
 def utc(moment: datetime | None) -> datetime | None:
-    if moment is not None and moment.tzinfo is None:
+    """The moment in UTC (a naive one is taken as UTC). Converted, not only labelled: SQLite
+    keeps a timestamp's wall-clock fields without its offset, so 10:00+02:00 must be stored as
+    08:00 for the time ranges of conditions, backfills and the dashboard to hold."""
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
         return moment.replace(tzinfo=timezone.utc)
-    return moment
+    return moment.astimezone(timezone.utc)
 
 
 class Usage(Body):
