@@ -70,4 +70,4 @@ def test_a_bad_number_of_askings_is_refused_before_any_work(data_file):
     with pytest.raises(UsageError, match="repeats must be from 1 to 20, got 21"):
         FileRunOptions(repeats=21)
     done = assay("evaluate", str(data_file), "--metrics", "exact_match", "--repeats", "0")
-    assert done.returncode == 2 and "--repeats" in done.stderr
+    assert done.returncode == 2 and "repeats must be from 1 to 20, got 0" in done.stderr

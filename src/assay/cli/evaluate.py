@@ -128,7 +128,7 @@ Repeats = Annotated[
     int,
     typer.Option(
         "--repeats",
-        min=1,
+        metavar="N",
         help="Ask each judged cell this many times (1-20): the value is the askings' mean, and the "
         "summary says how many cells kept their decision every time",
     ),
