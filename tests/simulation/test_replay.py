@@ -338,3 +338,37 @@ def test_an_async_live_tool_serves_sync_and_async_agents():
         assert result.ok, result.error
         assert result.replayed_answer == "It is windy in Lyon."
         assert result.live_calls == [ToolCall(name="get_weather", args={"city": "Lyon"})]
+
+
+def test_a_session_of_traces_replays_as_one_conversation():
+    from tests.integrations.test_trajectory import span, trace
+
+    def turn(ident, created, question, city, sky):
+        call = {
+            "id": ident,
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": json.dumps({"city": city})},
+        }
+        sent = [
+            {"role": "user", "content": question},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": ident, "content": json.dumps({"sky": sky})},
+        ]
+        return trace(
+            span(ident, "llm", input=sent, output=f"It is {sky} in {city}."),
+            ident=ident,
+            metadata={"session_id": "s-7"},
+            created=created,
+        )
+
+    session = [
+        turn("b", 2, "And in Rome?", "Rome", "cloudy"),
+        turn("a", 1, "Weather in Paris?", "Paris", "sunny"),
+    ]
+    result = replay(session, agent=make_weather_agent)
+    assert result.ok and result.tool_call_diff.same and not result.final_answer_changed
+    assert [c.args["city"] for c in result.original.tool_calls()] == ["Paris", "Rome"]
+    assert result.original.metadata is not None and result.original.metadata["trace_ids"] == [
+        "a",
+        "b",
+    ]
