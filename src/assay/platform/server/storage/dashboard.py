@@ -1,6 +1,7 @@
 """The dashboard's queries over a project's logged traces in a time window (`DashboardRepo`):
 per bucket and model the volume, errors, tokens and cost; the latency ranks the percentiles are
-read from; the latest score of each criterion per trace; labels per bucket. Every figure
+read from; the latest score of each criterion per trace; labels per bucket; the states of the
+window's traces per online evaluator and how many each one's condition matches. Every figure
 is computed in SQL that SQLite and PostgreSQL both run (group by, window functions), so the rows
 that cross to Python are a few per bucket, except score values (one per scored trace and
 criterion, which the interval needs). `dashboard_figures.py` turns the rows into the figures.
