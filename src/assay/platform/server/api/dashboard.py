@@ -2,8 +2,8 @@
 tools: over `range` (1h, 1d, 7d, 30d; 7d by default) or `since`/`until` (ISO 8601), and a
 review-queue `condition`, the traces, errors, latency p50/p95/p99, tokens, cost, the same by
 model, each criterion's mean with its interval and n, labels, each online evaluator's coverage,
-and every hour or day bucket
-(`storage/dashboard_figures.py`). A bad parameter is a 422 naming it; a key needs `read`."""
+and every hour or day bucket (`storage/dashboard_figures.py`). A bad parameter is a 422 naming
+it; a key needs `read`."""
 
 from __future__ import annotations
 
