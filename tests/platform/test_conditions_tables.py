@@ -59,6 +59,7 @@ traces = Table(
     Column("tokens", Integer, nullable=True),
     Column("latency_ms", Float, nullable=True),
     Column("error", Text, nullable=True),
+    Column("session_id", String(200), nullable=True),
     Column("tags", JSONType),
     Column("edited", Boolean),
 )

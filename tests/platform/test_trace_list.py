@@ -13,6 +13,7 @@ SUMMARY_FIELDS = {
     "version",
     "edited",
     "model",
+    "session_id",
     "latency_ms",
     "usage",
     "tokens",

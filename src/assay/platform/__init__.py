@@ -4,6 +4,7 @@
     ragmetrics.login()                      # ASSAY_API_KEY / RAGMETRICS_API_KEY, ASSAY_BASE_URL
     from assay.platform import Dataset, Example, Task, Criteria, Cohort, Experiment
     from assay.platform import monitor, trace_function_call, Trace, ReviewQueue, OnlineEvaluator
+    from assay.platform import Session, trace_session
 
 This package re-exports the SDK only (httpx, pydantic and rich: no server dependency). The server
 lives in `assay.platform.server` and needs `pip install 'assay[platform]'`. The library (`assay`)
@@ -26,6 +27,7 @@ from assay.platform.sdk import (
     RateLimited,
     ReviewQueue,
     ServerUnavailable,
+    Session,
     Task,
     Trace,
     ValidationFailed,
@@ -35,6 +37,7 @@ from assay.platform.sdk import (
     login,
     monitor,
     trace_function_call,
+    trace_session,
     upload_result,
     whoami,
 )
@@ -55,6 +58,7 @@ __all__ = [
     "RateLimited",
     "ReviewQueue",
     "ServerUnavailable",
+    "Session",
     "Task",
     "Trace",
     "ValidationFailed",
@@ -64,6 +68,7 @@ __all__ = [
     "login",
     "monitor",
     "trace_function_call",
+    "trace_session",
     "upload_result",
     "whoami",
 ]

@@ -17,8 +17,9 @@ from assay.platform.sdk.objects import Cohort, Criteria, Dataset, Example, RagMe
 from assay.platform.sdk.pipelines import RagPipeline
 from assay.platform.sdk.result_export import add_scores, upload_result
 from assay.platform.sdk.review import ReviewQueue
+from assay.platform.sdk.sessions import Session
 from assay.platform.sdk.traces import Trace
-from assay.platform.sdk.tracing import trace_function_call
+from assay.platform.sdk.tracing import trace_function_call, trace_session
 
 __all__ = [
     "AuthError",
@@ -36,6 +37,7 @@ __all__ = [
     "RateLimited",
     "ReviewQueue",
     "ServerUnavailable",
+    "Session",
     "Task",
     "Trace",
     "ValidationFailed",
@@ -45,6 +47,7 @@ __all__ = [
     "login",
     "monitor",
     "trace_function_call",
+    "trace_session",
     "upload_result",
     "whoami",
 ]

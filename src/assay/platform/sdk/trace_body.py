@@ -153,6 +153,8 @@ def build_trace(trace: TraceBuilder) -> dict[str, Any]:
     metadata: dict[str, Any] = {}
     for call in llm_calls:
         metadata.update(call.metadata or {})
+    if trace.session_id is not None and "session_id" not in metadata:  # trace_session(...)
+        metadata["session_id"] = trace.session_id
     usage = {"input_tokens": None, "output_tokens": None}
     for call in llm_calls:
         for key in usage:

@@ -233,12 +233,25 @@ class Trace(RagMetricsObject):
         return cls.from_dict(current().request("GET", f"{cls._path}/{ident}"))
 
     @classmethod
-    def list(cls, condition: str | None = None, limit: int | None = None) -> builtins.list[Trace]:
-        """Traces newest first, those matching `condition` (the review-queue language) if given."""
-        return [*cls.iterate(condition, limit)]
+    def list(
+        cls,
+        condition: str | None = None,
+        limit: int | None = None,
+        *,
+        session_id: str | None = None,
+    ) -> builtins.list[Trace]:
+        """Traces newest first, those matching `condition` (the review-queue language) if given,
+        and of one session if `session_id` is given."""
+        return [*cls.iterate(condition, limit, session_id=session_id)]
 
     @classmethod
-    def iterate(cls, condition: str | None = None, limit: int | None = None) -> Iterator[Trace]:
+    def iterate(
+        cls,
+        condition: str | None = None,
+        limit: int | None = None,
+        *,
+        session_id: str | None = None,
+    ) -> Iterator[Trace]:
         if limit is not None and (
             isinstance(limit, bool) or not isinstance(limit, int) or limit < 0
         ):
@@ -247,7 +260,11 @@ class Trace(RagMetricsObject):
             )
         # whole traces (the list's default is a summary per trace): what `list` documents is a
         # Trace with its spans, raw payloads and contexts, editable like a downloaded one
-        params = {"condition": condition or None, "full": "true"}
+        if session_id is not None and (not isinstance(session_id, str) or not session_id.strip()):
+            raise ValidationFailed(
+                "Trace.list: session_id must be a non-empty string", field="session_id"
+            )
+        params = {"condition": condition or None, "full": "true", "session_id": session_id}
         for count, data in enumerate(pages(cls._path, params)):
             if limit is not None and count >= limit:
                 return
@@ -261,9 +278,9 @@ class Trace(RagMetricsObject):
             raise ValidationFailed(
                 "Trace.session: session_id must be a non-empty string", field="session_id"
             )
-        quoted = "'" + session_id.replace("'", "''") + "'"
-        condition = f"metadata.session_id = {quoted} OR metadata.conversation_id = {quoted}"
-        return sorted(cls.list(condition, limit), key=lambda trace: str(trace.created_at or ""))
+        # the server's session column holds metadata session_id, else conversation_id (indexed)
+        found = cls.list(limit=limit, session_id=session_id)
+        return sorted(found, key=lambda trace: str(trace.created_at or ""))
 
     def to_sample(self, reference: str | None = None) -> Any:
         """This trace as a `MultiTurnSample`: its messages, tool calls and tool outputs

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import contextvars
 import functools
 import inspect
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any, Literal, TypeVar, overload
 
 from assay.platform.sdk.client import current
@@ -84,6 +85,7 @@ class TraceBuilder:
 
     def __init__(self) -> None:
         self.id = _uuid4()
+        self.session_id = _session.get()  # `trace_session(...)` around the opening call
         self.created = time.time()
         self.spans: list[Span] = []
         self.root: Span | None = None
@@ -122,6 +124,24 @@ _pending: contextvars.ContextVar[tuple[int, collections.deque[TraceBuilder]] | N
     contextvars.ContextVar("assay_pending", default=None)
 )
 _claim_lock = threading.Lock()
+_session: contextvars.ContextVar[str | None] = contextvars.ContextVar("assay_session", default=None)
+
+
+@contextlib.contextmanager
+def trace_session(session_id: str) -> Iterator[None]:
+    """Every trace opened inside the block (a traced function's, a monitored call's) belongs to
+    the session `session_id`: it is sent with `metadata.session_id`, unless the call's own
+    `monitor(metadata=...)` names one. The server groups a session's traces into a conversation.
+    Context variables carry it, so each thread or asyncio task has its own."""
+    if not isinstance(session_id, str) or not session_id.strip():
+        raise ValueError(
+            f"trace_session: session_id must be a non-empty string, got {session_id!r}"
+        )
+    token = _session.set(session_id.strip())
+    try:
+        yield
+    finally:
+        _session.reset(token)
 
 
 def _owner() -> int:
@@ -164,6 +184,8 @@ def open_span(name: str, kind: str, input: Any = None) -> tuple[TraceBuilder, Sp
         pending = _pending_here(create=False)
         if pending:
             for waiting in pending:  # what was traced just before joins this trace
+                if waiting.session_id != trace.session_id:
+                    continue  # never across sessions: it is sent on its own
                 if waiting.claim("adopted"):
                     trace.spans.extend(waiting.spans)
                     trace.fresh_contexts.extend(waiting.fresh_contexts)
@@ -308,4 +330,5 @@ __all__ = [
     "open_span",
     "recording",
     "trace_function_call",
+    "trace_session",
 ]

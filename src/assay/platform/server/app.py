@@ -35,6 +35,7 @@ from assay.platform.server.api import (
     resources,
     review,
     scores,
+    sessions,
     traces,
 )
 from assay.platform.server.config import (
@@ -366,6 +367,7 @@ def create_app(
         experiment_control,
         dashboard,
         traces,
+        sessions,
         scores,
         review,
         pipelines,

@@ -22,7 +22,8 @@ from assay.platform.server.schemas.traces import (
 from assay.platform.server.storage.evaluators import EvaluatorRepo
 from assay.platform.server.storage.repos import MAX_PAGE, iso
 from assay.platform.server.storage.review import QueueRepo
-from assay.platform.server.storage.trace_rows import label_json
+from assay.platform.server.storage.trace_pages import TraceFilter
+from assay.platform.server.storage.trace_rows import SESSION_MAX, label_json
 from assay.platform.server.storage.traces import TraceRepo
 
 router = APIRouter(prefix="/api/v1")
@@ -31,6 +32,7 @@ Limit = Annotated[int, Query(ge=1, le=MAX_PAGE)]
 Cursor = Annotated[str | None, Query(max_length=20)]
 ConditionQuery = Annotated[str | None, Query(max_length=CONDITION_MAX)]
 RawTraceId = Annotated[str, Path(max_length=64)]
+SessionQuery = Annotated[str | None, Query(max_length=SESSION_MAX)]
 
 
 def ingester(request: Request) -> Principal:
@@ -80,13 +82,16 @@ def list_traces(
     cursor: Cursor = None,
     condition: ConditionQuery = None,
     full: bool = False,
+    session_id: SessionQuery = None,
 ) -> dict[str, Any]:
-    """Newest first; `condition` is a review-queue condition (a bad one is a 422 naming it).
-    Each item is a summary (`trace_rows.summary_json`: a few hundred bytes, whatever the trace
-    holds); `full=true` gives whole traces, spans and raw payloads included, as
-    `GET /traces/{id}` does."""
+    """Newest first; `condition` is a review-queue condition (a bad one is a 422 naming it),
+    `session_id` keeps one session's traces. Each item is a summary (`trace_rows.summary_json`:
+    a few hundred bytes, whatever the trace holds); `full=true` gives whole traces, spans and
+    raw payloads included, as `GET /traces/{id}` does."""
     with state_of(request).transaction() as session:
         where = QueueRepo(session, principal.project_id).where(condition) if condition else None
+        if session_id:
+            where = TraceFilter(condition=where, session_id=session_id).where()
         repo = TraceRepo(session, principal.project_id)
         if full:
             rows, next_cursor = repo.list(limit=limit, cursor=cursor, where=where)

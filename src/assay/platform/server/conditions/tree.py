@@ -81,6 +81,7 @@ PLAIN_FIELDS: dict[str, FieldKind] = {
     "output": FieldKind.TEXT,
     "model": FieldKind.TEXT,
     "error": FieldKind.TEXT,
+    "session_id": FieldKind.TEXT,  # the trace's session (its own indexed column)
     "created_at": FieldKind.DATETIME,
     "latency_ms": FieldKind.NUMBER,
     "tokens": FieldKind.NUMBER,

@@ -205,6 +205,7 @@ def _merge_into(row: models.LoggedTrace, spans: list[dict[str, Any]], project_id
     keep = {"project_id", "id", "version", "edited"}
     if row.edited:  # a person's edit wins over the spans
         keep |= {"input", "output", "input_text", "output_text", "contexts", "meta", "tags"}
+        keep.add("session_id")  # it follows the metadata kept
     for field, value in values.items():
         if field not in keep:
             setattr(row, field, value)

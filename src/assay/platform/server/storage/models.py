@@ -16,6 +16,7 @@ from sqlalchemy import (
     Float,
     ForeignKey,
     ForeignKeyConstraint,
+    Index,
     Integer,
     LargeBinary,
     MetaData,
@@ -319,7 +320,14 @@ class LoggedTrace(PayloadFields, Base):
     columns hold them only for rows stored before migration 0007."""
 
     __tablename__ = "logged_traces"
-    __table_args__ = (UniqueConstraint("project_id", "id"),)
+    __table_args__ = (
+        UniqueConstraint("project_id", "id"),
+        # a session's traces and the list of sessions read this index, never the metadata JSON
+        Index("ix_logged_traces_project_session", "project_id", "session_id", "created_at"),
+        # the traces table sorts by these (migration 0010)
+        Index("ix_logged_traces_project_latency", "project_id", "latency_ms"),
+        Index("ix_logged_traces_project_tokens", "project_id", "tokens"),
+    )
     seq: Mapped[int] = mapped_column(Integer, primary_key=True)
     project_id: Mapped[int] = mapped_column(
         ForeignKey("projects.id", ondelete="CASCADE"), index=True
@@ -347,6 +355,9 @@ class LoggedTrace(PayloadFields, Base):
     tags: Mapped[list] = mapped_column(JSONType)
     legacy_spans: Mapped[list] = mapped_column("spans", JSONType)
     edited: Mapped[bool] = mapped_column(Boolean, default=False)
+    # the conversation the trace belongs to: metadata `session_id` (OTLP `session.id`), else
+    # `conversation_id`; set at ingest and on a metadata edit (`trace_rows.session_of`)
+    session_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
 
 
 class TraceRevision(Base):

@@ -41,6 +41,11 @@ def _latest(model: Any, criterion: str, column: str = "value") -> Any:
     )
 
 
+def latest_score(criterion: str) -> Any:
+    """The value of the trace's latest score of `criterion`, as a correlated subquery."""
+    return _latest(models.TraceScore, criterion)
+
+
 def resolve(field: Field) -> ResolvedField:
     if field.name == "metadata":
         return ResolvedField(T.meta, json_path=field.path)
@@ -66,4 +71,4 @@ def compile_condition(text: str | None) -> Any:
     return compile_tree(tree, resolve)
 
 
-__all__ = ["compile_condition", "resolve"]
+__all__ = ["compile_condition", "latest_score", "resolve"]

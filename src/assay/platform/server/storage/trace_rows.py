@@ -60,6 +60,26 @@ def _content_text(content: Any) -> str:
     return "" if content is None else json.dumps(content, ensure_ascii=False)
 
 
+SESSION_MAX = 200  # characters of `logged_traces.session_id`
+
+
+def session_of(metadata: Any) -> str | None:
+    """The session a trace's metadata names: `session_id` (the SDK's, OTLP's and OpenInference's
+    `session.id`), else `conversation_id` (GenAI's `gen_ai.conversation.id`); a number is kept as
+    its text. None when neither is given (or is empty)."""
+    if not isinstance(metadata, dict):
+        return None
+    for key in ("session_id", "conversation_id"):
+        value = metadata.get(key)
+        if isinstance(value, bool) or value is None:
+            continue
+        if isinstance(value, (int, float)):
+            value = str(value)
+        if isinstance(value, str) and value.strip():
+            return value.strip()[:SESSION_MAX]
+    return None
+
+
 def trace_values(trace: TraceIn, project_id: int, now: datetime) -> dict[str, Any]:
     usage = trace.usage
     input_tokens = usage.input_tokens if usage else None
@@ -82,6 +102,7 @@ def trace_values(trace: TraceIn, project_id: int, now: datetime) -> dict[str, An
         "output_text": flatten_text(trace.output),
         "contexts": list(trace.contexts),
         "meta": dict(trace.metadata),
+        "session_id": session_of(trace.metadata),
         "model": trace.model,
         "input_tokens": input_tokens,
         "output_tokens": output_tokens,
@@ -135,6 +156,7 @@ def trace_json(
         "raw_output": row.raw_output,
         "contexts": row.contexts,
         "metadata": row.meta,
+        "session_id": row.session_id,
         "model": row.model,
         "usage": {"input_tokens": row.input_tokens, "output_tokens": row.output_tokens},
         "tokens": row.tokens,
@@ -175,6 +197,7 @@ def summary_json(
         "version": row.version,
         "edited": row.edited,
         "model": row.model,
+        "session_id": row.session_id,
         "latency_ms": row.latency_ms,
         "usage": {"input_tokens": row.input_tokens, "output_tokens": row.output_tokens},
         "tokens": row.tokens,
@@ -206,11 +229,13 @@ def snapshot(row: models.LoggedTrace) -> dict[str, Any]:
 
 
 __all__ = [
+    "SESSION_MAX",
     "flatten_text",
     "insert_for",
     "label_json",
     "outcome_json",
     "readable_outcome",
+    "session_of",
     "snapshot",
     "summary_json",
     "trace_json",

@@ -24,6 +24,7 @@ from assay.platform.server.storage.trace_rows import (
     insert_for,
     label_json,
     outcome_json,
+    session_of,
     snapshot,
     summary_json,
     trace_json,
@@ -94,25 +95,7 @@ class TraceRepo(ProjectScoped):
         the cursor, so a condition that matches few traces costs a bounded scan instead of the
         whole table; when that window ends before the oldest trace, the cursor given back
         continues below it (the page may then hold fewer than `limit` traces, even none)."""
-        cut = SUMMARY_CHARS + 1
-        query = self._columns(
-            T,
-            T.seq,
-            T.id,
-            T.created_at,
-            T.version,
-            T.edited,
-            T.model,
-            T.input_tokens,
-            T.output_tokens,
-            T.tokens,
-            T.latency_ms,
-            T.tags,
-            T.meta,
-            func.substr(T.error, 1, cut).label("error"),
-            func.substr(T.input_text, 1, cut).label("input_text"),
-            func.substr(T.output_text, 1, cut).label("output_text"),
-        )
+        query = self._summary_select()
         before = decode_cursor(cursor)
         if before is not None:
             query = query.where(T.seq < before)
@@ -129,6 +112,29 @@ class TraceRepo(ProjectScoped):
         if floor is not None and floor > self._edge_seq(newest=False):
             return rows, str(floor)
         return rows, None
+
+    def _summary_select(self) -> Any:
+        """The project's traces as summary columns (texts cut in the database)."""
+        cut = SUMMARY_CHARS + 1
+        return self._columns(
+            T,
+            T.seq,
+            T.id,
+            T.created_at,
+            T.version,
+            T.edited,
+            T.model,
+            T.input_tokens,
+            T.output_tokens,
+            T.tokens,
+            T.latency_ms,
+            T.tags,
+            T.meta,
+            T.session_id,
+            func.substr(T.error, 1, cut).label("error"),
+            func.substr(T.input_text, 1, cut).label("input_text"),
+            func.substr(T.output_text, 1, cut).label("output_text"),
+        )
 
     def _edge_seq(self, *, newest: bool) -> int:
         """The arrival number of the project's newest (or oldest) trace; 0 without traces."""
@@ -204,6 +210,8 @@ class TraceRepo(ProjectScoped):
         )
         for field, value in changes.items():
             setattr(row, "meta" if field == "metadata" else field, value)
+            if field == "metadata":
+                row.session_id = session_of(value)
             if field in ("input", "output"):
                 setattr(row, f"{field}_text", flatten_text(value))
         row.version = version + 1
