@@ -218,3 +218,44 @@ def test_an_image_part_is_kept_as_a_placeholder():
     ]}]  # fmt: skip
     got = trace_to_sample(trace(span("l", "llm", input=sent, output="A cat.")))
     assert got.user_input[0] == HumanMessage(content="What is this?[image_url part]")
+
+
+def test_openinference_contents_events_and_a_raw_response_as_output():
+    contents = {
+        "openinference.span.kind": "LLM",
+        "llm.input_messages.0.message.role": "user",
+        "llm.input_messages.0.message.contents.0.message_content.type": "text",
+        "llm.input_messages.0.message.contents.0.message_content.text": "Hi ",
+        "llm.input_messages.0.message.contents.1.message_content.text": "there",
+    }
+    raw = {"choices": [{"message": {"role": "assistant", "content": "Hello!"}}]}
+    events = {
+        "gen_ai.operation.name": "chat",
+        "otel.events": [
+            {"name": "gen_ai.user.message", "attributes": {"content": "Sum 1 and 2"}},
+            {
+                "name": "gen_ai.choice",
+                "attributes": {
+                    "message": json.dumps(
+                        {
+                            "role": "assistant",
+                            "tool_calls": [
+                                {"function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}}
+                            ],
+                        }
+                    )
+                },
+            },
+        ],
+    }
+    got = trace_to_sample(trace(span("l", "llm", output=raw, attributes=contents)))
+    assert [m.content for m in got.user_input] == ["Hi there", "Hello!"]
+    got = trace_to_sample(trace(span("l", "llm", attributes=events)))
+    assert got.user_input[0] == HumanMessage(content="Sum 1 and 2")
+    assert got.tool_calls() == [ToolCall(name="add", args={"a": 1, "b": 2})]
+
+
+def test_arguments_that_are_not_a_json_object_are_kept_raw():
+    call = {"type": "function", "function": {"name": "run", "arguments": "ls -la"}}
+    got = trace_to_sample(trace(span("l", "llm", input="List files", output=[call])))
+    assert got.tool_calls() == [ToolCall(name="run", args={"_raw": "ls -la"})]
