@@ -144,9 +144,7 @@ async def _run(
         history.extend(turn)
         missed = [u for u in tools.uses[before:] if u.source == "miss"]
         if missed:  # the agent caught the miss and went on: the replay is no longer the recording's
-            miss = missed[0].call
-            error = ReplayMiss(miss.name, miss.args, [])
-            return history, Error(error_type="ReplayMiss", message=f"{where}: {error}")
+            return history, Error(error_type="ReplayMiss", message=f"{where}: {missed[0].miss}")
         call = repeated_call(turn, loop_limit) if loop_limit else None
         if call is not None:
             looped = AgentLooped(

@@ -39,12 +39,21 @@ class ReplayMiss(AssayError, LookupError):
     """The agent called a tool with arguments the recording holds no answer for: `tool` names
     it, `arguments` are the call's, `recorded` the arguments the recording holds for that tool."""
 
-    def __init__(self, tool: str, args: dict[str, Any], recorded: list[dict[str, Any]]) -> None:
+    def __init__(
+        self,
+        tool: str,
+        args: dict[str, Any],
+        recorded: list[dict[str, Any]],
+        *,
+        answered: int = 0,
+    ) -> None:
         self.tool = tool
         self.arguments = dict(args)
         self.recorded = recorded
         shown = canonical_args(args)
-        if recorded:
+        if answered:  # the same call, more often than recorded (repeat_last=False)
+            held = f"it holds {answered} answer(s) of this call, all given already"
+        elif recorded:
             known = "; ".join(canonical_args(a) for a in recorded[:3])
             more = f" and {len(recorded) - 3} more" if len(recorded) > 3 else ""
             held = f"it holds {tool} with {known}{more}"
@@ -60,6 +69,7 @@ class ToolUse:
     call: ToolCall
     output: str | None
     source: Literal["recording", "live", "miss"]
+    miss: ReplayMiss | None = None  # for a miss: what was raised
 
 
 def recorded_outputs(sample: MultiTurnSample) -> dict[tuple[str, str], list[str]]:
@@ -150,9 +160,11 @@ class ReplayTools(Mapping[str, Callable[..., str]]):
 
     def _miss(self, name: str, args: dict[str, Any]) -> ReplayMiss:
         recorded = [dict(_parse(arguments)) for tool, arguments in self._recording if tool == name]
+        answered = len(self._recording.get((name, canonical_args(args)), []))
+        miss = ReplayMiss(name, args, recorded, answered=answered)
         with self._lock:
-            self.uses.append(ToolUse(ToolCall(name=name, args=args), None, "miss"))
-        return ReplayMiss(name, args, recorded)
+            self.uses.append(ToolUse(ToolCall(name=name, args=args), None, "miss", miss))
+        return miss
 
     def _lookup(self, name: str, args: dict[str, Any]) -> tuple[str, Callable[..., Any] | None]:
         """The recorded answer, or the live function to run instead; a miss raises."""
