@@ -3,8 +3,8 @@ window and a condition, the traces, errors and error rate, latency p50/p95/p99, 
 tokens, cost, the same by model, each criterion's mean score with its interval and `n`, labels
 by criterion, each online evaluator's coverage, and every bucket of the window with its own figures (an empty one as zeros).
 
-Percentiles are numpy's linear rule (and PostgreSQL's percentile_cont): with n values sorted,
-percentile p is the value at rank (n-1)p/100, interpolated between the two ranks around it.
+Percentiles are numpy's linear rule (PostgreSQL's percentile_cont), computed by the database
+(`DashboardRepo.latency`).
 A criterion's interval is the seeded percentile bootstrap of the mean from `assay.stats` (the
 one the experiments' results use), so a reload shows the same interval."""
 
@@ -15,7 +15,7 @@ from collections import defaultdict
 from typing import Any
 
 from assay.platform.server.errors import ApiError
-from assay.platform.server.storage.dashboard import PERCENTILES, DashboardRepo, Ranked
+from assay.platform.server.storage.dashboard import PERCENTILES, DashboardRepo, Latency
 from assay.platform.server.storage.dashboard_window import Window
 from assay.platform.server.storage.repos import iso
 from assay.platform.server.storage.trace_fields import compile_condition
@@ -25,21 +25,10 @@ ZERO_TOKENS = {"input": 0, "output": 0}
 EVALUATION_STATES = ("scored", "error", "pending", "skipped_budget")
 
 
-def percentile(ranked: Ranked, p: int) -> float | None:
-    """Percentile `p` (a whole percent) of the latencies `ranked` holds around its ranks."""
-    if ranked.n <= 0:
-        return None
-    low, rest = divmod((ranked.n - 1) * p, 100)
-    value = ranked.values[low]
-    if rest and low + 1 < ranked.n:
-        value += (ranked.values[low + 1] - value) * rest / 100
-    return value
-
-
-def latency_json(ranked: Ranked | None) -> dict[str, Any]:
-    if ranked is None:
+def latency_json(latency: Latency | None) -> dict[str, Any]:
+    if latency is None:
         return {f"p{p}": None for p in PERCENTILES} | {"n": 0}
-    return {f"p{p}": percentile(ranked, p) for p in PERCENTILES} | {"n": ranked.n}
+    return {f"p{p}": latency.percentiles[p] for p in PERCENTILES} | {"n": latency.n}
 
 
 def mean_estimate(values: list[float]) -> dict[str, Any]:
@@ -100,10 +89,10 @@ def figures(repo: DashboardRepo, condition: str | None = None) -> dict[str, Any]
             entry["tokens"] = {k: entry["tokens"][k] + tokens[k] for k in ZERO_TOKENS}
             entry["cost"] += cost
         with_cost += int(row.with_cost or 0)
-    in_buckets, overall = repo.latency_ranks()
-    for ranked in in_buckets:
-        if ranked.key in buckets:
-            buckets[ranked.key]["latency_ms"] = latency_json(ranked)
+    in_buckets, overall = repo.latency()
+    for key, latency in in_buckets.items():
+        if key in buckets:
+            buckets[key]["latency_ms"] = latency_json(latency)
 
     by_criterion: dict[str, list[float]] = defaultdict(list)
     by_bucket: dict[tuple[str, str], list[float]] = defaultdict(list)
@@ -172,4 +161,4 @@ def evaluators_json(repo: DashboardRepo) -> list[dict[str, Any]]:
     return found
 
 
-__all__ = ["RESAMPLES", "evaluators_json", "figures", "latency_json", "mean_estimate", "percentile"]
+__all__ = ["RESAMPLES", "evaluators_json", "figures", "latency_json", "mean_estimate"]
