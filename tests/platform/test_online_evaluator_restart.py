@@ -5,6 +5,7 @@ worker takes it over at once and finishes: every trace is scored exactly once.""
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import time
 from datetime import datetime, timezone
@@ -60,13 +61,15 @@ def _as_if_killed(live: Any, evaluator_id: int) -> int:
     return int(job)
 
 
-@pytest.mark.slow  # ~2.5 s a backend: two chunks of judge answers paced at 0.4 s
+@pytest.mark.slow  # ~3 s a backend: the second chunk's answers take 1.5 s
 def test_a_stopped_then_killed_worker_leaves_every_trace_scored_once(live, fake, monkeypatch):
     from assay.platform.server.jobs import online_eval
     from assay.platform.server.jobs.worker import Worker
 
     monkeypatch.setattr(online_eval, "CHUNK", 2)  # the live server's worker runs in this process
-    fake.default = dynamic(lambda _request: ok("yes", latency=0.4))
+    asked = itertools.count()  # the first chunk answers at once, the rest slowly: the stop
+    # below lands while the second chunk is asked, however loaded the machine is
+    fake.default = dynamic(lambda _request: ok("yes", latency=0.05 if next(asked) < 2 else 1.5))
     with live.client(live.key()) as api:
         assert api.post("/criteria", json=CORRECT).status_code == 201
         made = api.post("/evaluators", json=evaluator(fake)).json()

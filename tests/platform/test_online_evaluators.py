@@ -274,6 +274,9 @@ def test_bad_bodies_are_4xx_naming_the_field(live, fake, api):
         "daily_budget": good | {"daily_budget": 0},
         "judge_model": good | {"judge_model": " "},
     }
+    unknown_provider = api.post("/evaluators", json=good | {"judge_model": "nosuch/model-1"})
+    assert unknown_provider.status_code == 422, unknown_provider.text  # refused when saved
+    assert unknown_provider.json()["error"]["field"] == "judge_model"
     for field, body in cases.items():
         answer = api.post("/evaluators", json=body)
         assert answer.status_code == 422, (field, answer.text)

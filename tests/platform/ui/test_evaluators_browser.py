@@ -48,7 +48,7 @@ def test_create_pause_and_resume_in_the_browser(ui_live, browser, width, tmp_pat
     page.fill("#create-evaluator input[name=condition]", "metadata.env = 'prod'")
     page.fill("#create-evaluator input[name=sample_rate]", "2")
     page.check("#create-evaluator input[name=criteria][value=Correct]")
-    page.fill("#create-evaluator input[name=judge_model]", "openai/gpt-4o-mini")
+    page.fill("#create-evaluator input[name=judge_model]", "vllm/judge@http://127.0.0.1:9/v1")
     with page.expect_navigation():
         page.click("#create-evaluator button[type=submit]")
     assert "from 0 to 1" in page.text_content("[data-problem=sample_rate]")

@@ -40,13 +40,15 @@ def test_the_page_lists_creates_pauses_and_names_problems(live):
         condition="metadata.env = 'prod'",
         sample_rate="1.5",
         criteria="Correct",
-        judge_model="openai/gpt-4o-mini",
+        judge_model="vllm/judge@http://127.0.0.1:9/v1",
     )
     assert refused.status_code == 422
     assert 'data-problem="sample_rate"' in refused.text and "from 0 to 1" in refused.text
     assert 'value="Prod &lt;b&gt;answers&lt;/b&gt;"' in refused.text  # kept, escaped
     assert user.api().get("/evaluators").json()["items"] == []
-    unknown = _form(client, page_url, name="E", criteria="Nope", judge_model="openai/x")
+    unknown = _form(
+        client, page_url, name="E", criteria="Nope", judge_model="vllm/judge@http://127.0.0.1:9/v1"
+    )
     assert unknown.status_code == 422 and 'data-problem="criteria"' in unknown.text
 
     made = _form(
@@ -56,7 +58,7 @@ def test_the_page_lists_creates_pauses_and_names_problems(live):
         condition="metadata.env = 'prod'",
         sample_rate="0.25",
         criteria="Correct",
-        judge_model="openai/gpt-4o-mini",
+        judge_model="vllm/judge@http://127.0.0.1:9/v1",
         daily_budget="100",
     )
     assert made.status_code == 200, made.text  # the redirect to the page, followed

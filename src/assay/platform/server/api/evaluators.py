@@ -12,6 +12,7 @@ from fastapi import APIRouter, Depends, Path, Request, Response
 
 from assay.platform.server.api.deps import Cursor, Limit, Reader, Writer, page, state_of
 from assay.platform.server.errors import invalid
+from assay.platform.server.jobs.model_names import check_model
 from assay.platform.server.schemas.bodies import _storable
 from assay.platform.server.schemas.evaluators import BackfillIn, EvaluatorIn
 from assay.platform.server.storage.evaluators import EvaluatorRepo, evaluator_json
@@ -39,7 +40,9 @@ def create_evaluator(body: EvaluatorIn, request: Request, principal: Writer) -> 
     """A new evaluator takes traces from now on; `backfill` takes stored ones."""
     with state_of(request).transaction() as session:
         repo = EvaluatorRepo(session, principal.project_id)
-        return _answer(repo, repo.create(repo.rule(body.model_dump())))
+        values = repo.rule(body.model_dump())
+        check_model("judge_model", values["judge_model"])
+        return _answer(repo, repo.create(values))
 
 
 @router.get("/evaluators")
@@ -70,7 +73,9 @@ def save_evaluator(
         raise invalid("name", f"the body names {body.name!r}, the path {name!r}")
     with state_of(request).transaction() as session:
         repo = EvaluatorRepo(session, principal.project_id)
-        return _answer(repo, repo.replace(name, repo.rule(body.model_dump())))
+        values = repo.rule(body.model_dump())
+        check_model("judge_model", values["judge_model"])
+        return _answer(repo, repo.replace(name, values))
 
 
 @router.post("/evaluators/{name}/pause")

@@ -34,9 +34,9 @@ class OnlineEvaluatorRun:
 
     def _llm(self, model: str) -> Any:
         if self._judge is None:
-            from assay.models import llm_factory
+            from assay.platform.server.jobs.model_names import build_llm
 
-            self._judge = llm_factory(model)
+            self._judge = build_llm(model)
         return self._judge
 
     async def run(self) -> bool:

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from assay.platform.server.errors import ApiError
+from assay.platform.server.jobs.model_names import check_model
 from assay.platform.server.schemas.evaluators import EvaluatorIn
 from assay.platform.server.storage import models
 from assay.platform.server.storage.evaluators import EvaluatorRepo, evaluator_json
@@ -103,7 +104,9 @@ async def create_evaluator(request: Request, project_id: int) -> Response:
             raise ApiError(422, "validation_error", f"{name}: {message}", field=name) from None
         with state_of(request).transaction() as session:
             repo = EvaluatorRepo(session, access.project_id)
-            repo.create(repo.rule(values))
+            values = repo.rule(values)
+            check_model("judge_model", values["judge_model"])
+            repo.create(values)
 
     try:
         await run_in_threadpool(create)
