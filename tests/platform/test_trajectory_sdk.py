@@ -143,3 +143,43 @@ def test_two_traces_of_a_session_join_into_one_conversation(collector, oai):  # 
         "trace_ids": [traces[0]["id"], traces[1]["id"]],
         "created_at": traces[0]["created_at"],
     }
+
+
+def test_agents_that_raise_and_loop_keep_the_steps_they_took(collector):  # noqa: F811
+    @trace_function_call
+    def charge(amount: int) -> str:
+        if amount > 100:
+            raise ValueError("over the limit")
+        return "charged"
+
+    @trace_function_call
+    def failing_agent(question: str) -> str:
+        charge(50)
+        charge(500)  # raises: the agent fails with it
+        return "never"
+
+    @trace_function_call
+    def looping_agent(question: str) -> str:
+        for _ in range(4):
+            charge(10)  # the same call again and again
+        return "I keep charging."
+
+    with pytest.raises(ValueError):
+        failing_agent("Pay 550")
+    [failed] = sent(collector, 1)  # sent now: else the next function-only trace would take it in
+    looping_agent("Pay 10")
+    looped = sent(collector, 2)[1]
+    sample = trace_to_sample(failed)
+    assert [type(m) for m in sample.user_input] == [
+        HumanMessage,
+        AIMessage,
+        ToolMessage,
+        AIMessage,
+        ToolMessage,
+    ]
+    assert sample.user_input[2].content == "charged"
+    assert sample.user_input[4].content == "error: ValueError: over the limit"
+    assert sample.metadata is not None and sample.metadata["error"] == "ValueError: over the limit"
+    repeated = trace_to_sample(looped)
+    assert repeated.tool_calls() == [ToolCall(name="charge", args={"amount": 10})] * 4
+    assert repeated.user_input[-1].content == "I keep charging."

@@ -67,8 +67,10 @@ def _place_output(
                     continue
                 if exact and canonical_args(call.args) != key:
                     continue
-                claimed.add((id(message), position))
                 answered = _outputs_after(conversation, index)
+                if not exact and position < answered:
+                    continue  # by name alone, only a call still waiting for its output
+                claimed.add((id(message), position))
                 if position >= answered:
                     conversation.insert(index + 1 + answered, _tool_output(step))
                 return True
@@ -80,6 +82,7 @@ def _insert_call(
     step: ToolStep,
     anchors: list[tuple[float, AIMessage]],
     placed: set[int],
+    claimed: set[tuple[int, int]],
 ) -> None:
     """A tool call no LLM answer shows, with its output, after the answer that preceded it."""
     positions = {id(message): index for index, message in enumerate(conversation)}
@@ -98,6 +101,7 @@ def _insert_call(
     output = _tool_output(step)
     conversation[at:at] = [call, output]
     placed.update({id(call), id(output)})
+    claimed.add((id(call), 0))  # this span's own call: no later span may take it
 
 
 def trace_messages(trace: Any, where: str = "trace") -> list[ConvertedMessage]:
@@ -118,7 +122,7 @@ def trace_messages(trace: Any, where: str = "trace") -> list[ConvertedMessage]:
     placed: set[int] = set()
     for step in steps:
         if isinstance(step, ToolStep) and not _place_output(conversation, step, claimed):
-            _insert_call(conversation, step, anchors, placed)
+            _insert_call(conversation, step, anchors, placed, claimed)
     output = data.get("output")
     last = conversation[-1] if conversation else None
     ends_in_text = isinstance(last, AIMessage) and bool(last.content.strip())
