@@ -303,3 +303,18 @@ def test_bad_bodies_are_4xx_naming_the_field(live, fake, api):
     assert [e["name"] for e in listed] == ["Prod"]
     assert api.delete("/evaluators/Prod").status_code == 204
     assert api.get("/evaluators/Prod").status_code == 404
+
+
+def test_traces_from_an_otlp_export_are_taken_too(live, fake, api):
+    from tests.platform.test_otlp import otlp_json
+
+    api.post("/evaluators", json=evaluator(fake, condition="", criteria=["Names Paris"]))
+    trace_hex = uuid.uuid4().hex
+    body = otlp_json(
+        trace_hex, "00f067aa0ba902b7", **{"input.value": "hi", "output.value": "Paris"}
+    )
+    sent = api.post(f"{live.base_url}/otlp/v1/traces", json=body)
+    assert sent.status_code == 200, sent.text
+    wait_for(api, "Prod", lambda s: s["traces"]["scored"] == 1 and settled(s))
+    (score,) = stored_scores(live, [str(uuid.UUID(hex=trace_hex))])
+    assert score.value == 1.0 and score.source == "evaluator:Prod@v1"
