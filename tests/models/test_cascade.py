@@ -21,6 +21,7 @@ from assay import evaluate
 from assay.errors import UsageError
 from assay.metrics.rag.faithfulness import Faithfulness
 from assay.models import LLM, Cascade, ScriptedProvider, llm_factory
+from assay.models.cascade import verdicts_asked
 from assay.schema.outcome import Ok
 from tests.models.fake_openai import (
     Behaviour,
@@ -226,3 +227,40 @@ def test_the_identity_names_both_judges_and_the_band(
     assert identity["first"]["model"] == "small"
     assert identity["then"]["model"] == "strong"
     assert identity["band"] == [0.1, 0.9]
+
+
+@dataclass
+class RunOn(Behaviour):
+    """A small judge that copies a longer example: sure on the asked statement, unsure on the
+    two it was never given."""
+
+    def respond(self, request: RecordedRequest) -> Reply:
+        tokens = [
+            _token(" yes", math.log(0.97), {" yes": 0.97, " no": 0.03}),
+            _token(" no", math.log(0.55), {" yes": 0.45, " no": 0.55}),
+            _token(" no", math.log(0.6), {" yes": 0.4, " no": 0.6}),
+        ]
+        payload = completion_payload(request, ["1. yes\n2. no\n3. no"], (40, 12), "stop")
+        payload["choices"][0]["logprobs"] = {"content": tokens, "refusal": None}
+        return Reply(200, payload)
+
+
+def test_with_the_count_asked_the_first_judge_is_stopped_and_only_asked_verdicts_are_read(
+    servers: tuple[FakeOpenAI, FakeOpenAI],
+) -> None:
+    first, then = servers
+    first.default = RunOn()
+    then.default = Verdicts(lambda _: 0.01)
+    cascade = Cascade(*_judges(servers), band=(0.2, 0.8))
+
+    with verdicts_asked(1):
+        answer = _ask(cascade, "The sky is blue.")
+
+    assert answer.model == "small"  # the unsure lines 2 and 3 were never asked: not read
+    assert first.chat_requests[0].body["stop"] == ["\n2."]  # a real server stops after "1. yes"
+    assert then.chat_requests == []
+    with verdicts_asked(3):  # asked three, the same answer: line 2 is unsure now
+        assert _ask(cascade, "a").model == "strong"
+    assert "stop" not in then.chat_requests[0].body  # the stronger judge gets the call unchanged
+    with verdicts_asked(4):  # four asked, three answered: the missing one cannot be read
+        assert _ask(cascade, "b").model == "strong"

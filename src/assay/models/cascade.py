@@ -21,11 +21,17 @@ charged to the cell as usual (each inner `LLM` keeps its own cache, retries and 
 
 from __future__ import annotations
 
+import contextvars
 import math
 import threading
 import weakref
-from collections.abc import Sequence
-from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
+from collections.abc import Iterator, Sequence
+from contextlib import (
+    AbstractAsyncContextManager,
+    AsyncExitStack,
+    asynccontextmanager,
+    contextmanager,
+)
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
@@ -40,6 +46,23 @@ from assay.models.usage import UsageMeter, current_meter
 T = TypeVar("T", bound=BaseModel)
 
 Decision = Literal["first", "then"]
+
+# How many numbered verdicts the call being made asks for (set by `assay.metrics.judge`).
+_asked: contextvars.ContextVar[int | None] = contextvars.ContextVar(
+    "assay_verdicts_asked", default=None
+)
+
+
+@contextmanager
+def verdicts_asked(count: int) -> Iterator[None]:
+    """Calls made in this block ask for `count` numbered verdicts ("1. yes" ... ). A cascade then
+    reads only those, and stops its first judge after the last one: a small judge that copies
+    a longer example list would otherwise answer statements it was never given."""
+    token = _asked.set(count)
+    try:
+        yield
+    finally:
+        _asked.reset(token)
 
 
 @dataclass(frozen=True)
@@ -161,18 +184,30 @@ class Cascade(LLM):
         if schema is not None or response_model is not None or not params.get("logprobs"):
             self._count("then", direct=True)
             return self._charged(await self.then.agenerate(messages, schema, n, **options))
-        answer = await self.first.agenerate(messages, schema, n, **options)
-        if not self.unsure(answer):
+        asked = _asked.get()
+        first_options = options
+        if asked:
+            # stop the first judge after the last asked verdict ("\n4." ends a list of three)
+            stops = options.get("stop") or []
+            stops = [stops] if isinstance(stops, str) else list(stops)
+            first_options = {**options, "stop": [*stops, f"\n{asked + 1}."]}
+        answer = await self.first.agenerate(messages, schema, n, **first_options)
+        if not self.unsure(answer, asked):
             self._count("first")
             return self._charged(answer)
         self._count("then")
         return self._charged(await self.then.agenerate(messages, schema, n, **options))
 
-    def unsure(self, response: ModelResponse) -> bool:
-        """Does any verdict of `response` lie inside the band, or has it none to read?"""
+    def unsure(self, response: ModelResponse, asked: int | None = None) -> bool:
+        """Does any verdict of `response` lie inside the band, or has it fewer than `asked` (at
+        least one) to read? With `asked`, verdicts after the asked ones are not read."""
         low, high = self.band
         for generation in response.generations:
             found = verdict_probabilities(generation.logprobs, *self.labels)
+            if asked:
+                if len(found) < asked:
+                    return True
+                found = found[:asked]
             if not found or any(low <= p <= high for p in found):
                 return True
         return False
@@ -257,4 +292,4 @@ def _checked_band(band: Any) -> tuple[float, float]:
     return float(low), float(high)
 
 
-__all__ = ["Cascade", "CascadeSummary", "verdict_probabilities"]
+__all__ = ["Cascade", "CascadeSummary", "verdict_probabilities", "verdicts_asked"]
