@@ -21,6 +21,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel
 
 from assay.errors import OutputParseError
+from assay.models.cascade import verdicts_asked
 from assay.models.types import TokenLogprob
 from assay.prompts.prompt import Prompt
 from assay.prompts.render import render
@@ -85,12 +86,13 @@ async def ask_verdicts(
         return []
     positive, negative = prompt.choices[0].lower(), prompt.choices[1].lower()
     messages = render(prompt, {**values, items_input: _numbered(items)})
-    generation = await _first_words(
-        llm,
-        messages,
-        8 * len(items) + 16,
-        lambda text: _all_labelled(text, len(items), positive, negative),
-    )
+    with verdicts_asked(len(items)):  # a Cascade reads (and lets its first judge write) only these
+        generation = await _first_words(
+            llm,
+            messages,
+            8 * len(items) + 16,
+            lambda text: _all_labelled(text, len(items), positive, negative),
+        )
     if on_extra_items == "negative" and _extra_items(
         generation.text, len(items), positive, negative
     ):
