@@ -318,3 +318,18 @@ def test_traces_from_an_otlp_export_are_taken_too(live, fake, api):
     wait_for(api, "Prod", lambda s: s["traces"]["scored"] == 1 and settled(s))
     (score,) = stored_scores(live, [str(uuid.UUID(hex=trace_hex))])
     assert score.value == 1.0 and score.source == "evaluator:Prod@v1"
+
+
+def test_a_backfill_goes_page_by_page_and_takes_every_page(live, fake, api, monkeypatch):
+    from assay.platform.server.storage import evaluators as storage
+
+    monkeypatch.setattr(storage, "BACKFILL_PAGE", 2)  # one transaction a page, 3 pages here
+    day_ago = (datetime.now(timezone.utc) - timedelta(days=1)).isoformat()
+    old = [trace(created_at=day_ago) for _ in range(5)]
+    api.post("/traces", json={"traces": old})
+    api.post("/evaluators", json=evaluator(fake, criteria=["Names Paris"]))
+    since = (datetime.now(timezone.utc) - timedelta(days=2)).isoformat()
+    answer = api.post("/evaluators/Prod/backfill", json={"since": since})
+    assert answer.status_code == 200 and answer.json()["taken"] == 5
+    wait_for(api, "Prod", lambda s: s["traces"]["scored"] == 5 and settled(s))
+    assert len(stored_scores(live, [t["id"] for t in old])) == 5

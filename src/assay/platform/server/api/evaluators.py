@@ -15,7 +15,7 @@ from assay.platform.server.errors import invalid
 from assay.platform.server.jobs.model_names import check_model
 from assay.platform.server.schemas.bodies import _storable
 from assay.platform.server.schemas.evaluators import BackfillIn, EvaluatorIn
-from assay.platform.server.storage.evaluators import EvaluatorRepo, evaluator_json
+from assay.platform.server.storage.evaluators import EvaluatorRepo, backfill, evaluator_json
 
 router = APIRouter(prefix="/api/v1")
 
@@ -99,11 +99,13 @@ def backfill_evaluator(
 ) -> dict[str, Any]:
     """Take the stored traces that arrived in [since, until) (until: now) that the evaluator
     matches and samples and has not scored at this version; `taken` says how many."""
-    with state_of(request).transaction() as session:
+    state = state_of(request)
+    with state.transaction() as session:
+        ident = EvaluatorRepo(session, principal.project_id).get(name).id
+    taken = backfill(state.transaction, principal.project_id, ident, body.since, body.until)
+    with state.transaction() as session:
         repo = EvaluatorRepo(session, principal.project_id)
-        evaluator = repo.get(name, lock=True)
-        taken = repo.backfill(evaluator, body.since, body.until)
-        return {"taken": taken, "evaluator": _answer(repo, evaluator)}
+        return {"taken": taken, "evaluator": _answer(repo, repo.get(name))}
 
 
 @router.delete("/evaluators/{name}", status_code=204)

@@ -15,10 +15,13 @@ from __future__ import annotations
 
 import builtins
 import hashlib
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from typing import Any, cast
 
 from sqlalchemy import Table, func, select, update
+from sqlalchemy.orm import Session
 
 from assay.platform.server.errors import ApiError, conflict, invalid
 from assay.platform.server.storage import models
@@ -207,28 +210,26 @@ class EvaluatorRepo(ProjectScoped):
                 taken[evaluator.name] = count
         return taken
 
-    def backfill(
-        self, evaluator: models.OnlineEvaluator, since: datetime, until: datetime | None
-    ) -> int:
-        """Take the stored traces that arrived in [since, until) as if they arrived now: those
-        the evaluator matches and samples and has not taken at this version, and those it skipped
-        for its budget (they are pending again). Returns how many are pending for it now."""
-        query = self._columns(T, T.id).where(T.created_at >= since)
+    def backfill_page(
+        self, evaluator: models.OnlineEvaluator, since: datetime, until: datetime | None, after: int
+    ) -> tuple[int, int | None]:
+        """One page of a backfill (`backfill`): of the traces that arrived in [since, until),
+        the next `BACKFILL_PAGE` by arrival after arrival number `after`, those the evaluator
+        matches and samples and has not taken at this version, and those it skipped for its
+        budget (pending again). Returns how many it took, and where the next page starts (None:
+        this was the last)."""
+        query = self._columns(T, T.id, T.seq).where(T.created_at >= since, T.seq > after)
         if until is not None:
             query = query.where(T.created_at < until)
-        taken, after = 0, 0
-        while True:  # pages by arrival, so a long range is never held in memory at once
-            page = query.add_columns(T.seq).where(T.seq > after).order_by(T.seq)
-            rows = self.session.execute(page.limit(BACKFILL_PAGE)).all()
-            if not rows:
-                break
-            after = int(rows[-1].seq)
-            ids = [r.id for r in rows]
-            taken += self._take(evaluator, self._columns(T, T.id).where(T.id.in_(ids)))
-            taken += self._retry_skipped(evaluator, ids)
+        rows = self.session.execute(query.order_by(T.seq).limit(BACKFILL_PAGE)).all()
+        if not rows:
+            return 0, None
+        ids = [r.id for r in rows]
+        taken = self._take(evaluator, self._columns(T, T.id).where(T.id.in_(ids)))
+        taken += self._retry_skipped(evaluator, ids)
         if taken:
             self.request_judging(evaluator)
-        return taken
+        return taken, int(rows[-1].seq) if len(rows) == BACKFILL_PAGE else None
 
     def _take(self, evaluator: models.OnlineEvaluator, query: Any) -> int:
         where = compile_condition(evaluator.condition)
@@ -309,11 +310,36 @@ class EvaluatorRepo(ProjectScoped):
             self.session.flush()
 
 
+def backfill(
+    transaction: Callable[[], AbstractContextManager[Session]],
+    project_id: int,
+    evaluator_id: int,
+    since: datetime,
+    until: datetime | None,
+) -> int:
+    """Take the stored traces that arrived in [since, until) as if they arrived now; returns how
+    many were taken. One transaction a page, so a backfill over months holds SQLite's one writer
+    (and so the ingest) for a page at a time, never for the whole range."""
+    taken, after = 0, 0
+    while True:
+        with transaction() as session:
+            repo = EvaluatorRepo(session, project_id)
+            evaluator = repo.find_by_id(evaluator_id, lock=True)
+            if evaluator is None:  # deleted meanwhile
+                return taken
+            count, next_after = repo.backfill_page(evaluator, since, until, after)
+        taken += count
+        if next_after is None:
+            return taken
+        after = next_after
+
+
 __all__ = [
     "JOB",
     "JUDGED",
     "RULE_FIELDS",
     "EvaluatorRepo",
+    "backfill",
     "evaluator_json",
     "sampled",
     "score_source",

@@ -19,7 +19,7 @@ from assay.platform.server.errors import ApiError
 from assay.platform.server.jobs.model_names import check_model
 from assay.platform.server.schemas.evaluators import EvaluatorIn
 from assay.platform.server.storage import models
-from assay.platform.server.storage.evaluators import EvaluatorRepo, evaluator_json
+from assay.platform.server.storage.evaluators import EvaluatorRepo, backfill, evaluator_json
 from assay.platform.server.storage.repos import MAX_PAGE, CriteriaRepo
 from assay.platform.server.ui.web import (
     UI,
@@ -134,16 +134,17 @@ async def _act(request: Request, project_id: int, evaluator_id: int, action: str
     days = field(form, "days").strip()
 
     def act() -> None:
-        with state_of(request).transaction() as session:
-            repo = EvaluatorRepo(session, access.project_id)
+        state = state_of(request)
+        with state.transaction() as session:
             evaluator = _evaluator(session, access, evaluator_id)
-            if action == "backfill":
-                if not days.isdigit() or int(days) not in BACKFILL_DAYS:
-                    raise UiError(422, f"days: one of {', '.join(map(str, BACKFILL_DAYS))}")
-                since = datetime.now(timezone.utc) - timedelta(days=int(days))
-                repo.backfill(evaluator, since, None)
-            else:
-                repo.set_status(evaluator.name, "paused" if action == "pause" else "active")
+            if action != "backfill":
+                status = "paused" if action == "pause" else "active"
+                EvaluatorRepo(session, access.project_id).set_status(evaluator.name, status)
+                return
+        if not days.isdigit() or int(days) not in BACKFILL_DAYS:
+            raise UiError(422, f"days: one of {', '.join(map(str, BACKFILL_DAYS))}")
+        since = datetime.now(timezone.utc) - timedelta(days=int(days))
+        backfill(state.transaction, access.project_id, evaluator_id, since, None)
 
     await run_in_threadpool(act)
     return see_other(f"{UI}/p/{project_id}/evaluators#evaluator-{evaluator_id}")
@@ -160,7 +161,7 @@ async def resume(request: Request, project_id: int, evaluator_id: int) -> Respon
 
 
 @router.post("/evaluators/{evaluator_id}/backfill")
-async def backfill(request: Request, project_id: int, evaluator_id: int) -> Response:
+async def backfill_days(request: Request, project_id: int, evaluator_id: int) -> Response:
     return await _act(request, project_id, evaluator_id, "backfill")
 
 
