@@ -11,6 +11,12 @@ P(no)). If every verdict lies outside the band, `first`'s answer stands; if any 
 `then` and its answer is used whole. A call that asks for no log-probabilities (a JSON answer, a
 free-text draft) has no probability to read, so `then` answers it directly.
 
+When the caller says how many verdicts it asks for (`verdicts_asked(k)`, as `ask_verdicts` does),
+only the first k are read, fewer than k escalates, and `first` is stopped after the k-th line (its
+stop sequence is a new line and the number k+1): a small judge copying the prompt's four-line
+example would otherwise answer statements it was never given, which the metric would score as a
+judge led off its task.
+
 Why per call rather than per cell: the probability a decision rests on is the verdict's, and it is
 only reachable in the call that produced it; a cell made of several verdict lists (faithfulness of
 a long answer) escalates only its unsure lists. What was decided where is counted per call and per
