@@ -13,6 +13,12 @@ BODIES = {
     "criteria": {"name": "stolen", "output_type": "bool", "header": "ok?"},
     "traces": {"criterion": "stolen", "value": 1},  # a label, and a score
     "experiments": None,  # cancel and resume take no body
+    "evaluators": {
+        "name": "A queue",
+        "criteria": ["A crit"],
+        "judge_model": "openai/m@http://127.0.0.1:9/v1",
+    },
+    "backfill": {"since": "2026-01-01T00:00:00Z"},  # an evaluator's backfill (pause, resume: none)
 }
 PATCHES = {
     "traces": {"version": 1, "changes": {"output": "stolen"}},
@@ -54,6 +60,8 @@ def _seed(client, fake):
     trace_id = "6f1f2b9e-4a53-4d5c-9f0e-2f6b1f0c7a11"
     client.post("/traces", json={"traces": [{"id": trace_id, "input": "q", "output": "a"}]})
     client.post("/review-queues", json={"name": "A queue"})
+    evaluator = {**BODIES["evaluators"], "judge_model": fake.model_string("judge")}
+    assert client.post("/evaluators", json=evaluator).status_code == 201
     return {
         "trace_id": trace_id,
         "name": "A queue",
@@ -76,6 +84,7 @@ def test_another_projects_ids_are_not_found_on_every_id_route(live, fake):
                 f"/criteria/{ids['criteria_id']}",
                 f"/traces/{ids['trace_id']}",
                 f"/review-queues/{ids['name']}",
+                f"/evaluators/{ids['name']}",
             )
         }
         assert a.get(f"/experiments/{ids['experiment_id']}").status_code == 200
@@ -90,7 +99,11 @@ def test_another_projects_ids_are_not_found_on_every_id_route(live, fake):
                 path = path.replace("{" + name + "}", str(ids[name]))
             kind = path.split("/")[1]
             for method in route.methods - {"HEAD"}:
-                body = BODIES[kind] if method in ("PUT", "POST") else PATCHES.get(kind)
+                action = path.split("/")[
+                    -1
+                ]  # a body by action (an evaluator's backfill), else by kind
+                posted = method in ("PUT", "POST")
+                body = (BODIES.get(action) or BODIES[kind]) if posted else PATCHES.get(kind)
                 response = b.request(method, path, json=body if method != "DELETE" else None)
                 assert response.status_code == 404, (method, path, response.text)
                 assert response.json()["error"]["code"] == "not_found"

@@ -73,6 +73,7 @@ def save_evaluator(
         raise invalid("name", f"the body names {body.name!r}, the path {name!r}")
     with state_of(request).transaction() as session:
         repo = EvaluatorRepo(session, principal.project_id)
+        repo.get(name)  # no such evaluator: a 404 before what the body names is looked at
         values = repo.rule(body.model_dump())
         check_model("judge_model", values["judge_model"])
         return _answer(repo, repo.replace(name, values))
