@@ -99,9 +99,8 @@ def test_another_projects_ids_are_not_found_on_every_id_route(live, fake):
                 path = path.replace("{" + name + "}", str(ids[name]))
             kind = path.split("/")[1]
             for method in route.methods - {"HEAD"}:
-                action = path.split("/")[
-                    -1
-                ]  # a body by action (an evaluator's backfill), else by kind
+                # the body by action (an evaluator's backfill), else by kind
+                action = path.split("/")[-1]
                 posted = method in ("PUT", "POST")
                 body = (BODIES.get(action) or BODIES[kind]) if posted else PATCHES.get(kind)
                 response = b.request(method, path, json=body if method != "DELETE" else None)
