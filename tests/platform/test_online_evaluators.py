@@ -111,6 +111,8 @@ def test_arriving_traces_are_scored_once_and_show_on_the_trace(live, fake, api):
     assert api.post("/traces", json={"traces": [right, wrong, dev]}).status_code == 202
     state = wait_for(api, "Prod", lambda s: s["traces"]["scored"] == 2 and settled(s))
     assert state["traces"] == {"pending": 0, "scored": 2, "error": 0, "skipped_budget": 0}
+    done = wait_for(api, "Prod", lambda s: s["job"]["status"] == "done")  # the worker's run
+    assert done["job"]["error"] is None and done["job"]["finished_at"]
     scores = stored_scores(live, [right["id"], wrong["id"], dev["id"]])
     by = {(s.trace_id, s.criterion): s for s in scores}
     assert len(scores) == 4 and {s.source for s in scores} == {"evaluator:Prod@v1"}

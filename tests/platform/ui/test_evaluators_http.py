@@ -92,6 +92,21 @@ def test_the_page_lists_creates_pauses_and_names_problems(live):
     assert re.search(rf"data-pending>{waiting}<", backfilled.text)
     bad_days = client.post(f"{page_url}/{ident}/backfill", data={"csrf_token": token, "days": "9"})
     assert bad_days.status_code == 422 and "days" in bad_days.text
+    from assay.platform.server.storage import models
+
+    with live.app.state.assay.transaction() as session:  # a run that failed, as the worker ends it
+        session.add(
+            models.Job(
+                project_id=user.project_id,
+                kind="online_eval",
+                evaluator_id=ident,
+                status="failed",
+                attempts=1,
+                error="OperationalError: the <database> went away",
+            )
+        )
+    failed = client.get(page_url).text
+    assert "failed: OperationalError: the &lt;database&gt; went away" in failed
     no_token = client.post(f"{page_url}/{ident}/resume", data={})
     assert no_token.status_code == 403
     assert user.api().get("/evaluators").json()["items"][0]["status"] == "paused"

@@ -59,7 +59,7 @@ def utc_midnight(moment: datetime | None = None) -> datetime:
     return moment.astimezone(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-def evaluator_json(evaluator: models.OnlineEvaluator, counts: dict[str, int]) -> dict[str, Any]:
+def evaluator_json(evaluator: models.OnlineEvaluator, counts: dict[str, Any]) -> dict[str, Any]:
     used = counts.get("judged_today", 0)
     budget = evaluator.daily_budget
     return {
@@ -83,6 +83,8 @@ def evaluator_json(evaluator: models.OnlineEvaluator, counts: dict[str, int]) ->
         "traces": {s: counts.get(s, 0) for s in ("pending", "scored", "error", "skipped_budget")},
         "judged_today": used,
         "budget_exhausted": budget is not None and used >= budget,
+        # the worker's latest run of it: queued, running, done or failed (with the error)
+        "job": counts.get("job"),
     }
 
 
@@ -111,9 +113,23 @@ class EvaluatorRepo(ProjectScoped):
         query = self._columns(Run, Run.status, func.count()).where(
             Run.evaluator_id == evaluator.id, Run.evaluator_version == evaluator.version
         )
-        counts = {s: int(n) for s, n in self.session.execute(query.group_by(Run.status))}
+        counts: dict[str, Any] = {
+            s: int(n) for s, n in self.session.execute(query.group_by(Run.status))
+        }
         counts["judged_today"] = self.judged_since(evaluator.id, utc_midnight())
+        counts["job"] = self.last_job(evaluator.id)
         return counts
+
+    def last_job(self, evaluator_id: int) -> dict[str, Any] | None:
+        """The evaluator's latest job: its status and, for one that failed, why."""
+        J = models.Job
+        query = self._columns(J, J.status, J.error, J.finished_at).where(
+            J.kind == JOB, J.evaluator_id == evaluator_id
+        )
+        row = self.session.execute(query.order_by(J.id.desc()).limit(1)).first()
+        if row is None:
+            return None
+        return {"status": row.status, "error": row.error, "finished_at": iso(row.finished_at)}
 
     def judged_since(self, evaluator_id: int, since: datetime) -> int:
         """Traces judged for the evaluator (any version) since `since`: the daily budget's count."""
