@@ -380,8 +380,9 @@ def test_the_demo_project_signs_in_and_shows_its_pages(ui_live, browser, demo_us
     page.screenshot(path=str(compare), full_page=True)
     page.click("text=Traces")
     page.click("#traces tbody tr a")
-    page.wait_for_selector("#span-tree")
-    assert page.locator("#span-tree li").count() == 3  # a function span holding two
+    page.wait_for_selector("#waterfall")
+    assert page.locator("#waterfall details.wf-span").count() == 3  # a function span holding two
+    assert page.locator("#waterfall rect.wf-fill").count() == 3  # each span's bar
     assert problems == []  # no CSP violation, no script error on any page
     for shot in (dashboard, review, compare):
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000

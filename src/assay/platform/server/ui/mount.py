@@ -5,8 +5,9 @@ the guard (`web.UiGuard`) in front of both. The app factory calls it; page modul
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
-from typing import TypeVar, cast
+from typing import Any, TypeVar, cast
 from urllib.parse import quote
 
 from fastapi import FastAPI, Request
@@ -25,7 +26,9 @@ from assay.platform.server.ui import (
     login,
     objects,
     review,
+    sessions,
     settings,
+    trace_actions,
     traces,
 )
 from assay.platform.server.ui.web import (
@@ -53,6 +56,16 @@ def _handle(
     )
 
 
+def _project_of(request: Request) -> Any:
+    """The signed-in viewer's membership of the project in the path (/ui/p/{id}/...), if any."""
+    viewer = request.scope.get("assay.viewer")
+    found = re.match(r"^/ui/p/(\d+)(?:/|$)", request.url.path)
+    if viewer is None or found is None:
+        return None
+    wanted = int(found.group(1))
+    return next((m for m in viewer.projects.values() if m.project_id == wanted), None)
+
+
 def install(app: FastAPI) -> None:
     """Mount the UI on the assay app: a FastAPI app of its own at /ui (its routes, static files
     and HTML error pages; the API's JSON errors and route list stay the API's), `/` sending
@@ -67,6 +80,8 @@ def install(app: FastAPI) -> None:
         review.router,
         evaluators.router,
         traces.router,
+        trace_actions.router,
+        sessions.router,
         experiments.router,
         datasets.router,
         dataset_files.router,
@@ -82,6 +97,7 @@ def install(app: FastAPI) -> None:
             status=status,
             title=title or {404: "Not found", 409: "Conflict"}.get(status, "Error"),
             message=message,
+            project=_project_of(request),  # the navigation stays on an error page
         )
 
     async def ui_error(request: Request, exc: UiError) -> HTMLResponse:

@@ -1,12 +1,13 @@
-"""The engineer's trace pages: the list with a condition bar (checked as you type by
-`/traces/check`, with the review-queue grammar of `conditions/`; the matches counted only when
-asked, by `/traces/count`), a form that makes a review queue
-from the filter, and a trace's detail: its span tree, raw request and response, every score and
-label with who gave it, and its revisions."""
+"""The engineer's trace pages: the traces table (latency, tokens, cost, status, model, session,
+scores and labels; sorted by arrival, latency or tokens; a time range and quick filters for
+model, status and a score below x beside the condition bar, checked as you type by
+`/traces/check` with the review-queue grammar of `conditions/`; paged first / newer / older with
+a bounded count), a form that makes a review queue from the filter, and a trace's page: its
+spans as a waterfall (`waterfall.py`), raw request and response, every score and label with who
+gave it, its revisions and the actions of `trace_actions.py`."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -16,8 +17,11 @@ from assay.platform.server.errors import ApiError
 from assay.platform.server.schemas.traces import CONDITION_MAX
 from assay.platform.server.storage.review import QueueRepo
 from assay.platform.server.storage.trace_fields import compile_condition
+from assay.platform.server.storage.trace_pages import SORTS, TraceExplorer, TracePage
 from assay.platform.server.storage.traces import TraceRepo
 from assay.platform.server.ui.review import _trace_id
+from assay.platform.server.ui.trace_query import RANGE_NAMES, ExplorerQuery
+from assay.platform.server.ui.waterfall import duration_label, waterfall
 from assay.platform.server.ui.web import member, render, state_of, templates
 
 router = APIRouter(prefix="/p/{project_id}")  # under the UI app, mounted at /ui
@@ -41,36 +45,94 @@ def check_condition(text: str) -> tuple[Any, str]:
         return None, exc.message
 
 
+def _links(query: ExplorerQuery, found: TracePage, base: str, shown: int) -> dict[str, Any]:
+    """First / newer / older links of the page (None where there is no such page), and the
+    position of its first trace."""
+    at = query.at
+    if query.keyset:
+        if query.after and found.newer is None:
+            at = 0  # back at the newest
+        newer = found.newer and query.url(base, after=found.newer, at=max(0, at - PAGE))
+        older = found.older and query.url(base, cursor=found.older, at=at + shown)
+    else:
+        newer = found.newer and query.url(
+            base, offset=int(found.newer), at=int(found.newer), sort=query.sort, order=query.order
+        )
+        older = found.older and query.url(
+            base, offset=int(found.older), at=int(found.older), sort=query.sort, order=query.order
+        )
+    at_first = not (query.cursor or query.after or query.offset)
+    first = None if at_first else query.url(base, sort=query.sort, order=query.order)
+    return {"first": first, "newer": newer or None, "older": older or None, "at": at}
+
+
 @router.get("/traces")
-def traces(request: Request, project_id: int, condition: str = "", cursor: str = "") -> Response:
-    """The newest traces, those matching the condition if one is given: summaries (the short
-    columns and the start of input and output), never a count (see `count`)."""
+def traces(request: Request, project_id: int) -> Response:
+    """The traces table: summaries (the short columns and the start of input and output) of the
+    traces matching the condition and quick filters, in the chosen order. The total is counted
+    (up to `COUNT_MOST`) when no condition is typed; a condition's matches are counted only when
+    asked (see `count`)."""
     access = member(request, project_id)
-    where, problem = check_condition(condition)
-    rows: list[Any] = []
-    next_cursor = None
+    query = ExplorerQuery.read(request.query_params)
+    where, problem = check_condition(query.condition)
+    base = f"/ui/p/{project_id}/traces"
+    found, total, links, models_seen = TracePage(), None, {}, []
     labels: dict[str, Any] = {}
     scores: dict[str, Any] = {}
-    if not problem:
+    filters = query.trace_filter(where)
+    if not problem and not query.problems:
         with state_of(request).transaction() as session:
-            repo = TraceRepo(session, project_id)
-            rows, next_cursor = repo.summaries(
-                limit=PAGE, cursor=cursor or None, where=where, scan=SCAN
-            )
-            labels = repo.latest_labels([r.id for r in rows])
-            scores = repo.latest_scores([r.id for r in rows])
+            repo = TraceExplorer(session, project_id)
+            try:
+                found = repo.page(
+                    filters,
+                    limit=PAGE,
+                    sort=query.sort,
+                    descending=query.order == "desc",
+                    before=query.cursor or None,
+                    after=query.after or None,
+                    offset=query.offset,
+                    scan=SCAN if where is not None else None,
+                )
+            except ApiError as exc:
+                query.problems.append(exc.message)
+            else:
+                ids = [r.id for r in found.rows]
+                labels, scores = repo.latest_labels(ids), repo.latest_scores(ids)
+                if not query.condition.strip():
+                    total = repo.count(_counted(filters, query.sort), most=COUNT_MOST)
+                models_seen = repo.recent_models()
+        links = _links(query, found, base, len(found.rows))
     return render(
         request,
         "traces.html",
         project=access.project,
-        condition=condition,
+        q=query,
+        here=base,  # not `base`: base.html sets that name for the navigation
+        condition=query.condition,
         problem=problem,
-        rows=rows,
+        problems=query.problems,
+        rows=found.rows,
         labels=labels,
         scores=scores,
-        next_cursor=next_cursor,
-        partial=next_cursor is not None and len(rows) < PAGE,
+        links=links,
+        total=total,
+        most=COUNT_MOST,
+        page_size=PAGE,
+        partial=found.partial,
+        range_names=RANGE_NAMES,
+        models_seen=models_seen,
+        duration=duration_label,
     )
+
+
+def _counted(filters: Any, sort: str) -> Any:
+    """The WHERE of what the table can show: sorted by a measure, traces without it are out."""
+    where = filters.where()
+    column = SORTS[sort]
+    if sort == "created":
+        return where
+    return column.is_not(None) if where is None else where & column.is_not(None)
 
 
 @router.get("/traces/check")
@@ -101,34 +163,8 @@ def count(request: Request, project_id: int, condition: str = "") -> HTMLRespons
     return HTMLResponse(body)
 
 
-def span_tree(spans: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The spans as a forest: each node `{span, children, ms}`; a span whose parent is missing
-    is a root, and spans keep their order of start."""
-    spans = [s for s in spans or [] if isinstance(s, dict)]
-    ids = {s.get("id") for s in spans}
-    children: dict[Any, list[dict[str, Any]]] = {}
-    roots = []
-    for span in sorted(spans, key=lambda s: str(s.get("started_at") or "")):
-        node = {"span": span, "children": children.setdefault(span.get("id"), []), "ms": _ms(span)}
-        parent = span.get("parent_id")
-        if parent and parent in ids and parent != span.get("id"):
-            children.setdefault(parent, []).append(node)
-        else:
-            roots.append(node)
-    return roots
-
-
-def _ms(span: dict[str, Any]) -> float | None:
-    try:
-        start = datetime.fromisoformat(str(span["started_at"]).replace("Z", "+00:00"))
-        end = datetime.fromisoformat(str(span["ended_at"]).replace("Z", "+00:00"))
-    except (KeyError, TypeError, ValueError):
-        return None
-    return round((end - start).total_seconds() * 1000, 1)
-
-
 @router.get("/traces/{trace_id}")
-def trace_page(request: Request, project_id: int, trace_id: str) -> Response:
+def trace_page(request: Request, project_id: int, trace_id: str, done: str = "") -> Response:
     access = member(request, project_id)
     ident = _trace_id(trace_id)
     with state_of(request).transaction() as session:
@@ -137,18 +173,21 @@ def trace_page(request: Request, project_id: int, trace_id: str) -> Response:
         scores = repo.score_history(ident)
         labels = repo.label_history(ident)
         revisions = repo.revisions(ident)
-        queues = QueueRepo(session, project_id).names_by_id()
+        queue_repo = QueueRepo(session, project_id)
+        queues = queue_repo.names_by_id()
     return render(
         request,
         "trace.html",
         project=access.project,
         trace=trace,
-        tree=span_tree(trace.spans),
+        spans=waterfall(trace.spans),
+        duration=duration_label,
         scores=scores,
         labels=labels,
         revisions=revisions,
         queues=queues,
+        done=done[:200],
     )
 
 
-__all__ = ["COUNT_MOST", "PAGE", "SCAN", "check_condition", "router", "span_tree"]
+__all__ = ["COUNT_MOST", "PAGE", "SCAN", "check_condition", "router"]

@@ -1,0 +1,77 @@
+"""The session pages: the project's sessions (traces, first and last time; the latest-active
+first, paged) and one session read as a conversation (`conversation.py`): per turn the user's
+message, the tool calls and the assistant's answer or its error, each linked to its trace."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import Response
+
+from assay.platform.server.errors import ApiError
+from assay.platform.server.storage.sessions import SessionRepo
+from assay.platform.server.storage.trace_rows import SESSION_MAX
+from assay.platform.server.storage.traces import TraceRepo
+from assay.platform.server.ui.conversation import conversation
+from assay.platform.server.ui.waterfall import duration_label
+from assay.platform.server.ui.web import UiError, member, render, state_of
+
+router = APIRouter(prefix="/p/{project_id}")
+PAGE = 50
+
+
+@router.get("/sessions")
+def sessions(request: Request, project_id: int, offset: str = "") -> Response:
+    access = member(request, project_id)
+    if offset and (not offset.isdigit() or len(offset) > 7):
+        raise UiError(422, f"offset: a whole number, not {offset[:20]!r}")
+    start = int(offset or 0)
+    with state_of(request).transaction() as session:
+        repo = SessionRepo(session, project_id)
+        try:
+            items, following = repo.list(limit=PAGE, offset=start)
+        except ApiError as exc:
+            raise UiError(exc.status, exc.message) from None
+        total = repo.count()
+    return render(
+        request,
+        "sessions.html",
+        project=access.project,
+        items=items,
+        total=total,
+        start=start,
+        newer=max(0, start - PAGE) if start else None,
+        older=following,
+    )
+
+
+@router.get("/sessions/{session_id}")
+def session_page(request: Request, project_id: int, session_id: str) -> Response:
+    access = member(request, project_id)
+    if len(session_id) > SESSION_MAX:
+        raise UiError(404, f"no session {session_id[:40]!r}…")
+    with state_of(request).transaction() as session:
+        repo = SessionRepo(session, project_id)
+        try:
+            traces = repo.traces(session_id)
+        except ApiError as exc:
+            raise UiError(exc.status, exc.message, "Not found") from None
+        total = repo.size(session_id)
+        scores: dict[str, Any] = TraceRepo(session, project_id).latest_scores(
+            [t.id for t in traces]
+        )
+        turns = conversation(traces)
+    return render(
+        request,
+        "session.html",
+        project=access.project,
+        session_id=session_id,
+        turns=turns,
+        total=total,
+        scores=scores,
+        duration=duration_label,
+    )
+
+
+__all__ = ["router"]
