@@ -25,6 +25,7 @@ from assay.platform.server.storage.evaluators import EvaluatorRepo, score_source
 from assay.platform.server.storage.repos import CriteriaRepo
 
 CHUNK = 16
+SKIP_CHUNK = 500
 
 
 class OnlineEvaluatorRun:
@@ -67,7 +68,8 @@ class OnlineEvaluatorRun:
                     return True
                 runs = EvaluationRuns(session, project)
                 left = runs.budget_left(evaluator)
-                size = CHUNK if left is None else max(1, min(CHUNK, left))
+                # a spent budget skips in large steps: nothing is asked of the judge then
+                size = CHUNK if left is None else min(CHUNK, left) if left else SKIP_CHUNK
                 chunk = runs.pending(evaluator.id, evaluator.version, after, size)
                 if not chunk:
                     return True
@@ -113,4 +115,4 @@ class OnlineEvaluatorRun:
             raise lost
 
 
-__all__ = ["CHUNK", "OnlineEvaluatorRun"]
+__all__ = ["CHUNK", "SKIP_CHUNK", "OnlineEvaluatorRun"]
