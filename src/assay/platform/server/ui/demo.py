@@ -213,6 +213,8 @@ def _traces(session: Any, pid: int) -> None:
                     "metadata": {
                         "channel": "chat",
                         "user": {"tier": "pro" if index % 2 else "free"},
+                        # two conversations: the sessions pages and their screenshot
+                        "session_id": "chat-ada" if index < 3 else "chat-ben",
                     },
                     "model": "demo/support-bot",
                     "usage": {"input_tokens": 120, "output_tokens": 18},
