@@ -1,0 +1,453 @@
+"""A judge cascade measured with two real local judges (issue #42, part 5).
+
+The first judge is Qwen2.5-Coder-0.5B (`assay[small-judge]`), the stronger one the embedded 1.5B
+judge. With `--calibrate-on-dev N`, the band is chosen before any test row is seen: the 0.5B judge
+answers N BEGIN dev rows (stratified) with and without a system prompt (`CALIBRATION_SYSTEM_PROMPT`),
+the variant that less often answers statements it was never asked is kept, and the band is the
+30th to 70th percentile of its P(yes) on the asked statements (`MIDDLE`). Then, per suite (BEGIN
+test, a stratified sample; WikiEval faithfulness with `--suites begin,wikieval`), `assay
+benchmark`'s own runner scores faithfulness three times:
+
+1. the 1.5B judge alone (the reference: its figures, their intervals, its seconds per item);
+2. `Cascade(first=0.5B, then=1.5B, band=...)`: share of cells and calls escalated, seconds per
+   item, figures, and how many decisions (score >= 0.5) and how much ROC-AUC it keeps;
+3. the 0.5B judge alone, answered from the cache its calls in (2) filled (so no model time: it
+   shows what the first judge alone would have scored, never its speed).
+
+Both servers live in this one process (one llama.cpp process on the machine, under the judge
+lock), with one thread each and rows scored one at a time, so the two judges never ask for more
+than the two cores; (1) and (2) are timed alike with no persistent cache. The load average is
+recorded beside every time: the machine is shared. Results go to benchmarks/results/cascade.{json,md},
+rewritten after each run so a partial run still leaves its figures. Usage:
+
+    flock /tmp/assay-judge.lock .venv/bin/python benchmarks/cascade.py \
+        --data-dir /work/shared/data/metaeval --calibrate-on-dev 40 [--suites begin,wikieval] \
+        [--limit N] [--band LOW HIGH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shlex
+import sys
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from assay import __version__
+from assay.benchmark.runner import run_benchmark
+from assay.engine.checkpoint import saved_cells
+from assay.metrics.rag.faithfulness import Faithfulness
+from assay.models import Cascade, llm_factory
+from assay.models.cache import ResponseCache
+from assay.models.cascade import verdict_probabilities
+from assay.models.local_weights import default_judge_path, small_judge_path
+from assay.schema.outcome import Ok
+from assay.stats.bootstrap import bootstrap
+from assay.stats.classification import roc_auc
+from assay.stats.proportion import proportion
+
+ROOT = Path(__file__).resolve().parent
+RESULTS = ROOT / "results"
+# BEGIN test is a stratified sample; 300 is what the issue asks, 120 what a loaded 2-core machine
+# ran in the time this was measured in (the results say which was used). WikiEval on request.
+SUITES = {"begin": {"limit": 120}, "wikieval": {"limit": None}}
+DEFAULT_SUITES = "begin"
+BAND = (0.2, 0.8)  # fixed before the test runs; see the results file for how it was chosen
+HEADLINE = {"begin": "roc_auc", "wikieval": "pairwise_accuracy"}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data-dir", default=os.environ.get("ASSAY_METAEVAL_DIR"))
+    parser.add_argument("--suites", default=DEFAULT_SUITES, help=f"of {', '.join(SUITES)}")
+    parser.add_argument("--band", nargs=2, type=float, default=BAND)
+    parser.add_argument("--split", default="test")
+    parser.add_argument("--limit", type=int, default=None, help="override each suite's limit")
+    parser.add_argument("--concurrency", type=int, default=1)
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="llama.cpp threads per judge (1: two servers never ask for more than the 2 cores, "
+        "and llama.cpp's spin-waiting threads suffer less on a shared machine)",
+    )
+    parser.add_argument("--output", default=str(RESULTS / "cascade"))
+    parser.add_argument(
+        "--first-system-prompt", default=None, help="a system prompt for the 0.5B judge only"
+    )
+    parser.add_argument(
+        "--calibrate-on-dev",
+        type=int,
+        default=0,
+        metavar="N",
+        help="choose the band (and whether the 0.5B judge gets CALIBRATION_SYSTEM_PROMPT) from "
+        "its answers on N BEGIN dev rows before the test runs",
+    )
+    args = parser.parse_args()
+    command = "flock /tmp/assay-judge.lock .venv/bin/python " + shlex.join(
+        ["benchmarks/cascade.py", *sys.argv[1:]]
+    )
+    work = Path(tempfile.mkdtemp(prefix="assay-cascade-"))
+    calibration = None
+    if args.calibrate_on_dev:
+        calibration = calibrate(args.data_dir, args.calibrate_on_dev, args.threads)
+        args.band = calibration["band"]
+        args.first_system_prompt = calibration["system_prompt"]
+    small = llm_factory(
+        "local",
+        model_path=small_judge_path(),
+        n_threads=args.threads,
+        cache=ResponseCache(work / "first.sqlite"),
+        system_prompt=args.first_system_prompt,
+    )
+    strong = llm_factory(
+        "local", model_path=default_judge_path(), n_threads=args.threads, cache=False
+    )
+    for judge in (small, strong):
+        judge.provider.start()  # type: ignore[attr-defined]  # LocalProvider: load weights now
+    report: dict[str, Any] = {
+        "command": command,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "assay_version": __version__,
+        "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
+        "band": list(args.band),
+        "first_system_prompt": args.first_system_prompt,
+        "calibration": calibration,
+        "first": small.identity(),
+        "then": strong.identity(),
+        "concurrency": args.concurrency,
+        "threads": args.threads,
+        "split": args.split,
+        "suites": {},
+        "runs": {},  # each run's headline figure and cost as soon as it ends
+    }
+    output = Path(args.output)
+    for suite in args.suites.split(","):
+        limit = args.limit if args.limit is not None else SUITES[suite]["limit"]
+        common = {
+            "data_dir": args.data_dir,
+            "split": args.split,
+            "limit": limit,
+            "max_concurrency": args.concurrency,
+            "show_progress": False,
+        }
+        runs = work / suite
+        print(f"{suite}: the 1.5B judge alone", flush=True)
+        alone = _timed(suite, strong, runs / "then", common)
+        _note(report, output, suite, "then_alone", alone)
+        cascade = Cascade(first=small, then=strong, band=(args.band[0], args.band[1]))
+        print(f"{suite}: the cascade", flush=True)
+        cascaded = _timed(suite, cascade, runs / "cascade", common)
+        summary = cascade.summary()
+        _note(report, output, suite, "cascade", cascaded, str(summary))
+        print(f"{suite}: {summary}", flush=True)
+        print(f"{suite}: the 0.5B judge alone (from the cache)", flush=True)
+        first = _timed(suite, small, runs / "first", common)
+        report["suites"][suite] = _compare(suite, alone, cascaded, first, summary)
+        _write(report, output)
+        print(json.dumps(report["suites"][suite]["headline"], indent=1), flush=True)
+
+
+# Tried on dev against the small judge's habit of copying the prompt's four-line example.
+CALIBRATION_SYSTEM_PROMPT = (
+    "Answer only the numbered statements you are given: exactly one line per statement, then stop."
+)
+MIDDLE = (0.3, 0.7)  # the band: these quantiles of the chosen variant's P(yes) on dev
+
+
+class _FirstOnly(Cascade):
+    """The first judge alone, noting for each verdict call P(yes) of the statements asked and
+    whether it answered statements never asked (the prompt's numbered <items> say how many)."""
+
+    def __init__(self, judge: Any) -> None:
+        super().__init__(first=judge, then=judge)
+        self.asked = 0
+        self.probabilities: list[float] = []
+        self.ran_on = 0
+        self.calls_seen = 0
+
+    async def agenerate(self, messages: Any, *args: Any, **params: Any) -> Any:
+        items = re.search(r"<items>(.*?)</items>", str(messages[-1].content), re.DOTALL)
+        self.asked = len(re.findall(r"^\d+\.", items.group(1), re.MULTILINE)) if items else 0
+        return await super().agenerate(messages, *args, **params)
+
+    def unsure(self, response: Any, asked: int | None = None) -> bool:
+        found = verdict_probabilities(response.generations[0].logprobs, *self.labels)
+        self.calls_seen += 1
+        self.ran_on += len(found) > self.asked
+        self.probabilities += found[: self.asked]
+        return False  # never escalates: this is the first judge alone
+
+
+def calibrate(data_dir: str | None, rows: int, threads: int) -> dict[str, Any]:
+    """On BEGIN dev: with and without CALIBRATION_SYSTEM_PROMPT, how often the 0.5B judge
+    answers statements never asked; keep the variant that does so less, and take MIDDLE's
+    quantiles of its P(yes) as the band. Nothing of the test split is seen."""
+    import statistics
+
+    found: dict[str, Any] = {}
+    for name, system_prompt in (("plain", None), ("system_prompt", CALIBRATION_SYSTEM_PROMPT)):
+        judge = _FirstOnly(
+            llm_factory(
+                "local",
+                model_path=small_judge_path(),
+                n_threads=threads,
+                cache=False,
+                system_prompt=system_prompt,
+            )
+        )
+        with tempfile.TemporaryDirectory() as runs:
+            run_benchmark(
+                "begin",
+                Faithfulness(),
+                llm=judge,
+                data_dir=data_dir,
+                split="dev",
+                limit=rows,
+                runs_dir=runs,
+                max_concurrency=1,
+                show_progress=False,
+            )
+        cuts = statistics.quantiles(judge.probabilities, n=10)
+        found[name] = {
+            "system_prompt": system_prompt,
+            "calls": judge.calls_seen,
+            "ran_on": judge.ran_on,
+            "band": (cuts[int(MIDDLE[0] * 10) - 1], cuts[int(MIDDLE[1] * 10) - 1]),
+        }
+        print(f"calibration {name}: {found[name]}", flush=True)
+    chosen = min(found.values(), key=lambda v: v["ran_on"] / max(1, v["calls"]))
+    return {
+        "rows": rows,
+        "variants": found,
+        "band": chosen["band"],
+        "system_prompt": chosen["system_prompt"],
+    }
+
+
+def _timed(suite: str, judge: Any, runs_dir: Path, common: dict[str, Any]) -> dict[str, Any]:
+    """The runner's record of faithfulness on `suite` with `judge`, with the load average."""
+    before = os.getloadavg()
+    record = run_benchmark(suite, Faithfulness(), llm=judge, runs_dir=runs_dir, **common)
+    record["load_average"] = {"before": before, "after": os.getloadavg()}
+    return record
+
+
+def _note(
+    report: dict[str, Any], output: Path, suite: str, name: str, record: dict[str, Any], *extra: str
+) -> None:
+    """Keep a finished run's headline and cost in the report now (a later run may not finish)."""
+    report["runs"][f"{suite}/{name}"] = {
+        "figure": _figure(record, HEADLINE[suite]),
+        "seconds_per_item": record["cost"]["seconds_per_item"],
+        "load_average": record["load_average"],
+        "notes": list(extra),
+    }
+    _write(report, output)
+
+
+def _values(record: dict[str, Any]) -> dict[int, float]:
+    return {
+        cell.row: float(cell.outcome.value)
+        for cell in saved_cells(record["run_dir"])
+        if isinstance(cell.outcome, Ok) and isinstance(cell.outcome.value, (int, float))
+    }
+
+
+def _figure(record: dict[str, Any], name: str) -> dict[str, Any]:
+    found = next(f for f in record["figures"] if f["name"] == name)
+    return {key: found.get(key) for key in ("value", "low", "high", "n")}
+
+
+def _compare(
+    suite: str, alone: dict[str, Any], cascaded: dict[str, Any], first: dict[str, Any], summary: Any
+) -> dict[str, Any]:
+    headline = HEADLINE[suite]
+    then_fig, cascade_fig = _figure(alone, headline), _figure(cascaded, headline)
+    then_values, cascade_values = _values(alone), _values(cascaded)
+    rows = sorted(set(then_values) & set(cascade_values))
+    threshold = 0.5
+    same = sum((then_values[r] >= threshold) == (cascade_values[r] >= threshold) for r in rows)
+    then_time = alone["cost"]["seconds_per_item"]
+    cascade_time = cascaded["cost"]["seconds_per_item"]
+    result: dict[str, Any] = {
+        "headline_figure": headline,
+        "headline": {
+            "then_alone": then_fig,
+            "cascade": cascade_fig,
+            "first_alone": _figure(first, headline),
+            "cascade_within_then_interval": then_fig["low"] is not None
+            and then_fig["low"] <= cascade_fig["value"] <= then_fig["high"],
+            "cells_escalated": proportion(summary.escalated_cells, summary.cells).to_dict(),
+            "calls_escalated": proportion(summary.escalated_calls, summary.calls).to_dict(),
+            "seconds_per_item_then_alone": then_time,
+            "seconds_per_item_cascade": cascade_time,
+            "time_saved_share": 1 - cascade_time / then_time if then_time else None,
+            "decisions_kept_at_0.5": proportion(same, len(rows)).to_dict(),
+            "mean_abs_score_difference": sum(abs(then_values[r] - cascade_values[r]) for r in rows)
+            / len(rows)
+            if rows
+            else None,
+        },
+        "summary": str(summary),
+        "counts": {
+            "calls": summary.calls,
+            "escalated_calls": summary.escalated_calls,
+            "direct_calls": summary.direct_calls,
+            "cells": summary.cells,
+            "escalated_cells": summary.escalated_cells,
+        },
+        "records": {"then_alone": alone, "cascade": cascaded, "first_alone": first},
+    }
+    if suite == "begin":
+        labels = _labels(alone, rows)
+        if labels is not None:
+            # ROC-AUC of the cascade minus the 1.5B judge's, on the same rows (paired, stratified)
+            difference = bootstrap(
+                lambda y, a, b: _difference(y, a, b),
+                [labels, [cascade_values[r] for r in rows], [then_values[r] for r in rows]],
+                strata=labels,
+            )
+            result["headline"]["roc_auc_difference_cascade_minus_then"] = difference.to_dict()
+    return result
+
+
+def _difference(y: Any, a: Any, b: Any) -> float | None:
+    first, second = roc_auc(y, a), roc_auc(y, b)
+    return None if first is None or second is None else first - second
+
+
+def _labels(record: dict[str, Any], rows: list[int]) -> list[int] | None:
+    """BEGIN's labels by row, loaded as the runner loaded them."""
+    from assay.benchmark.runner import load_suite
+
+    _, data = load_suite(
+        "begin",
+        "faithfulness",
+        data_dir=record["data"]["directory"],
+        aspect=record["aspect"],
+        split=record["split"],
+        limit=record["limit"],
+        seed=record["seed"],
+    )
+    return [data.labels[r] for r in rows]
+
+
+def _write(report: dict[str, Any], stem: Path) -> None:
+    stem.parent.mkdir(parents=True, exist_ok=True)
+    stem.with_suffix(".json").write_text(json.dumps(report, indent=1, default=str) + "\n")
+    stem.with_suffix(".md").write_text(_markdown(report))
+
+
+def _fmt(figure: dict[str, Any] | None) -> str:
+    if not figure or figure.get("value") is None:
+        return "n/a"
+    interval = (
+        f" [{figure['low']:.3f}, {figure['high']:.3f}]" if figure.get("low") is not None else ""
+    )
+    return f"{figure['value']:.3f}{interval} (n={figure.get('n')})"
+
+
+def _markdown(report: dict[str, Any]) -> str:
+    lines = [
+        "# A judge cascade: 0.5B first, the embedded 1.5B judge where it is unsure",
+        "",
+        f"Command: `{report['command']}`",
+        "",
+        f"Date {report['date']}, assay {report['assay_version']}, {report['machine']['cpus']} cores "
+        f"(shared machine: load averages below), "
+        f"band ({report['band'][0]:.3f}, {report['band'][1]:.3f}), "
+        f"rows one at a time (concurrency {report['concurrency']}), "
+        f"{report['threads']} llama.cpp thread(s) per judge, split {report['split']}, "
+        "metric faithfulness (default settings), no persistent cache for the timed runs.",
+        "",
+    ]
+    calibration = report.get("calibration")
+    if calibration:
+        lines += [
+            f"The band was chosen on {calibration['rows']} BEGIN dev rows before any test row was "
+            "scored: the 30th to 70th percentile of the 0.5B judge's P(yes) on the statements it "
+            "was asked, in the variant (with or without a system prompt) that less often answered "
+            "statements it was never asked:",
+            "",
+            "| variant | verdict calls | answered unasked statements | band |",
+            "| --- | --- | --- | --- |",
+            *(
+                f"| {name} | {v['calls']} | {v['ran_on']} | "
+                f"({v['band'][0]:.3f}, {v['band'][1]:.3f}) |"
+                for name, v in calibration["variants"].items()
+            ),
+            "",
+            f"Kept: {'a system prompt' if calibration['system_prompt'] else 'no system prompt'}.",
+            "",
+        ]
+    missing = [name for name in SUITES if name not in report["suites"]]
+    if missing:
+        lines += [
+            f"Not measured in this run: {', '.join(missing)} (`--suites {','.join(SUITES)}`).",
+            "",
+        ]
+    for suite, found in report["suites"].items():
+        head = found["headline"]
+        name = found["headline_figure"]
+        lines += [
+            f"## {suite} ({name})",
+            "",
+            "| | value |",
+            "| --- | --- |",
+            f"| 1.5B judge alone | {_fmt(head['then_alone'])} |",
+            f"| cascade | {_fmt(head['cascade'])} |",
+            f"| 0.5B judge alone (from the cascade's cached first answers) | {_fmt(head['first_alone'])} |",
+            f"| cascade within the 1.5B judge's interval | {head['cascade_within_then_interval']} |",
+            f"| cells escalated | {_fmt(head['cells_escalated'])} |",
+            f"| calls escalated | {_fmt(head['calls_escalated'])} |",
+            f"| seconds per item, 1.5B alone | {head['seconds_per_item_then_alone']:.2f} |",
+            f"| seconds per item, cascade | {head['seconds_per_item_cascade']:.2f} |",
+            f"| time saved against the 1.5B judge alone | {head['time_saved_share']:.0%} |",
+            f"| decisions (score >= 0.5) kept from the 1.5B judge | {_fmt(head['decisions_kept_at_0.5'])} |",
+            f"| mean absolute score difference from the 1.5B judge | {head['mean_abs_score_difference']:.3f} |",
+        ]
+        if "roc_auc_difference_cascade_minus_then" in head:
+            lines.append(
+                "| ROC-AUC, cascade minus 1.5B (paired stratified bootstrap) | "
+                f"{_fmt(head['roc_auc_difference_cascade_minus_then'])} |"
+            )
+        loads = {key: record["load_average"] for key, record in found["records"].items()}
+        lines += [
+            "",
+            f"Cascade: {found['summary']}.",
+            "",
+            "Load average (1, 5, 15 min) before / after each run: "
+            + "; ".join(
+                f"{key} {tuple(round(x, 2) for x in load['before'])} / "
+                f"{tuple(round(x, 2) for x in load['after'])}"
+                for key, load in loads.items()
+            ),
+            "",
+        ]
+    lines += [
+        "## Every run, as it finished",
+        "",
+        "| run | headline figure | seconds per item | load average before / after |",
+        "| --- | --- | --- | --- |",
+    ]
+    for name, run in report["runs"].items():
+        load = run["load_average"]
+        seconds = run["seconds_per_item"]
+        lines.append(
+            f"| {name} | {_fmt(run['figure'])} | "
+            f"{'n/a' if seconds is None else f'{seconds:.2f}'} | "
+            f"{tuple(round(x, 2) for x in load['before'])} / "
+            f"{tuple(round(x, 2) for x in load['after'])} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    main()
