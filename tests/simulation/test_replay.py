@@ -375,3 +375,18 @@ def test_a_session_of_traces_replays_as_one_conversation():
         "a",
         "b",
     ]
+
+
+def test_the_async_twins_run_inside_an_event_loop():
+    from assay.simulation.replay import areplay, areplay_many
+
+    async def main():
+        one = await areplay(recording("Weather in Paris?"), make_weather_agent)
+        many = await areplay_many(
+            [recording("Weather in Paris?"), recording("Weather in Rome?")], make_weather_agent
+        )
+        return one, many
+
+    one, many = asyncio.run(main())
+    assert one.ok and one.tool_call_diff.same
+    assert repr(many) == "ReplaySet(2 replays: same=2, changed=0, error=0)"
