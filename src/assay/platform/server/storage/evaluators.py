@@ -14,6 +14,7 @@ sampled after a restart, on every server, and again after a change of version.
 from __future__ import annotations
 
 import builtins
+import functools
 import hashlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
@@ -31,7 +32,6 @@ from assay.platform.server.storage.trace_rows import insert_for
 
 E, Run, T = models.OnlineEvaluator, models.OnlineEvaluation, models.LoggedTrace
 JOB = "online_eval"
-INSERT_CHUNK = 1_000
 BACKFILL_PAGE = 5_000
 # what decides a score: a change of any of these is a new version of the evaluator
 RULE_FIELDS = ("condition", "sample_rate", "criteria", "judge_model", "scope")
@@ -47,6 +47,14 @@ def sampled(evaluator_id: int, trace_id: str, rate: float) -> bool:
         return False
     digest = hashlib.sha256(f"{evaluator_id}:{trace_id}".encode()).digest()
     return int.from_bytes(digest[:8], "big") / 2**64 < rate
+
+
+@functools.lru_cache(maxsize=256)
+def _compiled(condition: str) -> Any:
+    """A stored (so valid) condition compiled once per process: at ingest every batch is matched
+    against every active evaluator's condition, and parsing it each time cost more than the
+    query (SQLAlchemy expressions hold no connection and are reused safely)."""
+    return compile_condition(condition)
 
 
 def score_source(evaluator: models.OnlineEvaluator) -> str:
@@ -248,7 +256,7 @@ class EvaluatorRepo(ProjectScoped):
         return taken, int(rows[-1].seq) if len(rows) == BACKFILL_PAGE else None
 
     def _take(self, evaluator: models.OnlineEvaluator, query: Any) -> int:
-        where = compile_condition(evaluator.condition)
+        where = _compiled(evaluator.condition)
         if where is not None:
             query = query.where(where)
         chosen = [
@@ -256,29 +264,30 @@ class EvaluatorRepo(ProjectScoped):
             for t in self.session.scalars(query)
             if sampled(evaluator.id, t, evaluator.sample_rate)
         ]
-        now, taken = datetime.now(timezone.utc), 0
-        for start in range(0, len(chosen), INSERT_CHUNK):  # under SQLite's bound-parameter cap
-            statement = (
-                insert_for(self.session, Run.__table__)
-                .values(
-                    [
-                        {
-                            "project_id": self.project_id,
-                            "evaluator_id": evaluator.id,
-                            "evaluator_version": evaluator.version,
-                            "trace_id": trace_id,
-                            "status": "pending",
-                            "entered_at": now,
-                        }
-                        for trace_id in chosen[start : start + INSERT_CHUNK]
-                    ]
-                )
-                .on_conflict_do_nothing(
-                    index_elements=["evaluator_id", "evaluator_version", "trace_id"]
-                )
-                .returning(Run.__table__.c.id)
+        if not chosen:
+            return 0
+        now = datetime.now(timezone.utc)
+        rows = [
+            {
+                "project_id": self.project_id,
+                "evaluator_id": evaluator.id,
+                "evaluator_version": evaluator.version,
+                "trace_id": trace_id,
+                "status": "pending",
+                "entered_at": now,
+            }
+            for trace_id in chosen
+        ]
+        # one statement given every row (executemany), as the trace ingest does: its compiled
+        # form is cached, where a statement with the rows in its VALUES was compiled per batch
+        statement = (
+            insert_for(self.session, Run.__table__)
+            .on_conflict_do_nothing(
+                index_elements=["evaluator_id", "evaluator_version", "trace_id"]
             )
-            taken += len(builtins.list(self.session.scalars(statement)))
+            .returning(Run.__table__.c.id)
+        )
+        taken = len(builtins.list(self.session.scalars(statement, rows)))
         if taken and evaluator.status == "active":
             self.request_judging(evaluator)
         return taken
