@@ -383,7 +383,17 @@ def test_the_demo_project_signs_in_and_shows_its_pages(ui_live, browser, demo_us
     page.wait_for_selector("#waterfall")
     assert page.locator("#waterfall details.wf-span").count() == 3  # a function span holding two
     assert page.locator("#waterfall rect.wf-fill").count() == 3  # each span's bar
+    page.locator("#waterfall details.wf-span").nth(2).locator("summary").click()  # the LLM span
+    page.wait_for_selector("#waterfall details.wf-span[open] .wf-detail pre")
+    trace = shots / "web-ui-trace.png"
+    page.screenshot(path=str(trace), full_page=True)
+    page.click("#trace-session")
+    page.wait_for_selector("#conversation li.turn")
+    assert page.locator("#conversation li.turn").count() >= 2
+    assert page.locator("#conversation .message.user").count() >= 2
+    session = shots / "web-ui-session.png"
+    page.screenshot(path=str(session), full_page=True)
     assert problems == []  # no CSP violation, no script error on any page
-    for shot in (dashboard, review, compare):
+    for shot in (dashboard, review, compare, trace, session):
         assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
     context.close()
