@@ -11,7 +11,7 @@ import re
 from datetime import datetime, timedelta, timezone
 from html import unescape
 
-from tests.platform.ui.conftest import csrf_in, ingest, make_user, sign_in
+from tests.platform.ui.conftest import csrf_in, five_point_criterion, ingest, make_user, sign_in
 
 NOW = datetime.now(timezone.utc).replace(microsecond=0)
 
@@ -180,9 +180,16 @@ def test_the_trace_page_draws_a_waterfall_and_acts(live):
         json={"name": "spot checks", "condition": "model = 'none'", "criteria": []},
     )
     assert queue.status_code == 201, queue.text
+    five_point_criterion(user)  # "Helpfulness", its levels named "level 1" ... "level 5"
+    scored = user.api().post(
+        f"/traces/{trace_id}/scores", json={"criterion": "Helpfulness", "value": 4}
+    )
+    assert scored.status_code in (200, 201), scored.text
     client = sign_in(user)
     url = f"{user.base}/traces/{trace_id}"
     html = client.get(url).text
+    assert "level 4 (4)" in html and "4.0" not in html  # a judge's value shows as its label
+    assert "Helpfulness level 4 (4)" in client.get(f"{user.base}/traces").text
     names = re.findall(
         r'data-depth="(\d)" data-kind="[a-z]+">\s*<summary class="wf-row">\s*<span class="wf-name"><span class="kind[^"]*">[a-z]+</span> ([^<]+)<',
         html,

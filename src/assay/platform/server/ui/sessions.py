@@ -14,6 +14,7 @@ from assay.platform.server.storage.sessions import SessionRepo
 from assay.platform.server.storage.trace_rows import SESSION_MAX
 from assay.platform.server.storage.traces import TraceRepo
 from assay.platform.server.ui.conversation import conversation
+from assay.platform.server.ui.score_text import scales_of, shower
 from assay.platform.server.ui.waterfall import duration_label
 from assay.platform.server.ui.web import UiError, member, render, state_of
 
@@ -62,6 +63,8 @@ def session_page(request: Request, project_id: int, session_id: str) -> Response
             [t.id for t in traces]
         )
         turns = conversation(traces)
+        named = {c for per_trace in scores.values() for c in per_trace}
+        shown = shower(scales_of(session, project_id, named))
     return render(
         request,
         "session.html",
@@ -71,6 +74,7 @@ def session_page(request: Request, project_id: int, session_id: str) -> Response
         total=total,
         scores=scores,
         duration=duration_label,
+        shown=shown,
     )
 
 

@@ -20,6 +20,7 @@ from assay.platform.server.storage.trace_fields import compile_condition
 from assay.platform.server.storage.trace_pages import SORTS, TraceExplorer, TracePage
 from assay.platform.server.storage.traces import TraceRepo
 from assay.platform.server.ui.review import _trace_id
+from assay.platform.server.ui.score_text import scales_of, shower
 from assay.platform.server.ui.trace_query import RANGE_NAMES, ExplorerQuery
 from assay.platform.server.ui.waterfall import duration_label, waterfall
 from assay.platform.server.ui.web import member, render, state_of, templates
@@ -77,6 +78,7 @@ def traces(request: Request, project_id: int) -> Response:
     where, problem = check_condition(query.condition)
     base = f"/ui/p/{project_id}/traces"
     found, total, links, models_seen = TracePage(), None, {}, []
+    scales: dict[str, dict[float, str]] = {}
     labels: dict[str, Any] = {}
     scores: dict[str, Any] = {}
     filters = query.trace_filter(where)
@@ -99,6 +101,8 @@ def traces(request: Request, project_id: int) -> Response:
             else:
                 ids = [r.id for r in found.rows]
                 labels, scores = repo.latest_labels(ids), repo.latest_scores(ids)
+                named = {c for per_trace in scores.values() for c in per_trace}
+                scales = scales_of(session, project_id, named)
                 if not query.condition.strip():
                     total = repo.count(_counted(filters, query.sort), most=COUNT_MOST)
                 models_seen = repo.recent_models()
@@ -123,6 +127,7 @@ def traces(request: Request, project_id: int) -> Response:
         range_names=RANGE_NAMES,
         models_seen=models_seen,
         duration=duration_label,
+        shown=shower(scales),
     )
 
 
@@ -175,6 +180,7 @@ def trace_page(request: Request, project_id: int, trace_id: str, done: str = "")
         revisions = repo.revisions(ident)
         queue_repo = QueueRepo(session, project_id)
         queues = queue_repo.names_by_id()
+        scales = scales_of(session, project_id, {s.criterion for s in scores})
     return render(
         request,
         "trace.html",
@@ -187,6 +193,7 @@ def trace_page(request: Request, project_id: int, trace_id: str, done: str = "")
         revisions=revisions,
         queues=queues,
         done=done[:200],
+        shown=shower(scales),
     )
 
 
