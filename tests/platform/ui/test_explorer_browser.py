@@ -7,10 +7,11 @@ session screenshots are taken by the demo test of `test_ui_browser.py`.)"""
 
 from __future__ import annotations
 
-import re
 from urllib.parse import urlsplit
 
 import pytest
+
+from tests.platform.ui.test_dashboard_browser import _open as open_signed_in
 
 
 @pytest.fixture
@@ -21,22 +22,9 @@ def demo(ui_live):
 
 
 def _open(browser, live, username, password, **options):
-    context = browser.new_context(base_url=live.base_url, **options)
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    seen: list[str] = []
-    problems: list[str] = []
-    page.on("request", lambda request: seen.append(request.url))
-    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda error: problems.append(str(error)))
-    page.goto("/ui/login")
-    page.fill("input[name=username]", username)
-    page.fill("input[name=password]", password)
-    with page.expect_navigation():
-        page.click("button[type=submit]")
-    page.wait_for_url(re.compile(r".*/ui/p/\d+/dashboard$"))
-    base = page.url.rsplit("/", 1)[0]
-    return context, page, base, seen, problems
+    """Signed in as the demo user (the dashboard test's helper), and the project's UI base."""
+    context, page, seen, problems = open_signed_in(browser, live, username, password, **options)
+    return context, page, page.url.rsplit("/", 1)[0], seen, problems
 
 
 def _fits(page, width: int = 390) -> None:

@@ -14,7 +14,6 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 from pydantic import ValidationError
 
-from assay.platform.server.errors import ApiError
 from assay.platform.server.schemas.traces import LabelIn, ToDataset
 from assay.platform.server.storage.review import QueueRepo
 from assay.platform.server.storage.traces import TraceRepo
@@ -103,10 +102,7 @@ async def to_dataset(request: Request, project_id: int, trace_id: str) -> Respon
         with state_of(request).transaction() as session:
             return TraceRepo(session, project_id).to_dataset(body.trace_ids, body.dataset)
 
-    try:
-        added = await run_in_threadpool(store)
-    except ApiError as exc:
-        raise UiError(exc.status, exc.message, "The trace was not added to a dataset") from None
+    added = await run_in_threadpool(store)  # an ApiError is the UI's error page (mount.py)
     said = "added to" if added["added"] else "already in"
     return _back(project_id, ident, f"{said} dataset {body.dataset} (version {added['version']})")
 
@@ -129,10 +125,7 @@ async def to_queue(request: Request, project_id: int, trace_id: str) -> Response
                 raise UiError(404, f"queue_id: no review queue {raw} in this project")
             return queue.name, queues.enter(queue, None, [ident])
 
-    try:
-        name, entered = await run_in_threadpool(store)
-    except ApiError as exc:
-        raise UiError(exc.status, exc.message, "The trace was not sent") from None
+    name, entered = await run_in_threadpool(store)
     said = "sent to" if entered else "already in"
     return _back(project_id, ident, f"{said} review queue {name}")
 
