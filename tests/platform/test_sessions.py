@@ -42,18 +42,19 @@ def test_sessions_group_traces_and_read_as_conversations(live):
         assert api.post("/traces", json={"traces": sent}).status_code == 202
 
         listed = api.get("/sessions").json()
-        assert listed["total"] == 3
-        assert [s["session_id"] for s in listed["items"]] == ["42", "chat-a", "conv-b"]
-        chat = listed["items"][1]
+        assert listed["total"] == 3 and listed["total_more"] is False
+        # the session whose latest trace arrived last comes first
+        assert [s["session_id"] for s in listed["items"]] == ["42", "conv-b", "chat-a"]
+        chat = listed["items"][2]
         assert chat["traces"] == 2
         assert chat["first_at"].startswith("2026-11-01T09:01")
         assert chat["last_at"].startswith("2026-11-01T09:05")
 
         first = api.get("/sessions", params={"limit": 2}).json()
-        assert len(first["items"]) == 2 and first["next_cursor"] == "2"
+        assert [s["session_id"] for s in first["items"]] == ["42", "conv-b"]
         rest = api.get("/sessions", params={"limit": 2, "cursor": first["next_cursor"]}).json()
-        assert [s["session_id"] for s in rest["items"]] == ["conv-b"]
-        assert rest["next_cursor"] is None
+        assert [s["session_id"] for s in rest["items"]] == ["chat-a"]
+        assert rest["items"][0]["traces"] == 2 and rest["next_cursor"] is None
 
         one = api.get("/sessions/chat-a").json()
         assert [t["input"] for t in one["traces"]] == ["weather in Paris?", "and in Rome?"]
@@ -83,7 +84,12 @@ def test_sessions_group_traces_and_read_as_conversations(live):
         assert api.get("/sessions/chat-a").json()["total"] == 3
 
     with live.client(live.key()) as other:  # another project sees none of it
-        assert other.get("/sessions").json() == {"items": [], "next_cursor": None, "total": 0}
+        assert other.get("/sessions").json() == {
+            "items": [],
+            "next_cursor": None,
+            "total": 0,
+            "total_more": False,
+        }
         assert other.get("/sessions/chat-a").status_code == 404
 
 
@@ -138,3 +144,25 @@ def test_sdk_trace_session_and_session_download(sdk):
     assert sorted(t.input for t in Trace.list()) == ["first", "outside", "second"]
     with pytest.raises(ValueError, match="session_id"):
         trace_session("  ").__enter__()
+
+
+def test_paging_lists_each_session_once_where_its_latest_trace_is(live, monkeypatch):
+    from assay.platform.server.storage import sessions as stored
+
+    monkeypatch.setattr(stored, "BATCH", 3)  # several reads per page
+    # arrival order: a b c a d e b f g a  -> by latest arrival: a g f b e d c
+    order = "abcadebfga"
+    with live.client(live.key()) as api:
+        sent = [trace(i, f"turn {i}", session_id=sid) for i, sid in enumerate(order)]
+        for one in sent:  # one batch each: the order of arrival is the order sent
+            assert api.post("/traces", json={"traces": [one]}).status_code == 202
+        listed, cursor, pages = [], None, 0
+        while True:
+            got = api.get("/sessions", params={"limit": 2, "cursor": cursor}).json()
+            listed += [(s["session_id"], s["traces"]) for s in got["items"]]
+            pages += 1
+            cursor = got["next_cursor"]
+            if cursor is None:
+                break
+        assert listed == [("a", 3), ("g", 1), ("f", 1), ("b", 2), ("e", 1), ("d", 1), ("c", 1)]
+        assert pages == 4

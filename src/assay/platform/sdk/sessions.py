@@ -1,4 +1,4 @@
-"""Sessions through the SDK: `Session.list()` (the project's sessions, the latest-active first)
+"""Sessions through the SDK: `Session.list()` (the project's sessions, the latest trace's first)
 and `Session.download(id)` (one session's traces, oldest first, as `Trace` objects). A trace is
 in a session when its metadata names one: `monitor(client, metadata={"session_id": ...})`,
 `with trace_session(...)` around traced code, or OpenTelemetry's `session.id`."""
@@ -44,8 +44,8 @@ class Session:
 
     @classmethod
     def list(cls, limit: int | None = None) -> list[dict[str, Any]]:
-        """The project's sessions, the latest-active first: `{session_id, traces, first_at,
-        last_at}` each."""
+        """The project's sessions, the one with the latest trace first: `{session_id, traces,
+        first_at, last_at}` each."""
         return [*cls.iterate(limit)]
 
     @classmethod

@@ -1,5 +1,5 @@
 """Routes of sessions under /api/v1/sessions: the project's sessions (trace count, first and last
-time; the latest-active first, paged) and one session's traces in time order, whole, as
+time; the latest trace's first, paged) and one session's traces in time order, whole, as
 `GET /traces/{id}` gives them. A trace is in a session when its metadata names one
 (`session_id`, OTLP's `session.id`, else `conversation_id`)."""
 
@@ -20,20 +20,23 @@ router = APIRouter(prefix="/api/v1")
 Limit = Annotated[int, Query(ge=1, le=MAX_PAGE)]
 Cursor = Annotated[str | None, Query(max_length=20)]
 SessionId = Annotated[str, Path(min_length=1, max_length=SESSION_MAX)]
+COUNT_MOST = 10_000  # sessions counted at most: past it the count says "more than"
 
 
 @router.get("/sessions")
 def list_sessions(
     request: Request, principal: Reader, limit: Limit = 100, cursor: Cursor = None
 ) -> dict[str, Any]:
-    """Sessions, the latest-active first: `{session_id, traces, first_at, last_at}` each, and
-    `total`, the number of sessions of the project."""
-    offset = decode_cursor(cursor) or 0
+    """Sessions, the one with the latest trace first: `{session_id, traces, first_at,
+    last_at}` each, and `total`, the number of sessions of the project (counted up to
+    `COUNT_MOST`; `total_more` says there are more than that)."""
     with state_of(request).transaction() as session:
         repo = SessionRepo(session, principal.project_id)
-        items, following = repo.list(limit=limit, offset=offset)
+        items, following = repo.list(limit=limit, before=decode_cursor(cursor))
         answer = page(items, None if following is None else str(following))
-        answer["total"] = repo.count()
+        total = repo.count(most=COUNT_MOST)
+        answer["total"] = min(total, COUNT_MOST)
+        answer["total_more"] = total > COUNT_MOST
         return answer
 
 

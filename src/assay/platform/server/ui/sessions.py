@@ -1,4 +1,4 @@
-"""The session pages: the project's sessions (traces, first and last time; the latest-active
+"""The session pages: the project's sessions (traces, first and last time; the latest trace's
 first, paged) and one session read as a conversation (`conversation.py`): per turn the user's
 message, the tool calls and the assistant's answer or its error, each linked to its trace."""
 
@@ -20,30 +20,30 @@ from assay.platform.server.ui.web import UiError, member, render, state_of
 
 router = APIRouter(prefix="/p/{project_id}")
 PAGE = 50
+COUNT_MOST = 10_000  # sessions counted at most
 
 
 @router.get("/sessions")
-def sessions(request: Request, project_id: int, offset: str = "") -> Response:
+def sessions(request: Request, project_id: int, cursor: str = "", at: str = "") -> Response:
     access = member(request, project_id)
-    if offset and (not offset.isdigit() or len(offset) > 7):
-        raise UiError(422, f"offset: a whole number, not {offset[:20]!r}")
-    start = int(offset or 0)
+    for name, value in (("cursor", cursor), ("at", at)):
+        if value and (not value.isdigit() or len(value) > 12):
+            raise UiError(422, f"{name}: a whole number, not {value[:20]!r}")
+    start = int(at or 0)
     with state_of(request).transaction() as session:
         repo = SessionRepo(session, project_id)
-        try:
-            items, following = repo.list(limit=PAGE, offset=start)
-        except ApiError as exc:
-            raise UiError(exc.status, exc.message) from None
-        total = repo.count()
+        items, following = repo.list(limit=PAGE, before=int(cursor) if cursor else None)
+        total = repo.count(most=COUNT_MOST)
     return render(
         request,
         "sessions.html",
         project=access.project,
         items=items,
         total=total,
+        most=COUNT_MOST,
         start=start,
-        newer=max(0, start - PAGE) if start else None,
-        older=following,
+        first=bool(cursor),
+        older=None if following is None else f"?cursor={following}&at={start + len(items)}",
     )
 
 
