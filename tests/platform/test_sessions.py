@@ -138,6 +138,7 @@ def test_sdk_trace_session_and_session_download(sdk):
     assert flush(10)
     session = Session.download("sdk-chat")
     assert [t.input for t in session.traces] == ["first", "second"]
+    assert {t.session_id for t in session.traces} == {"sdk-chat"}
     assert session.total == 2 and session.first_at <= session.last_at
     assert [s["session_id"] for s in Session.list()] == ["sdk-chat"]
     assert {t.input for t in Trace.list(session_id="sdk-chat")} == {"first", "second"}

@@ -236,6 +236,8 @@ def test_the_trace_page_draws_a_waterfall_and_acts(live):
     assert 'href="/ui/p/' in refused.text and ">Traces</a>" in refused.text  # navigation kept
     missing = client.get(f"{user.base}/traces/00000000-0000-0000-0000-000000000000")
     assert missing.status_code == 404 and ">Sessions</a>" in missing.text
+    unknown = client.get(f"{user.base}/no-such-page")  # no page code ran: still the navigation
+    assert unknown.status_code == 404 and ">Traces</a>" in unknown.text
 
 
 def test_sessions_list_and_a_session_as_a_conversation(live):

@@ -23,7 +23,17 @@ from assay.platform.sdk.objects import PAGE, Dataset, RagMetricsObject
 EDITABLE = ("input", "output", "contexts", "metadata", "tags")
 FIELDS = ("id", "created_at", "input", "output", "raw_input", "raw_output", "contexts", "metadata")
 # what the server adds; read-only here
-SERVER_FIELDS = ("version", "edited", "model", "usage", "latency_ms", "error", "tags", "spans")
+SERVER_FIELDS = (
+    "version",
+    "edited",
+    "model",
+    "usage",
+    "latency_ms",
+    "error",
+    "tags",
+    "spans",
+    "session_id",
+)
 
 
 def pages(path: str, params: dict[str, Any], *, key: str = "items") -> Iterator[dict[str, Any]]:
@@ -72,6 +82,7 @@ class Trace(RagMetricsObject):
     error: str | None
     tags: builtins.list[str]
     spans: builtins.list[dict[str, Any]]
+    session_id: str | None  # the session the server filed it under (metadata session_id)
     scores: dict[str, Any]
     labels: dict[str, Any]
     edit_mode: bool

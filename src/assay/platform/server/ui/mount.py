@@ -38,6 +38,7 @@ from assay.platform.server.ui.web import (
     LoginRequired,
     UiError,
     UiGuard,
+    load_viewer,
     log,
     render,
     see_other,
@@ -58,9 +59,14 @@ def _handle(
 
 def _project_of(request: Request) -> Any:
     """The signed-in viewer's membership of the project in the path (/ui/p/{id}/...), if any."""
-    viewer = request.scope.get("assay.viewer")
     found = re.match(r"^/ui/p/(\d+)(?:/|$)", request.url.path)
-    if viewer is None or found is None:
+    if found is None:
+        return None
+    viewer = request.scope.get("assay.viewer")
+    if viewer is None and request.method in SAFE_METHODS:  # no page code ran: an unknown path
+        viewer = load_viewer(request)
+        request.scope["assay.viewer"] = viewer  # render() shows the header of whoever it is
+    if viewer is None:
         return None
     wanted = int(found.group(1))
     return next((m for m in viewer.projects.values() if m.project_id == wanted), None)

@@ -186,7 +186,7 @@ def state_of(request: Request) -> Any:
     return request.app.state.assay
 
 
-def _load_viewer(request: Request) -> users.Viewer | None:
+def load_viewer(request: Request) -> users.Viewer | None:
     token = request.cookies.get(users.SESSION_COOKIE, "")
     if not token:
         return None
@@ -197,7 +197,7 @@ def _load_viewer(request: Request) -> users.Viewer | None:
 
 def signed_in(request: Request) -> users.Viewer:
     """The signed-in person (FastAPI runs this sync dependency in a worker thread)."""
-    viewer = _load_viewer(request)
+    viewer = load_viewer(request)
     if viewer is None:
         target = request.url.path + (f"?{request.url.query}" if request.url.query else "")
         raise LoginRequired(target)
@@ -251,6 +251,7 @@ __all__ = [
     "UiError",
     "UiGuard",
     "field",
+    "load_viewer",
     "member",
     "render",
     "require_csrf",
