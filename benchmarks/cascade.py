@@ -46,6 +46,8 @@ from assay.metrics.rag.faithfulness import Faithfulness
 from assay.models import Cascade, llm_factory
 from assay.models.cache import ResponseCache
 from assay.models.cascade import verdict_probabilities
+from assay.models.llm import LLM
+from assay.models.local import LocalProvider, ServerSettings
 from assay.models.local_weights import default_judge_path, small_judge_path
 from assay.schema.outcome import Ok
 from assay.stats.bootstrap import bootstrap
@@ -89,7 +91,18 @@ def main() -> None:
         help="choose the band (and whether the 0.5B judge gets CALIBRATION_SYSTEM_PROMPT) from "
         "its answers on N BEGIN dev rows before the test runs",
     )
+    parser.add_argument(
+        "--first-from-cache",
+        metavar="WORK",
+        default=None,
+        help="only score the 0.5B judge alone again, stopped after the asked statements, from "
+        "the cascade's cache in WORK (an earlier run's work folder; no model is loaded), and "
+        "update the results in --output",
+    )
     args = parser.parse_args()
+    if args.first_from_cache:
+        first_from_cache(Path(args.first_from_cache), Path(args.output), args.data_dir)
+        return
     command = "flock /tmp/assay-judge.lock .venv/bin/python " + shlex.join(
         ["benchmarks/cascade.py", *sys.argv[1:]]
     )
@@ -148,7 +161,7 @@ def main() -> None:
         _note(report, output, suite, "cascade", cascaded, str(summary))
         print(f"{suite}: {summary}", flush=True)
         print(f"{suite}: the 0.5B judge alone (from the cache)", flush=True)
-        first = _timed(suite, small, runs / "first", common)
+        first = _timed(suite, _FirstOnly(small), runs / "first", common)
         report["suites"][suite] = _compare(suite, alone, cascaded, first, summary)
         _write(report, output)
         print(json.dumps(report["suites"][suite]["headline"], indent=1), flush=True)
@@ -229,6 +242,44 @@ def calibrate(data_dir: str | None, rows: int, threads: int) -> dict[str, Any]:
         "band": chosen["band"],
         "system_prompt": chosen["system_prompt"],
     }
+
+
+class _CacheOnly(LocalProvider):
+    """The 0.5B judge's identity (so its cache keys), with no server: a call the cache does not
+    hold fails instead of loading the model."""
+
+    async def complete(self, request: Any) -> Any:
+        raise AssertionError("not in the cascade's cache: no model is loaded here")
+
+
+def first_from_cache(work: Path, output: Path, data_dir: str | None) -> None:
+    """The 0.5B judge alone as the cascade asked it (stopped after the asked statements), scored
+    from the cascade's cache; the run's earlier 0.5B-alone figure, asked without the stop, is
+    kept beside it as `first_alone_unstopped`."""
+    report = json.loads(output.with_suffix(".json").read_text())
+    settings = ServerSettings(str(small_judge_path()), report.get("threads", 1), 4096, 2)
+    judge = LLM(_CacheOnly(settings), cache=ResponseCache(work / "first.sqlite"))
+    for suite, found in report["suites"].items():
+        alone = found["records"]["then_alone"]
+        common = {
+            "data_dir": data_dir or alone["data"]["directory"],
+            "split": alone["split"],
+            "limit": alone["limit"],
+            "max_concurrency": 1,
+            "show_progress": False,
+        }
+        with tempfile.TemporaryDirectory() as runs:
+            record = _timed(suite, _FirstOnly(judge), Path(runs), common)
+        if "first_alone_unstopped" not in found["records"]:
+            found["records"]["first_alone_unstopped"] = found["records"]["first_alone"]
+            found["headline"]["first_alone_unstopped"] = found["headline"]["first_alone"]
+        found["records"]["first_alone"] = record
+        found["headline"]["first_alone"] = _figure(record, found["headline_figure"])
+        print(f"{suite}: {found['headline']['first_alone']} ({record['cells']})", flush=True)
+    report["first_from_cache"] = (
+        "python benchmarks/cascade.py --first-from-cache WORK (the run's work folder)"
+    )
+    _write(report, output)
 
 
 def _timed(suite: str, judge: Any, runs_dir: Path, common: dict[str, Any]) -> dict[str, Any]:
@@ -360,6 +411,17 @@ def _markdown(report: dict[str, Any]) -> str:
         "",
         f"Command: `{report['command']}`",
         "",
+        *(
+            [
+                "Then the 0.5B judge alone, stopped after the asked statements as the cascade "
+                "asks it, was scored from the cascade's cache (no model loaded): "
+                "`.venv/bin/python benchmarks/cascade.py --first-from-cache WORK` (WORK: that "
+                "run's work folder). The run itself had asked it without the stop.",
+                "",
+            ]
+            if report.get("first_from_cache")
+            else []
+        ),
         f"Date {report['date']}, assay {report['assay_version']}, {report['machine']['cpus']} cores "
         f"(shared machine: load averages below), "
         f"band ({report['band'][0]:.3f}, {report['band'][1]:.3f}), "
@@ -403,7 +465,17 @@ def _markdown(report: dict[str, Any]) -> str:
             "| --- | --- |",
             f"| 1.5B judge alone | {_fmt(head['then_alone'])} |",
             f"| cascade | {_fmt(head['cascade'])} |",
-            f"| 0.5B judge alone (from the cascade's cached first answers) | {_fmt(head['first_alone'])} |",
+            "| 0.5B judge alone, stopped after the asked statements (the cascade's first "
+            f"answers, from its cache) | {_fmt(head['first_alone'])} |",
+            *(
+                [
+                    "| 0.5B judge alone, asked as any judge is (it answers statements never asked, "
+                    "which the metric scores as steering) | "
+                    f"{_fmt(head['first_alone_unstopped'])} |"
+                ]
+                if "first_alone_unstopped" in head
+                else []
+            ),
             f"| cascade within the 1.5B judge's interval | {head['cascade_within_then_interval']} |",
             f"| cells escalated | {_fmt(head['cells_escalated'])} |",
             f"| calls escalated | {_fmt(head['calls_escalated'])} |",
