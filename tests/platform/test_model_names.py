@@ -4,11 +4,14 @@ cell once a job runs."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from assay.models.factory import make_provider
 from assay.platform.server.errors import ApiError
-from assay.platform.server.jobs.model_names import check_model, routed
+from assay.platform.server.schemas.model_names import check_model, routed
+from assay.platform.server.storage.experiments import FINISHED
 
 KEYS = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "GROQ_API_KEY", "GOOGLE_API_KEY")
 
@@ -145,3 +148,9 @@ def test_submission_refuses_models_the_server_cannot_ask(live, no_keys, fake):
         fine = {**body, "cohorts": [{"name": "a", "generator_model": fake.model_string("g")}]}
         accepted = api.post("/experiments", json=fine)
         assert accepted.status_code == 202, accepted.text
+        # let it finish while its fake judge is up: the server's one worker would otherwise keep
+        # retrying a closed port while later tests wait for their jobs
+        deadline = time.monotonic() + 60
+        while api.get(f"/experiments/{accepted.json()['id']}").json()["status"] not in FINISHED:
+            assert time.monotonic() < deadline, "the accepted experiment did not finish"
+            time.sleep(0.1)

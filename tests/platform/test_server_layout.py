@@ -95,7 +95,7 @@ ALLOWED = {
     "config": set(),
     "errors": set(),
     "rate_limit": set(),
-    "schemas": {"conditions"},
+    "schemas": {"conditions", "errors"},
     "storage": {"schemas", "conditions", "errors", "config"},
     "auth": {"storage", "config", "errors"},
     "state": {"storage", "auth", "errors"},

@@ -23,7 +23,8 @@ from assay.platform.sdk.errors import Conflict, NotFound, ValidationFailed
 from assay.platform.sdk.objects import Criteria, Dataset, RagMetricsObject
 from assay.platform.sdk.traces import Trace, pages
 
-FIELDS = ("name", "condition", "criteria", "judge_model", "dataset")
+FIELDS = ("name", "condition", "criteria", "judge_model", "dataset", "order", "sample_rate")
+ORDERS = ("arrival", "uncertainty")
 
 
 def _name_of(
@@ -58,6 +59,10 @@ class ReviewQueue(RagMetricsObject):
     criteria: list[Any]  # Criteria objects, their names or ids
     judge_model: str | None
     dataset: Any  # a Dataset, its name or id
+    order: str  # "arrival", or "uncertainty": the judge's least sure traces first
+    sample_rate: (
+        float | None
+    )  # None: review every trace; else about this share, unsure ones likelier
     version: int | None
     items: dict[str, Any]
     edit_mode: bool
@@ -71,6 +76,9 @@ class ReviewQueue(RagMetricsObject):
         criteria: Any = None,
         judge_model: str | None = None,
         dataset: Any = None,
+        *,
+        order: str = "arrival",
+        sample_rate: float | None = None,
     ) -> None:
         object.__setattr__(self, "_stored", None)
         object.__setattr__(self, "edit_mode", False)
@@ -79,7 +87,9 @@ class ReviewQueue(RagMetricsObject):
         object.__setattr__(self, "items", {})
         object.__setattr__(self, "_traces", None)
         for field, value in zip(
-            FIELDS, (name, condition, criteria, judge_model, dataset), strict=True
+            FIELDS,
+            (name, condition, criteria, judge_model, dataset, order, sample_rate),
+            strict=True,
         ):
             object.__setattr__(self, field, self._check(field, value))
 
@@ -91,6 +101,24 @@ class ReviewQueue(RagMetricsObject):
             value = value or ""
             if not isinstance(value, str):
                 raise ValidationFailed("ReviewQueue: condition must be a string", field="condition")
+        if field == "order":
+            value = value or "arrival"
+            if value not in ORDERS:
+                raise ValidationFailed(
+                    f"ReviewQueue: order must be 'arrival' or 'uncertainty', got {value!r}",
+                    field="order",
+                )
+        if (
+            field == "sample_rate"
+            and value is not None
+            and (
+                isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1
+            )
+        ):
+            raise ValidationFailed(
+                f"ReviewQueue: sample_rate must be more than 0 and at most 1, got {value!r}",
+                field="sample_rate",
+            )
         if field == "judge_model" and value is not None and not isinstance(value, str):
             raise ValidationFailed("ReviewQueue: judge_model must be a model string", field=field)
         if field == "criteria":
@@ -126,6 +154,8 @@ class ReviewQueue(RagMetricsObject):
             "criteria": self._process_criteria(self.criteria),
             "judge_model": self.judge_model or None,
             "dataset": self._process_dataset(self.dataset),
+            "order": self.order,
+            "sample_rate": None if self.sample_rate is None else float(self.sample_rate),
         }
 
     @classmethod
@@ -136,6 +166,8 @@ class ReviewQueue(RagMetricsObject):
             data.get("criteria") or [],
             data.get("judge_model"),
             data.get("dataset"),
+            order=data.get("order") or "arrival",
+            sample_rate=data.get("sample_rate"),
         )
         if "id" in data:
             queue._apply(data)

@@ -12,9 +12,9 @@ from fastapi import APIRouter, Depends, Path, Request, Response
 
 from assay.platform.server.api.deps import Cursor, Limit, Reader, Writer, page, state_of
 from assay.platform.server.errors import invalid
-from assay.platform.server.jobs.model_names import check_model
 from assay.platform.server.schemas.bodies import _storable
 from assay.platform.server.schemas.evaluators import BackfillIn, EvaluatorIn
+from assay.platform.server.schemas.model_names import check_model
 from assay.platform.server.storage.evaluators import EvaluatorRepo, backfill, evaluator_json
 
 router = APIRouter(prefix="/api/v1")

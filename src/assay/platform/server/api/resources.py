@@ -26,7 +26,6 @@ from assay.platform.server.api.deps import (
 )
 from assay.platform.server.auth.keys import Principal
 from assay.platform.server.errors import ApiError, invalid
-from assay.platform.server.jobs.model_names import check_model
 from assay.platform.server.schemas.bodies import (
     CriteriaIn,
     DatasetImportIn,
@@ -35,6 +34,7 @@ from assay.platform.server.schemas.bodies import (
     TaskIn,
 )
 from assay.platform.server.schemas.dataset_files import ImportRefused, parse_examples
+from assay.platform.server.schemas.model_names import check_model
 from assay.platform.server.storage import models
 from assay.platform.server.storage.experiments import ExperimentRepo, experiment_json
 from assay.platform.server.storage.repos import CriteriaRepo, DatasetRepo, TaskRepo, iso

@@ -10,8 +10,8 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
 from assay.platform.server.api.deps import Reader, Writer, page, state_of
 from assay.platform.server.errors import invalid
-from assay.platform.server.jobs.model_names import check_model
 from assay.platform.server.schemas.bodies import _storable
+from assay.platform.server.schemas.model_names import check_model
 from assay.platform.server.schemas.traces import QueueIn, QueuePatch
 from assay.platform.server.storage.repos import MAX_PAGE, CriteriaRepo, iso
 from assay.platform.server.storage.review import QueueRepo, queue_json
@@ -32,12 +32,17 @@ def _queue_name(name: str = Path(min_length=1, max_length=200)) -> str:
 
 
 QueueName = Annotated[str, Depends(_queue_name)]
-Status = Annotated[Literal["pending", "done"] | None, Query()]
+Status = Annotated[Literal["pending", "done", "unsampled"] | None, Query()]
 
 
 def _check_criteria(session: Any, project_id: int, values: dict[str, Any]) -> None:
-    """A queue that is judged names criteria the project has (the judge needs their wording)."""
+    """A queue that is judged names criteria the project has (the judge needs their wording);
+    ordering or sampling by the judge's uncertainty needs a judge."""
     if not values.get("judge_model"):
+        if values.get("order") == "uncertainty":
+            raise invalid("order", "ordering by uncertainty needs a judge_model to be unsure")
+        if values.get("sample_rate") is not None:
+            raise invalid("sample_rate", "sampling by uncertainty needs a judge_model")
         return
     names = values.get("criteria") or []
     if not names:
@@ -97,8 +102,10 @@ def edit_queue(
         merged = {
             "judge_model": changes.get("judge_model", current.judge_model),
             "criteria": changes.get("criteria", current.criteria),
+            "order": changes.get("order", current.order_by),
+            "sample_rate": changes.get("sample_rate", current.sample_rate),
         }
-        if "criteria" in changes or "judge_model" in changes:
+        if {"criteria", "judge_model", "order", "sample_rate"} & set(changes):
             _check_criteria(session, principal.project_id, merged)
         queue = repo.update(name, body.version, changes)
         return queue_json(queue, repo.counts(queue))
@@ -127,7 +134,15 @@ def queue_traces(
         pairs, next_cursor = repo.items(repo.get(name), status=status, limit=limit, cursor=cursor)
         traces = TraceRepo(session, principal.project_id).as_json([t for _i, t in pairs])
         items = [
-            {**trace, "queue_item": {"status": item.status, "entered_at": iso(item.entered_at)}}
+            {
+                **trace,
+                "queue_item": {
+                    "status": item.status,
+                    "entered_at": iso(item.entered_at),
+                    "uncertainty": item.uncertainty,
+                    "inclusion_probability": item.inclusion_probability,
+                },
+            }
             for (item, _t), trace in zip(pairs, traces, strict=True)
         ]
         return page(items, next_cursor)

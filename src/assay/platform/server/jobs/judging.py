@@ -115,8 +115,7 @@ async def judge_traces(
         failed = {"status": "error", "error_type": type(exc).__name__, "error_message": str(exc)}
         return [dict(failed) for _ in traces]
     return [
-        trace_score_outcome(outcome_row(result.outcome(i, metric.name)))
-        for i in range(len(traces))
+        trace_score_outcome(outcome_row(result.outcome(i, metric.name))) for i in range(len(traces))
     ]
 
 
@@ -155,7 +154,11 @@ def outcome_row(outcome: Any) -> dict[str, Any]:
                 "error_type": "InvalidValue",
                 "error_message": f"the judge gave {value!r}",
             }
-        return {"status": "ok", "value": number, "reason": outcome.reason}
+        row = {"status": "ok", "value": number, "reason": outcome.reason}
+        details = getattr(outcome, "details", None) or {}
+        if isinstance(details.get("probability"), (int, float)):  # a yes/no judge's confidence
+            row["probability"] = float(details["probability"])
+        return row
     if status == "skipped":
         return {"status": "skipped", "reason": outcome.reason}
     return {
@@ -174,7 +177,10 @@ def trace_score_outcome(row: dict[str, Any]) -> dict[str, Any]:
             "error_type": row.get("error_type"),
             "error_message": row.get("error_message"),
         }
-    return {"status": row["status"], "value": row.get("value"), "reason": row.get("reason")}
+    kept = {"status": row["status"], "value": row.get("value"), "reason": row.get("reason")}
+    if row.get("probability") is not None:  # how sure a yes/no judge was: review by uncertainty
+        kept["probability"] = row["probability"]
+    return kept
 
 
 __all__ = [

@@ -24,6 +24,7 @@ from assay.platform.server.jobs.judging import (
 from assay.platform.server.storage import models
 from assay.platform.server.storage.repos import CriteriaRepo
 from assay.platform.server.storage.review import QueueRepo
+from assay.platform.server.storage.review_sampling import most_unsure
 from assay.platform.server.storage.traces import TraceRepo
 
 log = logging.getLogger("assay.platform.worker")
@@ -41,7 +42,7 @@ class QueueJudgeRun:
 
     def _llm(self, model: str) -> Any:
         if self._judge is None:
-            from assay.platform.server.jobs.model_names import build_llm
+            from assay.platform.server.schemas.model_names import build_llm
 
             self._judge = build_llm(model)
         return self._judge
@@ -79,6 +80,26 @@ class QueueJudgeRun:
                 if todo:
                     outcomes = await self._score(saved.get(name), name, todo, model)
                     self._store(name, todo, outcomes, model, saved.get(name))
+            self._decide(names, [t.id for t in chunk])
+
+    def _decide(self, names: list[str], trace_ids: list[str]) -> None:
+        """With the chunk judged, each item's uncertainty (the most unsure of its criteria) and,
+        when the queue samples, whether it is kept for review (storage/review_sampling.py)."""
+        with self.state.transaction() as session:
+            self._check_claim(session)
+            queue = QueueRepo(session, self.claim.project_id).find_by_id(self.claim.queue_id)
+            if queue is None:
+                return
+            latest = TraceRepo(session, self.claim.project_id).latest_scores(trace_ids)
+            unsure = {
+                trace_id: most_unsure(
+                    score.outcome or {}
+                    for name, score in latest[trace_id].items()
+                    if name in names and score.queue_id == queue.id
+                )
+                for trace_id in trace_ids
+            }
+            QueueRepo(session, self.claim.project_id).decide(queue, unsure)
 
     async def _score(
         self,

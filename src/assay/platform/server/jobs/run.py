@@ -47,7 +47,7 @@ class ExperimentRun:
     def _llm(self, model: str) -> Any:
         """One model object per model string for the whole run (generators and judge share)."""
         if model not in self._models:
-            from assay.platform.server.jobs.model_names import build_llm
+            from assay.platform.server.schemas.model_names import build_llm
 
             self._models[model] = build_llm(model)
         return self._models[model]

@@ -214,12 +214,19 @@ Condition = Annotated[str, Field(max_length=CONDITION_MAX), AfterValidator(_stor
 CriterionNames = Annotated[list[Name], Field(max_length=CRITERIA_MAX)]
 
 
+# A queue's share of traces kept for review (storage/review_sampling.py)
+SampleRate = Annotated[float, Field(gt=0.0, le=1.0, allow_inf_nan=False)]
+QueueOrder = Literal["arrival", "uncertainty"]
+
+
 class QueueIn(Body):
     name: Name
     condition: Condition = ""
     criteria: CriterionNames = Field(default_factory=list)
     judge_model: Short | None = None
     dataset: Name | None = None
+    order: QueueOrder = "arrival"
+    sample_rate: SampleRate | None = None
 
 
 class QueueChanges(Body):
@@ -228,6 +235,8 @@ class QueueChanges(Body):
     criteria: CriterionNames | None = None
     judge_model: Short | None = None
     dataset: Name | None = None
+    order: QueueOrder | None = None
+    sample_rate: SampleRate | None = None
 
 
 class QueuePatch(Body):

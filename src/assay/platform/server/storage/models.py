@@ -442,6 +442,10 @@ class ReviewQueue(Base):
     version: Mapped[int] = mapped_column(Integer, default=1)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # "arrival" or "uncertainty" (the judge's least sure first); sample_rate: None reviews every
+    # matching trace, else about that share, the uncertain ones likelier (storage/review_sampling)
+    order_by: Mapped[str] = mapped_column(String(20), default="arrival", server_default="arrival")
+    sample_rate: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
 class ReviewQueueItem(Base):
@@ -450,6 +454,7 @@ class ReviewQueueItem(Base):
     __tablename__ = "review_queue_items"
     __table_args__ = (
         UniqueConstraint("project_id", "queue_id", "trace_id"),
+        Index("ix_review_items_uncertainty", "project_id", "queue_id", "status", "uncertainty"),
         ForeignKeyConstraint(
             ["project_id", "queue_id"],
             ["review_queues.project_id", "review_queues.id"],
@@ -466,7 +471,9 @@ class ReviewQueueItem(Base):
     queue_id: Mapped[int] = mapped_column(Integer, index=True)
     trace_id: Mapped[str] = mapped_column(String(36))
     entered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    status: Mapped[str] = mapped_column(String(20), default="pending")
+    status: Mapped[str] = mapped_column(String(20), default="pending")  # or done, unsampled
+    uncertainty: Mapped[float | None] = mapped_column(Float, nullable=True)  # once judged, 0-1
+    inclusion_probability: Mapped[float | None] = mapped_column(Float, nullable=True)
 
 
 # -- online evaluators (issue #41, part 2) ------------------------------------------------------------

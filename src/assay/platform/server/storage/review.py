@@ -23,6 +23,7 @@ from sqlalchemy import Table, func, select
 from assay.platform.server.errors import ApiError, conflict, not_found
 from assay.platform.server.storage import models
 from assay.platform.server.storage.repos import ProjectScoped, decode_cursor, iso
+from assay.platform.server.storage.review_sampling import inclusion_probability, kept
 from assay.platform.server.storage.trace_fields import compile_condition
 from assay.platform.server.storage.trace_rows import insert_for
 from assay.platform.server.storage.traces import TraceRepo
@@ -42,10 +43,17 @@ def queue_json(queue: models.ReviewQueue, counts: dict[str, int] | None = None) 
         "criteria": queue.criteria,
         "judge_model": queue.judge_model,
         "dataset": queue.dataset,
+        "order": queue.order_by,
+        "sample_rate": queue.sample_rate,
         "version": queue.version,
         "created_at": iso(queue.created_at),
         "updated_at": iso(queue.updated_at),
-        "items": {"pending": counts.get("pending", 0), "done": counts.get("done", 0)},
+        "items": {
+            "pending": counts.get("pending", 0),
+            "done": counts.get("done", 0),
+            # a sampling queue's traces left out of review
+            **({"unsampled": counts.get("unsampled", 0)} if queue.sample_rate is not None else {}),
+        },
     }
 
 
@@ -96,6 +104,8 @@ class QueueRepo(ProjectScoped):
                 f"a review queue named {values['name']!r} already exists (id {existing.id})",
                 existing.id,
             )
+        values = dict(values)
+        values["order_by"] = values.pop("order", None) or "arrival"
         queue = Q(project_id=self.project_id, version=1, **values)
         self.session.add(queue)
         self.session.flush()
@@ -120,6 +130,8 @@ class QueueRepo(ProjectScoped):
         for field, value in changes.items():
             if field == "name" and value is None:
                 continue
+            if field == "order":
+                field, value = "order_by", value or "arrival"
             setattr(queue, field, [] if field == "criteria" and value is None else value)
         queue.version = version + 1
         queue.updated_at = datetime.now(timezone.utc)
@@ -286,6 +298,33 @@ class QueueRepo(ProjectScoped):
         rows = self.session.execute(query).all()
         return [trace for trace, _ in rows], (int(rows[-1][1]) if rows else after)
 
+    def decide(self, queue: models.ReviewQueue, unsure: dict[str, float | None]) -> int:
+        """Record the judge's uncertainty on the items of these traces not decided yet and, when
+        the queue samples, whether each is kept for review (with the chance it had). Returns
+        how many items were left out ("unsampled")."""
+        left_out = 0
+        undecided = self.session.scalars(
+            select(Item).where(
+                Item.project_id == self.project_id,
+                Item.queue_id == queue.id,
+                Item.trace_id.in_(list(unsure)),
+                Item.status == "pending",
+                Item.inclusion_probability.is_(None),
+            )
+        )
+        for item in undecided:
+            item.uncertainty = unsure[item.trace_id]
+            if queue.sample_rate is None:
+                item.inclusion_probability = 1.0
+                continue
+            chance = inclusion_probability(queue.sample_rate, item.uncertainty)
+            item.inclusion_probability = chance
+            if not kept(queue.id, item.trace_id, chance):
+                item.status = "unsampled"
+                left_out += 1
+        self.session.flush()
+        return left_out
+
     def judged(self, queue_id: int, trace_ids: builtins.list[str]) -> set[tuple[str, str]]:
         """(trace id, criterion) of the scores this queue's judge stored for `trace_ids`."""
         S = models.TraceScore
@@ -306,7 +345,7 @@ class QueueRepo(ProjectScoped):
         ids = [t.id for _i, t in pairs]
         labels, scores = traces.latest_labels(ids), traces.latest_scores(ids)
         rows: builtins.list[dict[str, Any]] = []
-        for _item, trace in pairs:
+        for item, trace in pairs:
             criteria = list(queue.criteria or []) or sorted(labels[trace.id])
             for criterion in criteria:
                 label = labels[trace.id].get(criterion)
@@ -325,6 +364,9 @@ class QueueRepo(ProjectScoped):
                         "label_at": iso(label.created_at),
                         "label_comment": label.comment or "",
                         **score_columns(score),
+                        "uncertainty": item.uncertainty,
+                        # labels of a sampling queue are weighted by 1 / this in an estimate
+                        "inclusion_probability": item.inclusion_probability or 1.0,
                     }
                 )
         return rows, next_cursor

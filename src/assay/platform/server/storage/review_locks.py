@@ -72,15 +72,20 @@ class Locks(ProjectScoped):
         )
 
     def next_free_item(
-        self, queue_id: int, user_id: int, after: int
+        self, queue_id: int, user_id: int, after: int, *, by_uncertainty: bool = False
     ) -> models.ReviewQueueItem | None:
         """The next pending item of the queue (after item `after`, then from the start) that
-        nobody but `user_id` holds."""
+        nobody but `user_id` holds; `by_uncertainty`: the one the judge was least sure of (not
+        `after`, the one just left), the traces it has not judged yet last."""
         pending = self._select(Item).where(
             Item.queue_id == queue_id,
             Item.status == "pending",
             Item.trace_id.not_in(self.held_by_others(queue_id, user_id)),
         )
+        if by_uncertainty:
+            ranked = pending.order_by(Item.uncertainty.desc().nulls_last(), Item.id)
+            found = self.session.scalar(ranked.where(Item.id != after).limit(1))
+            return found if found is not None else self.session.scalar(ranked.limit(1))
         found = self.session.scalar(pending.where(Item.id > after).order_by(Item.id).limit(1))
         if found is None:
             found = self.session.scalar(pending.order_by(Item.id).limit(1))

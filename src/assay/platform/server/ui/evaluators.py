@@ -16,8 +16,8 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from assay.platform.server.errors import ApiError
-from assay.platform.server.jobs.model_names import check_model
 from assay.platform.server.schemas.evaluators import EvaluatorIn
+from assay.platform.server.schemas.model_names import check_model
 from assay.platform.server.storage import models
 from assay.platform.server.storage.evaluators import EvaluatorRepo, backfill, evaluator_json
 from assay.platform.server.storage.repos import MAX_PAGE, CriteriaRepo

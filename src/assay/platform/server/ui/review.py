@@ -159,7 +159,9 @@ def next_item(request: Request, project_id: int, queue_id: int, after: int = 0) 
     with state_of(request).transaction() as session:
         queue = _queue(session, access, queue_id)
         locks = Locks(session, project_id)
-        found = locks.next_free_item(queue.id, access.viewer.user_id, after)
+        found = locks.next_free_item(
+            queue.id, access.viewer.user_id, after, by_uncertainty=queue.order_by == "uncertainty"
+        )
         if found is None:
             counts = QueueRepo(session, project_id).counts(queue)
             return render(
