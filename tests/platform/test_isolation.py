@@ -58,12 +58,14 @@ def _seed(client, fake):
         },
     ).json()
     trace_id = "6f1f2b9e-4a53-4d5c-9f0e-2f6b1f0c7a11"
-    client.post("/traces", json={"traces": [{"id": trace_id, "input": "q", "output": "a"}]})
+    trace = {"id": trace_id, "input": "q", "output": "a", "metadata": {"session_id": "A chat"}}
+    client.post("/traces", json={"traces": [trace]})
     client.post("/review-queues", json={"name": "A queue"})
     evaluator = {**BODIES["evaluators"], "judge_model": fake.model_string("judge")}
     assert client.post("/evaluators", json=evaluator).status_code == 201
     return {
         "trace_id": trace_id,
+        "session_id": "A chat",
         "name": "A queue",
         "dataset_id": dataset["id"],
         "example_id": example["id"],
@@ -83,6 +85,7 @@ def test_another_projects_ids_are_not_found_on_every_id_route(live, fake):
                 f"/tasks/{ids['task_id']}",
                 f"/criteria/{ids['criteria_id']}",
                 f"/traces/{ids['trace_id']}",
+                f"/sessions/{ids['session_id']}",
                 f"/review-queues/{ids['name']}",
                 f"/evaluators/{ids['name']}",
             )
@@ -111,7 +114,7 @@ def test_another_projects_ids_are_not_found_on_every_id_route(live, fake):
         for path, body in before.items():  # nothing of A was changed or deleted
             assert a.get(path).json() == body
         # and B's own lists do not show A's objects
-        for kind in ("datasets", "tasks", "criteria", "experiments"):
+        for kind in ("datasets", "tasks", "criteria", "experiments", "sessions"):
             assert b.get(f"/{kind}").json()["items"] == []
         assert b.get("/datasets", params={"name": "A data"}).json()["items"] == []
 

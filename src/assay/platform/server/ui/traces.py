@@ -49,21 +49,16 @@ def check_condition(text: str) -> tuple[Any, str]:
 def _links(query: ExplorerQuery, found: TracePage, base: str, shown: int) -> dict[str, Any]:
     """First / newer / older links of the page (None where there is no such page), and the
     position of its first trace."""
-    at = query.at
-    if query.keyset:
-        if query.after and found.newer is None:
-            at = 0  # back at the newest
+    if query.keyset:  # by arrival number: the position travels in the links
+        at = 0 if query.after and found.newer is None else query.at  # back at the newest
         newer = found.newer and query.url(base, after=found.newer, at=max(0, at - PAGE))
         older = found.older and query.url(base, cursor=found.older, at=at + shown)
-    else:
-        newer = found.newer and query.url(
-            base, offset=int(found.newer), at=int(found.newer), sort=query.sort, order=query.order
-        )
-        older = found.older and query.url(
-            base, offset=int(found.older), at=int(found.older), sort=query.sort, order=query.order
-        )
+    else:  # by offset, which is the position
+        at = query.offset
+        newer = found.newer and query.url(base, offset=int(found.newer))
+        older = found.older and query.url(base, offset=int(found.older))
     at_first = not (query.cursor or query.after or query.offset)
-    first = None if at_first else query.url(base, sort=query.sort, order=query.order)
+    first = None if at_first else query.url(base)
     return {"first": first, "newer": newer or None, "older": older or None, "at": at}
 
 
