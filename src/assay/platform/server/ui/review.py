@@ -140,16 +140,36 @@ async def create_queue(request: Request, project_id: int) -> Response:
 
 
 @router.get("/queues/{queue_id}")
-def queue_page(request: Request, project_id: int, queue_id: int) -> Response:
+def queue_page(
+    request: Request, project_id: int, queue_id: int, after: str | None = None, shown: int = 0
+) -> Response:
+    """The queue's items a page of `QUEUE_PAGE` at a time, in the order they entered: the page
+    says which of how many it shows, and links to the next."""
     access = member(request, project_id)
     with state_of(request).transaction() as session:
         repo = QueueRepo(session, project_id)
         queue = _queue(session, access, queue_id)
-        items, _next = repo.items(queue, status=None, limit=200, cursor=None)
+        try:
+            items, next_cursor = repo.items(queue, status=None, limit=QUEUE_PAGE, cursor=after)
+        except ApiError:
+            raise UiError(422, f"after: {after!r} is not a position in this queue") from None
         counts = repo.counts(queue)
+    first = max(shown, 0) + 1
     return render(
-        request, "queue.html", project=access.project, queue=queue, items=items, counts=counts
+        request,
+        "queue.html",
+        project=access.project,
+        queue=queue,
+        items=items,
+        counts=counts,
+        total=sum(counts.values()),
+        first=first,
+        last=first + len(items) - 1,
+        next_cursor=next_cursor,
     )
+
+
+QUEUE_PAGE = 200
 
 
 @router.get("/queues/{queue_id}/next")
