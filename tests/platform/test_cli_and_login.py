@@ -106,6 +106,10 @@ def test_keys_create_list_revoke_and_serve(tmp_path):
     finally:
         server.terminate()
         server.wait(30)
+    banner = server.stderr.read().decode()  # where everything is, and how to let people in
+    assert f"web UI   {base}/ui/" in banner and f"API      {base}/api/v1" in banner
+    assert "assay users add NAME --project P" in banner and "assay keys create" in banner
+    assert f"{base}/otlp/v1/traces" in banner
 
 
 def test_login_reads_the_environment(live, monkeypatch):

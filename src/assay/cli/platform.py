@@ -80,9 +80,14 @@ def serve_command(
             f"demo project ready: sign in at http://{host}:{port}/ui/ as {DEMO_USER} / {password}",
             highlight=False,
         )
+    base = f"http://{host}:{port}"
     _err.print(
-        f"assay server on http://{host}:{port} (database {shown}); stop with Ctrl-C",
+        f"assay server on {base} (database {shown}); stop with Ctrl-C\n"
+        f"  web UI   {base}/ui/   (a person to sign in: assay users add NAME --project P)\n"
+        f"  API      {base}/api/v1   (a key: assay keys create --project P)\n"
+        f"  OTLP     {base}/otlp/v1/traces",
         highlight=False,
+        soft_wrap=True,
     )
     if app.state.rate_limit is not None:
         _err.print(f"rate limit: {app.state.rate_limit.describe()}", highlight=False)
