@@ -43,9 +43,7 @@ def experiments(request: Request, project_id: int) -> Response:
     with state_of(request).transaction() as session:
         repo = ExperimentRepo(session, project_id)
         rows, _next = repo.list(name=None, limit=500, cursor=None)
-        listed = [
-            (e, repo.progress(e), [c.name for c in repo.cohorts(e)]) for e in reversed(rows)
-        ]
+        listed = [(e, repo.progress(e), [c.name for c in repo.cohorts(e)]) for e in reversed(rows)]
     return render(request, "experiments.html", project=access.project, experiments=listed)
 
 

@@ -40,7 +40,9 @@ def upgrade() -> None:
     )
     op.execute("UPDATE logged_traces SET session_id = NULL WHERE session_id = ''")
     op.create_index(
-        "ix_logged_traces_project_session", "logged_traces", ["project_id", "session_id", "created_at"]
+        "ix_logged_traces_project_session",
+        "logged_traces",
+        ["project_id", "session_id", "created_at"],
     )
     op.create_index(
         "ix_logged_traces_project_latency", "logged_traces", ["project_id", "latency_ms"]
