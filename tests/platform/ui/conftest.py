@@ -168,5 +168,7 @@ def browser_sign_in(browser: Any, user: UiUser, **context_options: Any) -> Any:
     page.fill("input[name=username]", user.username)
     page.fill("input[name=password]", user.password)
     page.click("button[type=submit]")
-    page.wait_for_url(re.compile(r".*/ui/(p/\d+/dashboard)?$"))  # a project's dashboard, or the list
+    page.wait_for_url(
+        re.compile(r".*/ui/(p/\d+/dashboard)?$")
+    )  # a project's dashboard, or the list
     return page
