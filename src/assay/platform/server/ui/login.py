@@ -10,6 +10,7 @@ import math
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -55,8 +56,13 @@ class Throttle:
     ages out — online guessing slows to a crawl, and nobody can make the server spend an argon2
     verification per request on one account."""
 
-    def __init__(self, limit: int = 5, window: float = 300.0) -> None:
-        self.limit, self.window = limit, window
+    def __init__(
+        self,
+        limit: int = 5,
+        window: float = 300.0,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.limit, self.window, self.clock = limit, window, clock
         self._failures: dict[str, collections.deque[float]] = {}
         self._lock = threading.Lock()
 
@@ -68,7 +74,7 @@ class Throttle:
 
     def wait(self, username: str) -> float:
         """Seconds until `username` may try again (0: now)."""
-        now = time.monotonic()
+        now = self.clock()
         with self._lock:
             failures = self._recent(username, now)
             if len(failures) < self.limit:
@@ -79,7 +85,8 @@ class Throttle:
         with self._lock:
             if len(self._failures) > 100_000:  # bounded: forget everyone rather than grow
                 self._failures.clear()
-            self._recent(username, time.monotonic()).append(time.monotonic())
+            now = self.clock()
+            self._recent(username, now).append(now)
 
     def succeeded(self, username: str) -> None:
         with self._lock:
