@@ -42,7 +42,8 @@
     ├── UnreadableAgentReply     (simulation.errors) a simulated conversation's agent returned no readable reply
     ├── AgentLooped              (simulation.errors) the agent repeated the same reply or tool call
     ├── AgentEndpointError       (simulation.errors) an HTTP agent failed or answered an error status
-    └── SimulatedUserFailed      (simulation.errors) the user model's answer cannot be the user's turn
+    ├── SimulatedUserFailed      (simulation.errors) the user model's answer cannot be the user's turn
+    └── ReplayMiss               (simulation.replay.tools) a replayed agent called a tool the recording does not answer
 
 A class defined outside this module is shown with its module in parentheses (under `assay.`);
 `tests/test_error_tree.py` checks that the drawing is the tree the code defines, so a new
