@@ -148,9 +148,11 @@ def test_submission_refuses_models_the_server_cannot_ask(live, no_keys, fake):
         fine = {**body, "cohorts": [{"name": "a", "generator_model": fake.model_string("g")}]}
         accepted = api.post("/experiments", json=fine)
         assert accepted.status_code == 202, accepted.text
-        # let it finish while its fake judge is up: the server's one worker would otherwise keep
+        # stopped while its fake judge is up: the server's one worker would otherwise keep
         # retrying a closed port while later tests wait for their jobs
-        deadline = time.monotonic() + 60
-        while api.get(f"/experiments/{accepted.json()['id']}").json()["status"] not in FINISHED:
-            assert time.monotonic() < deadline, "the accepted experiment did not finish"
-            time.sleep(0.1)
+        ident = accepted.json()["id"]
+        assert api.post(f"/experiments/{ident}/cancel").status_code in (200, 202)
+        deadline = time.monotonic() + 30
+        while api.get(f"/experiments/{ident}").json()["status"] not in FINISHED:
+            assert time.monotonic() < deadline, "the accepted experiment did not stop"
+            time.sleep(0.05)
