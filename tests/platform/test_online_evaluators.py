@@ -78,8 +78,10 @@ def stored_scores(live: Any, trace_ids: list[str]) -> list[Any]:
         return list(session.scalars(query))
 
 
-def wait_for(api: Any, name: str, done: Any, timeout: float = 30) -> dict[str, Any]:
-    """The evaluator's JSON once `done(it)` holds (polled), else a failure showing it."""
+def wait_for(api: Any, name: str, done: Any, timeout: float = 120) -> dict[str, Any]:
+    """The evaluator's JSON once `done(it)` holds (polled), else a failure showing it. The bound
+    is generous: the package's server has one worker, which a job of an earlier test (a run
+    cancelled with calls in flight) can hold for a while on a loaded machine."""
     deadline = time.monotonic() + timeout
     while True:
         state = api.get(f"/evaluators/{name}").json()
