@@ -341,15 +341,14 @@ def submit_experiment(body: ExperimentIn, request: Request, principal: Writer) -
     with state_of(request).transaction() as session:
         repo = ExperimentRepo(session, principal.project_id)
         experiment = repo.submit(body.model_dump())
-        # after the checks of the body's shape; a refusal rolls the submission back whole
-        task = TaskRepo(session, principal.project_id).get(body.task_id)
+        # after the checks of the body's shape, on the task and criteria as the experiment
+        # recorded them; a refusal rolls the submission back whole
         for index, cohort in enumerate(body.cohorts):
             if cohort.generator_model:
                 check_model(f"cohorts[{index}].generator_model", cohort.generator_model)
             elif cohort.generator_model is not None:  # '' falls back to the task's model
-                check_model("task.generator_model", task.generator_model)
-        criteria = CriteriaRepo(session, principal.project_id)
-        if any(criteria.get(i).criteria_type == "llm_judge" for i in body.criteria_ids):
+                check_model("task.generator_model", experiment.task["generator_model"])
+        if any(c["criteria_type"] == "llm_judge" for c in experiment.criteria):
             check_model("judge_model", body.judge_model)
         return experiment_json(experiment, repo.cohorts(experiment))
 

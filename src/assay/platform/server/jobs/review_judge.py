@@ -16,11 +16,7 @@ from typing import Any
 
 from assay.platform import criteria_rules
 from assay.platform.server.jobs.claims import LostClaim, claimed_by
-from assay.platform.server.jobs.judging import (
-    function_outcome,
-    outcome_row,
-    trace_score_outcome,
-)
+from assay.platform.server.jobs.judging import judge_traces
 from assay.platform.server.storage import models
 from assay.platform.server.storage.repos import CriteriaRepo
 from assay.platform.server.storage.review import QueueRepo
@@ -108,49 +104,9 @@ class QueueJudgeRun:
         todo: list[models.LoggedTrace],
         model: str,
     ) -> list[dict[str, Any]]:
-        if criterion is None:
-            missing = {
-                "status": "error",
-                "error_type": "UnknownCriterion",
-                "error_message": f"no criteria named {name!r} in this project any more",
-            }
-            return [dict(missing) for _ in todo]
-        if criterion["criteria_type"] == "function":
-            return [
-                trace_score_outcome(function_outcome(criterion, t.output_text, t.contexts))
-                for t in todo
-            ]
-        from assay import SingleTurnSample, aevaluate
-        from assay.metrics.criteria import Criteria as LibraryCriteria
-        from assay.schema.result import EvaluationResult
-
-        fields = {f: criterion[f] for f in criteria_rules.FIELDS if f != "validation_status"}
-        metric = LibraryCriteria(**fields)
-        samples = [
-            SingleTurnSample(
-                user_input=t.input_text or None,
-                response=t.output_text,
-                retrieved_contexts=list(t.contexts or []),
-            )
-            for t in todo
-        ]
-        try:
-            result = await aevaluate(samples, [metric], llm=self._llm(model), show_progress=False)
-            assert isinstance(result, EvaluationResult)  # not asked for an Executor
-        except (
-            Exception
-        ) as exc:  # the judge cannot be built or the run refused: a typed outcome each
-            log.warning("judging queue %s failed: %s", self.claim.queue_id, exc)
-            failed = {
-                "status": "error",
-                "error_type": type(exc).__name__,
-                "error_message": str(exc),
-            }
-            return [dict(failed) for _ in todo]
-        return [
-            trace_score_outcome(outcome_row(result.outcome(i, metric.name)))
-            for i in range(len(todo))
-        ]
+        return await judge_traces(
+            criterion, name, todo, lambda: self._llm(model), f"queue {self.claim.queue_id}"
+        )
 
     def _store(
         self,
