@@ -322,3 +322,15 @@ def test_a_usd_budget_stops_calls_once_spent(judge_server, tmp_path):
     with pytest.raises(BudgetExhausted, match=r"assay budget \$3 used up \(\$3.0000 spent"):
         llm.generate("one more")
     assert server.count == 3 and budget.used()[0] == 3  # refused calls are not counted
+
+
+def test_a_repeat_is_a_new_question_to_the_judge_not_the_first_answer_again(judge_server, tmp_path):
+    # the judge is deterministic (temperature 0 by default): were repeats the same request, a
+    # seeded server would answer each the same and the repeats would measure nothing
+    server, _ = judge_server
+    judge = llm_factory(server.model_string("judge"), cache=RepeatCache(tmp_path / "c.sqlite"))
+    evaluate_repeated(critic_rows(["good 0"]), [CRITIC], llm=judge, repeats=3)
+    sent = [(r.body.get("seed"), r.body.get("temperature")) for r in server.requests]
+    base_seed, base_temperature = sent[0]
+    assert not base_temperature  # repeat 0 is the ordinary request
+    assert sent[1:] == [((base_seed or 0) + 1, 0.7), ((base_seed or 0) + 2, 0.7)]

@@ -3,10 +3,12 @@
 - Record (the default): answers are read when stored and stored when new.
 - Replay: only read; a request with no stored answer raises `CacheMiss` and makes no call
   (`ResponseCache(replay_only=True)`), and the miss is counted so the plugin fails the test.
-- Repeat `j` of a re-sampled evaluation (`judging_repeat(j)`) stores and reads its answers under
-  keys of its own, so a second judgement of a row is a new answer rather than the first one read
-  back, and a replayed CI run gets every repeat exactly as recorded. Repeat 0 uses the plain keys
-  (the same answers as an ordinary `evaluate` with this cache).
+- Repeat `j` of a re-sampled evaluation (`judging_repeat(j)`) is asking `j` of
+  `assay.models.asking` (the judge is sent seed + j, and samples if it was configured
+  deterministic), so a second judgement of a row is a new question to the judge rather than the
+  first answer again, exactly as `evaluate(repeats=N)` asks. Its answers are also stored under
+  keys of their own, so a replayed CI run gets every repeat exactly as recorded. Repeat 0 is an
+  ordinary request with the plain keys (the same answers as an ordinary `evaluate`).
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ import contextvars
 import hashlib
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
+from assay.models.asking import asking_again
 from assay.models.cache import CacheMiss, ResponseCache
 from assay.models.types import ModelResponse
 
@@ -29,7 +32,8 @@ def judging_repeat(index: int) -> Iterator[None]:
     """Within this block, judge answers are those of repeat `index` (0 = the first judgement)."""
     token = _repeat.set(index)
     try:
-        yield
+        with asking_again(index) if index else nullcontext():
+            yield
     finally:
         _repeat.reset(token)
 
