@@ -23,10 +23,9 @@ from sqlalchemy import select
 
 import assay.platform as ragmetrics
 from assay.platform import Cohort, Conflict, Experiment, PlatformError
+from tests.models.fake_openai import hang
 from tests.platform.test_experiments import behaviour, seed_objects
 from tests.platform.test_resume import comparable, start
-
-from .conftest import free_port
 
 LATENCY = 0.15
 
@@ -197,10 +196,11 @@ def _fresh_database(request) -> str:
     return f"{url.rsplit('/', 1)[0]}/{name}"
 
 
-def _stuck_experiment(one_cohort) -> Experiment:
-    """Its provider is down (connection refused: retried with backoff for minutes)."""
-    down = f"vllm/gen@http://127.0.0.1:{free_port()}/v1"  # nobody listens there
-    experiment = one_cohort("stuck", generator_model=down)
+def _stuck_experiment(one_cohort, fake) -> Experiment:
+    """Its generator holds every answer for two minutes (past the job's 60 s attempt timeout; a
+    refused connection would end the job at once: the gate of jobs/calls.py)."""
+    fake.default = hang(120.0)
+    experiment = one_cohort("stuck")
     experiment.run_async().result(timeout=30)
     return experiment
 
@@ -240,7 +240,7 @@ def _job_and_rows(db: str, experiment_id: int) -> tuple[tuple, list]:
     return tuple(job), rows
 
 
-def test_stopping_a_busy_server_is_prompt_and_requeues_its_job(tmp_path, one_cohort):
+def test_stopping_a_busy_server_is_prompt_and_requeues_its_job(tmp_path, one_cohort, fake):
     """In process, on SQLite: the app's shutdown stops the worker mid-generation."""
     from .conftest import start_server, stop_server
 
@@ -249,7 +249,7 @@ def test_stopping_a_busy_server_is_prompt_and_requeues_its_job(tmp_path, one_coh
     try:
         key = live.key()
         ragmetrics.login(key, base_url=live.base_url)
-        experiment = _stuck_experiment(one_cohort)
+        experiment = _stuck_experiment(one_cohort, fake)
         _wait_running(live.base_url, key, experiment.id)
     finally:
         asked = time.monotonic()
@@ -262,7 +262,7 @@ def test_stopping_a_busy_server_is_prompt_and_requeues_its_job(tmp_path, one_coh
 
 
 def test_sigterm_stops_a_busy_assay_serve_promptly_and_requeues_its_job(
-    tmp_path, one_cohort, request
+    tmp_path, one_cohort, fake, request
 ):
     """`assay serve` on PostgreSQL, as CI saw it: SIGTERM must not wait for the stuck chunk
     (it waited for the worker's 30 s join before)."""
@@ -274,7 +274,7 @@ def test_sigterm_stops_a_busy_assay_serve_promptly_and_requeues_its_job(
     server, base = start(db, env)
     try:
         ragmetrics.login(key, base_url=base)
-        experiment = _stuck_experiment(one_cohort)
+        experiment = _stuck_experiment(one_cohort, fake)
         _wait_running(base, key, experiment.id)
         asked = time.monotonic()
         server.send_signal(signal.SIGTERM)

@@ -20,6 +20,7 @@ from sqlalchemy import select
 from assay.platform import Cohort, Experiment
 from assay.platform.sdk import experiment as experiment_module
 from assay.platform.sdk.client import Client
+from tests.models.fake_openai import hang
 from tests.platform.test_experiments import seed_objects
 
 from .conftest import free_port
@@ -43,10 +44,11 @@ def _key_of(sdk) -> str:
 
 
 def _stuck_spec(fake, name: str) -> dict:
-    """Objects in the logged-in project for an experiment that stays running: its generator is a
-    provider that is down (connection refused, retried with backoff for minutes)."""
+    """Objects in the logged-in project for an experiment that stays running: its generator holds
+    its answers for two minutes (a refused connection would end the job at once: jobs/calls.py)."""
     dataset, task, criteria = seed_objects(fake, f"-{uuid.uuid4().hex[:8]}")
-    down = f"vllm/gen@http://127.0.0.1:{free_port()}/v1"
+    fake.default = hang(120.0)
+    down = fake.model_string(f"gen-stuck-{uuid.uuid4().hex[:8]}")
     return {
         "name": name,
         "dataset": dataset.id,

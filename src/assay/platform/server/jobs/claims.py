@@ -183,6 +183,15 @@ def heartbeat(state: Any, claim: Claim, owner: str) -> None:
         raise lost or LostClaim(f"job {claim.job_id} was taken over")
 
 
+def check(state: Any, claim: Claim, owner: str) -> None:
+    """`JobCancelled` or `LostClaim` when the job is no longer ours; a read, cheaper than a
+    heartbeat, for looking often whether the job was cancelled."""
+    with state.transaction() as session:
+        lost = claim_lost(session, claim.job_id, owner)
+    if lost is not None:
+        raise lost
+
+
 def finish(
     state: Any,
     claim: Claim,
@@ -218,6 +227,7 @@ __all__ = [
     "Claim",
     "JobCancelled",
     "LostClaim",
+    "check",
     "claim_lost",
     "claim_next",
     "claimed_by",

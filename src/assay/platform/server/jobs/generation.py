@@ -4,7 +4,9 @@ A cohort with a model asks it through `assay.models.llm_factory` (the cohort's m
 prompt override the task's; the example's context is given with the question); a cohort that
 names a registered RAG pipeline POSTs the question to it with httpx and keeps its answer and
 retrieved contexts. Either way a failed call is the row's typed error (`error_type`,
-`error_message`), stored like any row and judged as "could not be generated".
+`error_message`), stored like any row and judged as "could not be generated", except when the
+model is down for the run (`calls.Gate`): then `generate` returns None and the unit is left for
+a resume.
 
 Separate from `run.py` because it only builds rows, with no database access and no
 claim: the run decides what is missing and stores what this module returns.
@@ -19,6 +21,7 @@ from typing import Any
 
 import httpx
 
+from assay.platform.server.jobs.calls import EndpointDown, Gate
 from assay.platform.server.jobs.claims import Claim
 from assay.platform.server.jobs.pipeline_client import PipelineError, pipeline_answer
 from assay.platform.server.storage import models
@@ -46,15 +49,18 @@ def user_message(example: models.Example) -> str:
 
 class Generator:
     """Generates the trace rows of one run. `llm` gives the (cached) model for a model string;
-    `pipelines` maps each registered pipeline's name to its URL and timeout."""
+    `pipelines` maps each registered pipeline's name to its URL and timeout; `gate` says which
+    models are down for the run."""
 
     def __init__(
         self,
         claim: Claim,
         llm: Callable[[str], Any],
         pipelines: dict[str, tuple[str, float]],
+        gate: Gate | None = None,
     ) -> None:
         self.claim, self._llm, self._pipelines = claim, llm, pipelines
+        self.gate = gate
         self._http: httpx.AsyncClient | None = None  # for RAG pipeline cohorts, made when needed
 
     async def aclose(self) -> None:
@@ -62,12 +68,15 @@ class Generator:
         if self._http is not None:
             await self._http.aclose()
 
-    async def generate(self, task: dict[str, Any], unit: Unit) -> dict[str, Any]:
+    async def generate(self, task: dict[str, Any], unit: Unit) -> dict[str, Any] | None:
+        """The unit's trace row, or None when its model is down for the run (left undone)."""
         if unit.cohort.rag_pipeline is not None:
             return await self._ask_pipeline(unit)
         from assay.errors import AssayError
 
         model = unit.cohort.generator_model or task.get("generator_model") or ""
+        if self.gate is not None and self.gate.is_down(model):
+            return None
         system = (
             unit.cohort.system_prompt
             if unit.cohort.system_prompt is not None
@@ -86,7 +95,11 @@ class Generator:
         started = time.monotonic()
         try:
             response = await self._llm(model).agenerate(messages)
+        except EndpointDown:
+            return None
         except AssayError as exc:
+            if self.gate is not None and self.gate.is_down(model):
+                return None  # the call that found it down: a resume asks it again
             row.update(error_type=type(exc).__name__, error_message=str(exc)[:4000])
         except Exception as exc:  # a provider SDK's own failure: still a typed, stored outcome
             row.update(

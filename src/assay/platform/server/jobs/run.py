@@ -1,12 +1,19 @@
 """One experiment job, run by a worker that holds its claim: what is missing is made and stored.
 
 It loads the experiment (its cohorts, examples, task, criteria and what is already stored), then
-per chunk of `CHUNK` cohort × example units generates the missing answers
+per chunk of about `CHUNK` cohort × example units generates the missing answers
 (`generation.py`), stores each as a trace, judges the missing cells of each criterion
-(`judging.py`) and stores each typed outcome in `scores`. Inserts ignore rows already
-there, so a resumed run (after a stop, a cancel and resume, or a dead worker's stale claim) skips
-what was stored, and the model layer's response cache answers any call that was made but not
-stored: nothing is generated or judged twice.
+(`judging.py`) and stores each typed outcome in `scores`. Units go example by example, every
+cohort's answer to an example in the same chunk, so a run stopped half-way (cancelled, or a
+model down) has judged the cohorts on the same examples and its partial results compare.
+Inserts ignore rows already there, so a resumed run (after a stop, a cancel and resume, or a
+dead worker's stale claim) skips what was stored, and the model layer's response cache answers
+any call that was made but not stored: nothing is generated or judged twice.
+
+Every model the run asks goes through its `Gate` (`calls.py`): bounded retries, and a model
+that keeps failing is down for the rest of the run. Its cells are left undone (not stored as
+errors) while the rest of the experiment goes on, and the run ends with `ModelsDown` so that the
+worker fails the job in one line and moves on; a resume does what was left.
 
 Every write checks the claim in its own transaction (`job_claims.claim_lost`), so nothing is
 stored once the job was cancelled or taken over. The worker stops a run by cancelling its asyncio
@@ -23,6 +30,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
+from assay.platform.server.jobs.calls import TRANSIENT_TYPES, CallPolicy, Gate, ModelsDown, guard
 from assay.platform.server.jobs.claims import Claim, claim_lost
 from assay.platform.server.jobs.generation import Generator, Unit
 from assay.platform.server.jobs.judging import judge_cells
@@ -35,30 +43,42 @@ CHUNK = 16
 
 class ExperimentRun:
     def __init__(
-        self, state: Any, claim: Claim, should_stop: Callable[[], bool], *, owner: str
+        self,
+        state: Any,
+        claim: Claim,
+        should_stop: Callable[[], bool],
+        *,
+        owner: str,
+        policy: CallPolicy | None = None,
     ) -> None:
         if claim.experiment_id is None:
             raise ValueError(f"job {claim.job_id} is not an experiment's ({claim.kind})")
         self.state, self.claim, self.should_stop, self.owner = state, claim, should_stop, owner
         self.experiment_id: int = claim.experiment_id
+        self.gate = Gate(policy or CallPolicy.from_env())
         self._models: dict[str, Any] = {}
         self._generator: Generator | None = None  # made once the run knows the pipelines
 
     def _llm(self, model: str) -> Any:
-        """One model object per model string for the whole run (generators and judge share)."""
+        """One model object per model string for the whole run (generators and judge share),
+        each with the gate's retries and its watch on models that are down."""
         if model not in self._models:
             from assay.platform.server.schemas.model_names import build_llm
 
-            self._models[model] = build_llm(model)
+            self._models[model] = guard(build_llm(model), self.gate, model)
         return self._models[model]
 
     async def run(self) -> bool:
-        """True when every cell is stored; False when asked to stop first."""
+        """True when every cell is stored; False when asked to stop first; `ModelsDown` when
+        cells were left undone because a model did not answer."""
         try:
-            return await self._run()
+            finished = await self._run()
         finally:
             if self._generator is not None:
                 await self._generator.aclose()
+        if finished and self.gate.down:
+            raise ModelsDown(self.gate.summary())
+        return finished
 
     async def _run(self) -> bool:
         with self.state.transaction() as session:
@@ -78,30 +98,40 @@ class ExperimentRun:
                 p.name: (p.url, p.timeout_s)
                 for p in PipelineRepo(session, self.claim.project_id).all()
             }
-        generator = self._generator = Generator(self.claim, self._llm, pipelines)
-        units = [Unit(c, e) for c in cohorts for e in examples]
+        generator = self._generator = Generator(self.claim, self._llm, pipelines, self.gate)
         judge = None
         if any(c["criteria_type"] == "llm_judge" for c in criteria):
             judge = self._llm(judge_model)
-        for start in range(0, len(units), CHUNK):
+        for chunk in chunks(cohorts, examples):
             if self.should_stop():
                 return False
-            chunk = units[start : start + CHUNK]
             missing = [u for u in chunk if (u.cohort.id, u.example.id) not in traces]
             if missing:
-                generated = await asyncio.gather(*(generator.generate(task, u) for u in missing))
-                traces.update(self._store_traces(generated))
-            chunk_traces = [traces[(u.cohort.id, u.example.id)] for u in chunk]
+                made = await asyncio.gather(*(generator.generate(task, u) for u in missing))
+                generated = [row for row in made if row is not None]
+                self.gate.skipped += (len(made) - len(generated)) * max(len(criteria), 1)
+                if generated:
+                    traces.update(self._store_traces(generated))
+            chunk_traces = [
+                (u, traces[(u.cohort.id, u.example.id)])
+                for u in chunk
+                if (u.cohort.id, u.example.id) in traces
+            ]
             for criterion in criteria:
-                todo = [
-                    (u, t)
-                    for u, t in zip(chunk, chunk_traces, strict=True)
-                    if (t.id, criterion["key"]) not in scored
-                ]
-                if todo:
-                    outcomes = await judge_cells(criterion, todo, judge)
+                todo = [(u, t) for u, t in chunk_traces if (t.id, criterion["key"]) not in scored]
+                if not todo:
+                    continue
+                asks_judge = criterion["criteria_type"] == "llm_judge"
+                if asks_judge and self.gate.is_down(judge_model):
+                    self.gate.skipped += len(todo)
+                    continue
+                outcomes = await judge_cells(criterion, todo, judge)
+                if asks_judge and self.gate.is_down(judge_model):  # went down meanwhile
+                    outcomes = [o for o in outcomes if not _left_for_later(o)]
+                    self.gate.skipped += len(todo) - len(outcomes)
+                if outcomes:
                     self._store_scores(criterion, outcomes)
-                    scored.update((t.id, criterion["key"]) for _u, t in todo)
+                scored.update((o["trace"].id, criterion["key"]) for o in outcomes)
         return True
 
     def _check_claim(self, session: Any) -> None:
@@ -153,4 +183,27 @@ class ExperimentRun:
             ExperimentRepo(session, self.claim.project_id).store_scores(values)
 
 
-__all__ = ["CHUNK", "ExperimentRun"]
+def chunks(cohorts: list[Any], examples: list[Any]) -> list[list[Unit]]:
+    """The run's units in chunks of about `CHUNK`: example after example, each with every cohort,
+    and never one example's cohorts split over two chunks."""
+    per_chunk = max(1, CHUNK // max(len(cohorts), 1))
+    return [
+        [Unit(c, e) for e in examples[start : start + per_chunk] for c in cohorts]
+        for start in range(0, len(examples), per_chunk)
+    ]
+
+
+def _left_for_later(outcome: dict[str, Any]) -> bool:
+    """A judged cell whose judge did not answer: not stored, so a resume judges it."""
+    generated = outcome["trace"].error_type is None  # else the cell says why there is no answer
+    return (
+        generated
+        and outcome["status"] == "error"
+        and (
+            outcome.get("error_type") in TRANSIENT_TYPES
+            or outcome.get("error_type") in ("EndpointDown", "Cancelled")
+        )
+    )
+
+
+__all__ = ["CHUNK", "ExperimentRun", "chunks"]

@@ -9,10 +9,17 @@ done, failed, handed back, or left alone when the claim was lost.
 
 A job is stopped mid-chunk, not at the chunk's end: `Worker.stop()` (the server shutting down), a
 cancel on this server (`Worker.cancelled`, from `POST /experiments/{id}/cancel`) and a heartbeat
-that finds the job cancelled or taken over cancel the run's asyncio task. Database writes are
+that finds the job cancelled or taken over cancel the run's asyncio task. Between heartbeats the
+same thread looks every `cancel_check_interval` seconds (1 s) whether the job was cancelled, so
+a cancel made anywhere (the web UI, another server on the same database) stops the run's calls
+in flight within about a second. Database writes are
 synchronous between awaits, so a cancellation never cuts one in half; what was stored stays, the
 calls in flight are dropped (their answers, if they came, are in the response cache for a
 resume). A stopping worker hands its job back as `queued`.
+
+A run that met a model that does not answer (`calls.py`: `ModelsDown`) and a job that fails on
+a user's error (an `AssayError`: a missing key, a bad setting) fail in one line of the log, with
+no traceback; anything else is a bug and keeps its traceback.
 """
 
 from __future__ import annotations
@@ -22,11 +29,14 @@ import contextlib
 import logging
 import os
 import threading
+import time
 import uuid
 from typing import Any
 
+from assay.errors import AssayError
 from assay.platform.server.jobs import claims as job_claims
 from assay.platform.server.jobs import holder
+from assay.platform.server.jobs.calls import CallPolicy, ModelsDown
 from assay.platform.server.jobs.claims import Claim, JobCancelled, LostClaim
 from assay.platform.server.jobs.run import CHUNK, ExperimentRun
 
@@ -50,10 +60,14 @@ class Worker:
         stale_after: float | None = None,
         name: str | None = None,
         kinds: tuple[str, ...] = ("experiment", "review_judge", "online_eval"),
+        call_policy: CallPolicy | None = None,
+        cancel_check_interval: float = 1.0,
     ) -> None:
         self.state, self.kinds = state, kinds
         self.poll_interval = poll_interval
+        self.call_policy = call_policy  # None: CallPolicy.from_env() per experiment run
         self.heartbeat_interval = heartbeat_interval or _env_float("ASSAY_WORKER_HEARTBEAT", 10.0)
+        self.cancel_check_interval = min(cancel_check_interval, self.heartbeat_interval)
         self.stale_after = stale_after or _env_float("ASSAY_WORKER_STALE_AFTER", 30.0)
         self.name = name or f"worker-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self._stop = threading.Event()
@@ -157,9 +171,14 @@ class Worker:
         beating = threading.Event()
 
         def beat() -> None:
-            while not beating.wait(self.heartbeat_interval):
+            last = time.monotonic()
+            while not beating.wait(self.cancel_check_interval):
                 try:
-                    self.heartbeat(claim)
+                    if time.monotonic() - last >= self.heartbeat_interval:
+                        last = time.monotonic()
+                        self.heartbeat(claim)
+                    else:  # between heartbeats: only look whether the job was cancelled
+                        job_claims.check(self.state, claim, self.name)
                 except LostClaim as exc:
                     log.info("job %s: %s; stopping it", claim.job_id, exc)
                     lost.set()
@@ -176,14 +195,27 @@ class Worker:
                 from assay.platform.server.jobs.review_judge import QueueJudgeRun as runner
             elif claim.kind == "online_eval":
                 from assay.platform.server.jobs.online_eval import OnlineEvaluatorRun as runner
+            options = {"policy": self.call_policy} if runner is ExperimentRun else {}
             run = runner(
-                self.state, claim, lambda: self._stop.is_set() or lost.is_set(), owner=self.name
+                self.state,
+                claim,
+                lambda: self._stop.is_set() or lost.is_set(),
+                owner=self.name,
+                **options,
             )
             finished = asyncio.run(self._supervised(run))
         except LostClaim:
             return
         except asyncio.CancelledError:  # stop() or the heartbeat interrupted the run
             finished = False
+        except (ModelsDown, AssayError) as exc:  # expected: one line, no traceback
+            log.warning(
+                "job %s (%s) failed: %s: %s", claim.job_id, claim.kind, type(exc).__name__, exc
+            )
+            message = str(exc) if isinstance(exc, ModelsDown) else f"{type(exc).__name__}: {exc}"
+            experiment = "failed" if claim.kind == "experiment" else None
+            self._finish(claim, "failed", message[:2000], experiment)
+            return
         except Exception as exc:
             log.exception("job %s (%s) failed", claim.job_id, claim.kind)
             message = f"{type(exc).__name__}: {exc}".strip()

@@ -1,0 +1,205 @@
+"""How hard a job tries a model that does not answer, and when it stops trying for this run.
+
+The server has one worker, which runs one job at a time, so a job stuck on a generator or judge
+that is down holds every other job back. Two rules bound that:
+
+- `CallPolicy`: a job's model calls are retried fewer times than the library's default (4
+  attempts, waits of at most 15 s, an attempt timeout of 60 s for a remote model), read from
+  `ASSAY_JOB_RETRY_ATTEMPTS`, `ASSAY_JOB_RETRY_MAX_WAIT` and `ASSAY_JOB_CALL_TIMEOUT`, or given to
+  the `Worker` (tests give short ones).
+- `Gate`: one per run. Every attempt of every call to a model goes through it (`guard` wraps the
+  model's provider). After `policy.attempts` failed attempts in a row on one model, counted over
+  all the run's calls to it (a refused connection, a timeout, a 5xx or a 429 that outlived its
+  retries), with no success between, the model is *down for this run*: the attempts in flight to
+  it end at once and later calls fail at once, all with `EndpointDown`. A run that met a down
+  model skips the cells that need it, keeps what it stored, and ends with `ModelsDown`, which
+  names each model and its last error; the worker then fails the job with that one line and
+  takes the next one. Resuming the experiment runs what was left.
+
+`EndpointDown` and `ModelsDown` are the job's control flow, like `LostClaim`: they never reach a
+caller, so they are not in `assay.errors`' tree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+
+from assay.errors import ModelError, ModelTimeout
+from assay.models.retry import RetryPolicy
+
+# the failures that say "this model does not answer now", as outcomes name them
+TRANSIENT_TYPES = frozenset(
+    {"ModelConnectionError", "ModelTimeout", "RateLimited", "ProviderError", "MalformedResponse"}
+)
+
+
+def _env_number(name: str, default: float, kind: type = float) -> Any:
+    raw = os.environ.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        raise ValueError(f"{name} must be a number, got {raw!r}") from None
+    if not value > 0:
+        raise ValueError(f"{name} must be more than 0, got {raw!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class CallPolicy:
+    """How a job retries one model call. `timeout` is one attempt's limit in seconds (None: the
+    model's own, 900 s for the embedded judge)."""
+
+    attempts: int = 4
+    initial_wait: float = 1.0
+    max_wait: float = 15.0
+    timeout: float | None = 60.0
+
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ValueError(f"attempts must be at least 1, got {self.attempts}")
+        if self.timeout is not None and not self.timeout > 0:
+            raise ValueError(f"timeout must be more than 0 seconds, got {self.timeout}")
+
+    @classmethod
+    def from_env(cls) -> CallPolicy:
+        default = cls()
+        return cls(
+            attempts=_env_number("ASSAY_JOB_RETRY_ATTEMPTS", default.attempts, int),
+            max_wait=_env_number("ASSAY_JOB_RETRY_MAX_WAIT", default.max_wait),
+            timeout=_env_number("ASSAY_JOB_CALL_TIMEOUT", default.timeout or 60.0),
+        )
+
+    def retry(self) -> RetryPolicy:
+        return RetryPolicy(
+            max_attempts=self.attempts, initial_wait=self.initial_wait, max_wait=self.max_wait
+        )
+
+
+class EndpointDown(Exception):
+    """A call to a model that is down for this run: not sent, or cut off when it went down."""
+
+    def __init__(self, model: str, cause: BaseException | None) -> None:
+        self.model, self.cause = model, cause
+        why = f": {type(cause).__name__}: {cause}" if cause is not None else ""
+        super().__init__(f"{model!r} does not answer{why}")
+
+
+class ModelsDown(Exception):
+    """The run left cells undone because models were down; the message names them."""
+
+
+class Gate:
+    """The models of one run and which of them are down (see the module's docstring). Used on
+    the run's event loop only."""
+
+    def __init__(self, policy: CallPolicy) -> None:
+        self.policy = policy
+        self.failures: dict[str, int] = {}  # failed attempts in a row, per model
+        self.down: dict[str, BaseException] = {}  # model -> the failure that made it down
+        self._events: dict[str, asyncio.Event] = {}
+        self.skipped = 0  # cells (or units) the run left undone for a down model
+
+    def is_down(self, model: str) -> bool:
+        return model in self.down
+
+    def _event(self, model: str) -> asyncio.Event:
+        if model not in self._events:
+            self._events[model] = asyncio.Event()
+        return self._events[model]
+
+    def failed(self, model: str, exc: BaseException) -> None:
+        count = self.failures[model] = self.failures.get(model, 0) + 1
+        if count >= self.policy.attempts and model not in self.down:
+            self.down[model] = exc
+            self._event(model).set()
+
+    def succeeded(self, model: str) -> None:
+        self.failures[model] = 0
+
+    def check(self, model: str) -> None:
+        if model in self.down:
+            raise EndpointDown(model, self.down[model])
+
+    async def attempt(self, model: str, call: Callable[[], Any], timeout: float | None) -> Any:
+        """One attempt of a call to `model`, ended early if the model goes down meanwhile."""
+        self.check(model)
+        went_down = self._event(model)
+        attempt = asyncio.ensure_future(_timed(call, timeout))
+        watch = asyncio.ensure_future(went_down.wait())
+        try:
+            await asyncio.wait({attempt, watch}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            watch.cancel()
+            if not attempt.done():
+                attempt.cancel()
+                # its cancellation runs on; nothing waits for a call to a model that is down
+        if not attempt.done() or attempt.cancelled():
+            raise EndpointDown(model, self.down.get(model))
+        exc = attempt.exception()
+        if exc is None:
+            self.succeeded(model)
+            return attempt.result()
+        if isinstance(exc, ModelError) and exc.transient:
+            self.failed(model, exc)
+        raise exc
+
+    def summary(self) -> str:
+        names = "; ".join(
+            f"{model!r} ({type(exc).__name__}: {str(exc)[:300]})"
+            for model, exc in self.down.items()
+        )
+        return (
+            f"stopped after {self.policy.attempts} failed attempts in a row: {names} did not "
+            f"answer; {self.skipped} cell(s) were left undone: resume the experiment once "
+            "the model answers"
+        )
+
+
+async def _timed(call: Callable[[], Any], timeout: float | None) -> Any:
+    if timeout is None:
+        return await call()
+    try:
+        with anyio.fail_after(timeout):
+            return await call()
+    except TimeoutError as exc:
+        raise ModelTimeout(f"no complete answer within {timeout:g} s") from exc
+
+
+class _Guarded:
+    """A provider whose every attempt goes through the run's gate (the LLM object's own stack,
+    cache, retries and limiter stay in front of it)."""
+
+    def __init__(self, inner: Any, gate: Gate, model: str, timeout: float | None) -> None:
+        self._inner, self._gate, self._model, self._timeout = inner, gate, model, timeout
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+    async def complete(self, request: Any) -> Any:
+        return await self._gate.attempt(
+            self._model, lambda: self._inner.complete(request), self._timeout
+        )
+
+
+def guard(llm: Any, gate: Gate, model: str) -> Any:
+    """Give `llm` (an `assay.models.LLM`) the gate's policy: its retries and attempt timeout,
+    and every attempt through the gate under the name `model`."""
+    policy = gate.policy
+    llm.retry = policy.retry()
+    timeout = policy.timeout if policy.timeout is not None else llm.attempt_timeout
+    if model == "" and llm.attempt_timeout is not None:  # the embedded judge: its own, longer
+        timeout = max(timeout or 0.0, llm.attempt_timeout)
+    llm.attempt_timeout = None  # the gate times each attempt instead
+    llm.provider = _Guarded(llm.provider, gate, model, timeout)
+    return llm
+
+
+__all__ = ["TRANSIENT_TYPES", "CallPolicy", "EndpointDown", "Gate", "ModelsDown", "guard"]
