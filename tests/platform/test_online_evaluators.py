@@ -274,7 +274,8 @@ def test_bad_bodies_are_4xx_naming_the_field(live, fake, api):
         "criteria": good | {"criteria": []},
         "criteria[1]": good | {"criteria": ["Correct", "Nope"]},
         "condition": good | {"condition": "model = "},
-        "scope": good | {"scope": "session"},
+        "scope": good | {"scope": "conversation"},
+        "settle_seconds": good | {"scope": "session", "settle_seconds": -1},
         "daily_budget": good | {"daily_budget": 0},
         "judge_model": good | {"judge_model": " "},
     }

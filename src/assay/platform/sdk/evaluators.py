@@ -8,6 +8,12 @@
     evaluator.pause(); evaluator.resume()
     evaluator.refresh().traces        # {"pending", "scored", "error", "skipped_budget"}
 
+`scope="session"` scores whole sessions instead, once each has been quiet `settle_seconds`
+(default 300), and again when it grows; `evaluator.sessions` counts them by the same states and
+the scores land on the session (`Session.download(id).scores`). Besides saved criteria, the agent
+criteria `task_completion`, `agent_goal_accuracy_without_reference`, `plan_adherence` and
+`step_efficiency` judge the trajectory (a trace's spans, or the session as one conversation).
+
 The scores are ordinary trace scores whose `source` is `evaluator:<name>@v<version>`: they show
 on the trace, in the traces list and its conditions (`score.Correct < 1`) and on the dashboard.
 Sampling is decided by a hash of the evaluator's and the trace's ids, so the same traces are
@@ -29,12 +35,22 @@ from assay.platform.sdk.objects import Criteria, RagMetricsObject
 from assay.platform.sdk.review import _name_of
 from assay.platform.sdk.traces import pages
 
-RULE = ("name", "condition", "sample_rate", "criteria", "judge_model", "scope", "daily_budget")
+RULE = (
+    "name",
+    "condition",
+    "sample_rate",
+    "criteria",
+    "judge_model",
+    "scope",
+    "daily_budget",
+    "settle_seconds",
+)
 STATUS = (
     "status",
     "version",
     "source",
     "traces",
+    "sessions",
     "judged_today",
     "budget_exhausted",
     "last_error",
@@ -77,6 +93,11 @@ def _check(field: str, value: Any) -> Any:
             f"{owner}: daily_budget must be a whole number of traces a day (1 or more)",
             field=field,
         )
+    bad_settle = isinstance(value, bool) or not isinstance(value, int) or value < 0
+    if field == "settle_seconds" and bad_settle:
+        raise ValidationFailed(
+            f"{owner}: settle_seconds must be a whole number of seconds (0 or more)", field=field
+        )
     return value
 
 
@@ -107,11 +128,13 @@ class OnlineEvaluator(RagMetricsObject):
     judge_model: str
     scope: str
     daily_budget: int | None
+    settle_seconds: int
     # as the server last said (None before the first save or download)
     status: str | None
     version: int | None
     source: str | None
     traces: dict[str, int]
+    sessions: dict[str, int]
     judged_today: int
     budget_exhausted: bool
     last_error: str | None
@@ -126,8 +149,18 @@ class OnlineEvaluator(RagMetricsObject):
         judge_model: str | None = None,
         scope: str = "trace",
         daily_budget: int | None = None,
+        settle_seconds: int = 300,
     ) -> None:
-        values = (name, condition or "", sample_rate, criteria, judge_model, scope, daily_budget)
+        values = (
+            name,
+            condition or "",
+            sample_rate,
+            criteria,
+            judge_model,
+            scope,
+            daily_budget,
+            settle_seconds,
+        )
         for field, value in zip(RULE, values, strict=True):
             setattr(self, field, _check(field, value))
         self.id = None
@@ -136,6 +169,7 @@ class OnlineEvaluator(RagMetricsObject):
     def _clear_status(self) -> None:
         self.status = self.version = self.source = None
         self.traces, self.judged_today, self.budget_exhausted = {}, 0, False
+        self.sessions = {}
         self.last_error = self.last_error_at = None
 
     # -- what is sent ----------------------------------------------------------------------------
@@ -151,6 +185,7 @@ class OnlineEvaluator(RagMetricsObject):
             "judge_model": self.judge_model,
             "scope": self.scope,
             "daily_budget": self.daily_budget,
+            "settle_seconds": self.settle_seconds,
         }
 
     @classmethod
@@ -163,6 +198,7 @@ class OnlineEvaluator(RagMetricsObject):
             data.get("judge_model"),
             data.get("scope") or "trace",
             data.get("daily_budget"),
+            data.get("settle_seconds", 300),
         )
         if "id" in data:
             evaluator._apply(data)

@@ -26,6 +26,10 @@ class Session:
     last_at: str | None = None
     total: int = 0
     truncated: bool = False
+    # the whole session's scores (session-scope online evaluators): the latest per criterion,
+    # each {criterion, value, outcome, source, traces, content_key, created_at}; and all of them
+    scores: dict[str, Any] = field(default_factory=dict)
+    score_history: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def download(cls, id: str) -> Session:
@@ -40,6 +44,8 @@ class Session:
             last_at=data["last_at"],
             total=data["total"],
             truncated=data["truncated"],
+            scores=data.get("scores") or {},
+            score_history=data.get("score_history") or [],
         )
 
     @classmethod

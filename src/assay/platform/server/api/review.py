@@ -10,9 +10,11 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
 from assay.platform.server.api.deps import Reader, Writer, page, state_of
 from assay.platform.server.errors import invalid
+from assay.platform.server.jobs.trajectory import is_agent_criterion, needs_judge
 from assay.platform.server.schemas.bodies import _storable
 from assay.platform.server.schemas.model_names import check_model
 from assay.platform.server.schemas.traces import QueueIn, QueuePatch
+from assay.platform.server.storage.evaluators import unknown_criterion
 from assay.platform.server.storage.repos import MAX_PAGE, CriteriaRepo, iso
 from assay.platform.server.storage.review import QueueRepo, queue_json
 from assay.platform.server.storage.traces import TraceRepo
@@ -49,12 +51,10 @@ def _check_criteria(session: Any, project_id: int, values: dict[str, Any]) -> No
         raise invalid("criteria", "a queue with a judge_model needs at least one criterion")
     rows = {row.name: row for row in CriteriaRepo(session, project_id).by_names(names)}
     for index, name in enumerate(names):
-        if name not in rows:
-            raise invalid(
-                f"criteria[{index}]",
-                f"no criteria named {name!r} in this project (the judge scores saved criteria)",
-            )
-    if any(row.criteria_type == "llm_judge" for row in rows.values()):
+        if name not in rows and not is_agent_criterion(name):
+            raise invalid(f"criteria[{index}]", unknown_criterion(name))
+    agents = [n for n in names if n not in rows and needs_judge(n)]
+    if agents or any(row.criteria_type == "llm_judge" for row in rows.values()):
         check_model("judge_model", values["judge_model"])
 
 

@@ -11,6 +11,7 @@ from fastapi import APIRouter, Path, Query, Request
 
 from assay.platform.server.api.deps import Reader, page, state_of
 from assay.platform.server.storage.repos import MAX_PAGE, decode_cursor
+from assay.platform.server.storage.session_evaluations import SessionRuns, latest_by_criterion
 from assay.platform.server.storage.sessions import SESSION_TRACES_MAX, SessionRepo
 from assay.platform.server.storage.trace_rows import SESSION_MAX
 from assay.platform.server.storage.traces import TraceRepo
@@ -43,11 +44,13 @@ def list_sessions(
 @router.get("/sessions/{session_id}")
 def get_session(session_id: SessionId, request: Request, principal: Reader) -> dict[str, Any]:
     """The session's traces, oldest first (at most `SESSION_TRACES_MAX`; `total` counts them
-    all), each whole with its latest scores and labels; 404 when no trace names the session."""
+    all), each whole with its latest scores and labels, and the session's own scores (`scores`,
+    the latest per criterion; `score_history`); 404 when no trace names the session."""
     with state_of(request).transaction() as session:
         rows = SessionRepo(session, principal.project_id).traces(session_id)
         total = SessionRepo(session, principal.project_id).size(session_id)
         traces = TraceRepo(session, principal.project_id).as_json(rows)
+        history = SessionRuns(session, principal.project_id).scores(session_id)
     return {
         "object_type": "session",
         "session_id": session_id,
@@ -57,6 +60,10 @@ def get_session(session_id: SessionId, request: Request, principal: Reader) -> d
         "first_at": traces[0]["created_at"],
         "last_at": traces[-1]["created_at"],
         "limit": SESSION_TRACES_MAX,
+        # scores of the whole session (session-scope online evaluators): the latest per
+        # criterion, and every one stored, newest first
+        "scores": latest_by_criterion(history),
+        "score_history": history,
     }
 
 

@@ -80,25 +80,29 @@ async def judge_traces(
     `name`; None when it was deleted: an error outcome naming it). `judge()` builds the judge
     model when one is needed; a judge that cannot be built, or a run the library refuses, is an
     error outcome for each trace, never a silent gap. Review queues' judge and online evaluators
-    (`what` names which, for the log) both score through here."""
+    (`what` names which, for the log) both score through here. A name the project has no saved
+    criterion of may be a built-in agent criterion (`trajectory.AGENT_CRITERIA`): it judges the
+    trace's own span tree as a trajectory."""
     if criterion is None:
+        from assay.platform.server.jobs.trajectory import (
+            is_agent_criterion,
+            judge_trajectories,
+            trace_trajectory,
+        )
+
+        if is_agent_criterion(name):  # a built-in agent criterion: the trace's trajectory
+            from assay.platform.server.storage.trace_rows import trace_json
+
+            subjects = [trace_trajectory(trace_json(t)) for t in traces]
+            return await judge_trajectories(name, subjects, judge, what)
         missing = {
             "status": "error",
             "error_type": "UnknownCriterion",
             "error_message": f"no criteria named {name!r} in this project any more",
         }
         return [dict(missing) for _ in traces]
-    if criterion["criteria_type"] == "function":
-        return [
-            trace_score_outcome(function_outcome(criterion, t.output_text, t.contexts))
-            for t in traces
-        ]
-    from assay import SingleTurnSample, aevaluate
-    from assay.metrics.criteria import Criteria as LibraryCriteria
-    from assay.schema.result import EvaluationResult
+    from assay import SingleTurnSample
 
-    fields = {f: criterion[f] for f in criteria_rules.FIELDS if f != "validation_status"}
-    metric = LibraryCriteria(**fields)
     samples = [
         SingleTurnSample(
             user_input=t.input_text or None,
@@ -107,15 +111,38 @@ async def judge_traces(
         )
         for t in traces
     ]
+    return await judge_samples(criterion, samples, judge, what)
+
+
+async def judge_samples(
+    criterion: dict[str, Any], samples: list[Any], judge: Callable[[], Any], what: str
+) -> list[dict[str, Any]]:
+    """One `trace_scores` outcome per `SingleTurnSample` on the saved criterion: what
+    `judge_traces` does once it has the samples, and what a session's saved criteria are judged
+    with (`online_sessions.py`: the session's last answer, the turns before it as the input)."""
+    if criterion["criteria_type"] == "function":
+        return [
+            trace_score_outcome(
+                function_outcome(criterion, s.response or "", list(s.retrieved_contexts or []))
+            )
+            for s in samples
+        ]
+    from assay import aevaluate
+    from assay.metrics.criteria import Criteria as LibraryCriteria
+    from assay.schema.result import EvaluationResult
+
+    fields = {f: criterion[f] for f in criteria_rules.FIELDS if f != "validation_status"}
+    metric = LibraryCriteria(**fields)
     try:
         result = await aevaluate(samples, [metric], llm=judge(), show_progress=False)
         assert isinstance(result, EvaluationResult)  # not asked for an Executor
     except Exception as exc:  # the judge cannot be built or the run refused: a typed outcome each
         log.warning("judging %s failed: %s", what, exc)
         failed = {"status": "error", "error_type": type(exc).__name__, "error_message": str(exc)}
-        return [dict(failed) for _ in traces]
+        return [dict(failed) for _ in samples]
     return [
-        trace_score_outcome(outcome_row(result.outcome(i, metric.name))) for i in range(len(traces))
+        trace_score_outcome(outcome_row(result.outcome(i, metric.name)))
+        for i in range(len(samples))
     ]
 
 
@@ -186,6 +213,7 @@ def trace_score_outcome(row: dict[str, Any]) -> dict[str, Any]:
 __all__ = [
     "function_outcome",
     "judge_cells",
+    "judge_samples",
     "judge_traces",
     "outcome_row",
     "trace_score_outcome",

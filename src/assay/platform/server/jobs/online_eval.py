@@ -8,7 +8,8 @@ moves each row out of `pending` and appends its scores in one transaction, after
 claim. A job that stops or dies leaves the unstored rows pending and the next claim judges them
 (the response cache answers the calls already made); a row stored is never judged again. With a
 daily budget, a chunk is cut to what is left of the day's, and once it is spent the pending rows
-are `skipped_budget` with the reason. A paused (or deleted) evaluator ends the job.
+are `skipped_budget` with the reason. A paused (or deleted) evaluator ends the job. A
+session-scope evaluator's job judges settled sessions instead (`online_sessions.py`).
 """
 
 from __future__ import annotations
@@ -57,6 +58,13 @@ class OnlineEvaluatorRun:
         return evaluator if evaluator is not None and evaluator.status == "active" else None
 
     async def _run(self) -> bool:
+        with self.state.transaction() as session:
+            evaluator = self._evaluator(session)
+            scope = None if evaluator is None else evaluator.scope
+        if scope == "session":  # whole sessions, once each has settled
+            from assay.platform.server.jobs.online_sessions import judge_sessions
+
+            return await judge_sessions(self)
         project = self.claim.project_id
         after = 0
         while True:

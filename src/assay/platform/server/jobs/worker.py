@@ -41,6 +41,7 @@ from assay.platform.server.jobs.claims import Claim, JobCancelled, LostClaim
 from assay.platform.server.jobs.run import CHUNK, ExperimentRun
 
 log = logging.getLogger("assay.platform.worker")
+WAKE_INTERVAL = 1.0  # seconds between an idle worker's looks for settled sessions
 
 
 def _env_float(name: str, default: float) -> float:
@@ -129,6 +130,7 @@ class Worker:
         return self._stop.is_set()
 
     def _loop(self) -> None:
+        woken = 0.0
         while not self._stop.is_set():
             try:
                 claim = self.claim()
@@ -136,9 +138,22 @@ class Worker:
                 log.exception("claiming a job failed")
                 claim = None
             if claim is None:
+                if "online_eval" in self.kinds and time.monotonic() - woken >= WAKE_INTERVAL:
+                    woken = time.monotonic()
+                    self._wake_sessions()
                 self._stop.wait(self.poll_interval)
                 continue
             self.process(claim)
+
+    def _wake_sessions(self) -> None:
+        """Idle: sessions that have settled since get their evaluator a job (no job waits for
+        a session to go quiet, so that experiments and queues are never held up by one)."""
+        from assay.platform.server.storage.session_evaluations import wake_due
+
+        try:
+            wake_due(self.state.transaction)
+        except Exception:  # the database is away for a moment: the next tick tries again
+            log.warning("waking settled sessions failed", exc_info=True)
 
     # -- the job table -----------------------------------------------------------------------------
     def claim(self) -> Claim | None:

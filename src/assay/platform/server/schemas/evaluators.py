@@ -13,6 +13,8 @@ from assay.platform.server.schemas.bodies import INT_MAX, Body, Name, Short
 from assay.platform.server.schemas.traces import Condition, CriterionNames, utc
 
 SCOPES = ("trace", "session")
+SETTLE_DEFAULT = 300  # five minutes with no new trace: the conversation has most likely ended
+SETTLE_MAX = 7 * 24 * 3600
 
 
 class EvaluatorIn(Body):
@@ -22,6 +24,8 @@ class EvaluatorIn(Body):
     criteria: CriterionNames = Field(min_length=1)
     judge_model: Annotated[Short, Field(min_length=1)]
     scope: Literal["trace", "session"] = "trace"
+    # session scope: judged once the session has been quiet this long (seconds)
+    settle_seconds: Annotated[StrictInt, Field(ge=0, le=SETTLE_MAX)] = SETTLE_DEFAULT
     daily_budget: Annotated[StrictInt, Field(ge=1, le=INT_MAX)] | None = None
 
     @field_validator("name")
@@ -47,15 +51,6 @@ class EvaluatorIn(Body):
             raise ValueError("must name the judge model, e.g. 'openai/gpt-4o-mini'")
         return model.strip()
 
-    @field_validator("scope")
-    @classmethod
-    def _scope(cls, scope: str) -> str:
-        if scope == "session":  # sessions proper come with issue #41's part 4
-            raise ValueError(
-                "'session' (scoring a whole conversation) is not available yet; use 'trace'"
-            )
-        return scope
-
 
 class BackfillIn(Body):
     since: datetime
@@ -75,4 +70,4 @@ class BackfillIn(Body):
         return until
 
 
-__all__ = ["SCOPES", "BackfillIn", "EvaluatorIn"]
+__all__ = ["SCOPES", "SETTLE_DEFAULT", "SETTLE_MAX", "BackfillIn", "EvaluatorIn"]

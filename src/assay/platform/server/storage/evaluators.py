@@ -25,8 +25,11 @@ from sqlalchemy import Table, func, select, update
 from sqlalchemy.orm import Session
 
 from assay.platform.server.errors import ApiError, conflict, invalid
+from assay.platform.server.jobs.trajectory import AGENT_CRITERIA, is_agent_criterion
 from assay.platform.server.storage import models
 from assay.platform.server.storage.repos import CriteriaRepo, ProjectScoped, iso
+from assay.platform.server.storage.session_evaluations import STATES as SESSION_STATES
+from assay.platform.server.storage.session_evaluations import SessionRuns
 from assay.platform.server.storage.trace_fields import compile_condition
 from assay.platform.server.storage.trace_rows import insert_for
 
@@ -57,6 +60,14 @@ def _compiled(condition: str) -> Any:
     return compile_condition(condition)
 
 
+def unknown_criterion(name: str) -> str:
+    """Why a criterion name is refused: neither saved in the project nor a built-in agent one."""
+    return (
+        f"no criteria named {name!r} in this project (the judge scores saved criteria, or the "
+        f"agent criteria {', '.join(AGENT_CRITERIA)})"
+    )
+
+
 def score_source(evaluator: models.OnlineEvaluator) -> str:
     """The `source` of the scores an evaluator stores: its name and version."""
     return f"evaluator:{evaluator.name}@v{evaluator.version}"
@@ -79,6 +90,7 @@ def evaluator_json(evaluator: models.OnlineEvaluator, counts: dict[str, Any]) ->
         "criteria": list(evaluator.criteria or []),
         "judge_model": evaluator.judge_model,
         "scope": evaluator.scope,
+        "settle_seconds": evaluator.settle_seconds,
         "daily_budget": budget,
         "status": evaluator.status,
         "version": evaluator.version,
@@ -89,6 +101,8 @@ def evaluator_json(evaluator: models.OnlineEvaluator, counts: dict[str, Any]) ->
         "updated_at": iso(evaluator.updated_at),
         # this version's traces by state; judged_today counts every version (the budget's count)
         "traces": {s: counts.get(s, 0) for s in ("pending", "scored", "error", "skipped_budget")},
+        # a session-scope version's sessions (contents) by the same states
+        "sessions": counts.get("sessions") or {s: 0 for s in SESSION_STATES},
         "judged_today": used,
         "budget_exhausted": budget is not None and used >= budget,
         # the worker's latest run of it: queued, running, done or failed (with the error)
@@ -124,6 +138,9 @@ class EvaluatorRepo(ProjectScoped):
         counts: dict[str, Any] = {
             s: int(n) for s, n in self.session.execute(query.group_by(Run.status))
         }
+        counts["sessions"] = SessionRuns(self.session, self.project_id).counts(
+            evaluator.id, evaluator.version
+        )
         counts["judged_today"] = self.judged_since(evaluator.id, utc_midnight())
         counts["job"] = self.last_job(evaluator.id)
         return counts
@@ -140,11 +157,13 @@ class EvaluatorRepo(ProjectScoped):
         return {"status": row.status, "error": row.error, "finished_at": iso(row.finished_at)}
 
     def judged_since(self, evaluator_id: int, since: datetime) -> int:
-        """Traces judged for the evaluator (any version) since `since`: the daily budget's count."""
+        """Traces and sessions judged for the evaluator (any version, either scope) since
+        `since`: the daily budget's count."""
         query = self._columns(Run, func.count()).where(
             Run.evaluator_id == evaluator_id, Run.status.in_(JUDGED), Run.judged_at >= since
         )
-        return int(self.session.scalar(query) or 0)
+        sessions = SessionRuns(self.session, self.project_id).judged_since(evaluator_id, since)
+        return int(self.session.scalar(query) or 0) + sessions
 
     def rule(self, values: dict[str, Any]) -> dict[str, Any]:
         """A checked body as stored: criteria once each, every one a saved criterion of the
@@ -154,11 +173,8 @@ class EvaluatorRepo(ProjectScoped):
         found = CriteriaRepo(self.session, self.project_id).by_names(values["criteria"])
         known = {row.name for row in found}
         for index, name in enumerate(values["criteria"]):
-            if name not in known:
-                raise invalid(
-                    f"criteria[{index}]",
-                    f"no criteria named {name!r} in this project (the judge scores saved criteria)",
-                )
+            if name not in known and not is_agent_criterion(name):
+                raise invalid(f"criteria[{index}]", unknown_criterion(name))
         return values
 
     def create(self, values: dict[str, Any]) -> models.OnlineEvaluator:
@@ -194,6 +210,16 @@ class EvaluatorRepo(ProjectScoped):
                 )
                 .values(status="superseded", reason=f"version {evaluator.version + 1} replaced it")
             )
+            S = models.SessionEvaluation
+            self.session.execute(
+                update(S)
+                .where(
+                    S.project_id == self.project_id,
+                    S.evaluator_id == evaluator.id,
+                    S.status == "pending",
+                )
+                .values(status="superseded", reason=f"version {evaluator.version + 1} replaced it")
+            )
             evaluator.version += 1
         self.session.flush()
         return evaluator
@@ -217,6 +243,12 @@ class EvaluatorRepo(ProjectScoped):
         self.session.execute(
             runs.delete().where(Run.project_id == self.project_id, Run.evaluator_id == evaluator.id)
         )
+        S = models.SessionEvaluation
+        self.session.execute(
+            cast(Table, S.__table__)
+            .delete()
+            .where(S.project_id == self.project_id, S.evaluator_id == evaluator.id)
+        )
         self.session.delete(evaluator)
         self.session.flush()
 
@@ -228,6 +260,13 @@ class EvaluatorRepo(ProjectScoped):
             return taken
         active = self.session.scalars(self._select(E).where(E.status == "active").order_by(E.id))
         for evaluator in active:
+            if evaluator.scope == "session":
+                count = SessionRuns(self.session, self.project_id).take(
+                    evaluator, trace_ids, arrived=True
+                )
+                if count:
+                    taken[evaluator.name] = count
+                continue
             query = self._columns(T, T.id).where(T.id.in_(trace_ids))
             count = self._take(evaluator, query)
             if count:
@@ -249,8 +288,11 @@ class EvaluatorRepo(ProjectScoped):
         if not rows:
             return 0, None
         ids = [r.id for r in rows]
-        taken = self._take(evaluator, self._columns(T, T.id).where(T.id.in_(ids)))
-        taken += self._retry_skipped(evaluator, ids)
+        if evaluator.scope == "session":
+            taken = SessionRuns(self.session, self.project_id).take(evaluator, ids, arrived=False)
+        else:
+            taken = self._take(evaluator, self._columns(T, T.id).where(T.id.in_(ids)))
+            taken += self._retry_skipped(evaluator, ids)
         if taken:
             self.request_judging(evaluator)
         return taken, int(rows[-1].seq) if len(rows) == BACKFILL_PAGE else None
@@ -368,5 +410,6 @@ __all__ = [
     "evaluator_json",
     "sampled",
     "score_source",
+    "unknown_criterion",
     "utc_midnight",
 ]

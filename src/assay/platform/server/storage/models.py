@@ -495,6 +495,8 @@ class OnlineEvaluator(Base):
     criteria: Mapped[list] = mapped_column(JSONType)
     judge_model: Mapped[str] = mapped_column(String(1000))
     scope: Mapped[str] = mapped_column(String(20), default="trace")
+    # session scope: a session is judged once it has been quiet this long (no new trace)
+    settle_seconds: Mapped[int] = mapped_column(Integer, default=300, server_default="300")
     daily_budget: Mapped[int | None] = mapped_column(Integer, nullable=True)
     status: Mapped[str] = mapped_column(String(20), default="active")
     version: Mapped[int] = mapped_column(Integer, default=1)
@@ -535,6 +537,71 @@ class OnlineEvaluation(Base):
     judged_at: Mapped[datetime | None] = mapped_column(
         DateTime(timezone=True), nullable=True, index=True
     )
+
+
+class SessionEvaluation(Base):
+    """One content of one session taken by one version of a session-scope evaluator. The content
+    key (the session's trace count and latest arrival number) changes when a trace arrives, so
+    a session is judged again after new traces, and never twice for the same content: the
+    unique (evaluator, version, session, content) is the database's guarantee. `due_at` is the
+    last arrival plus the evaluator's settle interval; the worker judges a pending row once it is
+    due. An older pending content is `superseded` when a newer one is taken."""
+
+    __tablename__ = "online_session_evaluations"
+    __table_args__ = (
+        # named here: the convention's names pass PostgreSQL's 63 characters
+        UniqueConstraint(
+            "evaluator_id",
+            "evaluator_version",
+            "session_id",
+            "content_key",
+            name="uq_online_session_evaluations_content",
+        ),
+        Index("ix_online_session_evaluations_status_due_at", "status", "due_at"),
+        ForeignKeyConstraint(
+            ["project_id", "evaluator_id"],
+            ["online_evaluators.project_id", "online_evaluators.id"],
+            ondelete="CASCADE",
+            name="fk_online_session_evaluations_evaluator",
+        ),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(Integer, index=True)
+    evaluator_id: Mapped[int] = mapped_column(Integer, index=True)
+    evaluator_version: Mapped[int] = mapped_column(Integer)
+    session_id: Mapped[str] = mapped_column(String(200))
+    content_key: Mapped[str] = mapped_column(String(64))
+    traces: Mapped[int] = mapped_column(Integer)
+    status: Mapped[str] = mapped_column(String(20), default="pending")
+    reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    entered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    due_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    judged_at: Mapped[datetime | None] = mapped_column(
+        DateTime(timezone=True), nullable=True, index=True
+    )
+
+
+class SessionScore(Base):
+    """A judge's score of a whole session on one criterion; append-only, like `trace_scores`.
+    Sessions are no table of their own (a session is the traces naming it), so the score keeps
+    the session's id, and how many traces and which content it judged. It stays when the
+    session's traces are deleted."""
+
+    __tablename__ = "session_scores"
+    __table_args__ = (
+        Index("ix_session_scores_project_id_session_id", "project_id", "session_id", "id"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(Integer)
+    session_id: Mapped[str] = mapped_column(String(200))
+    criterion: Mapped[str] = mapped_column(String(200))
+    value: Mapped[float | None] = mapped_column(Float, nullable=True)
+    outcome: Mapped[dict] = mapped_column(JSONType)
+    source: Mapped[str] = mapped_column(String(1000))
+    traces: Mapped[int] = mapped_column(Integer)
+    content_key: Mapped[str] = mapped_column(String(64))
+    evaluation_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 # -- people of the web UI (issue #18) -------------------------------------------------------------

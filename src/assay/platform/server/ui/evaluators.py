@@ -1,5 +1,6 @@
 """The online evaluators page of a project: each evaluator with its status (active or paused,
-version, traces scored, in error, pending and skipped for the daily budget, the last error) and
+version, scope, traces or sessions scored, in error, pending and skipped for the daily budget,
+the last error) and
 its actions (pause, resume, backfill the last days), and a form to create one. The rules and
 their checks are the API's (`schemas.evaluators.EvaluatorIn`, `EvaluatorRepo.rule`): a problem
 is shown beside the form, naming the field, with what was typed kept."""
@@ -16,7 +17,8 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from assay.platform.server.errors import ApiError
-from assay.platform.server.schemas.evaluators import EvaluatorIn
+from assay.platform.server.jobs.trajectory import AGENT_CRITERIA
+from assay.platform.server.schemas.evaluators import SETTLE_DEFAULT, EvaluatorIn
 from assay.platform.server.schemas.model_names import check_model
 from assay.platform.server.storage import models
 from assay.platform.server.storage.evaluators import EvaluatorRepo, backfill, evaluator_json
@@ -35,8 +37,21 @@ from assay.platform.server.ui.web import (
 
 router = APIRouter(prefix="/p/{project_id}")  # under the UI app, mounted at /ui
 BACKFILL_DAYS = (1, 7, 30)
-DEFAULTS: dict[str, Any] = {"sample_rate": "1", "criteria": []}
-FORM_FIELDS = ("name", "condition", "sample_rate", "judge_model", "daily_budget")
+DEFAULTS: dict[str, Any] = {
+    "sample_rate": "1",
+    "criteria": [],
+    "scope": "trace",
+    "settle_seconds": str(SETTLE_DEFAULT),
+}
+FORM_FIELDS = (
+    "name",
+    "condition",
+    "sample_rate",
+    "judge_model",
+    "daily_budget",
+    "scope",
+    "settle_seconds",
+)
 
 
 def _page(
@@ -62,6 +77,8 @@ def _page(
         project=access.project,
         evaluators=evaluators,
         criteria=[c.name for c in criteria],
+        # built-in agent criteria the project has no saved criterion of the same name for
+        agent_criteria=[n for n in AGENT_CRITERIA if n not in {c.name for c in criteria}],
         # what was typed, shown again (an empty optional number is an empty field)
         values={k: "" if v is None else v for k, v in (values or DEFAULTS).items()},
         problem=problem,
@@ -80,11 +97,14 @@ def _body(form: Any) -> dict[str, Any]:
     is left as text, so the API's check names the field)."""
     body: dict[str, Any] = {f: field(form, f).strip() for f in FORM_FIELDS}
     body["criteria"] = [c for c in form.getlist("criteria") if isinstance(c, str)]
-    for name, kind in (("sample_rate", float), ("daily_budget", int)):
+    for name, kind in (("sample_rate", float), ("daily_budget", int), ("settle_seconds", int)):
         with contextlib.suppress(ValueError):  # left as text: the API's check names it
             body[name] = kind(body[name]) if body[name] else None
     if body["sample_rate"] is None:
         body["sample_rate"] = 1.0
+    if body["settle_seconds"] is None:
+        body["settle_seconds"] = SETTLE_DEFAULT
+    body["scope"] = body["scope"] or "trace"
     return body
 
 

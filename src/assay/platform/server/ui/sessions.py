@@ -1,15 +1,18 @@
 """The session pages: the project's sessions (traces, first and last time; the latest trace's
 first, paged) and one session read as a conversation (`conversation.py`): per turn the user's
-message, the tool calls and the assistant's answer or its error, each linked to its trace."""
+message, the tool calls and the assistant's answer or its error, each linked to its trace; and
+the whole session's scores (session-scope online evaluators), the latest per criterion."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from assay.platform.server.errors import ApiError
+from assay.platform.server.storage.session_evaluations import SessionRuns, latest_by_criterion
 from assay.platform.server.storage.sessions import SessionRepo
 from assay.platform.server.storage.trace_rows import SESSION_MAX
 from assay.platform.server.storage.traces import TraceRepo
@@ -63,7 +66,14 @@ def session_page(request: Request, project_id: int, session_id: str) -> Response
             [t.id for t in traces]
         )
         turns = conversation(traces)
+        whole = [
+            SimpleNamespace(label=None, **score)
+            for score in latest_by_criterion(
+                SessionRuns(session, project_id).scores(session_id)
+            ).values()
+        ]
         named = {c for per_trace in scores.values() for c in per_trace}
+        named |= {score.criterion for score in whole}
         shown = shower(scales_of(session, project_id, named))
     return render(
         request,
@@ -73,6 +83,7 @@ def session_page(request: Request, project_id: int, session_id: str) -> Response
         turns=turns,
         total=total,
         scores=scores,
+        session_scores=whole,
         duration=duration_label,
         shown=shown,
     )
