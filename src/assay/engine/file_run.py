@@ -82,7 +82,7 @@ class FileRunOptions:
     repeats: int = 1
 
     def __post_init__(self) -> None:
-        check_batch(self.batch, self.batch_fallback, self.ray)
+        check_batch(self.batch, self.batch_fallback)
         check_repeats(self.repeats)
         _check_number("--timeout", self.timeout, minimum=0.0, inclusive=False)
         _check_number(

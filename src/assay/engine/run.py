@@ -207,9 +207,11 @@ async def aevaluate(
     chosen = _prepare_metrics(coerce_metrics(metrics), llm, embeddings, retry)
     for metric in chosen:
         check_metric_fits(metric, data)
-    waves = waves_for(batch, executor)
+    waves = waves_for(batch)
     if waves is not None:
-        chosen = batched_metrics(chosen, waves)
+        batched = batched_metrics(chosen, waves)  # refuses a judge without a batch API
+        # On Ray the workers make their own twins of the judges (engine/ray/batch.py).
+        chosen = batched if executor is None else chosen
         timeout = None  # a batch may take up to a day; its answers are what the cells wait for
         max_concurrency = max_concurrency or waves.options.max_cells
     plan = _Plan(

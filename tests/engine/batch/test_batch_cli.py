@@ -76,7 +76,6 @@ def test_batch_run_writes_the_rows_and_records_its_batches(server, data, tmp_pat
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--batch", "--ray", "local", "--output", "rows"], "--batch does not go with --ray"),
         (["--batch-fallback", "live"], "--batch-fallback goes with --batch"),
         (["--batch", "--batch-fallback", "soon"], "--batch-fallback must be retry or live"),
     ],

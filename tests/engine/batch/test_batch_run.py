@@ -194,13 +194,8 @@ def test_a_judge_without_a_batch_api_is_refused_before_any_work(server):
     assert not server.log
 
 
-def test_batch_mode_does_not_go_with_an_executor(server):
-    class Elsewhere:
-        async def aexecute(self, plan, cancel):  # pragma: no cover - never reached
-            raise AssertionError
-
-    with pytest.raises(UsageError, match="does not go with an executor"):
-        run(server, executor=Elsewhere())
+def test_batch_settings_that_do_not_fit_are_refused(server):
+    # (batch mode with a RayExecutor: tests/engine/ray/test_batch.py)
     with pytest.raises(UsageError, match="batch must be True, False or a BatchOptions"):
         run(server, options="yes")
     with pytest.raises(UsageError, match="fallback must be retry or live"):

@@ -66,18 +66,13 @@ class BatchOptions:
                 )
 
 
-def check_batch(batch: bool, fallback: str | None, ray: str | None) -> None:
-    """The command line's batch options: `--batch-fallback` needs `--batch`, which does not go
-    with `--ray` (batches are submitted from one process; docs/ray.md)."""
+def check_batch(batch: bool, fallback: str | None) -> None:
+    """The command line's batch options: `--batch-fallback` needs `--batch`. (With `--ray` the
+    driver submits the batches: docs/ray.md.)"""
     if fallback is not None and not batch:
         raise UsageError("--batch-fallback goes with --batch")
     if fallback is not None and fallback not in FALLBACKS:
         raise UsageError(f"--batch-fallback must be {' or '.join(FALLBACKS)}, got {fallback!r}")
-    if batch and ray is not None:
-        raise UsageError(
-            "--batch does not go with --ray: batches are submitted from one process, which needs "
-            "no cluster; run --batch without --ray (see docs/ray.md)"
-        )
 
 
 def batch_options(batch: Any) -> BatchOptions | None:

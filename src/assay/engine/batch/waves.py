@@ -36,7 +36,7 @@ import anyio
 
 from assay.engine.batch.journal import BatchJournal
 from assay.engine.batch.options import BatchOptions, batch_options
-from assay.errors import BudgetExhausted, ModelError, ProviderError, UsageError
+from assay.errors import BudgetExhausted, ModelError, ProviderError
 from assay.models.providers.batch_api import BatchClient, BatchState
 from assay.models.retry import RetryPolicy, call_with_retry
 from assay.models.types import ModelRequest, ModelResponse
@@ -377,17 +377,11 @@ def _cells(entries: Any) -> list[list[Any]]:
     return [list(cell) for cell in sorted({cell for entry in entries for cell in entry.cells})]
 
 
-def waves_for(batch: Any, executor: Any = None) -> Waves | None:
-    """`evaluate(batch=..., executor=...)`: the run's coordinator, None for a live run."""
+def waves_for(batch: Any) -> Waves | None:
+    """`evaluate(batch=...)`: the run's coordinator, None for a live run. (With a `RayExecutor`
+    it runs on the driver: `engine/ray/batch.py`.)"""
     options = batch_options(batch)
-    if options is None:
-        return None
-    if executor is not None:
-        raise UsageError(
-            "batch mode does not go with an executor such as RayExecutor: batches are submitted "
-            "from one process (see docs/ray.md)"
-        )
-    return Waves(options)
+    return None if options is None else Waves(options)
 
 
 def _estimated_cost(entry: _Ask) -> float:

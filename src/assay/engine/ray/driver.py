@@ -41,6 +41,8 @@ class RunStats:
     first_call: float | None = None  # seconds from the start to the first cell started
     nodes: list[str] = field(default_factory=list)
     limiters: dict[str, dict[str, Any]] = field(default_factory=dict)  # endpoint -> final state
+    batch_passes: int = 0  # batch mode: passes of the workers over the cells still waiting
+    batch_waves: int = 0  # batch mode: waves of batches the driver sent
 
 
 @dataclass
@@ -62,6 +64,10 @@ class Driver:
     endpoints: list[str] = field(default_factory=list)  # their keys, in limiter order
     shipped: Any = None  # the metrics in the object store, kept alive for restarting workers
     judges: dict[str, dict[str, Any]] = field(default_factory=dict)  # node -> key -> judge actor
+    # Batch mode (`ray/batch.py`): what the workers' last pass left waiting, and the requests
+    # those cells asked, with the cells that asked each.
+    pending: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    asked: dict[tuple[str, str], tuple[Any, set[Any]]] = field(default_factory=dict)
 
     # -- start and stop ------------------------------------------------------------------
     def start(
@@ -158,13 +164,21 @@ class Driver:
         self.actors, self.shipped, self.judges = [], None, {}
 
     # -- the loop ------------------------------------------------------------------------
-    def run(self, workers: list[Any], jobs: list[RowJob], progress: CellProgress) -> None:
+    def run(
+        self,
+        workers: list[Any],
+        jobs: list[RowJob],
+        progress: CellProgress,
+        answers: list[Any] | None = None,
+    ) -> None:
+        """Score `jobs`; in batch mode, one pass with `answers` (`[ref]` of the answers table)."""
         ray, settings, stats = self.ray, self.settings, self.stats
+        extra = () if answers is None else (answers,)
         size = settings.block_rows
         blocks = collections.deque(
             jobs[start : start + size] for start in range(0, len(jobs), size)
         )
-        stats.blocks = len(blocks)
+        stats.blocks += len(blocks)
         # Enough blocks per worker to keep max_in_flight cells busy while the next one arrives.
         per_worker = max(2, math.ceil(2 * settings.max_in_flight / (size * len(self.names))))
         began = time.time()
@@ -180,7 +194,7 @@ class Driver:
             for index in sorted(alive, key=lambda i: load[i]):
                 while blocks and load[index] < per_worker:
                     block = blocks.popleft()
-                    in_flight[workers[index].score.remote(block)] = (index, block)
+                    in_flight[workers[index].score.remote(block, *extra)] = (index, block)
                     load[index] += 1
             if not in_flight:
                 raise AssayError("every Ray worker died; the rows written are kept for a resume")
@@ -205,6 +219,9 @@ class Driver:
                     stats.first_call = min(first, stats.first_call or first)
                 for k in range(report.cells):
                     progress.advance(failed=k < report.errors)
+                self.pending += report.pending
+                for slot, (request, cells) in report.asked.items():
+                    self.asked.setdefault(slot, (request, set()))[1].update(cells)
 
     def requeue(
         self,

@@ -112,7 +112,7 @@ class RayExecutor:
     async def aexecute(self, plan: Any, cancel: threading.Event | None) -> EvaluationResult:
         for given, what in (
             (plan.run_dir is not None, "run_dir (the output directory is the checkpoint)"),
-            (plan.budget is not None, "budget"),
+            (plan.budget is not None and plan.batch is None, "budget (except in batch mode)"),
             (plan.strict, "strict / raise_exceptions"),
             (bool(plan.callbacks), "callbacks"),
         ):
@@ -136,6 +136,11 @@ class RayExecutor:
             self.output if self.output is not None else tempfile.mkdtemp(prefix="assay-ray-"),
             self.storage_options,
         )
+        if plan.batch is not None and output.storage.local is None:
+            raise UsageError(
+                f"batch mode on Ray needs a local output directory (or a mounted shared one), not "
+                f"{output.shown}: the driver appends each batch it submits to batches.jsonl there"
+            )
         output.open(
             run_fingerprint=fingerprint(
                 data.to_list(), plan.specs, {"executor": "ray", **repeat_settings(plan.repeats)}
@@ -199,7 +204,16 @@ class RayExecutor:
             total = len(plan.data) * len(names)
             done = total - sum(len(job[3]) for job in jobs)
             with CellProgress(total, done=done, enabled=plan.show_progress, title="Ray") as bar:
-                driver.run(workers, jobs, bar)
+                if plan.batch is None:
+                    driver.run(workers, jobs, bar)
+                else:  # the driver submits the batches, the workers score in passes
+                    from assay.engine.ray.batch import DriverBatches, run_passes
+
+                    assert output.storage.local is not None  # checked in `_run`
+                    with DriverBatches(
+                        plan.batch, plan.metrics, output.storage.local, plan.budget, bar.status
+                    ) as batches:
+                        run_passes(ray, driver, workers, jobs, bar, batches)
             driver.limiter_states()
         finally:
             driver.stop()

@@ -39,6 +39,7 @@ from assay.schema.dataset import json_line
 from assay.schema.outcome import Cell
 
 _MAX_SPACING = 0.002  # seconds between two cells started by a worker, at most
+_PASS_TICK = 0.02  # batch mode: seconds between two looks at whether a pass has settled
 
 # One row handed to a worker: its stable id, its position, the sample, the metrics still to score.
 RowJob = tuple[str, int, Any, tuple[str, ...]]
@@ -55,6 +56,10 @@ class BlockReport:
     seconds: float = 0.0
     first_call: float | None = None  # wall-clock time of the first cell started
     finished: list[str] = field(default_factory=list)  # row ids written
+    # Batch mode: (row id, metrics) of the cells left waiting for an answer, and the requests
+    # they asked ((endpoint, request key) -> (request, cells)); see `ray/batch.py`.
+    pending: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)
+    asked: dict[tuple[str, str], tuple[Any, list[Any]]] = field(default_factory=dict)
 
 
 class PartWriter:
@@ -185,6 +190,8 @@ class ScoringWorker:
         self._dispatching: asyncio.Lock | None = None
         self._last_start = 0.0  # loop time of the last cell started
         self._cell_seconds = 0.0  # moving average of how long a cell takes
+        self._passing: asyncio.Lock | None = None  # batch mode: one block's pass at a time
+        self._table: tuple[str, Any] = ("", {})  # batch mode: (object id, answers table)
 
     async def _load(self) -> None:
         if self.metrics:
@@ -220,11 +227,15 @@ class ScoringWorker:
             "mark": mark,
         }
 
-    async def score(self, rows: list[RowJob]) -> BlockReport:
+    async def score(self, rows: list[RowJob], answers: list[Any] | None = None) -> BlockReport:
+        """Score the block and write its rows; in batch mode (`answers`: `[ref]` of the answers
+        table), one pass over it (`_score_pass`)."""
         from assay.engine.run import score_cell
         from assay.models.endpoint import sharing_answers
 
         await self._load()
+        if answers is not None:
+            return await self._score_pass(rows, answers[0])
         if self._slots is None:  # made on the actor's own loop
             self._slots = asyncio.Semaphore(self.max_in_flight)
             self._dispatching = asyncio.Lock()
@@ -280,6 +291,75 @@ class ScoringWorker:
                         group.start_soon(one_cell, row, position, name)
         await self._commit()  # every row of the block is in the output before the report
         report.seconds = time.perf_counter() - began
+        return report
+
+    async def _score_pass(self, rows: list[RowJob], ref: Any) -> BlockReport:
+        """Batch mode: run the block's cells with the answers the run has (`engine/batch/
+        replay.py`) until each finishes or waits on a request without one; write the finished
+        cells, report the waiting ones and what they asked."""
+        from assay.engine.batch.llm import batched_metrics
+        from assay.engine.batch.replay import Replay
+        from assay.engine.run import score_cell
+        from assay.models.endpoint import sharing_answers
+
+        if self._table[0] != ref.hex():  # one table per pass, fetched once per worker
+            self._table = (ref.hex(), await ref)
+        if self._passing is None:
+            self._passing = asyncio.Lock()
+        report = BlockReport()
+        # One block at a time: a call shared with a cell of another block would be cancelled
+        # with that block's pass.
+        async with self._passing:
+            began = time.perf_counter()
+            replay = Replay(self._table[1])
+            metrics = {m.name: m for m in batched_metrics(list(self.metrics.values()), replay)}
+            done: dict[tuple[int, str], Cell] = {}
+            stopped = False
+
+            async def one_cell(index: int, sample: Any, name: str) -> None:
+                started = time.perf_counter()
+                with replay.cell(index, name):
+                    outcome, usage = await score_cell(
+                        metrics[name], sample, timeout=self.timeout, repeats=self.repeats
+                    )
+                if not stopped:
+                    done[(index, name)] = Cell(
+                        row=index,
+                        metric=name,
+                        outcome=outcome,
+                        seconds=time.perf_counter() - started,
+                        usage=usage,
+                    )
+                replay.ended()
+
+            wanted = [(index, sample, name) for _, index, sample, names in rows for name in names]
+            report.first_call = time.time()
+            with sharing_answers():
+                async with anyio.create_task_group() as group:
+                    for index, sample, name in wanted:
+                        group.start_soon(one_cell, index, sample, name)
+                    while len(done) < len(wanted):
+                        await anyio.sleep(_PASS_TICK)
+                        if replay.settled():
+                            stopped = True
+                            group.cancel_scope.cancel()
+                            break
+            for row_id, index, _, names in rows:
+                finished = [done[(index, name)] for name in names if (index, name) in done]
+                waiting = tuple(name for name in names if (index, name) not in done)
+                if finished:
+                    self.writer.write(row_id, finished)
+                    report.cells += len(finished)
+                    report.errors += sum(cell.outcome.status == "error" for cell in finished)
+                    report.requests += sum(cell.usage.requests for cell in finished if cell.usage)
+                if waiting:
+                    report.pending.append((row_id, waiting))
+                else:
+                    report.rows += 1
+                    report.finished.append(row_id)
+            report.asked = replay.asked()
+            await self._commit()
+            report.seconds = time.perf_counter() - began
         return report
 
     async def _space_out(self) -> None:
