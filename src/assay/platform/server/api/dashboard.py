@@ -2,7 +2,9 @@
 tools: over `range` (1h, 1d, 7d, 30d; 7d by default) or `since`/`until` (ISO 8601), and a
 review-queue `condition`, the traces, errors, latency p50/p95/p99, tokens, cost, the same by
 model, each criterion's mean with its interval and n, labels, each online evaluator's coverage,
-and every hour or day bucket (`storage/dashboard_figures.py`). A bad parameter is a 422 naming
+and every hour or day bucket (`storage/dashboard_figures.py`), and under `trust` how far to trust
+each criterion's scores: its judge's card, the mean corrected by people's labels and the
+agreement alert (`storage/trust_figures.py`). A bad parameter is a 422 naming
 it; a key needs `read`."""
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from assay.platform.server.storage.dashboard import DashboardRepo
 from assay.platform.server.storage.dashboard_figures import figures
 from assay.platform.server.storage.dashboard_window import window_of
 from assay.platform.server.storage.trace_fields import compile_condition
+from assay.platform.server.storage.trust_figures import trust
 
 router = APIRouter(prefix="/api/v1")
 
@@ -36,7 +39,9 @@ def dashboard(
     window = window_of(range, since, until, datetime.now(timezone.utc))
     where = compile_condition(condition)
     with state_of(request).transaction() as session:
-        return figures(DashboardRepo(session, principal.project_id, window, where), condition)
+        found = figures(DashboardRepo(session, principal.project_id, window, where), condition)
+        found["trust"] = trust(session, principal.project_id, window, where)
+        return found
 
 
 __all__ = ["router"]
