@@ -73,11 +73,14 @@ def serve_command(
     )
     shown = url.split("@", 1)[-1] if "@" in url else url
     if demo:
-        from assay.platform.server.ui.demo import DEMO_USER, seed_demo
+        from assay.platform.server.ui.demo import seed_demo_sign_in
 
-        password = seed_demo(app.state.assay)
+        shown_demo = seed_demo_sign_in(app.state.assay)
+        if shown_demo.note:
+            _err.print(f"demo: {shown_demo.note}", highlight=False)
         _err.print(
-            f"demo project ready: sign in at http://{host}:{port}/ui/ as {DEMO_USER} / {password}",
+            f"demo project {shown_demo.project!r} ready: sign in at http://{host}:{port}/ui/ as "
+            f"{shown_demo.username} / {shown_demo.password}",
             highlight=False,
         )
     base = f"http://{host}:{port}"

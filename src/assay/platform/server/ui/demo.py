@@ -2,12 +2,18 @@
 experiment of two cohorts (its answers and scores written directly, as a worker would have stored
 them; no model is called), logged traces with judge scores, a review queue holding some of
 them, and two weeks of a support bot's traffic for the dashboard (`demo_traffic.py`). Seeding
-runs once per database; every start gives the `demo` user a new password."""
+runs once per database; every start gives the `demo` user a new password.
+
+The demo never touches what is not the demo: a project named `demo` that this module did not seed
+(someone's real project) is left alone and the demo is seeded as `demo-2` (or the next free
+name), and a user named `demo` who belongs to such a project keeps their password: the demo's
+user is then `demo-2`. `seed_demo_sign_in` says which names it used and why."""
 
 from __future__ import annotations
 
 import secrets
 import uuid
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -90,12 +96,58 @@ def _criteria() -> list[dict[str, Any]]:
     return [criteria_rules.check(relevance), criteria_rules.check(correct)]
 
 
-def seed(session: Any) -> int:
-    """The demo project (created once); returns its id."""
-    found = session.scalar(select(models.Project).where(models.Project.name == DEMO_PROJECT))
+DEMO_DATASET = ("capitals", "demo")  # the dataset's name and source_type: what marks the demo
+
+
+def is_demo(session: Any, project_id: int) -> bool:
+    """Whether the project is one this module seeded (it holds the demo's own dataset)."""
+    name, source = DEMO_DATASET
+    found = session.scalar(
+        select(models.Dataset.id).where(
+            models.Dataset.project_id == project_id,
+            models.Dataset.name == name,
+            models.Dataset.source_type == source,
+        )
+    )
+    return found is not None
+
+
+def _demo_project_name(session: Any) -> str:
+    """`demo`, unless a project of that name is not the demo: then `demo-2`, `demo-3`, ... (the
+    first that is free or is the demo)."""
+    for n in range(1, 1000):
+        name = DEMO_PROJECT if n == 1 else f"{DEMO_PROJECT}-{n}"
+        found = session.scalar(select(models.Project.id).where(models.Project.name == name))
+        if found is None or is_demo(session, found):
+            return name
+    raise RuntimeError("no free name for the demo project among demo … demo-999")
+
+
+def _demo_user_name(session: Any) -> str:
+    """`demo`, unless a user of that name belongs to a project that is not a demo (a person's
+    account: their password is not reset); then `demo-2`, `demo-3`, ..."""
+    for n in range(1, 1000):
+        name = DEMO_USER if n == 1 else f"{DEMO_USER}-{n}"
+        user = session.scalar(select(models.User.id).where(models.User.username == name))
+        if user is None:
+            return name
+        memberships = session.scalars(
+            select(models.ProjectMember.project_id).where(models.ProjectMember.user_id == user)
+        ).all()
+        if all(is_demo(session, pid) for pid in memberships):
+            return name
+    raise RuntimeError("no free name for the demo user among demo … demo-999")
+
+
+def seed(session: Any, name: str = DEMO_PROJECT) -> int:
+    """The demo project `name` (created once); returns its id. A project of that name that is
+    not the demo is refused (`ValueError`): the demo is never seeded into a real project."""
+    found = session.scalar(select(models.Project).where(models.Project.name == name))
     if found is not None:
+        if not is_demo(session, found.id):
+            raise ValueError(f"project {name!r} exists and is not the demo: it is left alone")
         return found.id
-    owner = project(session, DEMO_PROJECT)
+    owner = project(session, name)
     pid = owner.id
     criteria_repo = CriteriaRepo(session, pid)
     criteria = [criteria_repo.create(values) for values in _criteria()]
@@ -104,7 +156,12 @@ def seed(session: Any) -> int:
         for q, a, c in CAPITALS
     ]
     dataset, version = DatasetRepo(session, pid).create(
-        {"name": "capitals", "source_type": "demo", "source_file": "", "examples": examples}
+        {
+            "name": DEMO_DATASET[0],
+            "source_type": DEMO_DATASET[1],
+            "source_file": "",
+            "examples": examples,
+        }
     )
     task = TaskRepo(session, pid).create(
         {"name": "answer", "generator_model": "demo/model", "system_prompt": "Answer briefly."}
@@ -282,21 +339,55 @@ def _traces(session: Any, pid: int) -> None:
     assert stored
 
 
-def seed_demo(state: Any) -> str:
-    """Seed (once) and give the demo user a fresh password; returns that password."""
+@dataclass(frozen=True)
+class DemoSignIn:
+    """Where the demo is and how to sign in to it; `note` says why a name is not the usual one."""
+
+    project: str
+    username: str
+    password: str
+    note: str | None = None
+
+
+def seed_demo_sign_in(state: Any) -> DemoSignIn:
+    """Seed the demo (once) and give its user a fresh password, both under names that are the
+    demo's own (see the module's docstring)."""
     password = secrets.token_urlsafe(9)
     with state.transaction() as session:
-        pid = seed(session)
-        user = session.scalar(select(models.User).where(models.User.username == DEMO_USER))
+        name = _demo_project_name(session)
+        pid = seed(session, name)
+        username = _demo_user_name(session)
+        user = session.scalar(select(models.User).where(models.User.username == username))
         if user is None:
             user = users.create_user(
-                session, DEMO_USER, password, projects=[DEMO_PROJECT], display_name="Demo reviewer"
+                session, username, password, projects=[name], display_name="Demo reviewer"
             )
         else:
             user.password_hash = users.hash_password(password)
-        users.add_member(session, user, DEMO_PROJECT, "admin")
+        users.add_member(session, user, name, "admin")
         assert pid
-    return password
+    notes = []
+    if name != DEMO_PROJECT:
+        notes.append(f"a project named {DEMO_PROJECT!r} exists and is not the demo (left alone)")
+    if username != DEMO_USER:
+        notes.append(f"a user named {DEMO_USER!r} belongs to other projects (left alone)")
+    note = (
+        "; ".join(notes) + f": the demo is project {name!r}, user {username!r}" if notes else None
+    )
+    return DemoSignIn(name, username, password, note)
 
 
-__all__ = ["DEMO_PROJECT", "DEMO_USER", "seed", "seed_demo"]
+def seed_demo(state: Any) -> str:
+    """Seed (once) and give the demo user a fresh password; returns that password."""
+    return seed_demo_sign_in(state).password
+
+
+__all__ = [
+    "DEMO_PROJECT",
+    "DEMO_USER",
+    "DemoSignIn",
+    "is_demo",
+    "seed",
+    "seed_demo",
+    "seed_demo_sign_in",
+]

@@ -24,6 +24,7 @@ from assay.platform.server.storage.repos import CriteriaRepo
 from assay.platform.server.storage.review import QueueRepo
 from assay.platform.server.storage.review_locks import LOCK_MINUTES, Locks
 from assay.platform.server.storage.traces import TraceRepo
+from assay.platform.server.ui.score_text import scales_of, shower
 from assay.platform.server.ui.web import (
     UI,
     Access,
@@ -216,6 +217,7 @@ def _item_page(
         scores = traces.latest_scores([trace_id])[trace_id]
         labels = traces.latest_labels([trace_id])[trace_id]
         forms = criterion_forms(session, access.project_id, list(queue.criteria or []))
+        scales = scales_of(session, access.project_id, scores)  # the judge's value in words
         counts = repo.counts(queue)
     return render(
         request,
@@ -226,6 +228,7 @@ def _item_page(
         item=item,
         trace=trace,
         scores=scores,
+        shown=shower(scales),
         labels=labels,
         forms=forms,
         holder=holder,

@@ -2,7 +2,9 @@
 // - the reviewer's keyboard: 1-5, y/n, Enter, s, e, ? on the review item page; no shortcut
 //   fires while the focus is in a text field (Esc leaves the field);
 // - forms with data-confirm ask before they are sent;
-// - the comparison chart, drawn from the JSON block #chart-data when Chart.js is loaded.
+// - the comparison chart, drawn from the JSON block #chart-data when Chart.js is loaded;
+// - the criterion form shows only the fields of the chosen type and output (data-types,
+//   data-outputs); without this script it shows them all, each group naming its type.
 (function () {
   "use strict";
 
@@ -109,6 +111,31 @@
     });
   }
 
-  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", drawChart);
-  else drawChart();
+  function showCriterionFields() {
+    var form = document.querySelector("form[data-criterion-form]");
+    if (!form) return;
+    var type = form.elements.criteria_type.value;
+    var output = form.elements.output_type.value; // "" (default): every output's fields
+    form.querySelectorAll("[data-types]").forEach(function (group) {
+      var types = group.dataset.types.split(" ");
+      var outputs = group.dataset.outputs ? group.dataset.outputs.split(" ") : null;
+      var wanted = types.indexOf(type) >= 0 &&
+        (!outputs || !output || outputs.indexOf(output) >= 0);
+      group.hidden = !wanted;
+    });
+  }
+
+  document.addEventListener("change", function (event) {
+    var field = event.target;
+    if (field.closest && field.closest("form[data-criterion-form]") &&
+        (field.name === "criteria_type" || field.name === "output_type")) showCriterionFields();
+  });
+
+  function ready() {
+    drawChart();
+    showCriterionFields();
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", ready);
+  else ready();
 })();
