@@ -1,7 +1,8 @@
 """The SDK's `OnlineEvaluator` against the real server on SQLite and PostgreSQL (the loopback fake
 as the judge): save, a same-name save that is a new version only when the rule changed,
 download by name and id, pause and resume, backfill(since=timedelta) scoring an older trace,
-delete; bad arguments refused on construction, naming the field."""
+delete; bad arguments refused on construction, naming the field; a session-scope evaluator
+saved and downloaded with its settle interval, its scores read from `Session.download`."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ def test_bad_arguments_name_the_field():
         "judge_model": {"judge_model": None},
         "scope": {"scope": "conversation"},
         "daily_budget": {"daily_budget": 0},
+        "settle_seconds": {"scope": "session", "settle_seconds": -1},
     }
     good = {"name": "E", "criteria": ["Correct"], "judge_model": "openai/gpt-4o-mini"}
     for field, change in cases.items():
@@ -87,3 +89,33 @@ def test_save_version_pause_backfill_and_delete(live, fake, sdk):
     with pytest.raises(NotFound):
         OnlineEvaluator.download(name="Prod answers")
     assert len(stored_scores(live, [old["id"]])) == 1  # its scores stay
+
+
+def test_a_session_evaluator_scores_land_on_the_session(live, fake, sdk):
+    from assay.platform import Criteria, OnlineEvaluator, Session, Trace
+
+    fake.default = judge_paris()
+    Criteria.from_dict(CORRECT).save()
+    chats = OnlineEvaluator(
+        name="Chats",
+        criteria=["Correct", "step_efficiency"],
+        judge_model=fake.model_string(f"judge-{uuid.uuid4().hex[:8]}"),
+        scope="session",
+        settle_seconds=0,
+    ).save()
+    same = OnlineEvaluator.download(name="Chats")
+    assert (same.scope, same.settle_seconds, same.criteria) == (
+        "session",
+        0,
+        ["Correct", "step_efficiency"],
+    )
+    chat = f"chat-{uuid.uuid4().hex[:8]}"
+    Trace(input="Capital of France?", output="Paris.", metadata={"session_id": chat}).save()
+    deadline = time.monotonic() + 120
+    while not chats.refresh().sessions["scored"]:
+        assert time.monotonic() < deadline, chats.sessions
+        time.sleep(0.1)
+    session = Session.download(chat)
+    assert session.scores["Correct"]["value"] == 1.0
+    assert session.scores["step_efficiency"]["outcome"]["status"] == "skipped"
+    assert [s["criterion"] for s in session.score_history] == ["step_efficiency", "Correct"]
