@@ -249,34 +249,35 @@ def test_experiment_progress_reaches_100_percent_live_and_the_comparison_matches
     assert results["progress"]["percent"] == 100.0
 
     page.click("text=Compare cohorts")
-    page.wait_for_selector("#summary")
+    page.wait_for_selector("#compare-table")
     shown = {
-        (row.get_attribute("data-cohort"), row.get_attribute("data-criterion")): (
-            row.locator("[data-mean]").text_content(),
-            row.locator("[data-coverage]").text_content(),
+        (cell.get_attribute("data-cohort"), cell.get_attribute("data-criterion")): (
+            cell.locator("[data-mean]").text_content(),
+            cell.locator("[data-coverage]").text_content(),
         )
-        for row in page.locator("#summary tbody tr").all()
+        for cell in page.locator("#compare-table td[data-cohort]").all()
     }
     expected = {
-        (s["cohort"], s["criterion"]): (f"{s['mean']:.3f}", f"{100 * s['coverage']:.0f}%")
+        (s["cohort"], s["criterion"]): (f"{s['mean']:.3f}", f"{s['n_scored']}/{s['n']} scored")
         for s in results["summary"]
     }
     assert shown == expected and len(shown) == 2
     assert shown[("smart", "Names a capital")][0] == "1.000"
     assert shown[("plain", "Names a capital")][0] == "0.000"
-    assert page.evaluate("document.getElementById('chart').toDataURL().length") > 2_000
+    assert page.locator("#charts svg[role=img] rect.mean-bar").count() == 2  # the 0 bar too
 
-    page.select_option("select[name=a]", "plain")
-    page.select_option("select[name=b]", "smart")
-    page.check("input[name=worse]")
+    page.select_option("select[name=baseline]", "smart")
+    page.select_option("select[name=worse]", "plain")
     with page.expect_navigation():
-        page.click("form.filters button")
-    assert page.locator("#pairs tbody tr").count() == 4  # plain is worse on every example
-    page.select_option("select[name=a]", "smart")
-    page.select_option("select[name=b]", "plain")
+        page.click("#compare-form button")
+    assert page.locator("#items tbody tr[data-example]").count() == 4  # plain is worse on all
+    page.select_option("select[name=baseline]", "plain")
     with page.expect_navigation():
-        page.click("form.filters button")
-    assert "No example matches" in page.text_content("#pairs")
+        page.click("#compare-form button")
+    page.select_option("select[name=worse]", "smart")
+    with page.expect_navigation():
+        page.click("#compare-form button")
+    assert "No example matches" in page.text_content("#items")
     page.context.close()
 
 
@@ -374,8 +375,10 @@ def test_the_demo_project_signs_in_and_shows_its_pages(ui_live, browser, demo_us
     page.screenshot(path=str(review), full_page=True)
     page.click("text=Experiments")
     page.click("text=compare")
-    page.wait_for_selector("#summary tbody tr")
-    assert page.locator("#summary tbody tr").count() == 4  # 2 cohorts × 2 criteria
+    page.wait_for_selector("#compare-table tbody tr")
+    assert page.locator("#compare-table td[data-cohort]").count() == 4  # 2 cohorts × 2 criteria
+    assert page.locator("#charts figure").count() == 2  # a chart per criterion, each its scale
+    assert page.locator("#items a[data-trace-link]").count() == 12  # 6 examples × 2 cohorts
     compare = shots / "web-ui-compare.png"
     page.screenshot(path=str(compare), full_page=True)
     page.click("text=Traces")

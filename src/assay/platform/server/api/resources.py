@@ -34,7 +34,6 @@ from assay.platform.server.schemas.bodies import (
     TaskIn,
 )
 from assay.platform.server.schemas.dataset_files import ImportRefused, parse_examples
-from assay.platform.server.schemas.model_names import check_model
 from assay.platform.server.storage import models
 from assay.platform.server.storage.experiments import ExperimentRepo, experiment_json
 from assay.platform.server.storage.repos import CriteriaRepo, DatasetRepo, TaskRepo, iso
@@ -340,16 +339,8 @@ def submit_experiment(body: ExperimentIn, request: Request, principal: Writer) -
     """Queue an experiment; a worker runs it. Poll `/experiments/{id}/progress`."""
     with state_of(request).transaction() as session:
         repo = ExperimentRepo(session, principal.project_id)
-        experiment = repo.submit(body.model_dump())
-        # after the checks of the body's shape, on the task and criteria as the experiment
-        # recorded them; a refusal rolls the submission back whole
-        for index, cohort in enumerate(body.cohorts):
-            if cohort.generator_model:
-                check_model(f"cohorts[{index}].generator_model", cohort.generator_model)
-            elif cohort.generator_model is not None:  # '' falls back to the task's model
-                check_model("task.generator_model", experiment.task["generator_model"])
-        if any(c["criteria_type"] == "llm_judge" for c in experiment.criteria):
-            check_model("judge_model", body.judge_model)
+        # the body's checks, then its models' (a refusal rolls the submission back whole)
+        experiment = repo.submit_checked(body.model_dump())
         return experiment_json(experiment, repo.cohorts(experiment))
 
 

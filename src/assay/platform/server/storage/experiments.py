@@ -14,16 +14,18 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import select, tuple_, update
 
 from assay.platform import criteria_rules
 from assay.platform.server.errors import ApiError, conflict, invalid, not_found
+from assay.platform.server.schemas.model_names import check_model
 from assay.platform.server.storage import models
 from assay.platform.server.storage.experiment_reports import (
     ExperimentReports,
     experiment_json,
     score_json,
 )
+from assay.platform.server.storage.experiment_traces import ExperimentTraces
 from assay.platform.server.storage.pipelines import PipelineRepo
 from assay.platform.server.storage.repos import CriteriaRepo, DatasetRepo, TaskRepo
 from assay.platform.server.storage.trace_rows import insert_for
@@ -113,6 +115,21 @@ class ExperimentRepo(ExperimentReports):
             )
         )
         self.session.flush()
+        return experiment
+
+    def submit_checked(self, body: dict[str, Any]) -> models.Experiment:
+        """`submit`, then the models checked as the experiment recorded them (the task's model
+        where a cohort's is '', the judge when a criterion is judged): a model this server could
+        never ask is a 422 naming its field, and the caller's transaction rolls the submission
+        back whole. The API's POST /experiments and the web UI's form both submit here."""
+        experiment = self.submit(body)
+        for index, cohort in enumerate(body["cohorts"]):
+            if cohort.get("generator_model"):
+                check_model(f"cohorts[{index}].generator_model", cohort["generator_model"])
+            elif cohort.get("generator_model") is not None:  # '' falls back to the task's model
+                check_model("task.generator_model", experiment.task["generator_model"])
+        if any(c["criteria_type"] == "llm_judge" for c in experiment.criteria):
+            check_model("judge_model", body.get("judge_model") or "")
         return experiment
 
     def start_segment(self, experiment: models.Experiment) -> None:
@@ -223,16 +240,34 @@ class ExperimentRepo(ExperimentReports):
             .values(rows)
             .on_conflict_do_nothing(index_elements=["experiment_id", "cohort_id", "example_id"])
         )
+        # each generation is also a trace of the project (experiment_traces.py)
+        for experiment_id in {r["experiment_id"] for r in rows}:
+            experiment = self.get(experiment_id)
+            keys = [(r["cohort_id"], r["example_id"]) for r in rows]
+            stored = self.session.scalars(
+                self._select(models.Trace).where(
+                    models.Trace.experiment_id == experiment_id,
+                    tuple_(models.Trace.cohort_id, models.Trace.example_id).in_(keys),
+                )
+            )
+            ExperimentTraces(self.session, self.project_id).publish(experiment, stored)
 
     def store_scores(self, values: list[dict[str, Any]]) -> None:
         """Insert scores of this project's traces (one per trace and criterion: one stored
         already is kept)."""
         rows = [{**v, "project_id": self.project_id} for v in values]
-        self.session.execute(
-            insert_for(self.session, models.Score.__table__)
+        table = models.Score.__table__
+        inserted = self.session.execute(
+            insert_for(self.session, table)
             .values(rows)
             .on_conflict_do_nothing(index_elements=["trace_id", "criteria_key"])
-        )
+            .returning(table.c.experiment_id, table.c.trace_id, table.c.criteria_key)
+        ).all()
+        # and onto the generations' logged traces (only the rows stored now: never twice)
+        for experiment_id in {row[0] for row in inserted}:
+            ExperimentTraces(self.session, self.project_id).scores_stored(
+                self.get(experiment_id), [(r[1], r[2]) for r in inserted if r[0] == experiment_id]
+            )
 
 
 __all__ = [

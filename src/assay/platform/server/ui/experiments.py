@@ -1,21 +1,28 @@
-"""The engineer's experiment pages: the list, an experiment's page with its progress updated live
-(htmx polls the progress fragment every second while the experiment runs; the fragment of a
-finished experiment has no trigger, so polling stops) and the comparison page: cohort × criterion
-means with 95% intervals and coverage, a bar chart with the same numbers in a table beside it, and
-the examples side by side, filterable to those where cohort A scored worse than cohort B. A running
-experiment's page has a Cancel button, a cancelled or failed one's a Resume button (POST, CSRF)."""
+"""The engineer's experiment pages: the list (with *New experiment*, `experiment_form.py`), an
+experiment's page with its progress updated live (htmx polls the progress fragment every second
+while the experiment runs; the fragment of a finished experiment has no trigger, so polling
+stops), and the ways into its generations as traces: `…/traces` (optionally `?cohort=`) opens the
+trace explorer on them, `…/generations/{id}` one generation's trace page. Both publish first what
+an older experiment had not published yet (`storage/experiment_traces.py`), so every experiment's
+generations open. The compare page is `experiment_compare.py`. A running experiment's page has a
+Cancel button, a cancelled or failed one's a Resume button (POST, CSRF)."""
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from assay.platform.server.errors import ApiError
+from assay.platform.server.storage import models
+from assay.platform.server.storage.experiment_traces import ExperimentTraces, condition_for
 from assay.platform.server.storage.experiments import ExperimentRepo
+from assay.platform.server.ui import experiment_compare, experiment_form
 from assay.platform.server.ui.web import (
+    UI,
     UiError,
     member,
     render,
@@ -26,8 +33,13 @@ from assay.platform.server.ui.web import (
 )
 
 router = APIRouter(prefix="/p/{project_id}")  # under the UI app, mounted at /ui
+# the form's literal path first, so /experiments/{experiment_id} never takes "new"
+router.add_api_route("/experiments/new", experiment_form.new_experiment, methods=["GET"])
+router.add_api_route("/experiments/new", experiment_form.submit_experiment, methods=["POST"])
+router.add_api_route(
+    "/experiments/{experiment_id}/compare", experiment_compare.compare_page, methods=["GET"]
+)
 TERMINAL = frozenset({"completed", "failed", "cancelled"})
-MAX_COMPARED_ROWS = 5_000
 
 
 def _experiment(repo: ExperimentRepo, experiment_id: int) -> Any:
@@ -81,6 +93,39 @@ def progress_fragment(request: Request, project_id: int, experiment_id: int) -> 
     return HTMLResponse(body)
 
 
+@router.get("/experiments/{experiment_id}/traces")
+def experiment_traces(
+    request: Request, project_id: int, experiment_id: int, cohort: str = ""
+) -> Response:
+    """The trace explorer on the experiment's generations (one cohort's with `cohort`)."""
+    member(request, project_id)
+    with state_of(request).transaction() as session:
+        repo = ExperimentRepo(session, project_id)
+        experiment = _experiment(repo, experiment_id)
+        names = [c.name for c in repo.cohorts(experiment)]
+        if cohort and cohort not in names:
+            raise UiError(404, f"experiment {experiment.name!r} has no cohort {cohort!r}")
+        ExperimentTraces(session, project_id).publish_all(experiment)
+    query = urlencode({"condition": condition_for(experiment_id, cohort or None)})
+    return see_other(f"{UI}/p/{project_id}/traces?{query}")
+
+
+@router.get("/experiments/{experiment_id}/generations/{trace_id}")
+def generation(request: Request, project_id: int, experiment_id: int, trace_id: int) -> Response:
+    """One generation's trace page (published first if it was not yet)."""
+    member(request, project_id)
+    with state_of(request).transaction() as session:
+        repo = ExperimentRepo(session, project_id)
+        experiment = _experiment(repo, experiment_id)
+        row = session.get(models.Trace, trace_id)
+        if row is None or row.project_id != project_id or row.experiment_id != experiment.id:
+            raise UiError(404, f"experiment {experiment.name!r} has no generation {trace_id}")
+        publisher = ExperimentTraces(session, project_id)
+        publisher.publish(experiment, [row])
+        logged = publisher.trace_id_of(row)
+    return see_other(f"{UI}/p/{project_id}/traces/{logged}")
+
+
 @router.post("/experiments/{experiment_id}/{action}")
 async def cancel_or_resume(
     request: Request, project_id: int, experiment_id: int, action: str
@@ -107,104 +152,4 @@ async def cancel_or_resume(
     return see_other(f"/ui/p/{project_id}/experiments/{experiment_id}")
 
 
-def compare_rows(
-    rows: list[dict[str, Any]], a: str, b: str, criterion: str, worse_only: bool
-) -> list[dict[str, Any]]:
-    """Examples side by side: per example, cohort A's and cohort B's answer and score on
-    `criterion`; with `worse_only`, only examples where both were scored and A < B."""
-    by_example: dict[Any, dict[str, Any]] = {}
-    for row in rows:
-        slot = by_example.setdefault(
-            row["example_id"],
-            {"position": row["position"], "question": row["question"], "a": None, "b": None},
-        )
-        if row["cohort"] == a:
-            slot["a"] = row
-        if row["cohort"] == b:
-            slot["b"] = row
-    out = []
-    for slot in sorted(by_example.values(), key=lambda s: s["position"] or 0):
-        slot["a_value"] = _value(slot["a"], criterion)
-        slot["b_value"] = _value(slot["b"], criterion)
-        if worse_only and not (
-            slot["a_value"] is not None
-            and slot["b_value"] is not None
-            and slot["a_value"] < slot["b_value"]
-        ):
-            continue
-        out.append(slot)
-    return out
-
-
-def _value(row: dict[str, Any] | None, criterion: str) -> float | None:
-    if row is None:
-        return None
-    cell = row["scores"].get(criterion) or {}
-    return cell.get("value") if cell.get("status") == "ok" else None
-
-
-@router.get("/experiments/{experiment_id}/compare")
-def compare_page(
-    request: Request,
-    project_id: int,
-    experiment_id: int,
-    a: str = "",
-    b: str = "",
-    criterion: str = "",
-    worse: str = "",
-) -> Response:
-    access = member(request, project_id)
-    with state_of(request).transaction() as session:
-        repo = ExperimentRepo(session, project_id)
-        experiment = _experiment(repo, experiment_id)
-        summary = repo.summary(experiment)["summary"]
-        cohorts = [c.name for c in repo.cohorts(experiment)]
-        criteria = [c["name"] for c in experiment.criteria]
-        rows: list[dict[str, Any]] = []
-        cursor = None
-        while len(rows) < MAX_COMPARED_ROWS:
-            page, cursor = repo.rows(experiment, limit=500, cursor=cursor)
-            rows += page
-            if cursor is None:
-                break
-    a = a if a in cohorts else (cohorts[0] if cohorts else "")
-    b = b if b in cohorts else (cohorts[1] if len(cohorts) > 1 else a)
-    criterion = criterion if criterion in criteria else (criteria[0] if criteria else "")
-    chart = {
-        "labels": criteria,
-        "datasets": [
-            {
-                "label": cohort,
-                "data": [
-                    next(
-                        (
-                            s["mean"]
-                            for s in summary
-                            if s["cohort"] == cohort and s["criterion"] == c
-                        ),
-                        None,
-                    )
-                    for c in criteria
-                ],
-            }
-            for cohort in cohorts
-        ],
-    }
-    return render(
-        request,
-        "compare.html",
-        project=access.project,
-        experiment=experiment,
-        summary=summary,
-        cohorts=cohorts,
-        criteria=criteria,
-        a=a,
-        b=b,
-        criterion=criterion,
-        worse=bool(worse),
-        pairs=compare_rows(rows, a, b, criterion, bool(worse)),
-        chart=chart,
-    )
-
-
-__all__ = ["compare_rows", "router"]
+__all__ = ["router"]
