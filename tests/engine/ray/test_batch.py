@@ -49,41 +49,46 @@ def values(result) -> list[float]:
     return [result.outcome(row, "faithfulness").value for row in range(result.n_rows)]
 
 
-def test_a_batched_ray_run_gives_the_live_ray_runs_and_the_local_batch_runs_outcomes(
+def batched_on_ray(server: FakeBatches, out: Path, **options):
+    executor = RayExecutor(output=out, **SETTINGS)
+    result = evaluate(
+        scenario.rows(),
+        metrics(server),
+        batch=FAST,
+        executor=executor,
+        show_progress=False,
+        **options,
+    )
+    return result, executor.last_run
+
+
+def test_a_batched_ray_run_gives_the_local_batch_runs_outcomes_usage_and_journal(
     ray_cluster, batches, tmp_path, monkeypatch
 ):
     batches.answer = scenario.judge()
+    live = evaluate(scenario.rows(), metrics(batches), show_progress=False)
     local = evaluate(scenario.rows(), metrics(batches), batch=FAST, show_progress=False)
-    live = evaluate(
-        scenario.rows(),
-        metrics(batches),
-        executor=RayExecutor(output=tmp_path / "live", **SETTINGS),
-        show_progress=False,
-    )
     assert len(batches.created()) == 2 and len(batches.live) == 2 * scenario.N_ROWS
     batches.delay = 0.2  # long enough for the progress line to show a batch in progress
     shown: list[str] = []
     monkeypatch.setattr(CellProgress, "status", lambda self, text: shown.append(text))
-    executor = RayExecutor(output=tmp_path / "out", **SETTINGS)
 
-    result = evaluate(
-        scenario.rows(), metrics(batches), batch=FAST, executor=executor, show_progress=False
-    )
+    result, stats = batched_on_ray(batches, tmp_path / "out")
 
     assert values(result) == pytest.approx(scenario.EXPECTED)
     for row in range(scenario.N_ROWS):
-        assert result.outcome(row, "faithfulness") == live.outcome(row, "faithfulness")
         assert result.outcome(row, "faithfulness") == local.outcome(row, "faithfulness")
+        assert result.outcome(row, "faithfulness") == live.outcome(row, "faithfulness")
         assert result.usages[row]["faithfulness"] == local.usages[row]["faithfulness"]
-    # Charged at the batch price, as the local batch run: half the live Ray run's cost.
+    # Charged at the batch price, as the local batch run: half the live cost.
     assert result.total_cost() == pytest.approx(local.total_cost())
     assert result.total_cost() == pytest.approx(live.total_cost() / 2)
     # The driver sent the two waves (claim splits, then verdicts), one batch each, and no
     # worker called the provider.
     made = batches.created()[2:]
     assert [len(batch.lines) for batch in made] == [scenario.N_ROWS, scenario.N_ROWS]
-    assert len(batches.live) == 2 * scenario.N_ROWS  # the live Ray run's calls, no more
-    assert executor.last_run.batch_waves == 2 and executor.last_run.batch_passes == 3
+    assert len(batches.live) == 2 * scenario.N_ROWS  # the live run's calls, no more
+    assert stats.batch_waves == 2 and stats.batch_passes == 3
     journal = [
         json.loads(line) for line in (tmp_path / "out" / "batches.jsonl").read_text().splitlines()
     ]
@@ -96,6 +101,29 @@ def test_a_batched_ray_run_gives_the_live_ray_runs_and_the_local_batch_runs_outc
     assert summary["run"]["batch_waves"] == 2
 
 
+@pytest.mark.slow  # two Ray runs: ~20 s on a loaded machine
+def test_a_batched_ray_run_gives_the_live_ray_runs_outcomes(ray_cluster, batches, tmp_path):
+    batches.answer = scenario.judge()
+    live = evaluate(
+        scenario.rows(),
+        metrics(batches),
+        executor=RayExecutor(output=tmp_path / "live", **SETTINGS),
+        show_progress=False,
+    )
+    assert len(batches.live) == 2 * scenario.N_ROWS and not batches.created()
+
+    result, _ = batched_on_ray(batches, tmp_path / "out")
+
+    for row in range(scenario.N_ROWS):
+        assert result.outcome(row, "faithfulness") == live.outcome(row, "faithfulness")
+        assert result.usages[row]["faithfulness"].input_tokens == (
+            live.usages[row]["faithfulness"].input_tokens
+        )
+    assert result.total_cost() == pytest.approx(live.total_cost() / 2)
+    assert len(batches.live) == 2 * scenario.N_ROWS and len(batches.created()) == 2
+
+
+@pytest.mark.slow  # two Ray runs from the command line: ~20 s on a loaded machine
 def test_the_budget_holds_and_the_command_line_takes_batch_with_ray(
     ray_cluster, gcs_address, batches, tmp_path, monkeypatch
 ):
@@ -162,6 +190,7 @@ DRIVER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # a driver process of its own, killed, then a resume: ~25 s
 def test_a_driver_killed_with_a_batch_in_flight_resumes_by_polling_it(
     ray_cluster, gcs_address, batches, tmp_path
 ):
