@@ -15,6 +15,7 @@ for this judge"); a card is never borrowed from another judge or configuration.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -82,9 +83,27 @@ def metric_of(criterion: str, saved: models.Criteria | None) -> tuple[Any, str]:
 
 
 def _judge_identity(model: str) -> dict[str, Any]:
-    from assay.benchmark.cards import default_judge_identity, model_string_identity
+    from assay.benchmark.cards import default_judge_identity
 
-    return model_string_identity(routed(model)) if model.strip() else default_judge_identity()
+    return dict(_named_identity(routed(model))) if model.strip() else default_judge_identity()
+
+
+@functools.lru_cache(maxsize=256)
+def _named_identity(model: str) -> tuple[tuple[str, Any], ...]:
+    # reading a model string looks through the installed providers' entry points (~40 ms)
+    from assay.benchmark.cards import model_string_identity
+
+    return tuple(model_string_identity(model).items())
+
+
+@dataclass(frozen=True)
+class _Judge:
+    """A judge as `judge_card` reads it: only its identity (no model is built)."""
+
+    known: dict[str, Any]
+
+    def identity(self) -> dict[str, Any]:
+        return self.known
 
 
 def card_json(card: Any) -> dict[str, Any]:
@@ -157,7 +176,7 @@ def judge_of(
         answer["no_card"] = f"{NO_CARD}: the criterion is {runs_as}"
         return answer, None
     answer["metric"] = metric.name
-    card = judge_card(metric, routed(producer.model) if producer.model.strip() else None)
+    card = judge_card(metric, _Judge(identity))
     if card is None:
         answer["no_card"] = (
             f"{NO_CARD}: nothing was measured for {runs_as} judged by "

@@ -2,7 +2,9 @@
 hour, day, 7 or 30 days, or custom times) and a condition in the review-queue language, the
 headline figures and charts of trace volume and errors, error rate, latency p50/p95/p99, tokens
 and cost by model, each criterion's mean score over time with its interval, and labels per
-bucket. The figures are `GET /api/v1/dashboard`'s (`storage/dashboard_figures.py`); the charts
+bucket, and per criterion how far to trust its scores (its judge's card, the mean corrected by
+people's labels, the agreement alert: `fragments/trust_panel.html`). The figures are `GET
+/api/v1/dashboard`'s (`storage/dashboard_figures.py`); the charts
 are inline SVG laid out by `dashboard_charts.py`, so the page makes no request of its own. A bad
 range or condition is shown beside its field, not as an error page."""
 
@@ -20,6 +22,7 @@ from assay.platform.server.storage.dashboard import DashboardRepo
 from assay.platform.server.storage.dashboard_figures import figures
 from assay.platform.server.storage.dashboard_window import RANGES, parse_moment, window_of
 from assay.platform.server.storage.trace_fields import compile_condition
+from assay.platform.server.storage.trust_figures import trust
 from assay.platform.server.ui import dashboard_charts as charts
 from assay.platform.server.ui.web import member, render, state_of
 
@@ -181,6 +184,7 @@ def dashboard(
         where = compile_condition(condition)
         with state_of(request).transaction() as session:
             found = figures(DashboardRepo(session, project_id, window, where), condition)
+            found["trust"] = trust(session, project_id, window, where)
         drawn = build_charts(found)
     except ApiError as exc:
         problem, field = exc.message, exc.field or ""

@@ -30,6 +30,7 @@ from assay.platform.server.ui import (
     settings,
     trace_actions,
     traces,
+    trust,
 )
 from assay.platform.server.ui.web import (
     SAFE_METHODS,
@@ -92,6 +93,7 @@ def install(app: FastAPI) -> None:
         datasets.router,
         dataset_files.router,
         settings.router,
+        trust.router,
         objects.router,
     ):
         ui.include_router(module_router)
