@@ -241,3 +241,25 @@ def test_a_driver_killed_with_a_batch_in_flight_resumes_by_polling_it(
     sent = batches.sent_custom_ids()
     assert len(sent) == len(set(sent)) == 2 * scenario.N_ROWS  # no request paid for twice
     assert not batches.live
+
+
+@pytest.mark.slow  # a Ray run: ~10 s on a loaded machine
+def test_fallback_live_asks_an_expired_line_live_from_the_driver(ray_cluster, batches, tmp_path):
+    batches.answer = scenario.judge(1)
+    batches.expire = 1  # the claim split's batch expires before answering it
+    executor = RayExecutor(output=tmp_path / "out", **SETTINGS)
+
+    result = evaluate(
+        scenario.rows(1),
+        metrics(batches),
+        batch=BatchOptions(poll_interval=0.01, fallback="live"),
+        executor=executor,
+        show_progress=False,
+    )
+
+    assert values(result) == [1.0]
+    assert len(batches.live) == 1  # the claim split went live; the verdicts came by batch
+    assert len(batches.created()) == 2
+    usage = result.total_tokens()  # each call: 10 input and 5 output tokens (the fake's usage)
+    live_cost = (10 * 0.15 + 5 * 0.60) / 1e6
+    assert usage.cost == pytest.approx(live_cost + live_cost / 2)
