@@ -11,8 +11,10 @@ benchmark`'s own runner scores faithfulness three times:
 1. the 1.5B judge alone (the reference: its figures, their intervals, its seconds per item);
 2. `Cascade(first=0.5B, then=1.5B, band=...)`: share of cells and calls escalated, seconds per
    item, figures, and how many decisions (score >= 0.5) and how much ROC-AUC it keeps;
-3. the 0.5B judge alone, answered from the cache its calls in (2) filled (so no model time: it
-   shows what the first judge alone would have scored, never its speed).
+3. the 0.5B judge alone, stopped after the asked statements as the cascade stops it. It extracts
+   its own statements (the cascade leaves that JSON call to the 1.5B judge), so most of its calls
+   are new; it shows what the first judge alone would have scored. It runs last, after the
+   comparison of (1) and (2) is written, since the issue's figures do not need it.
 
 Both servers live in this one process (one llama.cpp process on the machine, under the judge
 lock), with one thread each and rows scored one at a time, so the two judges never ask for more
@@ -23,6 +25,10 @@ rewritten after each run so a partial run still leaves its figures. Usage:
     flock /tmp/assay-judge.lock .venv/bin/python benchmarks/cascade.py \
         --data-dir /work/shared/data/metaeval --calibrate-on-dev 40 [--suites begin,wikieval] \
         [--limit N] [--band LOW HIGH]
+
+Another suite or size later, with the band an earlier run chose on dev (never tuned on test):
+`--band-from benchmarks/results/cascade.json --suites wikieval --output
+benchmarks/results/cascade_wikieval`. The page itself is rendered by `cascade_report.py`.
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+from cascade_report import markdown
 
 from assay import __version__
 from assay.benchmark.runner import run_benchmark
@@ -92,6 +100,13 @@ def main() -> None:
         "its answers on N BEGIN dev rows before the test runs",
     )
     parser.add_argument(
+        "--band-from",
+        metavar="RESULTS_JSON",
+        default=None,
+        help="take the band, the 0.5B judge's system prompt and their dev calibration from an "
+        "earlier run's results (so another suite is measured with the band chosen on BEGIN dev)",
+    )
+    parser.add_argument(
         "--first-from-cache",
         metavar="WORK",
         default=None,
@@ -110,6 +125,10 @@ def main() -> None:
     calibration = None
     if args.calibrate_on_dev:
         calibration = calibrate(args.data_dir, args.calibrate_on_dev, args.threads)
+        args.band = calibration["band"]
+        args.first_system_prompt = calibration["system_prompt"]
+    elif args.band_from:
+        calibration = _calibration_from(Path(args.band_from))
         args.band = calibration["band"]
         args.first_system_prompt = calibration["system_prompt"]
     small = llm_factory(
@@ -160,11 +179,14 @@ def main() -> None:
         summary = cascade.summary()
         _note(report, output, suite, "cascade", cascaded, str(summary))
         print(f"{suite}: {summary}", flush=True)
-        print(f"{suite}: the 0.5B judge alone (from the cache)", flush=True)
-        first = _timed(suite, _FirstOnly(small), runs / "first", common)
-        report["suites"][suite] = _compare(suite, alone, cascaded, first, summary)
+        found = report["suites"][suite] = _compare(suite, alone, cascaded, summary)
         _write(report, output)
-        print(json.dumps(report["suites"][suite]["headline"], indent=1), flush=True)
+        print(json.dumps(found["headline"], indent=1), flush=True)
+        print(f"{suite}: the 0.5B judge alone", flush=True)
+        first = _timed(suite, _FirstOnly(small), runs / "first", common)
+        found["records"]["first_alone"] = first
+        found["headline"]["first_alone"] = _figure(first, HEADLINE[suite])
+        _note(report, output, suite, "first_alone", first)
 
 
 # Tried on dev against the small judge's habit of copying the prompt's four-line example.
@@ -196,6 +218,14 @@ class _FirstOnly(Cascade):
         self.ran_on += len(found) > self.asked
         self.probabilities += found[: self.asked]
         return False  # never escalates: this is the first judge alone
+
+
+def _calibration_from(path: Path) -> dict[str, Any]:
+    """An earlier run's dev calibration (band and system prompt), noting which run chose it."""
+    earlier = json.loads(path.read_text())
+    if not earlier.get("calibration"):
+        raise SystemExit(f"--band-from {path}: that run chose no band on dev (no 'calibration')")
+    return {**earlier["calibration"], "chosen_by": f"{path} of {earlier['date']}"}
 
 
 def calibrate(data_dir: str | None, rows: int, threads: int) -> dict[str, Any]:
@@ -317,7 +347,7 @@ def _figure(record: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def _compare(
-    suite: str, alone: dict[str, Any], cascaded: dict[str, Any], first: dict[str, Any], summary: Any
+    suite: str, alone: dict[str, Any], cascaded: dict[str, Any], summary: Any
 ) -> dict[str, Any]:
     headline = HEADLINE[suite]
     then_fig, cascade_fig = _figure(alone, headline), _figure(cascaded, headline)
@@ -332,7 +362,6 @@ def _compare(
         "headline": {
             "then_alone": then_fig,
             "cascade": cascade_fig,
-            "first_alone": _figure(first, headline),
             "cascade_within_then_interval": then_fig["low"] is not None
             and then_fig["low"] <= cascade_fig["value"] <= then_fig["high"],
             "cells_escalated": proportion(summary.escalated_cells, summary.cells).to_dict(),
@@ -354,7 +383,7 @@ def _compare(
             "cells": summary.cells,
             "escalated_cells": summary.escalated_cells,
         },
-        "records": {"then_alone": alone, "cascade": cascaded, "first_alone": first},
+        "records": {"then_alone": alone, "cascade": cascaded},
     }
     if suite == "begin":
         labels = _labels(alone, rows)
@@ -393,132 +422,7 @@ def _labels(record: dict[str, Any], rows: list[int]) -> list[int] | None:
 def _write(report: dict[str, Any], stem: Path) -> None:
     stem.parent.mkdir(parents=True, exist_ok=True)
     stem.with_suffix(".json").write_text(json.dumps(report, indent=1, default=str) + "\n")
-    stem.with_suffix(".md").write_text(_markdown(report))
-
-
-def _fmt(figure: dict[str, Any] | None) -> str:
-    if not figure or figure.get("value") is None:
-        return "n/a"
-    interval = (
-        f" [{figure['low']:.3f}, {figure['high']:.3f}]" if figure.get("low") is not None else ""
-    )
-    return f"{figure['value']:.3f}{interval} (n={figure.get('n')})"
-
-
-def _markdown(report: dict[str, Any]) -> str:
-    lines = [
-        "# A judge cascade: 0.5B first, the embedded 1.5B judge where it is unsure",
-        "",
-        f"Command: `{report['command']}`",
-        "",
-        *(
-            [
-                "Then the 0.5B judge alone, stopped after the asked statements as the cascade "
-                "asks it, was scored from the cascade's cache (no model loaded): "
-                "`.venv/bin/python benchmarks/cascade.py --first-from-cache WORK` (WORK: that "
-                "run's work folder). The run itself had asked it without the stop.",
-                "",
-            ]
-            if report.get("first_from_cache")
-            else []
-        ),
-        f"Date {report['date']}, assay {report['assay_version']}, {report['machine']['cpus']} cores "
-        f"(shared machine: load averages below), "
-        f"band ({report['band'][0]:.3f}, {report['band'][1]:.3f}), "
-        f"rows one at a time (concurrency {report['concurrency']}), "
-        f"{report['threads']} llama.cpp thread(s) per judge, split {report['split']}, "
-        "metric faithfulness (default settings), no persistent cache for the timed runs.",
-        "",
-    ]
-    calibration = report.get("calibration")
-    if calibration:
-        lines += [
-            f"The band was chosen on {calibration['rows']} BEGIN dev rows before any test row was "
-            "scored: the 30th to 70th percentile of the 0.5B judge's P(yes) on the statements it "
-            "was asked, in the variant (with or without a system prompt) that less often answered "
-            "statements it was never asked:",
-            "",
-            "| variant | verdict calls | answered unasked statements | band |",
-            "| --- | --- | --- | --- |",
-            *(
-                f"| {name} | {v['calls']} | {v['ran_on']} | "
-                f"({v['band'][0]:.3f}, {v['band'][1]:.3f}) |"
-                for name, v in calibration["variants"].items()
-            ),
-            "",
-            f"Kept: {'a system prompt' if calibration['system_prompt'] else 'no system prompt'}.",
-            "",
-        ]
-    missing = [name for name in SUITES if name not in report["suites"]]
-    if missing:
-        lines += [
-            f"Not measured in this run: {', '.join(missing)} (`--suites {','.join(SUITES)}`).",
-            "",
-        ]
-    for suite, found in report["suites"].items():
-        head = found["headline"]
-        name = found["headline_figure"]
-        lines += [
-            f"## {suite} ({name})",
-            "",
-            "| | value |",
-            "| --- | --- |",
-            f"| 1.5B judge alone | {_fmt(head['then_alone'])} |",
-            f"| cascade | {_fmt(head['cascade'])} |",
-            "| 0.5B judge alone, stopped after the asked statements (the cascade's first "
-            f"answers, from its cache) | {_fmt(head['first_alone'])} |",
-            *(
-                [
-                    "| 0.5B judge alone, asked as any judge is (it answers statements never asked, "
-                    "which the metric scores as steering) | "
-                    f"{_fmt(head['first_alone_unstopped'])} |"
-                ]
-                if "first_alone_unstopped" in head
-                else []
-            ),
-            f"| cascade within the 1.5B judge's interval | {head['cascade_within_then_interval']} |",
-            f"| cells escalated | {_fmt(head['cells_escalated'])} |",
-            f"| calls escalated | {_fmt(head['calls_escalated'])} |",
-            f"| seconds per item, 1.5B alone | {head['seconds_per_item_then_alone']:.2f} |",
-            f"| seconds per item, cascade | {head['seconds_per_item_cascade']:.2f} |",
-            f"| time saved against the 1.5B judge alone | {head['time_saved_share']:.0%} |",
-            f"| decisions (score >= 0.5) kept from the 1.5B judge | {_fmt(head['decisions_kept_at_0.5'])} |",
-            f"| mean absolute score difference from the 1.5B judge | {head['mean_abs_score_difference']:.3f} |",
-        ]
-        if "roc_auc_difference_cascade_minus_then" in head:
-            lines.append(
-                "| ROC-AUC, cascade minus 1.5B (paired stratified bootstrap) | "
-                f"{_fmt(head['roc_auc_difference_cascade_minus_then'])} |"
-            )
-        loads = {key: record["load_average"] for key, record in found["records"].items()}
-        lines += [
-            "",
-            f"Cascade: {found['summary']}.",
-            "",
-            "Load average (1, 5, 15 min) before / after each run: "
-            + "; ".join(
-                f"{key} {tuple(round(x, 2) for x in load['before'])} / "
-                f"{tuple(round(x, 2) for x in load['after'])}"
-                for key, load in loads.items()
-            ),
-            "",
-        ]
-    lines += [
-        "## Every run, as it finished",
-        "",
-        "| run | headline figure | seconds per item | load average before / after |",
-        "| --- | --- | --- | --- |",
-    ]
-    for name, run in report["runs"].items():
-        load = run["load_average"]
-        seconds = run["seconds_per_item"]
-        lines.append(
-            f"| {name} | {_fmt(run['figure'])} | "
-            f"{'n/a' if seconds is None else f'{seconds:.2f}'} | "
-            f"{tuple(round(x, 2) for x in load['before'])} / "
-            f"{tuple(round(x, 2) for x in load['after'])} |"
-        )
-    return "\n".join(lines) + "\n"
+    stem.with_suffix(".md").write_text(markdown(report, SUITES))
 
 
 if __name__ == "__main__":

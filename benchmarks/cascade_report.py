@@ -1,0 +1,136 @@
+"""The Markdown page of a `benchmarks/cascade.py` run, kept apart from the measuring script so
+each stays short. `markdown(report, suites)` renders the JSON report the script writes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+
+def _fmt(figure: dict[str, Any] | None) -> str:
+    if not figure or figure.get("value") is None:
+        return "n/a"
+    interval = (
+        f" [{figure['low']:.3f}, {figure['high']:.3f}]" if figure.get("low") is not None else ""
+    )
+    return f"{figure['value']:.3f}{interval} (n={figure.get('n')})"
+
+
+def markdown(report: dict[str, Any], suites: Iterable[str]) -> str:
+    """The results page of one `benchmarks/cascade.py` run (its JSON report): how the band was
+    chosen, each suite's comparison, and every run's figure and load average as it finished."""
+    lines = [
+        "# A judge cascade: 0.5B first, the embedded 1.5B judge where it is unsure",
+        "",
+        f"Command: `{report['command']}`",
+        "",
+        *(
+            [
+                "Then the 0.5B judge alone, stopped after the asked statements as the cascade "
+                "asks it, was scored from the cascade's cache (no model loaded): "
+                "`.venv/bin/python benchmarks/cascade.py --first-from-cache WORK` (WORK: that "
+                "run's work folder). The run itself had asked it without the stop.",
+                "",
+            ]
+            if report.get("first_from_cache")
+            else []
+        ),
+        f"Date {report['date']}, assay {report['assay_version']}, {report['machine']['cpus']} cores "
+        f"(shared machine: load averages below), "
+        f"band ({report['band'][0]:.3f}, {report['band'][1]:.3f}), "
+        f"rows one at a time (concurrency {report['concurrency']}), "
+        f"{report['threads']} llama.cpp thread(s) per judge, split {report['split']}, "
+        "metric faithfulness (default settings), no persistent cache for the timed runs.",
+        "",
+    ]
+    calibration = report.get("calibration")
+    if calibration:
+        lines += [
+            f"The band was chosen on {calibration['rows']} BEGIN dev rows before any test row was "
+            "scored"
+            + (f" (by the run {calibration['chosen_by']})" if "chosen_by" in calibration else "")
+            + ": the 30th to 70th percentile of the 0.5B judge's P(yes) on the statements it "
+            "was asked, in the variant (with or without a system prompt) that less often answered "
+            "statements it was never asked:",
+            "",
+            "| variant | verdict calls | answered unasked statements | band |",
+            "| --- | --- | --- | --- |",
+            *(
+                f"| {name} | {v['calls']} | {v['ran_on']} | "
+                f"({v['band'][0]:.3f}, {v['band'][1]:.3f}) |"
+                for name, v in calibration["variants"].items()
+            ),
+            "",
+            f"Kept: {'a system prompt' if calibration['system_prompt'] else 'no system prompt'}.",
+            "",
+        ]
+    missing = [name for name in suites if name not in report["suites"]]
+    if missing:
+        lines += [
+            f"Not measured in this run: {', '.join(missing)} (`--suites {','.join(suites)}`).",
+            "",
+        ]
+    for suite, found in report["suites"].items():
+        head = found["headline"]
+        name = found["headline_figure"]
+        lines += [
+            f"## {suite} ({name})",
+            "",
+            "| | value |",
+            "| --- | --- |",
+            f"| 1.5B judge alone | {_fmt(head['then_alone'])} |",
+            f"| cascade | {_fmt(head['cascade'])} |",
+            "| 0.5B judge alone, stopped after the asked statements as the cascade stops it "
+            f"| {_fmt(head.get('first_alone'))} |",
+            *(
+                [
+                    "| 0.5B judge alone, asked as any judge is (it answers statements never asked, "
+                    "which the metric scores as steering) | "
+                    f"{_fmt(head['first_alone_unstopped'])} |"
+                ]
+                if "first_alone_unstopped" in head
+                else []
+            ),
+            f"| cascade within the 1.5B judge's interval | {head['cascade_within_then_interval']} |",
+            f"| cells escalated | {_fmt(head['cells_escalated'])} |",
+            f"| calls escalated | {_fmt(head['calls_escalated'])} |",
+            f"| seconds per item, 1.5B alone | {head['seconds_per_item_then_alone']:.2f} |",
+            f"| seconds per item, cascade | {head['seconds_per_item_cascade']:.2f} |",
+            f"| time saved against the 1.5B judge alone | {head['time_saved_share']:.0%} |",
+            f"| decisions (score >= 0.5) kept from the 1.5B judge | {_fmt(head['decisions_kept_at_0.5'])} |",
+            f"| mean absolute score difference from the 1.5B judge | {head['mean_abs_score_difference']:.3f} |",
+        ]
+        if "roc_auc_difference_cascade_minus_then" in head:
+            lines.append(
+                "| ROC-AUC, cascade minus 1.5B (paired stratified bootstrap) | "
+                f"{_fmt(head['roc_auc_difference_cascade_minus_then'])} |"
+            )
+        loads = {key: record["load_average"] for key, record in found["records"].items()}
+        lines += [
+            "",
+            f"Cascade: {found['summary']}.",
+            "",
+            "Load average (1, 5, 15 min) before / after each run: "
+            + "; ".join(
+                f"{key} {tuple(round(x, 2) for x in load['before'])} / "
+                f"{tuple(round(x, 2) for x in load['after'])}"
+                for key, load in loads.items()
+            ),
+            "",
+        ]
+    lines += [
+        "## Every run, as it finished",
+        "",
+        "| run | headline figure | seconds per item | load average before / after |",
+        "| --- | --- | --- | --- |",
+    ]
+    for name, run in report["runs"].items():
+        load = run["load_average"]
+        seconds = run["seconds_per_item"]
+        lines.append(
+            f"| {name} | {_fmt(run['figure'])} | "
+            f"{'n/a' if seconds is None else f'{seconds:.2f}'} | "
+            f"{tuple(round(x, 2) for x in load['before'])} / "
+            f"{tuple(round(x, 2) for x in load['after'])} |"
+        )
+    return "\n".join(lines) + "\n"
