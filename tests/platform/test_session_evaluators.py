@@ -31,6 +31,11 @@ def judge() -> Any:
     def choose(request: Any) -> Any:
         text = request.last_user_text
         conversation = re.search(r"<conversation>(.*?)</conversation>", text, re.S)
+        schema = json.dumps(request.body.get("response_format") or {})
+        if conversation and '"tasks"' in schema:  # task completion: the tasks asked for
+            return ok(json.dumps({"tasks": ["book a flight", "book a hotel"]}))
+        if conversation and "achieved" not in schema:  # task completion: one verdict a task
+            return ok("1. yes\n2. no")
         if conversation:
             achieved = int("Paris" in conversation.group(1))
             return ok(
@@ -137,6 +142,24 @@ def test_a_settled_session_is_scored_on_the_session_and_again_when_it_grows(live
         latest["scores"]["Correct"]["value"] == 1.0 and latest["scores"]["Correct"]["traces"] == 3
     )
     assert len(latest["score_history"]) == 4
+
+
+def test_task_completion_judges_the_session_as_one_conversation(live, fake, api):
+    api.post("/evaluators", json=chats(fake, name="Trips", criteria=["task_completion"]))
+    trip = f"trip-{uuid.uuid4().hex[:8]}"
+    turns = [
+        turn(trip, "Book me a flight to Paris and a hotel there.", "Your flight is booked."),
+        turn(trip, "And the hotel?", "Sorry, I could not book the hotel."),
+    ]
+    api.post("/traces", json={"traces": turns})
+    state = wait_for(api, "Trips", scored(1))
+    assert state["sessions"]["error"] == 0
+    score = api.get(f"/sessions/{trip}").json()["scores"]["task_completion"]
+    assert score["value"] == 0.5 and score["traces"] == 2
+    assert score["outcome"]["reason"].startswith("1 of 2 task(s) done")
+    (asked,) = [r for r in fake.chat_requests if "And the hotel?" in r.last_user_text][-1:]
+    assert "Book me a flight to Paris" in asked.last_user_text  # both turns, one conversation
+    assert "could not book the hotel" in asked.last_user_text
 
 
 @pytest.mark.slow  # ~5 s a backend: a settle interval, two server starts and a wait
