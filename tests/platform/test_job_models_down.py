@@ -267,3 +267,17 @@ def test_the_policy_is_read_from_the_environment(monkeypatch):
     monkeypatch.setenv("ASSAY_JOB_RETRY_ATTEMPTS", "many")
     with pytest.raises(ValueError, match="ASSAY_JOB_RETRY_ATTEMPTS must be a number, got 'many'"):
         CallPolicy.from_env()
+
+
+def test_every_job_model_gets_the_bounded_retries(monkeypatch):
+    """Review queues' judge and online evaluators build their judge with `build_llm` too."""
+    from assay.platform.server.jobs.calls import Gate, guard
+    from assay.platform.server.schemas.model_names import build_llm
+
+    monkeypatch.setenv("ASSAY_JOB_RETRY_ATTEMPTS", "2")
+    monkeypatch.setenv("ASSAY_JOB_CALL_TIMEOUT", "3")
+    llm = build_llm("vllm/judge@http://127.0.0.1:9/v1")
+    assert (llm.retry.max_attempts, llm.attempt_timeout) == (2, 3.0)
+    guarded = guard(llm, Gate(SHORT), "judge")  # an experiment's run: its gate's policy
+    assert llm.retry.max_attempts == 2 and llm.attempt_timeout is None
+    assert guarded.provider._timeout == 0.5 and guarded.provider.model == "judge"

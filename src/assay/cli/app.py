@@ -80,9 +80,31 @@ _register()
 
 
 def main() -> None:
-    """Run the CLI; assay's own errors become one line on stderr and exit code 2."""
+    """Run the CLI; assay's own errors become one line on stderr and exit code 2, and so does a
+    database the platform commands cannot reach (a wrong URL, a server that is down): a user's
+    error, not a bug, so no traceback."""
     try:
         app()
     except AssayError as exc:
         stderr.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(2)
+    except Exception as exc:
+        reason = _database_unreachable(exc)
+        if reason is None:
+            raise
+        stderr.print(
+            f"[red]error:[/red] cannot use the database: {escape(reason)}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        sys.exit(2)
+
+
+def _database_unreachable(exc: Exception) -> str | None:
+    """The first line of SQLAlchemy's OperationalError (refused, unknown host, bad password, no
+    such database), or None for any other exception."""
+    kind = type(exc)
+    if kind.__name__ != "OperationalError" or not kind.__module__.startswith("sqlalchemy"):
+        return None
+    cause = getattr(exc, "orig", None) or exc
+    return str(cause).strip().splitlines()[0] if str(cause).strip() else kind.__name__

@@ -189,17 +189,38 @@ class _Guarded:
         )
 
 
-def guard(llm: Any, gate: Gate, model: str) -> Any:
-    """Give `llm` (an `assay.models.LLM`) the gate's policy: its retries and attempt timeout,
-    and every attempt through the gate under the name `model`."""
-    policy = gate.policy
+def _timeout(llm: Any, policy: CallPolicy) -> float | None:
+    """One attempt's limit: the policy's, but never shorter than a local model's own (the
+    embedded judge's 900 s on a CPU), which a remote model's 120 s default never exceeds."""
+    own: float | None = getattr(llm, "attempt_timeout", None)
+    if policy.timeout is None or own is None:
+        return policy.timeout if own is None else own
+    return max(policy.timeout, own) if own > 120.0 else policy.timeout
+
+
+def bounded(llm: Any, policy: CallPolicy) -> Any:
+    """Give `llm` (an `assay.models.LLM`) the policy's retries and attempt timeout."""
     llm.retry = policy.retry()
-    timeout = policy.timeout if policy.timeout is not None else llm.attempt_timeout
-    if model == "" and llm.attempt_timeout is not None:  # the embedded judge: its own, longer
-        timeout = max(timeout or 0.0, llm.attempt_timeout)
+    llm.attempt_timeout = _timeout(llm, policy)
+    return llm
+
+
+def guard(llm: Any, gate: Gate, model: str) -> Any:
+    """Give `llm` the gate's policy (`bounded`) and send every attempt through the gate under
+    the name `model`."""
+    timeout = _timeout(llm, gate.policy)
+    llm.retry = gate.policy.retry()
     llm.attempt_timeout = None  # the gate times each attempt instead
     llm.provider = _Guarded(llm.provider, gate, model, timeout)
     return llm
 
 
-__all__ = ["TRANSIENT_TYPES", "CallPolicy", "EndpointDown", "Gate", "ModelsDown", "guard"]
+__all__ = [
+    "TRANSIENT_TYPES",
+    "CallPolicy",
+    "EndpointDown",
+    "Gate",
+    "ModelsDown",
+    "bounded",
+    "guard",
+]

@@ -50,11 +50,16 @@ def routed(model: str) -> str:
 
 
 def build_llm(model: str) -> Any:
-    """The model object a job asks: the routed name, or the server's default judge for ''."""
+    """The model object a job asks: the routed name, or the server's default judge for ''; with
+    a job's bounded retries and attempt timeout (`jobs.calls.CallPolicy`, from the environment),
+    so that a judge that is down holds a review queue's or an online evaluator's job for a few
+    calls' retries, not the library's minutes. An experiment's run sets its own (`calls.guard`)."""
     from assay.models import llm_factory
     from assay.models.defaults import default_llm
+    from assay.platform.server.jobs.calls import CallPolicy, bounded
 
-    return llm_factory(routed(model)) if model.strip() else default_llm()
+    llm = llm_factory(routed(model)) if model.strip() else default_llm()
+    return bounded(llm, CallPolicy.from_env())
 
 
 def check_model(field: str, model: str | None) -> None:
