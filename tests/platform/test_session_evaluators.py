@@ -4,8 +4,8 @@ PostgreSQL, judged by the loopback fake OpenAI server: a session is judged once 
 (`GET /sessions/{id}`), a session that grows is judged again, and the same content never twice
 (a trace sent again, a backfill, a server restarted on the same database). Agent criteria judge a
 trace's own span tree (step efficiency counts the repeated tool call), a trace with nothing to
-convert is a `TrajectoryUnavailable` error outcome, and a review queue's judge scores an agent
-criterion too."""
+convert is a `TrajectoryUnavailable` error outcome (on a trace, and on a session), and a review
+queue's judge scores an agent criterion too."""
 
 from __future__ import annotations
 
@@ -160,6 +160,18 @@ def test_task_completion_judges_the_session_as_one_conversation(live, fake, api)
     (asked,) = [r for r in fake.chat_requests if "And the hotel?" in r.last_user_text][-1:]
     assert "Book me a flight to Paris" in asked.last_user_text  # both turns, one conversation
     assert "could not book the hotel" in asked.last_user_text
+
+
+def test_a_session_with_nothing_to_convert_is_a_typed_error_on_the_session(live, fake, api):
+    api.post("/evaluators", json=chats(fake, name="Empty", criteria=[GOAL]))
+    chat = f"chat-{uuid.uuid4().hex[:8]}"
+    blank = {"id": str(uuid.uuid4()), "metadata": {"env": "prod", "session_id": chat}}
+    api.post("/traces", json={"traces": [blank]})
+    state = wait_for(api, "Empty", lambda s: s["sessions"]["error"] == 1)
+    assert state["last_error"].startswith("TrajectoryUnavailable: session ")
+    outcome = api.get(f"/sessions/{chat}").json()["scores"][GOAL]["outcome"]
+    assert (outcome["status"], outcome["error_type"]) == ("error", "TrajectoryUnavailable")
+    assert "no LLM call, no tool call and no input" in outcome["error_message"]
 
 
 @pytest.mark.slow  # ~5 s a backend: a settle interval, two server starts and a wait
