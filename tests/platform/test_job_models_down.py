@@ -109,7 +109,7 @@ def test_a_generator_that_is_down_does_not_hold_the_worker(sdk, fake, other, sho
 
 
 def test_a_hanging_judge_ends_the_job_and_leaves_its_cells_for_a_resume(
-    sdk, fake, other, short_calls
+    sdk, fake, other, short_calls, caplog
 ):
     fake.default = behaviour()
     other.default = hang(5.0)  # longer than the policy's 0.5 s attempt timeout
@@ -133,6 +133,12 @@ def test_a_hanging_judge_ends_the_job_and_leaves_its_cells_for_a_resume(
     for row in failed["rows"]:
         assert row["answer"] and set(row["scores"]) == {"Names a capital"}
     assert failed["progress"]["completed"] == 4 and failed["progress"]["pending"] == 8
+    # the calls cut off left no HTTP session open (aiohttp would log "Unclosed client session")
+    import gc
+
+    gc.collect()
+    unclosed = [r for r in caplog.records if "Unclosed" in r.getMessage()]
+    assert unclosed == []
 
 
 @pytest.mark.slow  # its own server: 3 s
