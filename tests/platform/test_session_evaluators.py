@@ -82,6 +82,16 @@ def session_scores(live: Any, session_id: str) -> list[Any]:
         return list(session.scalars(query))
 
 
+def session_rows(live: Any, evaluator_id: int) -> list[Any]:
+    from sqlalchemy import select
+
+    from assay.platform.server.storage import models
+
+    S = models.SessionEvaluation
+    with live.app.state.assay.transaction() as session:
+        return list(session.scalars(select(S).where(S.evaluator_id == evaluator_id)))
+
+
 @pytest.fixture
 def api(live: Any, fake: Any) -> Any:
     fake.default = judge()
@@ -142,6 +152,10 @@ def test_a_settled_session_is_scored_on_the_session_and_again_when_it_grows(live
         latest["scores"]["Correct"]["value"] == 1.0 and latest["scores"]["Correct"]["traces"] == 3
     )
     assert len(latest["score_history"]) == 4
+    # the waiting evaluator holds one content of the session: the grown one superseded the first
+    slow = api.get(f"/evaluators/{waiting['name']}").json()["sessions"]
+    assert slow == {"pending": 1, "scored": 0, "error": 0, "skipped_budget": 0}
+    assert sorted(r.status for r in session_rows(live, waiting["id"])) == ["pending", "superseded"]
 
 
 def test_task_completion_judges_the_session_as_one_conversation(live, fake, api):

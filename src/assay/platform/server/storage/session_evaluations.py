@@ -38,6 +38,10 @@ STATES = ("pending", "scored", "error", "skipped_budget")
 SCORES_MAX = 500  # session scores given with a session, newest first
 
 
+def _utc(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
 def content_key(count: int, last_seq: int) -> str:
     """A session's content: how many traces it has and the arrival number of the latest. Traces
     only arrive (an arrival number is never reused), so a new trace always changes it."""
@@ -82,55 +86,51 @@ class SessionRuns(ProjectScoped):
             return 0
         now = datetime.now(timezone.utc)
         settle = timedelta(seconds=evaluator.settle_seconds)
-        taken, due_now = 0, False
+        rows = []
         for sid, (count, seq, last) in sorted(self.summaries(chosen).items()):
-            key = content_key(count, seq)
-            if last.tzinfo is None:  # SQLite gives naive times; they are stored in UTC
-                last = last.replace(tzinfo=timezone.utc)
-            due = now + settle if arrived else min(now, last) + settle
-            statement = (
-                insert_for(self.session, S.__table__)
-                .values(
-                    project_id=self.project_id,
-                    evaluator_id=evaluator.id,
-                    evaluator_version=evaluator.version,
-                    session_id=sid,
-                    content_key=key,
-                    traces=count,
-                    status="pending",
-                    entered_at=now,
-                    due_at=due,
-                )
-                .on_conflict_do_nothing(
-                    index_elements=[
-                        "evaluator_id",
-                        "evaluator_version",
-                        "session_id",
-                        "content_key",
-                    ]
-                )
-                .returning(S.__table__.c.id)
+            last = _utc(last)  # SQLite gives naive times; they are stored in UTC
+            rows.append(
+                {
+                    "project_id": self.project_id,
+                    "evaluator_id": evaluator.id,
+                    "evaluator_version": evaluator.version,
+                    "session_id": sid,
+                    "content_key": content_key(count, seq),
+                    "traces": count,
+                    "status": "pending",
+                    "entered_at": now,
+                    "due_at": now + settle if arrived else min(now, last) + settle,
+                }
             )
-            if self.session.scalar(statement) is None:
-                continue  # this content was taken before (a trace sent again, a backfill)
-            taken += 1
-            due_now = due_now or due <= now
-            self.session.execute(
-                update(S)
-                .where(
-                    S.project_id == self.project_id,
-                    S.evaluator_id == evaluator.id,
-                    S.session_id == sid,
-                    S.status == "pending",
-                    S.content_key != key,
-                )
-                .values(status="superseded", reason=f"newer traces arrived ({count} traces now)")
+        # one statement given every row (executemany), as `EvaluatorRepo._take` does; a content
+        # taken before (a trace sent again, a backfill) inserts nothing
+        statement = (
+            insert_for(self.session, S.__table__)
+            .on_conflict_do_nothing(
+                index_elements=["evaluator_id", "evaluator_version", "session_id", "content_key"]
             )
-        if due_now:
+            .returning(S.__table__.c.id, S.__table__.c.session_id, S.__table__.c.due_at)
+        )
+        fresh = builtins.list(self.session.execute(statement, rows)) if rows else []
+        if not fresh:
+            return 0
+        # the new content of each session supersedes what of it was still waiting
+        self.session.execute(
+            update(S)
+            .where(
+                S.project_id == self.project_id,
+                S.evaluator_id == evaluator.id,
+                S.session_id.in_([r.session_id for r in fresh]),
+                S.status == "pending",
+                S.id.not_in([r.id for r in fresh]),
+            )
+            .values(status="superseded", reason="newer traces arrived in the session")
+        )
+        if any(_utc(r.due_at) <= now for r in fresh):
             from assay.platform.server.storage.evaluators import EvaluatorRepo
 
             EvaluatorRepo(self.session, self.project_id).request_judging(evaluator)
-        return taken
+        return len(fresh)
 
     # -- the worker's side -------------------------------------------------------------------------
     def due(
