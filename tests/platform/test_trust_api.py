@@ -105,7 +105,9 @@ def seeded(live):
         api,
         [{"trace_id": t, "criterion": "faithfulness", "value": 0.5, "source": "judge:local"}
          for t in ids[:20]]  # replaced below: the latest score counts
-        + [{"trace_id": t, "criterion": "plain", "value": 0.5} for t in ids],
+        + [{"trace_id": t, "criterion": "plain", "value": 0.5} for t in ids]
+        + [{"trace_id": t, "criterion": "answer_relevancy", "value": 0.7, "source": "judge:local"}
+           for t in ids],  # no labels: its sources are counted in the database
     )  # fmt: skip
     _scores(
         api,
@@ -180,7 +182,13 @@ def test_the_card_of_the_judge_and_no_card_otherwise(seeded):
     got = seeded["dashboard"]
     assert {"traces", "scores", "labels", "series", "models"} <= set(got)  # nothing broken
     trust = got["trust"]
-    assert set(trust) == {"faithfulness", "helpful", "plain"}
+    assert set(trust) == {"faithfulness", "helpful", "plain", "answer_relevancy"}
+    relevancy = trust["answer_relevancy"]
+    assert relevancy["estimate"] is None and relevancy["alert"] is None
+    [(source, count)] = relevancy["judge"]["sources"].items()
+    assert source.endswith(":judge:local") and count == 60
+    expected = judge_card("answer_relevancy", "local")
+    assert expected is not None and relevancy["judge"]["card"]["headline"] == expected.headline()
     faith = trust["faithfulness"]["judge"]
     card = judge_card("faithfulness", "local")
     assert card is not None  # shipped with the package

@@ -1,6 +1,7 @@
 """The queries behind "how far to trust a criterion's scores" (`TrustRepo`): over the traces of a
-time window that match a condition, the latest score of each criterion on each trace (its value
-and what produced it), the latest label of each criterion on each trace (its value, when, through
+time window that match a condition, the latest score of each labelled criterion on each trace
+(its value and what produced it) and, for the others, only how many latest scores each source
+gave (counted in the database), the latest label of each criterion on each trace (its value, when, through
 which queue, and the chance that queue's sampling gave the trace), the saved criteria and the
 online evaluators that name a score's producer.
 
@@ -33,17 +34,6 @@ S, L, Item = (
 
 
 @dataclass(frozen=True)
-class LatestScore:
-    """A criterion's latest score on one trace: a number (None for a categorical label, a
-    skipped or failed score) and its `source` (`judge:<model>`, `evaluator:<name>@v<n>`, ...)."""
-
-    trace_id: str
-    criterion: str
-    value: float | None
-    source: str
-
-
-@dataclass(frozen=True)
 class LatestLabel:
     """A person's latest label of a criterion on one trace; `inclusion_probability` is the
     chance the labelling queue's sampling kept the trace (None: not through a queue, or a queue
@@ -66,9 +56,9 @@ class TrustRepo(ProjectScoped):
         query = query.where(T.created_at >= self.window.since, T.created_at < self.window.until)
         return query if self.where is None else query.where(self.where)
 
-    def latest_scores(self, criterion: str | None = None) -> list[LatestScore]:
-        """The latest score of each criterion (or of `criterion` only) on each trace of the
-        window, whatever its kind: the caller keeps the numbers."""
+    def _latest(self, *columns: Any, only: list[str] | None, excluding: list[str]) -> Any:
+        """The latest score of each criterion on each trace of the window (those of `only`, when
+        given, and never those of `excluding`), as a subquery with `latest` = 1 on that row."""
         rank = (
             func.row_number()
             .over(
@@ -77,27 +67,47 @@ class TrustRepo(ProjectScoped):
             .label("latest")
         )
         query = self._in_window(
-            self._columns(S, S.trace_id, S.criterion, S.value, S.source, rank).join(
+            self._columns(S, *columns, rank).join(
                 T, and_(T.project_id == S.project_id, T.id == S.trace_id)
             )
         )
-        if criterion is not None:
-            query = query.where(S.criterion == criterion)
-        ranked = query.subquery()
-        rows = self.session.execute(
-            select(ranked.c.trace_id, ranked.c.criterion, ranked.c.value, ranked.c.source).where(
-                ranked.c.latest == 1
-            )
+        if only is not None:
+            query = query.where(S.criterion.in_(only))
+        if excluding:
+            query = query.where(S.criterion.not_in(excluding))
+        return query.subquery()
+
+    def latest_scores(self, criteria: list[str]) -> list[tuple[str, str, float, str]]:
+        """(trace id, criterion, value, source) of the latest score of each of `criteria` on
+        each trace of the window, when that score is a number (a boolean reads 1/0)."""
+        if not criteria:
+            return []
+        ranked = self._latest(
+            S.trace_id, S.criterion, S.value, S.source, only=criteria, excluding=[]
         )
+        query = select(
+            ranked.c.trace_id, ranked.c.criterion, ranked.c.value, ranked.c.source
+        ).where(ranked.c.latest == 1, ranked.c.value.is_not(None))
         return [
-            LatestScore(
-                str(r.trace_id),
-                str(r.criterion),
-                None if r.value is None else float(r.value),
-                str(r.source or ""),
-            )
-            for r in rows
+            (str(t), str(c), float(v), str(s or "")) for t, c, v, s in self.session.execute(query)
         ]
+
+    def score_sources(
+        self, only: list[str] | None, excluding: list[str]
+    ) -> dict[str, dict[str, int]]:
+        """Criterion -> source -> how many of the window's traces have their latest score of
+        the criterion, a number, from that source: counted in the database, for the criteria
+        whose scores need no row each (those without labels)."""
+        ranked = self._latest(S.criterion, S.value, S.source, only=only, excluding=excluding)
+        query = (
+            select(ranked.c.criterion, ranked.c.source, func.count().label("n"))
+            .where(ranked.c.latest == 1, ranked.c.value.is_not(None))
+            .group_by(ranked.c.criterion, ranked.c.source)
+        )
+        found: dict[str, dict[str, int]] = {}
+        for criterion, source, n in self.session.execute(query):
+            found.setdefault(str(criterion), {})[str(source or "")] = int(n)
+        return found
 
     def latest_labels(self, criterion: str | None = None) -> list[LatestLabel]:
         """The latest label of each criterion (or of `criterion` only) on each trace of the
@@ -157,4 +167,4 @@ class TrustRepo(ProjectScoped):
         return {str(r.name): str(r.judge_model or "") for r in self.session.execute(query)}
 
 
-__all__ = ["LatestLabel", "LatestScore", "TrustRepo"]
+__all__ = ["LatestLabel", "TrustRepo"]

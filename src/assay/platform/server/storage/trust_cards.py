@@ -135,18 +135,18 @@ def card_json(card: Any) -> dict[str, Any]:
 
 def judge_of(
     criterion: str,
-    sources: list[str],
+    sources: dict[str, int],
     saved: models.Criteria | None,
     evaluator_judges: dict[str, str],
 ) -> tuple[dict[str, Any], Any]:
     """The `judge` part of a criterion's trust figures (what its scores come from and its card,
-    or why there is none) and the `JudgeCard` itself (None when none is known). `sources` are
+    or why there is none) and the `JudgeCard` itself (None when none is known). `sources` counts
     the sources of the criterion's latest scores; the most frequent one decides."""
     from assay.benchmark.cards import judge_card
 
-    counts = Counter(sources)
+    counts = Counter({source: n for source, n in sources.items() if n > 0})
     answer: dict[str, Any] = {
-        "sources": dict(counts.most_common()),
+        "sources": dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))),
         "model": None,
         "identity": None,
         "metric": None,
@@ -157,7 +157,7 @@ def judge_of(
     if not counts:
         answer["no_card"] = f"{NO_CARD}: no score of this criterion in the range"
         return answer, None
-    source = counts.most_common(1)[0][0]
+    source = min(counts, key=lambda s: (-counts[s], s))  # ties: the same one every time
     producer = producer_of(source, evaluator_judges)
     answer["found_by"] = producer.via
     if producer.kind != "judge" or producer.model is None:

@@ -216,22 +216,29 @@ def trust(
     """Criterion -> its trust figures, for every criterion with a numeric score or a label on
     the window's traces (or for `criterion` alone, always present)."""
     repo = TrustRepo(session, project_id, window, where)
-    scores: dict[str, dict[str, float]] = {}
-    sources: dict[str, list[str]] = {}
-    for s in repo.latest_scores(criterion):
-        if s.value is not None and math.isfinite(s.value):
-            scores.setdefault(s.criterion, {})[s.trace_id] = s.value
-            sources.setdefault(s.criterion, []).append(s.source)
     labels: dict[str, dict[str, LatestLabel]] = {}
     for label in repo.latest_labels(criterion):
         labels.setdefault(label.criterion, {})[label.trace_id] = label
-    names = [criterion] if criterion is not None else sorted(set(scores) | set(labels))
+    labelled = sorted(labels)
+    # a row per judged trace only for the criteria with labels (the estimate needs them); the
+    # others' sources are counted in the database
+    scores: dict[str, dict[str, float]] = {}
+    sources: dict[str, dict[str, int]] = {}
+    for trace_id, name, value, source in repo.latest_scores(labelled):
+        if math.isfinite(value):
+            scores.setdefault(name, {})[trace_id] = value
+            counted = sources.setdefault(name, {})
+            counted[source] = counted.get(source, 0) + 1
+    if criterion is None or criterion not in labels:
+        only = None if criterion is None else [criterion]
+        sources.update(repo.score_sources(only, labelled))
+    names = [criterion] if criterion is not None else sorted(set(sources) | set(labels))
     saved = repo.criteria(names)
     judges = repo.evaluator_judges(evaluator_names([s for v in sources.values() for s in v]))
     found: dict[str, dict[str, Any]] = {}
     for name in names:
         judged, labelled = scores.get(name, {}), labels.get(name, {})
-        judge, card = judge_of(name, sources.get(name, []), saved.get(name), judges)
+        judge, card = judge_of(name, sources.get(name, {}), saved.get(name), judges)
         found[name] = {
             "criterion": name,
             "saved_criterion_id": saved[name].id if name in saved else None,
