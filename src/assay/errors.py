@@ -53,7 +53,9 @@ exception class must be drawn here. Several also derive from a built-in (`UsageE
 Not in the tree, on purpose: the server's HTTP control flow (`ApiError`, `UiError`,
 `LoginRequired`, `AuthFailed`, `PipelineError`, and `ImportRefused`, a dataset file the import
 routes refuse with a 422) is turned into a response inside the server, and a
-worker's `LostClaim` / `JobCancelled` stop one job; none reaches a caller. `ParseFailure`
+worker's `LostClaim` / `JobCancelled` stop one job, as `EndpointDown` / `ModelsDown`
+(platform.server.jobs.calls) stop a job's calls to a model that does not answer; none reaches a
+caller. `ParseFailure`
 (models.structured) is caught inside the structured-output ladder, `_Invalid` inside the
 spec-003 evaluator, which answers `None` as its contract says, and `_Failed`
 (simulation.conversation) inside one simulated conversation, which records its typed error.
