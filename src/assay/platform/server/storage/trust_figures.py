@@ -219,19 +219,19 @@ def trust(
     labels: dict[str, dict[str, LatestLabel]] = {}
     for label in repo.latest_labels(criterion):
         labels.setdefault(label.criterion, {})[label.trace_id] = label
-    labelled = sorted(labels)
+    with_labels = sorted(labels)
     # a row per judged trace only for the criteria with labels (the estimate needs them); the
     # others' sources are counted in the database
     scores: dict[str, dict[str, float]] = {}
     sources: dict[str, dict[str, int]] = {}
-    for trace_id, name, value, source in repo.latest_scores(labelled):
+    for trace_id, name, value, source in repo.latest_scores(with_labels):
         if math.isfinite(value):
             scores.setdefault(name, {})[trace_id] = value
             counted = sources.setdefault(name, {})
             counted[source] = counted.get(source, 0) + 1
     if criterion is None or criterion not in labels:
         only = None if criterion is None else [criterion]
-        sources.update(repo.score_sources(only, labelled))
+        sources.update(repo.score_sources(only, with_labels))
     names = [criterion] if criterion is not None else sorted(set(sources) | set(labels))
     saved = repo.criteria(names)
     judges = repo.evaluator_judges(evaluator_names([s for v in sources.values() for s in v]))
