@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from assay.errors import ModelConnectionError, ProviderError
+from assay.errors import ModelConnectionError, ProviderError, RateLimited
 from assay.platform import Cohort, Experiment
 from assay.platform.server.jobs.calls import CallPolicy, EndpointDown, Gate
 from assay.platform.server.jobs.run import chunks
@@ -228,6 +228,14 @@ def test_the_gate_trips_after_failures_in_a_row_and_cuts_off_what_is_in_flight()
         assert not gate.is_down("m")
         with pytest.raises(ProviderError):  # not transient: does not count
             await gate.attempt("m", _raises(ProviderError("bad request", status=400)), None)
+        for busy in (
+            RateLimited("slow down", retry_after=1.0),
+            ProviderError("overloaded", status=503, retry_after=2.0),
+        ):
+            for _ in range(5):  # a busy server is alive: never down, however many
+                with pytest.raises(ProviderError):
+                    await gate.attempt("m", _raises(busy), None)
+        assert not gate.is_down("m")
         for _ in range(3):
             with pytest.raises(ModelConnectionError):
                 await gate.attempt("m", refused, None)

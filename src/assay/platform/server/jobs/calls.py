@@ -9,12 +9,14 @@ that is down holds every other job back. Two rules bound that:
   the `Worker` (tests give short ones).
 - `Gate`: one per run. Every attempt of every call to a model goes through it (`guard` wraps the
   model's provider). After `policy.attempts` failed attempts in a row on one model, counted over
-  all the run's calls to it (a refused connection, a timeout, a 5xx or a 429 that outlived its
-  retries), with no success between, the model is *down for this run*: the attempts in flight to
+  all the run's calls to it (a refused or cut connection, a timeout, a 5xx), with no success
+  between, the model is *down for this run*: the attempts in flight to
   it end at once and later calls fail at once, all with `EndpointDown`. A run that met a down
   model skips the cells that need it, keeps what it stored, and ends with `ModelsDown`, which
   names each model and its last error; the worker then fails the job with that one line and
-  takes the next one. Resuming the experiment runs what was left.
+  takes the next one. Resuming the experiment runs what was left. A 429, or any error status
+  that says when to come back (`Retry-After`), is a busy server, not a dead one: it is retried
+  as the library does (its limiter slows down) and never counts towards down.
 
 `EndpointDown` and `ModelsDown` are the job's control flow, like `LostClaim`: they never reach a
 caller, so they are not in `assay.errors`' tree.
@@ -30,7 +32,7 @@ from typing import Any
 
 import anyio
 
-from assay.errors import ModelError, ModelTimeout
+from assay.errors import ModelError, ModelTimeout, RateLimited
 from assay.models.retry import RetryPolicy
 
 # the failures that say "this model does not answer now", as outcomes name them
@@ -147,7 +149,7 @@ class Gate:
         if exc is None:
             self.succeeded(model)
             return attempt.result()
-        if isinstance(exc, ModelError) and exc.transient:
+        if isinstance(exc, ModelError) and exc.transient and not _busy(exc):
             self.failed(model, exc)
         raise exc
 
@@ -161,6 +163,11 @@ class Gate:
             f"answer; {self.skipped} cell(s) were left undone: resume the experiment once "
             "the model answers"
         )
+
+
+def _busy(exc: ModelError) -> bool:
+    """A server that answered it is busy (429, or a status with Retry-After): alive."""
+    return isinstance(exc, RateLimited) or getattr(exc, "retry_after", None) is not None
 
 
 async def _timed(call: Callable[[], Any], timeout: float | None) -> Any:
