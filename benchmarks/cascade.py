@@ -11,10 +11,10 @@ benchmark`'s own runner scores faithfulness three times:
 1. the 1.5B judge alone (the reference: its figures, their intervals, its seconds per item);
 2. `Cascade(first=0.5B, then=1.5B, band=...)`: share of cells and calls escalated, seconds per
    item, figures, and how many decisions (score >= 0.5) and how much ROC-AUC it keeps;
-3. the 0.5B judge alone, stopped after the asked statements as the cascade stops it. It extracts
-   its own statements (the cascade leaves that JSON call to the 1.5B judge), so most of its calls
-   are new; it shows what the first judge alone would have scored. It runs last, after the
-   comparison of (1) and (2) is written, since the issue's figures do not need it.
+3. the 0.5B judge alone, stopped after the asked statements as the cascade stops it: with
+   faithfulness's default settings (sentences split without a model) its calls are the cascade's
+   first calls, answered from the cache those filled, so it shows what the first judge alone
+   would have scored, never its speed. It runs last, after (1) and (2) are compared and written.
 
 Both servers live in this one process (one llama.cpp process on the machine, under the judge
 lock), with one thread each and rows scored one at a time, so the two judges never ask for more

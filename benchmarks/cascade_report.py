@@ -80,8 +80,8 @@ def markdown(report: dict[str, Any], suites: Iterable[str]) -> str:
             "| --- | --- |",
             f"| 1.5B judge alone | {_fmt(head['then_alone'])} |",
             f"| cascade | {_fmt(head['cascade'])} |",
-            "| 0.5B judge alone, stopped after the asked statements as the cascade stops it "
-            f"| {_fmt(head.get('first_alone'))} |",
+            "| 0.5B judge alone, stopped after the asked statements (the cascade's first "
+            f"answers, from its cache) | {_fmt(head.get('first_alone'))} |",
             *(
                 [
                     "| 0.5B judge alone, asked as any judge is (it answers statements never asked, "
