@@ -58,7 +58,7 @@ def _label(api, trace_id: str, criterion: str, value, queue: str | None = None) 
     assert answer.status_code == 201, answer.text
 
 
-def _bulk_labels(live, api, criterion: str, labels: dict) -> None:
+def _bulk_labels(live, api, criterion: str, labels: dict, queue_id: int | None = None) -> None:
     """Many labels at once, written as the label route writes them (one POST each would cost
     seconds here); the route itself is exercised by `_label`."""
     from sqlalchemy import select
@@ -72,7 +72,12 @@ def _bulk_labels(live, api, criterion: str, labels: dict) -> None:
         )
         session.add_all(
             models.TraceLabel(
-                project_id=project_id, trace_id=t, criterion=criterion, value=v, author="key:test"
+                project_id=project_id,
+                trace_id=t,
+                criterion=criterion,
+                value=v,
+                author="key:test",
+                queue_id=queue_id,
             )
             for t, v in labels.items()
         )
@@ -145,8 +150,27 @@ def seeded(live):
         [{"trace_id": t, "criterion": "faithfulness", "value": v, "source": "judge:local"}
          for t, v in good_faith.items()],
     )  # fmt: skip
+    # people agree with the judge, but for two traces an uncertainty-sampling queue served
+    # (weighed 4 times each: a chance of review of 1 in 4)
     agreeing = {t: good_faith[t] >= 0.5 for t in other_ids[:30]}
-    _bulk_labels(live, other, "faithfulness", agreeing)
+    for t in other_ids[:2]:
+        agreeing[t] = not agreeing[t]
+    unsure = other.post("/review-queues", json={"name": "Unsure", "criteria": ["faithfulness"]})
+    assert unsure.status_code == 201, unsure.text
+    _bulk_labels(live, other, "faithfulness", {t: agreeing[t] for t in other_ids[2:20]})
+    sampled = {t: agreeing[t] for t in [*other_ids[:2], *other_ids[20:30]]}
+    _bulk_labels(live, other, "faithfulness", sampled, queue_id=unsure.json()["id"])
+    other_chances = {t: 0.25 if i < 2 else 0.5 for i, t in enumerate(sampled)}
+    with live.app.state.assay.transaction() as session:
+        for t, chance in other_chances.items():
+            session.execute(
+                update(models.ReviewQueueItem)
+                .where(
+                    models.ReviewQueueItem.queue_id == unsure.json()["id"],
+                    models.ReviewQueueItem.trace_id == t,
+                )
+                .values(inclusion_probability=chance)
+            )
     return {
         "api": api,
         "other": other,
@@ -159,6 +183,7 @@ def seeded(live):
         "chances": chances,
         "good_faith": good_faith,
         "agreeing": agreeing,
+        "other_weights": {t: 1 / other_chances.get(t, 1.0) for t in agreeing},
     }
 
 
@@ -176,6 +201,26 @@ def _expected_auc(scores: dict, labels: dict):
     rows = sorted(labels)
     y = [int(labels[t]) for t in rows]
     return bootstrap(roc_auc, [y, [scores[t] for t in rows]], resamples=2000, seed=0, strata=y)
+
+
+def _pairwise_auc(y, s, w):
+    """ROC-AUC with weights, pair by pair (the server computes it with numpy)."""
+    positives = [(si, wi) for yi, si, wi in zip(y, s, w, strict=True) if yi == 1]
+    negatives = [(si, wi) for yi, si, wi in zip(y, s, w, strict=True) if yi == 0]
+    num = sum(
+        wp * wn * (1.0 if sp > sn else 0.5 if sp == sn else 0.0)
+        for sp, wp in positives
+        for sn, wn in negatives
+    )
+    den = sum(wp for _, wp in positives) * sum(wn for _, wn in negatives)
+    return num / den if den else None
+
+
+def _expected_weighted_auc(scores: dict, labels: dict, weights: dict):
+    rows = sorted(labels)
+    y = [int(labels[t]) for t in rows]
+    columns = [y, [scores[t] for t in rows], [weights[t] for t in rows]]
+    return bootstrap(_pairwise_auc, columns, resamples=2000, seed=0, strata=y)
 
 
 def test_the_card_of_the_judge_and_no_card_otherwise(seeded):
@@ -264,11 +309,16 @@ def test_the_alert_when_agreement_falls_below_the_card(seeded):
     good = seeded["other_dashboard"]["trust"]
     assert set(good) == {"faithfulness"}  # project A's criteria never leak in
     alert = good["faithfulness"]["alert"]
-    expected = _expected_auc(seeded["good_faith"], seeded["agreeing"])
-    assert (alert["recent"]["value"], alert["recent"]["low"]) == pytest.approx(
-        (expected.value, expected.low)
+    weights = seeded["other_weights"]
+    expected = _expected_weighted_auc(seeded["good_faith"], seeded["agreeing"], weights)
+    plain = _expected_auc(seeded["good_faith"], seeded["agreeing"])
+    recent = alert["recent"]
+    assert recent["weighted"] is True and recent["n"] == 30
+    assert (recent["value"], recent["low"], recent["high"]) == pytest.approx(
+        (expected.value, expected.low, expected.high)
     )
-    assert alert["recent"]["high"] >= roc.low and alert["status"] == "not_below"
+    assert recent["value"] < plain.value  # the two sampled disagreements weigh 4 times
+    assert recent["high"] >= roc.low and alert["status"] == "not_below"
 
 
 def test_a_condition_narrows_the_trust_figures(seeded):
