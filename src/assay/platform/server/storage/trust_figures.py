@@ -168,15 +168,15 @@ def _bootstrapped(
     strata = list(labels)
     if weights is not None:
         weighted = weighted_roc_auc if figure == "roc_auc" else weighted_balanced_accuracy
-        columns = [list(labels), list(scores), list(weights)]
-        return bootstrap(weighted, columns, resamples=RESAMPLES, seed=0, strata=strata)
+        weighted_columns: list[list[Any]] = [list(labels), list(scores), list(weights)]
+        return bootstrap(weighted, weighted_columns, resamples=RESAMPLES, seed=0, strata=strata)
 
     def statistic(y: Any, s: Any) -> float | None:
         if figure == "roc_auc":
             return roc_auc(y, s)
         return balanced_accuracy(y, s >= THRESHOLD)
 
-    columns = [list(labels), list(scores)]
+    columns: list[list[Any]] = [list(labels), list(scores)]
     return bootstrap(statistic, columns, resamples=RESAMPLES, seed=0, strata=strata)
 
 
