@@ -7,8 +7,16 @@
         queue.label(trace, "relevance", 4, comment="fine")
     rows = queue.export()             # labelled rows: input, output, contexts, label, score
 
-Traces stored before the queue existed enter when it is created; new ones as they arrive. Edit
-mode as for `Trace`: setting a field of a saved queue marks it edited, `save()` sends the change
+Traces stored before the queue existed enter when it is created; new ones as they arrive.
+`scope="session"` makes a queue of whole sessions: the condition still selects traces, the
+queue holds their sessions, one item each (`queue.sessions`, `queue.label(session_id, ...)`).
+
+    chats = ReviewQueue("whole chats", condition="metadata.env = 'prod'", scope="session",
+                        criteria=["task_completion"], judge_model="gpt-4o-mini").save()
+    for item in chats.sessions:       # {session_id, traces, content_key, ..., queue_item}
+        chats.label(item["session_id"], "task_completion", 1)
+
+Edit mode as for `Trace`: setting a field of a saved queue marks it edited, `save()` sends the change
 with the version read, and a concurrent change is refused with `Conflict`.
 """
 
@@ -23,8 +31,18 @@ from assay.platform.sdk.errors import Conflict, NotFound, ValidationFailed
 from assay.platform.sdk.objects import Criteria, Dataset, RagMetricsObject
 from assay.platform.sdk.traces import Trace, pages
 
-FIELDS = ("name", "condition", "criteria", "judge_model", "dataset", "order", "sample_rate")
+FIELDS = (
+    "name",
+    "condition",
+    "criteria",
+    "judge_model",
+    "dataset",
+    "order",
+    "sample_rate",
+    "scope",
+)
 ORDERS = ("arrival", "uncertainty")
+SCOPES = ("trace", "session")
 
 
 def _name_of(
@@ -63,6 +81,7 @@ class ReviewQueue(RagMetricsObject):
     sample_rate: (
         float | None
     )  # None: review every trace; else about this share, unsure ones likelier
+    scope: str  # "trace", or "session": the sessions of the matching traces (set at creation)
     version: int | None
     items: dict[str, Any]
     edit_mode: bool
@@ -79,6 +98,7 @@ class ReviewQueue(RagMetricsObject):
         *,
         order: str = "arrival",
         sample_rate: float | None = None,
+        scope: str = "trace",
     ) -> None:
         object.__setattr__(self, "_stored", None)
         object.__setattr__(self, "edit_mode", False)
@@ -88,7 +108,7 @@ class ReviewQueue(RagMetricsObject):
         object.__setattr__(self, "_traces", None)
         for field, value in zip(
             FIELDS,
-            (name, condition, criteria, judge_model, dataset, order, sample_rate),
+            (name, condition, criteria, judge_model, dataset, order, sample_rate, scope),
             strict=True,
         ):
             object.__setattr__(self, field, self._check(field, value))
@@ -107,6 +127,13 @@ class ReviewQueue(RagMetricsObject):
                 raise ValidationFailed(
                     f"ReviewQueue: order must be 'arrival' or 'uncertainty', got {value!r}",
                     field="order",
+                )
+        if field == "scope":
+            value = value or "trace"
+            if value not in SCOPES:
+                raise ValidationFailed(
+                    f"ReviewQueue: scope must be 'trace' or 'session', got {value!r}",
+                    field="scope",
                 )
         if (
             field == "sample_rate"
@@ -156,6 +183,7 @@ class ReviewQueue(RagMetricsObject):
             "dataset": self._process_dataset(self.dataset),
             "order": self.order,
             "sample_rate": None if self.sample_rate is None else float(self.sample_rate),
+            "scope": self.scope,
         }
 
     @classmethod
@@ -168,6 +196,7 @@ class ReviewQueue(RagMetricsObject):
             data.get("dataset"),
             order=data.get("order") or "arrival",
             sample_rate=data.get("sample_rate"),
+            scope=data.get("scope") or "trace",
         )
         if "id" in data:
             queue._apply(data)
@@ -195,10 +224,22 @@ class ReviewQueue(RagMetricsObject):
             except Conflict:  # a queue of that name exists: this save updates it
                 existing = client.request("GET", f"{self._path}/{quote(self.name, safe='')}")
                 self._apply(existing)
+                if existing.get("scope", "trace") != payload["scope"]:
+                    raise ValidationFailed(
+                        f"ReviewQueue: a queue named {self.name!r} exists with scope "
+                        f"{existing.get('scope')!r}; the scope of a saved queue does not change",
+                        field="scope",
+                    ) from None
                 return self._patch({k: v for k, v in payload.items() if existing.get(k) != v})
             self._apply(data)
             return self
         changes = {k: v for k, v in payload.items() if self._stored.get(k) != v}
+        if "scope" in changes:
+            raise ValidationFailed(
+                f"ReviewQueue: the scope of a saved queue stays {self._stored.get('scope')!r}; "
+                "make a new queue for the other scope",
+                field="scope",
+            )
         return self._patch(changes)
 
     def _patch(self, changes: dict[str, Any]) -> ReviewQueue:
@@ -271,6 +312,20 @@ class ReviewQueue(RagMetricsObject):
             found.append(trace)
         return found
 
+    @property
+    def sessions(self) -> list[dict[str, Any]]:
+        """A session queue's sessions in the order they entered: {session_id, traces,
+        content_key, first_at, last_at, queue_item} each, the session as it is now."""
+        return self.sessions_with()
+
+    def sessions_with(self, status: str | None = None) -> list[dict[str, Any]]:
+        """A session queue's sessions, all or those whose item is "pending" or "done"."""
+        if status not in (None, "pending", "done"):
+            raise ValidationFailed(
+                "ReviewQueue: status must be 'pending' or 'done'", field="status"
+            )
+        return [*pages(f"{self._path}/{self._stored_name()}/sessions", {"status": status})]
+
     def refresh(self) -> ReviewQueue:
         self._apply(current().request("GET", f"{self._path}/{self._stored_name()}"))
         return self
@@ -281,14 +336,22 @@ class ReviewQueue(RagMetricsObject):
     def label(
         self, trace: Trace | str, criterion: str, value: Any, *, comment: str = ""
     ) -> dict[str, Any]:
-        """A person's label of `criterion` on a trace of this queue (author: the calling key)."""
+        """A person's label of `criterion` on a trace of this queue (author: the calling key);
+        for a session queue, on a session (its id), given on its content as it is now."""
         ident = trace.id if isinstance(trace, Trace) else trace
-        if not isinstance(ident, str):
-            raise ValidationFailed(
-                "ReviewQueue.label: trace must be a Trace or its id", field="trace"
-            )
+        if not isinstance(ident, str) or not ident:
+            what = "a session id" if self.scope == "session" else "a Trace or its id"
+            raise ValidationFailed(f"ReviewQueue.label: trace must be {what}", field="trace")
         self._stored_name()
         assert self._stored is not None  # _stored_name() has refused an unsaved queue
+        if self._stored.get("scope") == "session":
+            body = {
+                "criterion": criterion,
+                "value": value,
+                "queue": self._stored["name"],
+                "comment": comment,
+            }
+            return current().request("POST", f"/sessions/{quote(ident, safe='')}/labels", json=body)
         body = {
             "criterion": criterion,
             "value": value,
@@ -299,7 +362,8 @@ class ReviewQueue(RagMetricsObject):
 
     def export(self) -> list[dict[str, Any]]:
         """Labelled rows for alignment: {trace_id, input, output, contexts, criterion, label,
-        label_author, label_at, score, score_status, score_source}, one per labelled criterion."""
+        label_author, label_at, score, score_status, score_source}, one per labelled criterion;
+        a session queue's rows add session_id, traces and content_key (the content labelled)."""
         return [*pages(f"{self._path}/{self._stored_name()}/export", {}, key="rows")]
 
     def __repr__(self) -> str:

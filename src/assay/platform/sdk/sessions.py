@@ -30,6 +30,9 @@ class Session:
     # each {criterion, value, outcome, source, traces, content_key, created_at}; and all of them
     scores: dict[str, Any] = field(default_factory=dict)
     score_history: list[dict[str, Any]] = field(default_factory=list)
+    # people's labels of the whole session (session-scope review queues): the latest per
+    # criterion, each {criterion, value, author, queue_id, comment, traces, content_key, ...}
+    labels: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def download(cls, id: str) -> Session:
@@ -46,6 +49,7 @@ class Session:
             truncated=data["truncated"],
             scores=data.get("scores") or {},
             score_history=data.get("score_history") or [],
+            labels=data.get("labels") or {},
         )
 
     @classmethod

@@ -1,6 +1,6 @@
 """Routes of review queues under /api/v1/review-queues, addressed by name: create (the matching
-stored traces enter at once), list, get, edit with a version check, delete, the queue's traces,
-and the export of labelled rows."""
+stored traces, or for `scope="session"` their sessions, enter at once), list, get, edit with a
+version check, delete, the queue's traces or sessions, and the export of labelled rows."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from assay.platform.server.schemas.traces import QueueIn, QueuePatch
 from assay.platform.server.storage.evaluators import unknown_criterion
 from assay.platform.server.storage.repos import MAX_PAGE, CriteriaRepo, iso
 from assay.platform.server.storage.review import QueueRepo, queue_json
+from assay.platform.server.storage.review_sessions import SessionQueue
 from assay.platform.server.storage.traces import TraceRepo
 
 router = APIRouter(prefix="/api/v1")
@@ -39,7 +40,14 @@ Status = Annotated[Literal["pending", "done", "unsampled"] | None, Query()]
 
 def _check_criteria(session: Any, project_id: int, values: dict[str, Any]) -> None:
     """A queue that is judged names criteria the project has (the judge needs their wording);
-    ordering or sampling by the judge's uncertainty needs a judge."""
+    ordering or sampling by the judge's uncertainty needs a judge; a session queue has no
+    dataset (a conversation is not one example)."""
+    if values.get("scope") == "session" and values.get("dataset"):
+        raise invalid(
+            "dataset",
+            "a session queue's items are whole conversations, which a dataset of single "
+            "examples cannot hold; leave dataset out (export the labels instead)",
+        )
     if not values.get("judge_model"):
         if values.get("order") == "uncertainty":
             raise invalid("order", "ordering by uncertainty needs a judge_model to be unsure")
@@ -104,8 +112,10 @@ def edit_queue(
             "criteria": changes.get("criteria", current.criteria),
             "order": changes.get("order", current.order_by),
             "sample_rate": changes.get("sample_rate", current.sample_rate),
+            "dataset": changes.get("dataset", current.dataset),
+            "scope": current.scope,
         }
-        if {"criteria", "judge_model", "order", "sample_rate"} & set(changes):
+        if {"criteria", "judge_model", "order", "sample_rate", "dataset"} & set(changes):
             _check_criteria(session, principal.project_id, merged)
         queue = repo.update(name, body.version, changes)
         return queue_json(queue, repo.counts(queue))
@@ -131,7 +141,14 @@ def queue_traces(
     """The queue's traces in the order they entered, each with its item's status."""
     with state_of(request).transaction() as session:
         repo = QueueRepo(session, principal.project_id)
-        pairs, next_cursor = repo.items(repo.get(name), status=status, limit=limit, cursor=cursor)
+        queue = repo.get(name)
+        if queue.scope == "session":
+            raise invalid(
+                "name",
+                f"review queue {name!r} holds sessions: read its items at "
+                f"/review-queues/{{name}}/sessions",
+            )
+        pairs, next_cursor = repo.items(queue, status=status, limit=limit, cursor=cursor)
         traces = TraceRepo(session, principal.project_id).as_json([t for _i, t in pairs])
         items = [
             {
@@ -148,6 +165,31 @@ def queue_traces(
         return page(items, next_cursor)
 
 
+@router.get("/review-queues/{name}/sessions")
+def queue_sessions(
+    name: QueueName,
+    request: Request,
+    principal: Reader,
+    status: Status = None,
+    limit: Limit = 100,
+    cursor: Cursor = None,
+) -> dict[str, Any]:
+    """A session queue's sessions in the order they entered: each its id, trace count, content
+    key, first and last time as they are now, with its item (status, uncertainty, ...)."""
+    with state_of(request).transaction() as session:
+        queue = QueueRepo(session, principal.project_id).get(name)
+        if queue.scope != "session":
+            raise invalid(
+                "name",
+                f"review queue {name!r} holds traces: read its items at "
+                f"/review-queues/{{name}}/traces",
+            )
+        repo = SessionQueue(session, principal.project_id)
+        items, next_cursor = repo.items(queue, status=status, limit=limit, cursor=cursor)
+        found = repo.summaries([i.session_id for i in items])
+        return page([repo.item_json(i, found.get(i.session_id)) for i in items], next_cursor)
+
+
 @router.get("/review-queues/{name}/export")
 def export_queue(
     name: QueueName,
@@ -156,10 +198,16 @@ def export_queue(
     limit: Limit = MAX_PAGE,
     cursor: Cursor = None,
 ) -> dict[str, Any]:
-    """Labelled rows for alignment: input, output, contexts, the human label and the judge's score."""
+    """Labelled rows for alignment: input, output, contexts, the human label and the judge's
+    score; a session queue's rows also name the session and the content labelled."""
     with state_of(request).transaction() as session:
         repo = QueueRepo(session, principal.project_id)
-        rows, next_cursor = repo.export(repo.get(name), limit=limit, cursor=cursor)
+        queue = repo.get(name)
+        if queue.scope == "session":
+            exporter = SessionQueue(session, principal.project_id)
+            rows, next_cursor = exporter.export(queue, limit=limit, cursor=cursor)
+        else:
+            rows, next_cursor = repo.export(queue, limit=limit, cursor=cursor)
         return {"rows": rows, "next_cursor": next_cursor}
 
 

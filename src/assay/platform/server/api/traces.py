@@ -161,6 +161,12 @@ def add_label(
             queue = queues.by_name(body.queue)
             if queue is None:
                 raise invalid("queue", f"no review queue named {body.queue!r} in this project")
+            if queue.scope == "session":
+                raise invalid(
+                    "queue",
+                    f"review queue {body.queue!r} holds sessions: label the trace's session at "
+                    "/sessions/{id}/labels",
+                )
             if queues.item(queue, ident) is None:
                 raise invalid("queue", f"trace {ident} is not in review queue {body.queue!r}")
         label = TraceRepo(session, principal.project_id).add_label(

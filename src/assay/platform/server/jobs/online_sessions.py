@@ -33,6 +33,7 @@ from assay.platform.server.storage.evaluator_runs import ERROR_MAX, EvaluationRu
 from assay.platform.server.storage.evaluators import EvaluatorRepo, score_source, utc_midnight
 from assay.platform.server.storage.repos import CriteriaRepo
 from assay.platform.server.storage.session_evaluations import SessionRuns
+from assay.platform.server.storage.session_labels import session_texts
 from assay.platform.server.storage.sessions import SessionRepo
 from assay.platform.server.storage.trace_rows import trace_json
 
@@ -41,18 +42,12 @@ CHUNK = 4  # sessions judged at once (each may be many turns long)
 
 def session_sample(traces: list[models.LoggedTrace]) -> Any:
     """A session as one question and answer for a saved (single-turn) criterion: the last
-    answer, the turns before it as the question, every turn's contexts."""
+    answer, the turns before it as the question, every turn's contexts
+    (`storage.session_labels.session_texts`, also the session queue export's rule)."""
     from assay import SingleTurnSample
 
-    *before, last = traces
-    lines = [f"User: {t.input_text}\nAssistant: {t.output_text}" for t in before]
-    lines.append(f"User: {last.input_text}" if before else last.input_text)
-    contexts = list(dict.fromkeys(c for t in traces for c in (t.contexts or [])))
-    return SingleTurnSample(
-        user_input="\n\n".join(lines).strip() or None,
-        response=last.output_text,
-        retrieved_contexts=contexts,
-    )
+    question, answer, contexts = session_texts(traces)
+    return SingleTurnSample(user_input=question, response=answer, retrieved_contexts=contexts)
 
 
 class Taken:

@@ -6,7 +6,8 @@ queue yet, with the library (`assay.aevaluate` and the library's `Criteria`; fun
 here with RE2), and appends each typed outcome to `trace_scores` (source `judge:<model>`, or
 `function:<criterion>`). A job that stops or dies resumes where the stored scores end; items that
 enter meanwhile get the next queued job. A criterion deleted from the project after the queue was
-made is an error outcome naming it, never a silent gap.
+made is an error outcome naming it, never a silent gap. A session-scope queue's items are
+judged by `review_sessions.judge_session_items`, on whole sessions.
 """
 
 from __future__ import annotations
@@ -61,6 +62,11 @@ class QueueJudgeRun:
             names, model = list(queue.criteria), queue.judge_model
             rows = CriteriaRepo(session, project).by_names(names)
             saved = {r.name: {f: getattr(r, f) for f in criteria_rules.FIELDS} for r in rows}
+            scope = queue.scope
+        if scope == "session":  # whole sessions: jobs/review_sessions.py
+            from assay.platform.server.jobs.review_sessions import judge_session_items
+
+            return await judge_session_items(self, names, saved, model)
         after = 0
         while True:
             if self.should_stop():

@@ -217,6 +217,8 @@ CriterionNames = Annotated[list[Name], Field(max_length=CRITERIA_MAX)]
 # A queue's share of traces kept for review (storage/review_sampling.py)
 SampleRate = Annotated[float, Field(gt=0.0, le=1.0, allow_inf_nan=False)]
 QueueOrder = Literal["arrival", "uncertainty"]
+# "trace": the matching traces are the items; "session": their sessions, one item each
+QueueScope = Literal["trace", "session"]
 
 
 class QueueIn(Body):
@@ -227,6 +229,7 @@ class QueueIn(Body):
     dataset: Name | None = None
     order: QueueOrder = "arrival"
     sample_rate: SampleRate | None = None
+    scope: QueueScope = "trace"  # fixed once made (a change of it is an unknown field)
 
 
 class QueueChanges(Body):

@@ -446,6 +446,9 @@ class ReviewQueue(Base):
     # matching trace, else about that share, the uncertain ones likelier (storage/review_sampling)
     order_by: Mapped[str] = mapped_column(String(20), default="arrival", server_default="arrival")
     sample_rate: Mapped[float | None] = mapped_column(Float, nullable=True)
+    # "trace": its items are the matching traces; "session": the sessions of the matching
+    # traces, one item each (`review_session_items`; storage/review_sessions.py). Set at creation.
+    scope: Mapped[str] = mapped_column(String(20), default="trace", server_default="trace")
 
 
 class ReviewQueueItem(Base):
@@ -474,6 +477,54 @@ class ReviewQueueItem(Base):
     status: Mapped[str] = mapped_column(String(20), default="pending")  # or done, unsampled
     uncertainty: Mapped[float | None] = mapped_column(Float, nullable=True)  # once judged, 0-1
     inclusion_probability: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+class ReviewSessionItem(Base):
+    """A session in a session-scope queue: it entered when one of its traces matched the queue's
+    condition. One item per session however it grows; what it holds is the session as it is
+    when read, and each label records the content it was given on (`session_labels`)."""
+
+    __tablename__ = "review_session_items"
+    __table_args__ = (
+        UniqueConstraint("project_id", "queue_id", "session_id"),
+        Index("ix_review_session_items_order", "project_id", "queue_id", "status", "uncertainty"),
+        ForeignKeyConstraint(
+            ["project_id", "queue_id"],
+            ["review_queues.project_id", "review_queues.id"],
+            ondelete="CASCADE",
+        ),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(Integer, index=True)
+    queue_id: Mapped[int] = mapped_column(Integer, index=True)
+    session_id: Mapped[str] = mapped_column(String(200))
+    entered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    status: Mapped[str] = mapped_column(String(20), default="pending")  # or done, unsampled
+    uncertainty: Mapped[float | None] = mapped_column(Float, nullable=True)
+    inclusion_probability: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+class SessionLabel(Base):
+    """A person's label of a whole session on one criterion; append-only, like `trace_labels`.
+    It keeps the content it was given on (how many traces, and `content_key`, the trace count
+    and latest arrival number), so a label given before the session grew says so. Like
+    `session_scores`, it stays when the session's traces are deleted."""
+
+    __tablename__ = "session_labels"
+    __table_args__ = (
+        Index("ix_session_labels_project_id_session_id", "project_id", "session_id", "id"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    project_id: Mapped[int] = mapped_column(Integer)
+    session_id: Mapped[str] = mapped_column(String(200))
+    criterion: Mapped[str] = mapped_column(String(200))
+    value: Mapped[object] = mapped_column(JSONType)
+    author: Mapped[str] = mapped_column(String(200))
+    queue_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
+    comment: Mapped[str] = mapped_column(Text, default="")
+    traces: Mapped[int] = mapped_column(Integer)
+    content_key: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 # -- online evaluators (issue #41, part 2) ------------------------------------------------------------
@@ -601,6 +652,8 @@ class SessionScore(Base):
     traces: Mapped[int] = mapped_column(Integer)
     content_key: Mapped[str] = mapped_column(String(64))
     evaluation_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # the session-scope review queue whose judge gave it (None: an online evaluator)
+    queue_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

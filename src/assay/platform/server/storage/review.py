@@ -9,6 +9,10 @@ whenever traces enter it; the worker scores every item not yet scored by that qu
 An item is `done` once every criterion of the queue has a label on its trace given through the
 queue (a queue without criteria: once it has one label); a done trace is added to the queue's
 dataset, when it has one.
+
+A queue with `scope="session"` holds the sessions of the matching traces instead, one item per
+session, in `review_session_items`: `enter`, `counts` and `delete` hand those to
+`storage/review_sessions.py`, which has the rest of their side.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ def queue_json(queue: models.ReviewQueue, counts: dict[str, int] | None = None) 
         "dataset": queue.dataset,
         "order": queue.order_by,
         "sample_rate": queue.sample_rate,
+        "scope": queue.scope,
         "version": queue.version,
         "created_at": iso(queue.created_at),
         "updated_at": iso(queue.updated_at),
@@ -89,6 +94,8 @@ class QueueRepo(ProjectScoped):
         return self.session.scalar(self._select(Q).where(Q.id == ident))
 
     def counts(self, queue: models.ReviewQueue) -> dict[str, int]:
+        if queue.scope == "session":
+            return self.sessions().counts(queue)
         query = (
             select(Item.status, func.count())
             .where(Item.project_id == self.project_id, Item.queue_id == queue.id)
@@ -106,6 +113,7 @@ class QueueRepo(ProjectScoped):
             )
         values = dict(values)
         values["order_by"] = values.pop("order", None) or "arrival"
+        values["scope"] = values.get("scope") or "trace"
         queue = Q(project_id=self.project_id, version=1, **values)
         self.session.add(queue)
         self.session.flush()
@@ -148,14 +156,32 @@ class QueueRepo(ProjectScoped):
         self.session.execute(
             items.delete().where(Item.project_id == self.project_id, Item.queue_id == queue.id)
         )
+        sessions = cast(Table, models.ReviewSessionItem.__table__)
+        self.session.execute(
+            sessions.delete().where(
+                sessions.c.project_id == self.project_id, sessions.c.queue_id == queue.id
+            )
+        )
         self.session.delete(queue)
         self.session.flush()
+
+    def sessions(self) -> Any:
+        """The side of session-scope queues (storage/review_sessions.py)."""
+        from assay.platform.server.storage.review_sessions import SessionQueue
+
+        return SessionQueue(self.session, self.project_id)
 
     # -- routing -------------------------------------------------------------------------------------
     def enter(
         self, queue: models.ReviewQueue, where: Any, trace_ids: builtins.list[str] | None = None
     ) -> int:
-        """Put the matching traces (of `trace_ids`, or all) into `queue`; returns how many entered."""
+        """Put the matching traces (of `trace_ids`, or all) into `queue`, or for a session queue
+        their sessions; returns how many entered."""
+        if queue.scope == "session":
+            entered = self.sessions().enter(queue, where, trace_ids)
+            if entered:
+                self.request_judging(queue)
+            return entered
         query = select(T.id).where(T.project_id == self.project_id)
         if trace_ids is not None:
             query = query.where(T.id.in_(trace_ids))
