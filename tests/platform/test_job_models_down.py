@@ -49,12 +49,15 @@ def other() -> Iterator[FakeOpenAI]:
 
 
 def _wait(experiment: Experiment, statuses: tuple[str, ...], seconds: float) -> dict[str, Any]:
+    """The experiment's results once its status is one of `statuses` (its progress is polled)."""
+    from assay.platform.sdk.client import current
+
     deadline = time.monotonic() + seconds
     while True:
-        state = experiment.results()
-        if state["status"] in statuses:
-            return state
-        assert time.monotonic() < deadline, state
+        progress = current().request("GET", f"/experiments/{experiment.id}/progress")
+        if progress["status"] in statuses:
+            return experiment.results()
+        assert time.monotonic() < deadline, progress
         time.sleep(0.05)
 
 
