@@ -239,6 +239,7 @@ def alert_json(
     recent_text = (
         f"{measured.label} {shown(found.value)} [{shown(found.low)}, {shown(found.high)}] "
         f"on the {found.n} latest labels"
+        + (" (weighted by 1 / their chance of review)" if answer["recent"]["weighted"] else "")
     )
     card_text = (
         f"{shown(measured.value)} [{shown(measured.low)}, {shown(measured.high)}] on "
