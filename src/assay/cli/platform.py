@@ -77,11 +77,12 @@ def serve_command(
 
         shown_demo = seed_demo_sign_in(app.state.assay)
         if shown_demo.note:
-            _err.print(f"demo: {shown_demo.note}", highlight=False)
+            _err.print(f"demo: {shown_demo.note}", highlight=False, soft_wrap=True)
         _err.print(
             f"demo project {shown_demo.project!r} ready: sign in at http://{host}:{port}/ui/ as "
             f"{shown_demo.username} / {shown_demo.password}",
             highlight=False,
+            soft_wrap=True,  # one line, whatever the terminal's width: the password stays whole
         )
     base = f"http://{host}:{port}"
     _err.print(

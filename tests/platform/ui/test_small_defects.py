@@ -134,3 +134,71 @@ def test_the_criterion_form_shows_only_the_chosen_types_fields(ui_live, browser)
     saved = user.api().get("/criteria").json()["items"]
     assert [(c["name"], c["criteria_type"]) for c in saved] == [("Says Paris", "function")]
     page.context.close()
+
+
+@pytest.mark.slow  # assay serve in a process of its own, seeding the demo: 10 s
+def test_assay_serve_demo_beside_a_real_demo_project_says_where_the_demo_is(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    from assay.platform.server.auth.admin import create_key
+
+    from ..conftest import free_port
+
+    db = f"sqlite:///{tmp_path / 'serve.sqlite'}"
+    create_key(db, project="demo")  # someone's project named demo
+    port = free_port()
+    env = {**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache"), "COLUMNS": "60"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "assay", "serve", "--demo", "--port", str(port), "--db", db],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/api/v1/health").status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert process.poll() is None and time.monotonic() < deadline
+            time.sleep(0.2)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _out, err = process.communicate(timeout=30)
+    lines = err.splitlines()
+    assert lines[0] == (
+        "demo: a project named 'demo' exists and is not the demo (left alone): the demo is "
+        "project 'demo-2', user 'demo'"
+    )
+    ready = re.fullmatch(
+        rf"demo project 'demo-2' ready: sign in at http://127\.0\.0\.1:{port}/ui/ as demo / (\S+)",
+        lines[1],
+    )
+    assert ready is not None, lines[:3]  # one line, however narrow the terminal
+    from sqlalchemy.orm import Session
+
+    from assay.platform.server.auth import users
+    from assay.platform.server.storage.db import make_engine
+
+    engine = make_engine(db)
+    try:
+        with Session(engine) as session:
+            assert users.verify_login(session, "demo", ready.group(1)) is not None
+            demo = session.scalar(select(models.Project.id).where(models.Project.name == "demo"))
+            assert (
+                session.scalar(
+                    select(models.ProjectMember.id).where(models.ProjectMember.project_id == demo)
+                )
+                is None
+            )  # the demo's user was not made a member of the real project
+    finally:
+        engine.dispose()
