@@ -329,3 +329,13 @@ def test_a_condition_narrows_the_trust_figures(seeded):
     assert faith["estimate"]["judged"] == 1 and faith["estimate"]["labelled"] == 1
     assert faith["estimate"]["value"] is None  # one label: undefined, never a guess
     assert faith["alert"]["status"] == "too_few_labels"
+    # a condition on the scores themselves: its subqueries never take the counted rows for theirs
+    high = seeded["api"].get(
+        "/dashboard", params={"range": "7d", "condition": "score.faithfulness >= 0.5"}
+    )
+    assert high.status_code == 200, high.text
+    kept = {t: v for t, v in seeded["faith"].items() if v >= 0.5}
+    estimate = high.json()["trust"]["faithfulness"]["estimate"]
+    assert estimate["judged"] == len(kept)
+    assert estimate["labelled"] == len(set(kept) & set(seeded["random_labels"]))
+    assert estimate["judge_mean"] == pytest.approx(sum(kept.values()) / len(kept))
