@@ -144,6 +144,35 @@ def test_a_hanging_judge_ends_the_job_and_leaves_its_cells_for_a_resume(
     assert unclosed == []
 
 
+def test_a_pipeline_that_does_not_answer_is_down_for_the_run(sdk, fake, short_calls):
+    """A registered RAG pipeline on a closed port: no cell of its cohort is stored as an error
+    (each is left for a resume), the model cohort is done, and the job fails naming it."""
+    from assay.platform import RagPipeline
+
+    from .conftest import free_port
+
+    fake.default = behaviour()
+    tag = uuid.uuid4().hex[:8]
+    RagPipeline(name=f"gone-{tag}", url=f"http://127.0.0.1:{free_port()}/rag", timeout_s=2).save()
+    dataset, task, criteria = seed_objects(fake, f"-{tag}")
+    experiment = Experiment(
+        name=f"pipeline-down-{tag}",
+        dataset=dataset,
+        task=task,
+        cohorts=[
+            Cohort(name="Pipeline", rag_pipeline=f"gone-{tag}"),
+            Cohort(name="Model", generator_model=fake.model_string(f"gen-{tag}")),
+        ],
+        criteria=criteria[2:],
+        judge_model="",
+    )
+    experiment.run_async().result(timeout=30)
+    failed = _wait(experiment, ("failed",), 30)
+    assert f"'pipeline:gone-{tag}'" in failed["error"] and "could not reach" in failed["error"]
+    assert {r["cohort"] for r in failed["rows"]} == {"Model"}
+    assert failed["progress"]["completed"] == 4 and failed["progress"]["pending"] == 4
+
+
 @pytest.mark.slow  # its own server: 3 s
 @pytest.mark.parametrize("live", ["sqlite"], indirect=True)
 def test_a_cancel_made_elsewhere_stops_the_calls_in_flight_within_seconds(live, fake, tmp_path):

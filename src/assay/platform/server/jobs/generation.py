@@ -2,11 +2,13 @@
 
 A cohort with a model asks it through `assay.models.llm_factory` (the cohort's model and system
 prompt override the task's; the example's context is given with the question); a cohort that
-names a registered RAG pipeline POSTs the question to it with httpx and keeps its answer and
-retrieved contexts. Either way a failed call is the row's typed error (`error_type`,
-`error_message`), stored like any row and judged as "could not be generated", except when the
-model is down for the run (`calls.Gate`): then `generate` returns None and the unit is left for
-a resume.
+names a registered RAG pipeline POSTs the question to it with httpx (once, with its own timeout)
+and keeps its answer and retrieved contexts; a pipeline that does not answer counts towards
+being down for the run as a model does. Either way a failed call is the row's typed error
+(`error_type`, `error_message`), stored like any row and judged as "could not be generated",
+except when the model is down for the run (`calls.Gate`): then `generate` returns None, or the
+row carries `GATE_KEY` and the run drops it once the model is down, and the unit is left for a
+resume.
 
 Separate from `run.py` because it only builds rows, with no database access and no
 claim: the run decides what is missing and stores what this module returns.
@@ -25,6 +27,10 @@ from assay.platform.server.jobs.calls import EndpointDown, Gate
 from assay.platform.server.jobs.claims import Claim
 from assay.platform.server.jobs.pipeline_client import PipelineError, pipeline_answer
 from assay.platform.server.storage import models
+
+# a failed row's key naming the model (or pipeline) whose failure it is, when that failure
+# counts towards the model being down: the run drops the row if the model is down by then
+GATE_KEY = "_down_if"
 
 
 @dataclass
@@ -100,6 +106,8 @@ class Generator:
         except AssayError as exc:
             if self.gate is not None and self.gate.is_down(model):
                 return None  # the call that found it down: a resume asks it again
+            if getattr(exc, "transient", False):
+                row[GATE_KEY] = model  # dropped by the run if the model goes down meanwhile
             row.update(error_type=type(exc).__name__, error_message=str(exc)[:4000])
         except Exception as exc:  # a provider SDK's own failure: still a typed, stored outcome
             row.update(
@@ -150,6 +158,9 @@ class Generator:
         )
         started = time.monotonic()
         registered = self._pipelines.get(name) if name is not None else None
+        gated = f"pipeline:{name}"  # the gate's name for it, as the trace's model says
+        if self.gate is not None and self.gate.is_down(gated):
+            return None
         try:
             if registered is None:
                 raise PipelineError(f"no RAG pipeline named {name!r} is registered any more")
@@ -159,11 +170,18 @@ class Generator:
                 self._http, registered[0], unit.example.question, registered[1]
             )
         except PipelineError as exc:
+            if self.gate is not None and exc.unreachable:
+                self.gate.failed(gated, exc)
+                if self.gate.is_down(gated):
+                    return None  # left for a resume, as a model's
+                row[GATE_KEY] = gated  # dropped by the run if the pipeline goes down meanwhile
             row.update(error_type="PipelineError", error_message=str(exc)[:4000])
         else:
+            if self.gate is not None:
+                self.gate.succeeded(gated)
             row.update(output=answer, contexts=contexts, raw_output=raw)
         row["latency_ms"] = round((time.monotonic() - started) * 1000, 1)
         return row
 
 
-__all__ = ["Generator", "Unit", "contexts_of", "user_message"]
+__all__ = ["GATE_KEY", "Generator", "Unit", "contexts_of", "user_message"]

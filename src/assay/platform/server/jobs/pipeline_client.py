@@ -13,7 +13,13 @@ MAX_ANSWER_BYTES = 4_000_000  # a pipeline answer larger than this is refused, n
 
 
 class PipelineError(Exception):
-    """A pipeline call that gave no usable answer (stored as the generation's error)."""
+    """A pipeline call that gave no usable answer (stored as the generation's error).
+    `unreachable`: no answer at all (refused, cut, timed out, a 5xx), what counts towards the
+    pipeline being down for the run (`calls.Gate`)."""
+
+    def __init__(self, message: str, *, unreachable: bool = False) -> None:
+        super().__init__(message)
+        self.unreachable = unreachable
 
 
 async def pipeline_answer(
@@ -23,12 +29,17 @@ async def pipeline_answer(
     try:
         response = await client.post(url, json={"question": question}, timeout=timeout_s)
     except httpx.TimeoutException as exc:
-        raise PipelineError(f"the pipeline did not answer within {timeout_s:g} s") from exc
+        raise PipelineError(
+            f"the pipeline did not answer within {timeout_s:g} s", unreachable=True
+        ) from exc
     except httpx.HTTPError as exc:
-        raise PipelineError(f"could not reach the pipeline: {type(exc).__name__}: {exc}") from exc
+        raise PipelineError(
+            f"could not reach the pipeline: {type(exc).__name__}: {exc}", unreachable=True
+        ) from exc
     if not response.is_success:
         raise PipelineError(
-            f"the pipeline answered HTTP {response.status_code}: {response.text[:300]}"
+            f"the pipeline answered HTTP {response.status_code}: {response.text[:300]}",
+            unreachable=response.status_code >= 500,
         )
     if len(response.content) > MAX_ANSWER_BYTES:
         raise PipelineError(f"the pipeline's answer is over {MAX_ANSWER_BYTES:,} bytes")

@@ -32,7 +32,7 @@ from typing import Any
 
 from assay.platform.server.jobs.calls import TRANSIENT_TYPES, CallPolicy, Gate, ModelsDown, guard
 from assay.platform.server.jobs.claims import Claim, claim_lost
-from assay.platform.server.jobs.generation import Generator, Unit
+from assay.platform.server.jobs.generation import GATE_KEY, Generator, Unit
 from assay.platform.server.jobs.judging import judge_cells
 from assay.platform.server.storage import models
 from assay.platform.server.storage.experiments import ExperimentRepo
@@ -108,7 +108,7 @@ class ExperimentRun:
             missing = [u for u in chunk if (u.cohort.id, u.example.id) not in traces]
             if missing:
                 made = await asyncio.gather(*(generator.generate(task, u) for u in missing))
-                generated = [row for row in made if row is not None]
+                generated = [row for row in made if row is not None and self._kept(row)]
                 self.gate.skipped += (len(made) - len(generated)) * max(len(criteria), 1)
                 if generated:
                     traces.update(self._store_traces(generated))
@@ -133,6 +133,11 @@ class ExperimentRun:
                     self._store_scores(criterion, outcomes)
                 scored.update((o["trace"].id, criterion["key"]) for o in outcomes)
         return True
+
+    def _kept(self, row: dict[str, Any]) -> bool:
+        """False for a failed row of a model that went down meanwhile (left for a resume)."""
+        down_if = row.pop(GATE_KEY, None)
+        return down_if is None or not self.gate.is_down(down_if)
 
     def _check_claim(self, session: Any) -> None:
         """Write only while this worker still holds the job: not once it was taken over (a stale
