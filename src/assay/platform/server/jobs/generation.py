@@ -145,7 +145,7 @@ class Generator:
             **fields,
         }
 
-    async def _ask_pipeline(self, unit: Unit) -> dict[str, Any]:
+    async def _ask_pipeline(self, unit: Unit) -> dict[str, Any] | None:
         """The cohort's registered RAG pipeline answers the example: its answer and retrieved
         contexts become the trace (a failure is the trace's typed error)."""
         name = unit.cohort.rag_pipeline
