@@ -64,6 +64,7 @@ def serve_command(
     from assay.platform.server.config import resolve_db_url
 
     url = resolve_db_url(db)
+    _check_port(host, port)  # before the migrations and the demo: a taken port says so at once
     app = create_app(
         url,
         worker=True,
@@ -98,6 +99,28 @@ def serve_command(
     # a request still running after SIGTERM gets this long before uvicorn closes it, so the
     # stop is bounded even with a client holding a slow request open
     uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)
+
+
+def _check_port(host: str, port: int) -> None:
+    """A `UsageError` (one line) when HOST:PORT cannot be listened on, e.g. another server has it."""
+    import socket
+
+    from assay.errors import UsageError
+
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise UsageError(f"--host {host!r} cannot be resolved: {exc}") from None
+    family, kind, proto, _name, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise UsageError(
+                f"cannot listen on {host}:{port} ({exc.strerror or exc}): another server may "
+                "have it; choose another with --port"
+            ) from None
 
 
 def worker_command(
