@@ -1,5 +1,6 @@
 """The reviewer's pages: review queues with their counts, and the item page (input, output and
-contexts side by side, the judge's suggestion and reason, the queue's criteria as a form).
+contexts side by side, the judge's suggestion and reason, the queue's criteria as a form). A
+session queue's items open on the session review page of `review_sessions.py`.
 
 An item opened by a reviewer is locked to them for `LOCK_MINUTES` (table `review_locks`); the
 next item skips the ones others hold, and a label sent for an item someone else holds is a 409.
@@ -126,6 +127,7 @@ async def create_queue(request: Request, project_id: int) -> Response:
             name=str(form.get("name") or ""),
             condition=str(form.get("condition") or ""),
             criteria=list(dict.fromkeys(criteria)),
+            scope=str(form.get("scope") or "trace"),
         )
     except ValidationError as exc:
         problem = exc.errors()[0]
@@ -150,8 +152,16 @@ def queue_page(
     with state_of(request).transaction() as session:
         repo = QueueRepo(session, project_id)
         queue = _queue(session, access, queue_id)
+        summaries: dict[str, Any] = {}
         try:
-            items, next_cursor = repo.items(queue, status=None, limit=QUEUE_PAGE, cursor=after)
+            if queue.scope == "session":
+                sessions = repo.sessions()
+                items, next_cursor = sessions.items(
+                    queue, status=None, limit=QUEUE_PAGE, cursor=after
+                )
+                summaries = sessions.summaries([i.session_id for i in items])
+            else:
+                items, next_cursor = repo.items(queue, status=None, limit=QUEUE_PAGE, cursor=after)
         except ApiError:
             raise UiError(422, f"after: {after!r} is not a position in this queue") from None
         counts = repo.counts(queue)
@@ -162,6 +172,7 @@ def queue_page(
         project=access.project,
         queue=queue,
         items=items,
+        summaries=summaries,
         counts=counts,
         total=sum(counts.values()),
         first=first,
@@ -180,14 +191,26 @@ def next_item(request: Request, project_id: int, queue_id: int, after: int = 0) 
     with state_of(request).transaction() as session:
         queue = _queue(session, access, queue_id)
         locks = Locks(session, project_id)
-        found = locks.next_free_item(
-            queue.id, access.viewer.user_id, after, by_uncertainty=queue.order_by == "uncertainty"
-        )
+        by_uncertainty = queue.order_by == "uncertainty"
+        if queue.scope == "session":
+            found = (
+                QueueRepo(session, project_id)
+                .sessions()
+                .next_free_item(
+                    queue.id, access.viewer.user_id, after, by_uncertainty=by_uncertainty
+                )
+            )
+        else:
+            found = locks.next_free_item(
+                queue.id, access.viewer.user_id, after, by_uncertainty=by_uncertainty
+            )
         if found is None:
             counts = QueueRepo(session, project_id).counts(queue)
             return render(
                 request, "queue_empty.html", project=access.project, queue=queue, counts=counts
             )
+        if queue.scope == "session":
+            return see_other(f"{UI}/p/{project_id}/queues/{queue.id}/sessions/{found.id}")
         return see_other(f"{UI}/p/{project_id}/queues/{queue.id}/items/{found.trace_id}")
 
 
@@ -204,7 +227,7 @@ def _item_page(
     with state_of(request).transaction() as session:
         queue = _queue(session, access, queue_id)
         repo = QueueRepo(session, access.project_id)
-        item = repo.item(queue, trace_id)
+        item = repo.item(queue, trace_id) if queue.scope == "trace" else None
         if item is None:
             raise UiError(404, f"trace {trace_id} is not in review queue {queue.name!r}")
         traces = TraceRepo(session, access.project_id)

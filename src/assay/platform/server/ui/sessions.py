@@ -1,7 +1,8 @@
 """The session pages: the project's sessions (traces, first and last time; the latest trace's
 first, paged) and one session read as a conversation (`conversation.py`): per turn the user's
 message, the tool calls and the assistant's answer or its error, each linked to its trace; and
-the whole session's scores (session-scope online evaluators), the latest per criterion."""
+the whole session's scores (session-scope online evaluators and queues' judges) and people's
+labels (session-scope review queues), the latest per criterion."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from fastapi.responses import Response
 
 from assay.platform.server.errors import ApiError
 from assay.platform.server.storage.session_evaluations import SessionRuns, latest_by_criterion
+from assay.platform.server.storage.session_labels import SessionLabels
 from assay.platform.server.storage.sessions import SessionRepo
 from assay.platform.server.storage.trace_rows import SESSION_MAX
 from assay.platform.server.storage.traces import TraceRepo
@@ -72,6 +74,7 @@ def session_page(request: Request, project_id: int, session_id: str) -> Response
                 SessionRuns(session, project_id).scores(session_id)
             ).values()
         ]
+        labels = list(SessionLabels(session, project_id).latest(session_id).values())
         named = {c for per_trace in scores.values() for c in per_trace}
         named |= {score.criterion for score in whole}
         shown = shower(scales_of(session, project_id, named))
@@ -82,8 +85,9 @@ def session_page(request: Request, project_id: int, session_id: str) -> Response
         session_id=session_id,
         turns=turns,
         total=total,
-        scores=scores,
+        turn_scores=scores,
         session_scores=whole,
+        session_labels=sorted(labels, key=lambda label: label.criterion),
         duration=duration_label,
         shown=shown,
     )
