@@ -212,3 +212,60 @@ def test_the_sdk_makes_a_session_queue_and_labels_a_session(live, fake, sdk):
     queue.scope = "trace"
     with pytest.raises(ValidationFailed, match="scope"):
         queue.save()
+
+
+def test_session_items_page_sample_and_come_least_sure_first(live, fake, api):
+    from assay.platform.server.storage import models
+    from assay.platform.server.storage.review_locks import Locks
+    from assay.platform.server.storage.review_sampling import kept
+    from assay.platform.server.storage.review_sessions import SessionQueue, lock_key
+
+    chats = [f"chat-{uuid.uuid4().hex[:8]}" for _ in range(3)]
+    api.post("/traces", json={"traces": [turn(c, "Capital of France?", "Paris.") for c in chats]})
+    plain = api.post("/review-queues", json={"name": "Plain", "scope": "session"}).json()
+    first = api.get("/review-queues/Plain/sessions", params={"limit": 2}).json()
+    rest = api.get(
+        "/review-queues/Plain/sessions", params={"limit": 2, "cursor": first["next_cursor"]}
+    ).json()
+    assert [i["session_id"] for i in first["items"] + rest["items"]] == chats
+    assert rest["next_cursor"] is None
+
+    # sampled: each session kept by the hash draw at the chance its uncertainty gave
+    sampled = api.post(
+        "/review-queues", json=chats_queue(fake, name="Sampled", criteria=[GOAL], sample_rate=0.3)
+    ).json()
+    deadline = time.monotonic() + 120
+    while True:
+        items = api.get("/review-queues/Sampled/sessions").json()["items"]
+        if all(i["queue_item"]["inclusion_probability"] is not None for i in items):
+            break
+        assert time.monotonic() < deadline, items
+        time.sleep(0.1)
+    for item in items:
+        chance = item["queue_item"]["inclusion_probability"]
+        assert chance == pytest.approx(0.3 * 0.5)  # sure of each (uncertainty 0)
+        expected = "pending" if kept(sampled["id"], item["session_id"], chance) else "unsampled"
+        assert item["queue_item"]["status"] == expected
+
+    # by uncertainty: the least sure first, skipping what another reviewer holds
+    project = live.app.state.assay
+    with project.transaction() as session:
+        people = [
+            models.User(username=f"r-{uuid.uuid4().hex[:8]}", password_hash="-") for _ in range(2)
+        ]
+        session.add_all(people)
+        session.flush()
+        ids = [p.id for p in people]
+        queue = session.get(models.ReviewQueue, plain["id"])
+        repo = SessionQueue(session, queue.project_id)
+        items, _ = repo.items(queue, status=None, limit=10, cursor=None)
+        for item, unsure in zip(items, (0.2, 0.9, 0.5), strict=True):
+            item.uncertainty = unsure
+        session.flush()
+        ranked = repo.next_free_item(queue.id, ids[0], 0, by_uncertainty=True)
+        assert ranked is not None and ranked.session_id == chats[1]
+        Locks(session, queue.project_id).acquire(queue.id, lock_key(ranked.id), ids[1])
+        after = repo.next_free_item(queue.id, ids[0], 0, by_uncertainty=True)
+        assert after is not None and after.session_id == chats[2]
+        in_order = repo.next_free_item(queue.id, ids[0], items[0].id)
+        assert in_order is not None and in_order.session_id == chats[2]  # chats[1] is held

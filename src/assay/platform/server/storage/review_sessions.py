@@ -60,7 +60,9 @@ class SessionQueue(ProjectScoped):
             query = query.where(T.id.in_(trace_ids))
         if where is not None:
             query = query.where(where)
-        sessions = builtins.list(dict.fromkeys(self.session.scalars(query.distinct())))
+        # in the order of their first matching trace's arrival
+        query = query.group_by(T.session_id).order_by(func.min(T.seq))
+        sessions = builtins.list(self.session.scalars(query))
         if not sessions:
             return 0
         now = datetime.now(timezone.utc)
