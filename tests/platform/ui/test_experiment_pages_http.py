@@ -233,6 +233,9 @@ def test_a_form_submission_runs_and_its_generations_are_traces(live, fake):
         client.get(f"{user.base}/experiments/{experiment_id}/traces?cohort=nobody").status_code
         == 404
     )
+    assert (
+        client.get(f"{user.base}/experiments/{experiment_id}/generations/999999").status_code == 404
+    )
     other = make_user(live)  # another project's member cannot open them
     assert sign_in(other).get(f"{other.base}/experiments/{experiment_id}/traces").status_code == 404
     # opening again publishes nothing twice: the same traces, each score once

@@ -146,6 +146,13 @@ def test_the_demo_compare_page(ui_live, browser, demo, width, tmp_path):
             box = chart.bounding_box()
             assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390
     page.screenshot(path=str(tmp_path / f"compare-{width}.png"), full_page=True)
+    if width == 390:  # the experiment's page and the form fit too
+        here = page.url.split("/compare")[0]
+        for path in (here, here.rsplit("/", 1)[0] + "/new"):
+            page.goto(path)
+            wide = page.evaluate("document.documentElement.scrollWidth")
+            assert wide <= 390, f"{path} is {wide} px wide at 390 px"
+        page.goto(here + "/compare")
     with page.expect_navigation():
         page.locator("#items a[data-trace-link=terse]").nth(1).click()
     page.wait_for_selector("#waterfall")

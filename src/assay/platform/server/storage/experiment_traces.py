@@ -59,6 +59,14 @@ class ExperimentTraces(ProjectScoped):
             self.project_id, trace.experiment_id or 0, trace.cohort_id or 0, trace.example_id or 0
         )
 
+    def generation(self, experiment: models.Experiment, trace_id: int) -> models.Trace | None:
+        """One generation of the experiment (None: not one of its own)."""
+        return self.session.scalar(
+            self._select(models.Trace).where(
+                models.Trace.experiment_id == experiment.id, models.Trace.id == trace_id
+            )
+        )
+
     def publish(self, experiment: models.Experiment, traces: Iterable[models.Trace]) -> set[int]:
         """Store the logged trace of each generation not published yet, with every score its
         generation has; returns the ids (of `traces` rows) published now."""

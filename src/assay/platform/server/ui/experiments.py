@@ -17,7 +17,6 @@ from fastapi.responses import HTMLResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from assay.platform.server.errors import ApiError
-from assay.platform.server.storage import models
 from assay.platform.server.storage.experiment_traces import ExperimentTraces, condition_for
 from assay.platform.server.storage.experiments import ExperimentRepo
 from assay.platform.server.ui import experiment_compare, experiment_form
@@ -117,10 +116,10 @@ def generation(request: Request, project_id: int, experiment_id: int, trace_id: 
     with state_of(request).transaction() as session:
         repo = ExperimentRepo(session, project_id)
         experiment = _experiment(repo, experiment_id)
-        row = session.get(models.Trace, trace_id)
-        if row is None or row.project_id != project_id or row.experiment_id != experiment.id:
-            raise UiError(404, f"experiment {experiment.name!r} has no generation {trace_id}")
         publisher = ExperimentTraces(session, project_id)
+        row = publisher.generation(experiment, trace_id)
+        if row is None:
+            raise UiError(404, f"experiment {experiment.name!r} has no generation {trace_id}")
         publisher.publish(experiment, [row])
         logged = publisher.trace_id_of(row)
     return see_other(f"{UI}/p/{project_id}/traces/{logged}")
