@@ -243,6 +243,16 @@ def test_a_form_submission_runs_and_its_generations_are_traces(live, fake):
     again = api.get("/traces", params={"condition": condition_for(experiment_id)}).json()["items"]
     assert sorted(t["id"] for t in again) == sorted(t["id"] for t in every)
     assert _stored_scores(live, one["id"]) == 2  # one per criterion
+    # a condition keeps them out; an edit of one changes the trace, not the experiment's results
+    kept_out = api.get("/traces", params={"condition": "NOT 'experiment' IN tags"}).json()
+    assert not {t["id"] for t in kept_out["items"]} & {t["id"] for t in every}
+    edited = api.patch(
+        f"/traces/{one['id']}", json={"version": one["version"], "changes": {"output": "edited"}}
+    )
+    assert edited.status_code == 200, edited.text
+    assert api.get(f"/traces/{one['id']}").json()["output"] == "edited"
+    after = api.get(f"/experiments/{experiment_id}/rows", params={"limit": 100}).json()["items"]
+    assert next(r for r in after if r["trace_id"] == mine["trace_id"])["answer"] == mine["answer"]
 
 
 def _stored_scores(live: Any, trace_id: str) -> int:
