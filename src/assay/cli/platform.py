@@ -53,6 +53,15 @@ def serve_command(
             "$ASSAY_MAX_REQUEST_MB, else 32); a larger one is answered 413.",
         ),
     ] = None,
+    retention_days: Annotated[
+        float | None,
+        typer.Option(
+            "--retention-days",
+            help="Delete logged traces older than this many days (with their scores, labels "
+            "and dashboard rollups), in batches that never hold up ingest (default: "
+            "$ASSAY_RETENTION_DAYS, else keep every trace).",
+        ),
+    ] = None,
 ) -> None:
     """Run the platform server (web UI under /ui, API under /api/v1) on HOST:PORT, with one
     experiment worker. SIGTERM or Ctrl-C stops it within a few seconds: a running experiment is
@@ -71,6 +80,7 @@ def serve_command(
         rate_limit=rate_limit,
         rate_limit_burst=rate_limit_burst,
         max_request_mb=max_request_mb,
+        retention_days=retention_days,
     )
     shown = url.split("@", 1)[-1] if "@" in url else url
     if demo:
@@ -96,6 +106,11 @@ def serve_command(
     )
     if app.state.rate_limit is not None:
         _err.print(f"rate limit: {app.state.rate_limit.describe()}", highlight=False)
+    if app.state.retention_days:
+        _err.print(
+            f"retention: traces older than {app.state.retention_days:g} days are deleted",
+            highlight=False,
+        )
     # a request still running after SIGTERM gets this long before uvicorn closes it, so the
     # stop is bounded even with a client holding a slow request open
     uvicorn.run(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=5)

@@ -46,6 +46,8 @@ from assay.platform.server.config import (
     resolve_db_url,
 )
 from assay.platform.server.errors import ApiError
+from assay.platform.server.jobs.retention import Retention
+from assay.platform.server.jobs.retention import retention_days as retention_days_setting
 from assay.platform.server.jobs.worker import Worker
 from assay.platform.server.otlp import ingest as otlp_ingest
 from assay.platform.server.rate_limit import RateLimitMiddleware, parse_rate_limit
@@ -325,13 +327,17 @@ def create_app(
     rate_limit: str | None = None,
     rate_limit_burst: int | None = None,
     max_request_mb: float | None = None,
+    retention_days: float | None = None,
+    retention_options: dict[str, Any] | None = None,
 ) -> FastAPI:
     """The assay server for the database at `db_url` (default: the embedded SQLite file).
 
         `worker=True` runs one job worker in a thread while the app is served (started and stopped
         with the app's lifespan), as `assay serve` does. `rate_limit` ("20/s", "600/min", "off";
         default `ASSAY_RATE_LIMIT`, else off) limits each API key (rate_limit.py). `max_request_mb`
-    (default `ASSAY_MAX_REQUEST_MB`, else 32) bounds an OTLP export before and after gzip."""
+    (default `ASSAY_MAX_REQUEST_MB`, else 32) bounds an OTLP export before and after gzip.
+    `retention_days` (default `ASSAY_RETENTION_DAYS`, else none) deletes traces older than that
+    many days, in batches, in a thread beside the worker (`jobs/retention.py`)."""
     limit = parse_rate_limit(**rate_limit_setting(rate_limit, rate_limit_burst))
     url = resolve_db_url(db_url)
     engine = make_engine(url)
@@ -341,13 +347,19 @@ def create_app(
         engine, pepper(url), max_body_bytes, max_request=max_request_bytes(max_request_mb)
     )
 
+    days = retention_days_setting(retention_days)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> Any:
         running = Worker(state, **(worker_options or {})).start() if worker else None
         app.state.worker = running
+        pruning = Retention(state, days, **(retention_options or {})).start() if days else None
+        app.state.retention = pruning
         try:
             yield
         finally:
+            if pruning is not None:
+                await run_in_threadpool(pruning.stop)
             if running is not None:
                 await run_in_threadpool(running.stop)
 
@@ -361,6 +373,8 @@ def create_app(
     )
     app.state.assay = state
     app.state.worker = None
+    app.state.retention = None
+    app.state.retention_days = days
     _install_handlers(app)
     app.router.routes.extend(resources.router.routes)  # flat, so `app.routes` lists every route
     for module in (

@@ -45,6 +45,7 @@ from assay.platform.server.schemas.traces import SPANS_MAX, TraceIn
 from assay.platform.server.storage import models
 from assay.platform.server.storage.evaluators import EvaluatorRepo
 from assay.platform.server.storage.review import QueueRepo
+from assay.platform.server.storage.rollups import Deltas, part_of
 from assay.platform.server.storage.trace_rows import trace_values
 from assay.platform.server.storage.traces import TraceRepo
 
@@ -194,7 +195,9 @@ def _validated(trace_id: str, spans: list[dict[str, Any]], resource: dict[str, A
     return TraceIn.model_validate(build_trace(trace_id, spans, resource))
 
 
-def _merge_into(row: models.LoggedTrace, spans: list[dict[str, Any]], project_id: int) -> None:
+def _merge_into(
+    row: models.LoggedTrace, spans: list[dict[str, Any]], project_id: int, deltas: Deltas
+) -> None:
     # a stored span may lack keys an OTLP span has (one sent through the API with fewer)
     stored = [{**SPAN_KEYS, **s} for s in row.spans or [] if isinstance(s, dict) and "id" in s]
     by_id = {s["id"]: s for s in stored}
@@ -202,6 +205,7 @@ def _merge_into(row: models.LoggedTrace, spans: list[dict[str, Any]], project_id
     resource = (row.meta or {}).get("resource") or {}
     trace = _validated(row.id, list(by_id.values()), resource)
     values = trace_values(trace, project_id, datetime.now(timezone.utc))
+    before = part_of(row)
     keep = {"project_id", "id", "version", "edited"}
     if row.edited:  # a person's edit wins over the spans
         keep |= {"input", "output", "input_text", "output_text", "contexts", "meta", "tags"}
@@ -210,6 +214,7 @@ def _merge_into(row: models.LoggedTrace, spans: list[dict[str, Any]], project_id
         if field not in keep:
             setattr(row, field, value)
     row.version += 1
+    deltas.replace(before, part_of(row))  # the merged spans may move its time, latency, model
 
 
 def store(state: Any, project_id: int, groups: dict[str, dict[str, Any]]) -> tuple[int, list[str]]:
@@ -222,6 +227,7 @@ def store(state: Any, project_id: int, groups: dict[str, dict[str, Any]]) -> tup
             return repo.locked_by_id(list(groups))
 
         existing = stored_rows()
+        deltas = Deltas(project_id)
         fresh: list[TraceIn] = []
         touched: list[str] = []
         for trace_id, group in groups.items():
@@ -230,7 +236,7 @@ def store(state: Any, project_id: int, groups: dict[str, dict[str, Any]]) -> tup
                 problems.append(f"trace {trace_id}: spans past the limit of {SPANS_MAX}")
             try:
                 if trace_id in existing:
-                    _merge_into(existing[trace_id], group["spans"], project_id)
+                    _merge_into(existing[trace_id], group["spans"], project_id, deltas)
                     touched.append(trace_id)
                 else:
                     fresh.append(_validated(trace_id, group["spans"], group["resource"]))
@@ -244,8 +250,9 @@ def store(state: Any, project_id: int, groups: dict[str, dict[str, Any]]) -> tup
         if raced:  # another export stored the same trace meanwhile: merge into it
             again = stored_rows()
             for trace_id in raced:
-                _merge_into(again[trace_id], groups[trace_id]["spans"], project_id)
+                _merge_into(again[trace_id], groups[trace_id]["spans"], project_id, deltas)
                 touched.append(trace_id)
+        deltas.write(session)
         session.flush()
         kept = set(stored) | set(touched)
         scores = [

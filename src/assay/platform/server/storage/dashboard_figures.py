@@ -16,6 +16,7 @@ from typing import Any
 
 from assay.platform.server.errors import ApiError
 from assay.platform.server.storage.dashboard import PERCENTILES, DashboardRepo, Latency
+from assay.platform.server.storage.dashboard_rollups import source_for, time_limit
 from assay.platform.server.storage.dashboard_window import Window
 from assay.platform.server.storage.repos import iso
 from assay.platform.server.storage.trace_fields import compile_condition
@@ -69,13 +70,24 @@ def _model_json(model: str | None) -> dict[str, Any]:
     return {"model": model, "traces": 0, "errors": 0, "tokens": dict(ZERO_TOKENS), "cost": 0.0}
 
 
-def figures(repo: DashboardRepo, condition: str | None = None) -> dict[str, Any]:
-    """Every figure of the dashboard over `repo`'s window and condition."""
+def figures(
+    repo: DashboardRepo, condition: str | None = None, exact_up_to: int | None = None
+) -> dict[str, Any]:
+    """Every figure of the dashboard over `repo`'s window and condition: volume and latency from
+    the hourly rollups or from the traces (`dashboard_rollups.source_for`, said in `computed`);
+    reading the traces is time-limited."""
+    source, computed = source_for(repo, exact_up_to)  # None: dashboard_rollups.EXACT_UP_TO
+    with time_limit(repo, computed.get("time_limit_s")):
+        found = _figures(repo, source, condition)
+    return {**found, "computed": computed}
+
+
+def _figures(repo: DashboardRepo, source: Any, condition: str | None) -> dict[str, Any]:
     window: Window = repo.window
     buckets = {window.key(start): _bucket_json(start) for start in window.starts()}
     with_cost = 0
     per_model: dict[str | None, dict[str, Any]] = {}
-    for row in repo.volume():
+    for row in source.volume():
         traces, errors = int(row.traces), int(row.errors or 0)
         tokens, cost = _tokens(row), float(row.cost or 0.0)
         for entry in (
@@ -89,7 +101,7 @@ def figures(repo: DashboardRepo, condition: str | None = None) -> dict[str, Any]
             entry["tokens"] = {k: entry["tokens"][k] + tokens[k] for k in ZERO_TOKENS}
             entry["cost"] += cost
         with_cost += int(row.with_cost or 0)
-    in_buckets, overall = repo.latency()
+    in_buckets, overall = source.latency()
     for key, latency in in_buckets.items():
         if key in buckets:
             buckets[key]["latency_ms"] = latency_json(latency)
@@ -128,12 +140,12 @@ def figures(repo: DashboardRepo, condition: str | None = None) -> dict[str, Any]
         "models": models,
         "scores": {c: mean_estimate(v) for c, v in sorted(by_criterion.items())},
         "labels": dict(sorted(labels.items())),
-        "evaluators": evaluators_json(repo),
+        "evaluators": evaluators_json(repo, traces if source is not repo else None),
         "series": list(buckets.values()),
     }
 
 
-def evaluators_json(repo: DashboardRepo) -> list[dict[str, Any]]:
+def evaluators_json(repo: DashboardRepo, traces: int | None = None) -> list[dict[str, Any]]:
     """Each online evaluator's coverage of the window: of the traces matching the dashboard's
     condition and the evaluator's own (`matching`), how many its current version has scored,
     failed to score, still has pending or skipped for its daily budget; `coverage` is scored /
@@ -145,7 +157,9 @@ def evaluators_json(repo: DashboardRepo) -> list[dict[str, Any]]:
             condition = compile_condition(evaluator.condition)
         except ApiError:  # saved under an older grammar: its coverage cannot be counted
             condition = None
-        matching = repo.matching(condition)
+        # with no condition of its own it matches every trace (counted already from rollups)
+        known = traces if condition is None else None
+        matching = known if known is not None else repo.matching(condition)
         states = {s: counts.get((evaluator.id, s), 0) for s in EVALUATION_STATES}
         found.append(
             {

@@ -10,6 +10,7 @@ from datetime import datetime, timezone
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     CheckConstraint,
     DateTime,
@@ -386,6 +387,8 @@ class TraceScore(Base):
 
     __tablename__ = "trace_scores"
     __table_args__ = (
+        # retention deletes traces: each cascade here is an index lookup (migration 0013)
+        Index("ix_trace_scores_project_id_trace_id", "project_id", "trace_id"),
         ForeignKeyConstraint(
             ["project_id", "trace_id"],
             ["logged_traces.project_id", "logged_traces.id"],
@@ -410,6 +413,8 @@ class TraceLabel(Base):
 
     __tablename__ = "trace_labels"
     __table_args__ = (
+        # retention deletes traces: each cascade here is an index lookup (migration 0013)
+        Index("ix_trace_labels_project_id_trace_id", "project_id", "trace_id"),
         ForeignKeyConstraint(
             ["project_id", "trace_id"],
             ["logged_traces.project_id", "logged_traces.id"],
@@ -456,6 +461,8 @@ class ReviewQueueItem(Base):
 
     __tablename__ = "review_queue_items"
     __table_args__ = (
+        # retention deletes traces: each cascade here is an index lookup (migration 0013)
+        Index("ix_review_queue_items_project_id_trace_id", "project_id", "trace_id"),
         UniqueConstraint("project_id", "queue_id", "trace_id"),
         Index("ix_review_items_uncertainty", "project_id", "queue_id", "status", "uncertainty"),
         ForeignKeyConstraint(
@@ -565,6 +572,8 @@ class OnlineEvaluation(Base):
 
     __tablename__ = "online_evaluations"
     __table_args__ = (
+        # retention deletes traces: each cascade here is an index lookup (migration 0013)
+        Index("ix_online_evaluations_project_id_trace_id", "project_id", "trace_id"),
         UniqueConstraint("evaluator_id", "evaluator_version", "trace_id"),
         ForeignKeyConstraint(
             ["project_id", "evaluator_id"],
@@ -731,6 +740,39 @@ class RagPipeline(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+# -- the dashboard's rollups of logged traces (issue #41, part 5) -------------------------------------
+class TraceRollup(Base):
+    """Per project, UTC hour (of the traces' `created_at`) and model ('' for none): how many
+    traces, failed ones, token and cost sums. Kept by ingest, edits and retention as deltas
+    (`storage/rollups.py`), so the dashboard reads a few rows an hour instead of every trace."""
+
+    __tablename__ = "trace_rollups"
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    )
+    hour: Mapped[datetime] = mapped_column(DateTime(timezone=True), primary_key=True)
+    model: Mapped[str] = mapped_column(String(200), primary_key=True)
+    traces: Mapped[int] = mapped_column(BigInteger, default=0)
+    errors: Mapped[int] = mapped_column(BigInteger, default=0)
+    input_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    output_tokens: Mapped[int] = mapped_column(BigInteger, default=0)
+    cost: Mapped[float] = mapped_column(Float, default=0.0)
+    with_cost: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
+class TraceLatencyBin(Base):
+    """Per project and UTC hour, how many traces' latencies fall in one logarithmic bin
+    (`storage/rollups.latency_bin`): the histogram the dashboard's percentiles are read from."""
+
+    __tablename__ = "trace_latency_bins"
+    project_id: Mapped[int] = mapped_column(
+        ForeignKey("projects.id", ondelete="CASCADE"), primary_key=True
+    )
+    hour: Mapped[datetime] = mapped_column(DateTime(timezone=True), primary_key=True)
+    bin: Mapped[int] = mapped_column(Integer, primary_key=True)
+    n: Mapped[int] = mapped_column(BigInteger, default=0)
+
+
 __all__ = [
     "ApiKey",
     "Base",
@@ -754,7 +796,9 @@ __all__ = [
     "Task",
     "Trace",
     "TraceLabel",
+    "TraceLatencyBin",
     "TraceRevision",
+    "TraceRollup",
     "TraceScore",
     "UiSession",
     "User",

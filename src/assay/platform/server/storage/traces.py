@@ -17,6 +17,7 @@ from assay.platform.server.schemas.bodies import ExampleIn
 from assay.platform.server.schemas.traces import TraceIn
 from assay.platform.server.storage import models
 from assay.platform.server.storage.repos import DatasetRepo, ProjectScoped, decode_cursor
+from assay.platform.server.storage.rollups import Deltas, part_of
 from assay.platform.server.storage.trace_payload import row_columns
 from assay.platform.server.storage.trace_rows import (
     SUMMARY_CHARS,
@@ -57,6 +58,11 @@ class TraceRepo(ProjectScoped):
         )
         inserted = set(self.session.scalars(statement, ordered))
         stored = [row["id"] for row in ordered if row["id"] in inserted]  # in batch order
+        deltas = Deltas(self.project_id)  # the dashboard's rollups, in the same transaction
+        for row in ordered:
+            if row["id"] in inserted:
+                deltas.add(part_of(row))
+        deltas.write(self.session)
         return stored, len(traces) - len(stored)
 
     # -- reading -----------------------------------------------------------------------------------
@@ -208,6 +214,7 @@ class TraceRepo(ProjectScoped):
                 edited_by=editor,
             )
         )
+        before = part_of(row)
         for field, value in changes.items():
             setattr(row, "meta" if field == "metadata" else field, value)
             if field == "metadata":
@@ -216,6 +223,9 @@ class TraceRepo(ProjectScoped):
                 setattr(row, f"{field}_text", flatten_text(value))
         row.version = version + 1
         row.edited = True
+        deltas = Deltas(self.project_id)  # a metadata edit may change the trace's cost
+        deltas.replace(before, part_of(row))
+        deltas.write(self.session)
         self.session.flush()
         return row
 
