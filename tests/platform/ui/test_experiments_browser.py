@@ -100,33 +100,40 @@ def test_an_experiment_started_from_the_form(ui_live, browser, fake, monkeypatch
 
 
 @pytest.fixture
-def demo(ui_live):
-    from assay.platform.server.ui.demo import DEMO_USER, seed_demo
+def demo_experiment(ui_live):
+    """The demo's experiment (careful vs terse, written as a worker would store it) in a project of
+    its own, so opening its traces here changes nothing the demo project's tests see."""
+    from assay.platform.server.storage.repos import CriteriaRepo, DatasetRepo, TaskRepo
+    from assay.platform.server.ui import demo
 
-    return DEMO_USER, seed_demo(ui_live.app.state.assay)
-
-
-def _signed_in(browser: Any, live: Any, demo: tuple[str, str], width: int) -> Any:
-    context = browser.new_context(base_url=live.base_url, viewport={"width": width, "height": 860})
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    page.goto("/ui/login")
-    page.fill("input[name=username]", demo[0])
-    page.fill("input[name=password]", demo[1])
-    with page.expect_navigation():
-        page.click("button[type=submit]")
-    return page
+    user = make_user(ui_live)
+    with ui_live.app.state.assay.transaction() as session:
+        pid = user.project_id
+        criteria = [CriteriaRepo(session, pid).create(c) for c in demo._criteria()]
+        examples = [
+            {"question": q, "ground_truth_context": [c], "ground_truth_answer": a}
+            for q, a, c in demo.CAPITALS
+        ]
+        dataset, version = DatasetRepo(session, pid).create(
+            {"name": "capitals", "source_type": "test", "source_file": "", "examples": examples}
+        )
+        task = TaskRepo(session, pid).create(
+            {"name": "answer", "generator_model": "demo/model", "system_prompt": ""}
+        )
+        demo._experiment(session, pid, dataset, version, task, criteria)
+    return user
 
 
 @pytest.mark.parametrize("width", [1280, 390])
-def test_the_demo_compare_page(ui_live, browser, demo, width, tmp_path):
-    page = _signed_in(browser, ui_live, demo, width)
+def test_the_demo_compare_page(ui_live, browser, demo_experiment, width, tmp_path):
+    user = demo_experiment
+    page = browser_sign_in(browser, user, viewport={"width": width, "height": 860})
     seen: list[str] = []
     problems: list[str] = []
     page.on("request", lambda request: seen.append(request.url))
     page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda error: problems.append(str(error)))
-    page.goto(page.url.rsplit("/", 1)[0] + "/experiments")
+    page.goto(f"{user.base}/experiments")
     with page.expect_navigation():
         page.click("#experiments a:text('compare')")
     page.wait_for_selector("#charts svg[role=img]")
