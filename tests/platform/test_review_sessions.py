@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from assay.platform.server.storage.review import SCORE_FIELDS
 from tests.platform.test_online_evaluators import CORRECT
 from tests.platform.test_session_evaluators import GOAL, judge, turn
 
@@ -144,6 +145,7 @@ def test_a_session_queue_holds_judges_labels_and_exports_whole_sessions(live, fa
     assert (correct["score"], correct["score_status"]) == (0.0, "ok")
     assert correct["score_source"].startswith("judge:")
     assert {r["session_id"] for r in export["rows"]} == {chat}  # mixed has no label yet
+    assert set(SCORE_FIELDS) < set(correct)  # the trace export's score columns
 
 
 def test_a_session_queue_refuses_what_does_not_fit_naming_the_field(live, fake, api):

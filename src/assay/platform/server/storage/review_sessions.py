@@ -310,11 +310,12 @@ class SessionQueue(ProjectScoped):
 
 
 def session_score_columns(score: dict[str, Any] | None) -> dict[str, Any]:
-    """The export's score fields of a session score (as `session_score_json` gives it)."""
-    from assay.platform.server.storage.review import SCORE_FIELDS
-
+    """The export's score fields of a session score (as `session_score_json` gives it): the
+    keys of `review.SCORE_FIELDS` (not imported: review.py imports this module)."""
     if score is None:
-        return dict.fromkeys(SCORE_FIELDS)
+        return dict.fromkeys(
+            ("score", "score_label", "score_status", "score_reason", "score_source")
+        )
     outcome = score.get("outcome") or {}
     return {
         "score": score.get("value"),
