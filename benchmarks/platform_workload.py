@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import random
 import time
+import uuid
+from datetime import datetime, timezone
 from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
@@ -119,16 +121,78 @@ def trace_spans(n: int, text: Text, start_ns: int) -> list[Span]:
     return [root, retrieve, chat]
 
 
-def exports(total: int, seed: int = 46) -> Any:
+def exports(total: int, seed: int = 46, per_export: int = TRACES_PER_EXPORT) -> Any:
     """The export requests (protobuf bytes) of `total` traces, made as they are sent."""
     text = Text(seed)
     start = time.time_ns() - total * 1_000_000
-    for first in range(0, total, TRACES_PER_EXPORT):
+    for first in range(0, total, per_export):
         spans = [
             s
-            for n in range(first, min(total, first + TRACES_PER_EXPORT))
+            for n in range(first, min(total, first + per_export))
             for s in trace_spans(n, text, start)
         ]
         resource = ResourceSpans(scope_spans=[ScopeSpans(spans=spans)])
         resource.resource.attributes.append(kv("service.name", "support-bot"))
         yield len(spans), ExportTraceServiceRequest(resource_spans=[resource]).SerializeToString()
+
+
+def _when(ns: int) -> str:
+    return datetime.fromtimestamp(ns / 1e9, timezone.utc).isoformat()
+
+
+def sdk_trace(n: int, text: Text, start_ns: int) -> dict[str, Any]:
+    """Trace number `n` as the SDK's batch route takes it (`POST /api/v1/traces`): the same
+    question, documents, answer, model, tokens and three spans as the OTLP workload."""
+    spans = trace_spans(n, text, start_ns)
+    root, retrieve, chat = spans
+    attrs = {a.key: a.value for a in chat.attributes}
+    question = root.attributes[1].value.string_value
+    answer = root.attributes[2].value.string_value
+    documents = [a.value.string_value for a in retrieve.attributes[2:]]
+    model = attrs["gen_ai.request.model"].string_value
+
+    def span(s: Span, kind: str, parent: str | None, **more: Any) -> dict[str, Any]:
+        return {
+            "id": s.span_id.hex(),
+            "parent_id": parent,
+            "name": s.name,
+            "kind": kind,
+            "started_at": _when(s.start_time_unix_nano),
+            "ended_at": _when(s.end_time_unix_nano),
+            **more,
+        }
+
+    return {
+        "id": str(uuid.UUID(bytes=root.trace_id)),
+        "created_at": _when(root.start_time_unix_nano),
+        "input": question,
+        "output": answer,
+        "contexts": documents,
+        "model": model,
+        "usage": {
+            "input_tokens": attrs["gen_ai.usage.input_tokens"].int_value,
+            "output_tokens": attrs["gen_ai.usage.output_tokens"].int_value,
+        },
+        "latency_ms": (root.end_time_unix_nano - root.start_time_unix_nano) / 1e6,
+        "metadata": {"session_id": f"s-{n // 7}"},
+        "spans": [
+            span(root, "function", None, input=question, output=answer),
+            span(retrieve, "retrieval", root.span_id.hex(), input=question, output=documents),
+            span(
+                chat,
+                "llm",
+                root.span_id.hex(),
+                input=[{"role": "user", "content": question}],
+                output=answer,
+            ),
+        ],
+    }
+
+
+def sdk_batches(total: int, seed: int = 47, per_request: int = 100) -> Any:
+    """(spans, JSON body) of the SDK batch route's requests for `total` traces."""
+    text = Text(seed)
+    start = time.time_ns() - total * 1_000_000
+    for first in range(0, total, per_request):
+        traces = [sdk_trace(n, text, start) for n in range(first, min(total, first + per_request))]
+        yield 3 * len(traces), json.dumps({"traces": traces}).encode()
