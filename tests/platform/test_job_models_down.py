@@ -317,8 +317,7 @@ def test_the_policy_is_read_from_the_environment(monkeypatch):
 
 def test_every_job_model_gets_the_bounded_retries(monkeypatch):
     """Review queues' judge and online evaluators build their judge with `build_llm` too."""
-    from assay.platform.server.jobs.calls import Gate, guard
-    from assay.platform.server.schemas.model_names import build_llm
+    from assay.platform.server.jobs.calls import Gate, build_llm, guard
 
     monkeypatch.setenv("ASSAY_JOB_RETRY_ATTEMPTS", "2")
     monkeypatch.setenv("ASSAY_JOB_CALL_TIMEOUT", "3")

@@ -210,7 +210,7 @@ def test_backfill_since_takes_older_traces_in_its_range_only(live, fake, api):
 
 
 def test_sampling_at_half_takes_the_hashed_half_and_the_same_again(live, fake, api):
-    from assay.platform.server.storage.evaluators import sampled
+    from assay.platform.server.storage.evaluator_rules import sampled
 
     made = api.post("/evaluators", json=evaluator(fake, sample_rate=0.5, criteria=["Names Paris"]))
     ident = made.json()["id"]

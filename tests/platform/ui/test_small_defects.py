@@ -58,8 +58,9 @@ def test_the_criterion_form_marks_each_group_with_its_type(live):
 def test_demo_leaves_a_real_demo_project_and_user_alone(tmp_path):
     from assay.platform.server.app import create_app
     from assay.platform.server.auth import users
+    from assay.platform.server.storage.demo_names import is_demo
     from assay.platform.server.storage.repos import DatasetRepo
-    from assay.platform.server.ui.demo import is_demo, seed, seed_demo_sign_in
+    from assay.platform.server.ui.demo import seed, seed_demo_sign_in
 
     app = create_app(f"sqlite:///{tmp_path / 'demo.sqlite'}")
     state = app.state.assay

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Path, Query, Request, Response
 
 from assay.platform.server.api.deps import Reader, Writer, page, state_of
 from assay.platform.server.errors import invalid
-from assay.platform.server.jobs.trajectory import is_agent_criterion, needs_judge
+from assay.platform.server.schemas.agent_criteria import is_agent_criterion, needs_judge
 from assay.platform.server.schemas.bodies import _storable
 from assay.platform.server.schemas.model_names import check_model
 from assay.platform.server.schemas.traces import QueueIn, QueuePatch

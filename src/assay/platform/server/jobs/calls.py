@@ -34,6 +34,7 @@ import anyio
 
 from assay.errors import ModelError, ModelTimeout, RateLimited
 from assay.models.retry import RetryPolicy
+from assay.platform.server.schemas.model_names import routed
 
 # the failures that say "this model does not answer now", as outcomes name them
 TRANSIENT_TYPES = frozenset(
@@ -222,6 +223,18 @@ def guard(llm: Any, gate: Gate, model: str) -> Any:
     return llm
 
 
+def build_llm(model: str) -> Any:
+    """The model object a job asks: the routed name, or the server's default judge for ''; with
+    a job's bounded retries and attempt timeout (`CallPolicy`, from the environment),
+    so that a judge that is down holds a review queue's or an online evaluator's job for a few
+    calls' retries, not the library's minutes. An experiment's run sets its own (`guard`)."""
+    from assay.models import llm_factory
+    from assay.models.defaults import default_llm
+
+    llm = llm_factory(routed(model)) if model.strip() else default_llm()
+    return bounded(llm, CallPolicy.from_env())
+
+
 __all__ = [
     "TRANSIENT_TYPES",
     "CallPolicy",
@@ -229,5 +242,6 @@ __all__ = [
     "Gate",
     "ModelsDown",
     "bounded",
+    "build_llm",
     "guard",
 ]

@@ -15,12 +15,14 @@ no claim: the run decides which cells are missing and stores what this module re
 from __future__ import annotations
 
 import logging
-import math
 from collections.abc import Callable
 from typing import Any
 
 from assay.platform import criteria_rules
 from assay.platform.server.jobs.generation import Unit
+from assay.platform.server.jobs.outcome_rows import outcome_row, trace_score_outcome
+from assay.platform.server.jobs.trajectory import judge_trajectories, trace_trajectory
+from assay.platform.server.schemas.agent_criteria import is_agent_criterion
 from assay.platform.server.storage import models
 
 log = logging.getLogger("assay.platform.worker")
@@ -81,15 +83,9 @@ async def judge_traces(
     model when one is needed; a judge that cannot be built, or a run the library refuses, is an
     error outcome for each trace, never a silent gap. Review queues' judge and online evaluators
     (`what` names which, for the log) both score through here. A name the project has no saved
-    criterion of may be a built-in agent criterion (`trajectory.AGENT_CRITERIA`): it judges the
+    criterion of may be a built-in agent criterion (`schemas.agent_criteria`): it judges the
     trace's own span tree as a trajectory."""
     if criterion is None:
-        from assay.platform.server.jobs.trajectory import (
-            is_agent_criterion,
-            judge_trajectories,
-            trace_trajectory,
-        )
-
         if is_agent_criterion(name):  # a built-in agent criterion: the trace's trajectory
             from assay.platform.server.storage.trace_rows import trace_json
 
@@ -167,47 +163,6 @@ def function_outcome(criterion: dict[str, Any], answer: str, contexts: list[str]
         "value": float(matched),
         "reason": f"{criterion['match_type']} {criterion['match_pattern']!r}: {verdict}",
     }
-
-
-def outcome_row(outcome: Any) -> dict[str, Any]:
-    """The library's outcome of one cell as the fields of a `scores` row."""
-    status = getattr(outcome, "status", "error")
-    if status == "ok":
-        value = outcome.value
-        number = float(value) if isinstance(value, (int, float)) else None
-        if number is None or not math.isfinite(number):
-            return {
-                "status": "error",
-                "error_type": "InvalidValue",
-                "error_message": f"the judge gave {value!r}",
-            }
-        row = {"status": "ok", "value": number, "reason": outcome.reason}
-        details = getattr(outcome, "details", None) or {}
-        if isinstance(details.get("probability"), (int, float)):  # a yes/no judge's confidence
-            row["probability"] = float(details["probability"])
-        return row
-    if status == "skipped":
-        return {"status": "skipped", "reason": outcome.reason}
-    return {
-        "status": "error",
-        "error_type": getattr(outcome, "error_type", "Error"),
-        "error_message": getattr(outcome, "message", str(outcome)),
-    }
-
-
-def trace_score_outcome(row: dict[str, Any]) -> dict[str, Any]:
-    """An outcome row in the shape `trace_scores.outcome` keeps: ok and skipped with value and
-    reason, an error with `error_type` and `error_message` (the keys of the `scores` table)."""
-    if row["status"] == "error":
-        return {
-            "status": "error",
-            "error_type": row.get("error_type"),
-            "error_message": row.get("error_message"),
-        }
-    kept = {"status": row["status"], "value": row.get("value"), "reason": row.get("reason")}
-    if row.get("probability") is not None:  # how sure a yes/no judge was: review by uncertainty
-        kept["probability"] = row["probability"]
-    return kept
 
 
 __all__ = [

@@ -36,7 +36,7 @@ class OnlineEvaluatorRun:
 
     def _llm(self, model: str) -> Any:
         if self._judge is None:
-            from assay.platform.server.schemas.model_names import build_llm
+            from assay.platform.server.jobs.calls import build_llm
 
             self._judge = build_llm(model)
         return self._judge

@@ -39,7 +39,7 @@ class QueueJudgeRun:
 
     def _llm(self, model: str) -> Any:
         if self._judge is None:
-            from assay.platform.server.schemas.model_names import build_llm
+            from assay.platform.server.jobs.calls import build_llm
 
             self._judge = build_llm(model)
         return self._judge

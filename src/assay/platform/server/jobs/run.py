@@ -63,7 +63,7 @@ class ExperimentRun:
         """One model object per model string for the whole run (generators and judge share),
         each with the gate's retries and its watch on models that are down."""
         if model not in self._models:
-            from assay.platform.server.schemas.model_names import build_llm
+            from assay.platform.server.jobs.calls import build_llm
 
             self._models[model] = guard(build_llm(model), self.gate, model)
         return self._models[model]

@@ -21,33 +21,17 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from assay.platform.server.jobs.judging import outcome_row, trace_score_outcome
+from assay.platform.server.jobs.outcome_rows import outcome_row, trace_score_outcome
+from assay.platform.server.schemas.agent_criteria import (
+    AGENT_CRITERIA,
+    agent_metric,
+    is_agent_criterion,
+    needs_judge,
+)
 
 log = logging.getLogger("assay.platform.worker")
 
-# criterion name -> the library's metric class (all exported from `assay`)
-AGENT_CRITERIA: dict[str, str] = {
-    "task_completion": "TaskCompletion",
-    "agent_goal_accuracy_without_reference": "AgentGoalAccuracyWithoutReference",
-    "plan_adherence": "PlanAdherence",
-    "step_efficiency": "StepEfficiency",
-}
 UNAVAILABLE = "TrajectoryUnavailable"
-
-
-def is_agent_criterion(name: str) -> bool:
-    return name in AGENT_CRITERIA
-
-
-def agent_metric(name: str) -> Any:
-    import assay
-
-    return getattr(assay, AGENT_CRITERIA[name])()
-
-
-def needs_judge(name: str) -> bool:
-    """Whether the agent criterion asks a model (step efficiency counts steps, with none)."""
-    return bool(agent_metric(name).needs_llm)
 
 
 def unavailable(what: str, exc: Exception) -> dict[str, Any]:

@@ -12,7 +12,6 @@ can never succeed.
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from assay.errors import MissingCredentials, UsageError
 from assay.platform.server.errors import invalid
@@ -49,19 +48,6 @@ def routed(model: str) -> str:
     return f"{provider}/{model}" if provider else model
 
 
-def build_llm(model: str) -> Any:
-    """The model object a job asks: the routed name, or the server's default judge for ''; with
-    a job's bounded retries and attempt timeout (`jobs.calls.CallPolicy`, from the environment),
-    so that a judge that is down holds a review queue's or an online evaluator's job for a few
-    calls' retries, not the library's minutes. An experiment's run sets its own (`calls.guard`)."""
-    from assay.models import llm_factory
-    from assay.models.defaults import default_llm
-    from assay.platform.server.jobs.calls import CallPolicy, bounded
-
-    llm = llm_factory(routed(model)) if model.strip() else default_llm()
-    return bounded(llm, CallPolicy.from_env())
-
-
 def check_model(field: str, model: str | None) -> None:
     """Refuse, as a 422 on `field`, a model this server could never ask.
 
@@ -92,4 +78,4 @@ def check_model(field: str, model: str | None) -> None:
         raise invalid(field, str(exc)) from None
 
 
-__all__ = ["build_llm", "check_model", "provider_of_bare_name", "routed"]
+__all__ = ["check_model", "provider_of_bare_name", "routed"]

@@ -14,19 +14,23 @@ sampled after a restart, on every server, and again after a change of version.
 from __future__ import annotations
 
 import builtins
-import functools
-import hashlib
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from typing import Any, cast
 
-from sqlalchemy import Table, func, select, update
+from sqlalchemy import Table, func, update
 from sqlalchemy.orm import Session
 
 from assay.platform.server.errors import ApiError, conflict, invalid
-from assay.platform.server.jobs.trajectory import AGENT_CRITERIA, is_agent_criterion
+from assay.platform.server.schemas.agent_criteria import AGENT_CRITERIA, is_agent_criterion
 from assay.platform.server.storage import models
+from assay.platform.server.storage.evaluator_rules import (
+    JOB,
+    compiled_condition,
+    queue_judging,
+    sampled,
+)
 from assay.platform.server.storage.repos import CriteriaRepo, ProjectScoped, iso
 from assay.platform.server.storage.session_evaluations import STATES as SESSION_STATES
 from assay.platform.server.storage.session_evaluations import SessionRuns
@@ -34,30 +38,10 @@ from assay.platform.server.storage.trace_fields import compile_condition
 from assay.platform.server.storage.trace_rows import insert_for
 
 E, Run, T = models.OnlineEvaluator, models.OnlineEvaluation, models.LoggedTrace
-JOB = "online_eval"
 BACKFILL_PAGE = 5_000
 # what decides a score: a change of any of these is a new version of the evaluator
 RULE_FIELDS = ("condition", "sample_rate", "criteria", "judge_model", "scope")
 JUDGED = ("scored", "error")  # what the daily budget counts: traces a judge was asked about
-
-
-def sampled(evaluator_id: int, trace_id: str, rate: float) -> bool:
-    """Whether the trace falls in the evaluator's sample: a hash of both ids as a number in
-    [0, 1) below `rate` (deterministic, so a restart or a backfill samples the same traces)."""
-    if rate >= 1.0:
-        return True
-    if rate <= 0.0:
-        return False
-    digest = hashlib.sha256(f"{evaluator_id}:{trace_id}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") / 2**64 < rate
-
-
-@functools.lru_cache(maxsize=256)
-def _compiled(condition: str) -> Any:
-    """A stored (so valid) condition compiled once per process: at ingest every batch is matched
-    against every active evaluator's condition, and parsing it each time cost more than the
-    query (SQLAlchemy expressions hold no connection and are reused safely)."""
-    return compile_condition(condition)
 
 
 def unknown_criterion(name: str) -> str:
@@ -298,7 +282,7 @@ class EvaluatorRepo(ProjectScoped):
         return taken, int(rows[-1].seq) if len(rows) == BACKFILL_PAGE else None
 
     def _take(self, evaluator: models.OnlineEvaluator, query: Any) -> int:
-        where = _compiled(evaluator.condition)
+        where = compiled_condition(evaluator.condition)
         if where is not None:
             query = query.where(where)
         chosen = [
@@ -352,29 +336,7 @@ class EvaluatorRepo(ProjectScoped):
 
     def request_judging(self, evaluator: models.OnlineEvaluator) -> None:
         """One queued job per evaluator is enough: it judges every pending row of its version."""
-        if evaluator.status != "active":
-            return
-        waiting = self.session.scalar(
-            select(models.Job.id).where(
-                models.Job.project_id == self.project_id,
-                models.Job.kind == JOB,
-                models.Job.evaluator_id == evaluator.id,
-                models.Job.status == "queued",
-            )
-        )
-        if waiting is None:
-            self.session.add(
-                models.Job(
-                    project_id=self.project_id,
-                    kind=JOB,
-                    evaluator_id=evaluator.id,
-                    experiment_id=None,
-                    queue_id=None,
-                    status="queued",
-                    attempts=0,
-                )
-            )
-            self.session.flush()
+        queue_judging(self.session, self.project_id, evaluator)
 
 
 def backfill(

@@ -29,6 +29,7 @@ from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from assay.platform.server.storage import models
+from assay.platform.server.storage.evaluator_rules import compiled_condition, queue_judging, sampled
 from assay.platform.server.storage.repos import ProjectScoped, iso
 from assay.platform.server.storage.trace_rows import insert_for
 
@@ -69,12 +70,10 @@ class SessionRuns(ProjectScoped):
         at their current content. `arrived`: the traces are arriving now (their session is due
         `settle_seconds` from now); else a backfill (due `settle_seconds` after its latest trace's
         time, which is mostly past). Returns how many contents were taken anew."""
-        from assay.platform.server.storage.evaluators import _compiled, sampled
-
         if not trace_ids:
             return 0
         query = self._columns(T, T.session_id).where(T.id.in_(trace_ids), T.session_id.is_not(None))
-        where = _compiled(evaluator.condition)
+        where = compiled_condition(evaluator.condition)
         if where is not None:
             query = query.where(where)
         chosen = [
@@ -127,9 +126,7 @@ class SessionRuns(ProjectScoped):
             .values(status="superseded", reason="newer traces arrived in the session")
         )
         if any(_utc(r.due_at) <= now for r in fresh):
-            from assay.platform.server.storage.evaluators import EvaluatorRepo
-
-            EvaluatorRepo(self.session, self.project_id).request_judging(evaluator)
+            queue_judging(self.session, self.project_id, evaluator)
         return len(fresh)
 
     # -- the worker's side -------------------------------------------------------------------------
@@ -228,8 +225,6 @@ def latest_by_criterion(scores: builtins.list[dict[str, Any]]) -> dict[str, dict
 def wake_due(transaction: Callable[[], AbstractContextManager[Session]]) -> int:
     """Give a job to every active evaluator with session rows that became due; returns how many
     evaluators were woken. Cheap when nothing waits: one read of the (status, due_at) index."""
-    from assay.platform.server.storage.evaluators import EvaluatorRepo
-
     with transaction() as session:
         query = (
             select(S.project_id, S.evaluator_id)
@@ -238,10 +233,9 @@ def wake_due(transaction: Callable[[], AbstractContextManager[Session]]) -> int:
         )
         waiting = builtins.list(session.execute(query))
         for project_id, evaluator_id in waiting:
-            repo = EvaluatorRepo(session, int(project_id))
-            evaluator = repo.find_by_id(int(evaluator_id))
-            if evaluator is not None:
-                repo.request_judging(evaluator)
+            evaluator = session.get(models.OnlineEvaluator, int(evaluator_id))
+            if evaluator is not None and evaluator.project_id == int(project_id):
+                queue_judging(session, int(project_id), evaluator)
     return len(waiting)
 
 

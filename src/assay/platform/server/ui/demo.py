@@ -24,13 +24,18 @@ from assay.platform.server.auth import users
 from assay.platform.server.auth.keys import project
 from assay.platform.server.schemas.traces import TraceIn
 from assay.platform.server.storage import models
+from assay.platform.server.storage.demo_names import (
+    DEMO_DATASET,
+    DEMO_PROJECT,
+    DEMO_USER,
+    demo_project_name,
+    demo_user_name,
+    is_demo,
+)
 from assay.platform.server.storage.repos import CriteriaRepo, DatasetRepo, TaskRepo
 from assay.platform.server.storage.review import QueueRepo
 from assay.platform.server.storage.traces import TraceRepo
 from assay.platform.server.ui.demo_traffic import seed_traffic
-
-DEMO_PROJECT = "demo"
-DEMO_USER = "demo"
 
 # (question, reference answer, context)
 CAPITALS = [
@@ -94,49 +99,6 @@ def _criteria() -> list[dict[str, Any]]:
         "bool_false": "Wrong",
     }
     return [criteria_rules.check(relevance), criteria_rules.check(correct)]
-
-
-DEMO_DATASET = ("capitals", "demo")  # the dataset's name and source_type: what marks the demo
-
-
-def is_demo(session: Any, project_id: int) -> bool:
-    """Whether the project is one this module seeded (it holds the demo's own dataset)."""
-    name, source = DEMO_DATASET
-    found = session.scalar(
-        select(models.Dataset.id).where(
-            models.Dataset.project_id == project_id,
-            models.Dataset.name == name,
-            models.Dataset.source_type == source,
-        )
-    )
-    return found is not None
-
-
-def _demo_project_name(session: Any) -> str:
-    """`demo`, unless a project of that name is not the demo: then `demo-2`, `demo-3`, ... (the
-    first that is free or is the demo)."""
-    for n in range(1, 1000):
-        name = DEMO_PROJECT if n == 1 else f"{DEMO_PROJECT}-{n}"
-        found = session.scalar(select(models.Project.id).where(models.Project.name == name))
-        if found is None or is_demo(session, found):
-            return name
-    raise RuntimeError("no free name for the demo project among demo … demo-999")
-
-
-def _demo_user_name(session: Any) -> str:
-    """`demo`, unless a user of that name belongs to a project that is not a demo (a person's
-    account: their password is not reset); then `demo-2`, `demo-3`, ..."""
-    for n in range(1, 1000):
-        name = DEMO_USER if n == 1 else f"{DEMO_USER}-{n}"
-        user = session.scalar(select(models.User.id).where(models.User.username == name))
-        if user is None:
-            return name
-        memberships = session.scalars(
-            select(models.ProjectMember.project_id).where(models.ProjectMember.user_id == user)
-        ).all()
-        if all(is_demo(session, pid) for pid in memberships):
-            return name
-    raise RuntimeError("no free name for the demo user among demo … demo-999")
 
 
 def seed(session: Any, name: str = DEMO_PROJECT) -> int:
@@ -354,9 +316,9 @@ def seed_demo_sign_in(state: Any) -> DemoSignIn:
     demo's own (see the module's docstring)."""
     password = secrets.token_urlsafe(9)
     with state.transaction() as session:
-        name = _demo_project_name(session)
+        name = demo_project_name(session)
         pid = seed(session, name)
-        username = _demo_user_name(session)
+        username = demo_user_name(session)
         user = session.scalar(select(models.User).where(models.User.username == username))
         if user is None:
             user = users.create_user(

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from assay.platform.server.errors import ApiError
-from assay.platform.server.jobs.trajectory import AGENT_CRITERIA
+from assay.platform.server.schemas.agent_criteria import AGENT_CRITERIA
 from assay.platform.server.schemas.evaluators import SETTLE_DEFAULT, EvaluatorIn
 from assay.platform.server.schemas.model_names import check_model
 from assay.platform.server.storage import models

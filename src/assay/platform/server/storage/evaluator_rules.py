@@ -1,0 +1,70 @@
+"""What the evaluator rules and their session runs share: the hash sample, a stored condition
+compiled once, and queueing the job that judges an evaluator's pending rows.
+
+Apart from `evaluators.py` (the rules' repository) so that `session_evaluations.py`, which that
+repository uses, can take sessions and wake their judging without importing it back.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from assay.platform.server.storage import models
+from assay.platform.server.storage.trace_fields import compile_condition
+
+JOB = "online_eval"
+
+
+def sampled(evaluator_id: int, trace_id: str, rate: float) -> bool:
+    """Whether the trace falls in the evaluator's sample: a hash of both ids as a number in
+    [0, 1) below `rate` (deterministic, so a restart or a backfill samples the same traces)."""
+    if rate >= 1.0:
+        return True
+    if rate <= 0.0:
+        return False
+    digest = hashlib.sha256(f"{evaluator_id}:{trace_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < rate
+
+
+@functools.lru_cache(maxsize=256)
+def compiled_condition(condition: str) -> Any:
+    """A stored (so valid) condition compiled once per process: at ingest every batch is matched
+    against every active evaluator's condition, and parsing it each time cost more than the
+    query (SQLAlchemy expressions hold no connection and are reused safely)."""
+    return compile_condition(condition)
+
+
+def queue_judging(session: Session, project_id: int, evaluator: models.OnlineEvaluator) -> None:
+    """Queue the job that judges `evaluator`'s pending rows, unless one is already queued (one
+    job judges every pending row of its version) or the evaluator is paused."""
+    if evaluator.status != "active":
+        return
+    waiting = session.scalar(
+        select(models.Job.id).where(
+            models.Job.project_id == project_id,
+            models.Job.kind == JOB,
+            models.Job.evaluator_id == evaluator.id,
+            models.Job.status == "queued",
+        )
+    )
+    if waiting is None:
+        session.add(
+            models.Job(
+                project_id=project_id,
+                kind=JOB,
+                evaluator_id=evaluator.id,
+                experiment_id=None,
+                queue_id=None,
+                status="queued",
+                attempts=0,
+            )
+        )
+        session.flush()
+
+
+__all__ = ["JOB", "compiled_condition", "queue_judging", "sampled"]
