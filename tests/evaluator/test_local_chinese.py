@@ -59,6 +59,7 @@ def small_judge() -> Iterator[tuple[LLM, list[ModelRequest]]]:
         SERVERS.stop_all()
 
 
+@pytest.mark.slow  # ~20 s of SmolLM2; the local plumbing runs by default in tests/local
 def test_chinese_evaluation_runs_on_the_local_runtime(small_judge, capsys):
     llm, seen = small_judge
     data = {

@@ -7,6 +7,8 @@ call counts are those of the local models (no cost)."""
 
 from __future__ import annotations
 
+import pytest
+
 from assay.models.defaults import default_embeddings
 from assay.testset import Persona, TestsetGenerator
 from assay.testset.synthesizers import SingleHopSpecificQuerySynthesizer
@@ -14,6 +16,7 @@ from tests.local.conftest import make_llm, needs_smollm2
 from tests.testset.corpus import FOUNDRY, KETTLES
 
 
+@pytest.mark.slow  # ~30 s of SmolLM2; test_metrics_on_smollm2 keeps the local path by default
 @needs_smollm2
 def test_a_small_test_set_is_generated_on_the_local_models():
     llm = make_llm(max_tokens=160)

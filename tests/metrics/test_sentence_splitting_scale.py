@@ -121,6 +121,7 @@ def test_a_million_characters_of_paragraphs_split_in_bounded_time():
     assert len(sentences) > 10_000
 
 
+@pytest.mark.slow  # a million characters again (the paragraph case runs by default)
 @pytest.mark.timeout(60)
 def test_a_million_characters_without_a_newline_split_in_bounded_time():
     text = prose(HUGE, newlines=False)
@@ -130,6 +131,7 @@ def test_a_million_characters_without_a_newline_split_in_bounded_time():
     assert len(sentences) > 10_000
 
 
+@pytest.mark.slow  # a million characters again (the paragraph case runs by default)
 @pytest.mark.timeout(60)
 def test_one_giant_line_without_punctuation_is_cut_at_whitespace_within_the_bound():
     rng = random.Random(4)
@@ -151,6 +153,7 @@ def test_a_giant_run_without_any_whitespace_is_cut_hard_at_the_bound():
     assert {len(s) for s in sentences} == {MAX_SEGMENT_CHARS}
 
 
+@pytest.mark.slow  # a million characters again (the paragraph case runs by default)
 @pytest.mark.timeout(60)
 def test_a_million_characters_of_chinese_split_in_bounded_time():
     rng = random.Random(7)
@@ -267,6 +270,7 @@ def test_a_cell_splitting_a_huge_reference_times_out_on_time():
     assert isinstance(outcome, Error) and outcome.error_type == "Timeout", outcome
 
 
+@pytest.mark.slow  # a million characters again (the paragraph case runs by default)
 @pytest.mark.timeout(120)
 def test_a_cell_splitting_a_huge_reference_finishes_without_a_timeout():
     llm = LLM(ScriptedProvider([yes_to_every_item], repeat_last=True))
