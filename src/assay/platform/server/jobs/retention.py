@@ -82,12 +82,15 @@ class Retention:
         """Between two batches (the last one committed): let ingest's transactions in."""
         self._stop.wait(self.pause)
 
-    def sweep(self, now: datetime | None = None) -> int:
-        """Delete every trace created more than `days` before `now`, batch by batch; returns
-        how many. Stops early (between batches) when the thread is asked to stop."""
+    def sweep(self, now: datetime | None = None, only: list[int] | None = None) -> int:
+        """Delete every trace created more than `days` before `now` (of the projects `only`, or
+        all), batch by batch; returns how many. Stops early (between batches) when the thread
+        is asked to stop."""
         cutoff = (now or datetime.now(timezone.utc)) - timedelta(days=self.days)
         with self.state.transaction() as session:
             projects = projects_with_traces_before(session, cutoff)
+        if only is not None:
+            projects = [p for p in projects if p in only]
         deleted = 0
         for project_id in projects:
             while not self._stop.is_set():

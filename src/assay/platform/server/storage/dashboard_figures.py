@@ -18,6 +18,7 @@ from assay.platform.server.errors import ApiError
 from assay.platform.server.storage.dashboard import PERCENTILES, DashboardRepo, Latency
 from assay.platform.server.storage.dashboard_rollups import source_for, time_limit
 from assay.platform.server.storage.dashboard_window import Window
+from assay.platform.server.storage.db import reading
 from assay.platform.server.storage.repos import iso
 from assay.platform.server.storage.trace_fields import compile_condition
 
@@ -76,6 +77,7 @@ def figures(
     """Every figure of the dashboard over `repo`'s window and condition: volume and latency from
     the hourly rollups or from the traces (`dashboard_rollups.source_for`, said in `computed`);
     reading the traces is time-limited."""
+    reading(repo.session)  # only reads: on SQLite no write lock, so ingest goes on meanwhile
     source, computed = source_for(repo, exact_up_to)  # None: dashboard_rollups.EXACT_UP_TO
     with time_limit(repo, computed.get("time_limit_s")):
         found = _figures(repo, source, condition)

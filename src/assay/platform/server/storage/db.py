@@ -1,6 +1,7 @@
 """Engines and migrations. SQLite runs in WAL mode with every transaction `BEGIN IMMEDIATE` (one
-writer at a time, waiting up to 30 s, never a failed lock upgrade); PostgreSQL through psycopg 3.
-Migrations are Alembic scripts shipped in the package and run programmatically."""
+writer at a time, waiting up to 30 s, never a failed lock upgrade) but those marked `reading`
+(deferred: a snapshot, no lock); PostgreSQL through psycopg 3. Migrations are Alembic scripts
+shipped in the package and run programmatically."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from assay.platform.server.config import resolve_db_url, sqlite_path
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 _MIGRATION_LOCK = 7_273_641  # pg_advisory_xact_lock key: one migrator at a time
+READING = "assay_reading"  # execution option of a read-only transaction (`reading`)
 
 
 def make_engine(url: str | None = None) -> Engine:
@@ -41,11 +43,22 @@ def make_engine(url: str | None = None) -> Engine:
 
         @event.listens_for(engine, "begin")
         def _begin(connection: Any) -> None:
-            connection.exec_driver_sql("BEGIN IMMEDIATE")
+            # a read-only unit of work (`reading`) takes no write lock: in WAL mode it reads a
+            # snapshot while writers go on (a long dashboard read never holds up ingest)
+            deferred = connection.get_execution_options().get(READING)
+            connection.exec_driver_sql("BEGIN" if deferred else "BEGIN IMMEDIATE")
 
         return engine
     require("psycopg", extra="platform", package="psycopg[binary]", feature="a PostgreSQL database")
     return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=10)
+
+
+def reading(session: Session) -> None:
+    """Make the session's coming transaction a read: on SQLite it begins DEFERRED, without the
+    write lock every other transaction takes. Call it before the session's first statement
+    (afterwards the transaction has begun and this does nothing); it must then only read."""
+    if session.get_bind().dialect.name == "sqlite" and not session.in_transaction():
+        session.connection(execution_options={READING: True})
 
 
 def alembic_config(connection: Any = None) -> Any:
@@ -71,4 +84,4 @@ def session_factory(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine, expire_on_commit=False)
 
 
-__all__ = ["alembic_config", "make_engine", "migrate", "session_factory"]
+__all__ = ["alembic_config", "make_engine", "migrate", "reading", "session_factory"]
