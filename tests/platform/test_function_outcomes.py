@@ -138,3 +138,18 @@ def test_an_older_review_error_shows_on_the_trace_page(live):
     page = sign_in(user).get(f"{user.base}/traces/{trace_id}")
     assert page.status_code == 200
     assert "error — judge was down" in page.text.split('id="scores"')[1].split("</table>")[0]
+
+
+def test_a_failure_is_stored_as_the_library_types_it():
+    """Jobs turn an exception into a stored outcome through `Error.from_exception` (which takes an
+    exception group's first leaf), and an exception without a message still says what it is."""
+    from assay.platform.server.jobs.outcome_rows import error_row
+
+    assert error_row(ValueError("the judge said nothing")) == {
+        "status": "error",
+        "error_type": "ValueError",
+        "error_message": "the judge said nothing",
+    }
+    assert error_row(TimeoutError())["error_message"] == "TimeoutError()"
+    bad = function_outcome(criterion(match_type="regex", match_pattern="(unclosed"), "paris", [])
+    assert bad["status"] == "error" and bad["error_type"] and bad["error_message"]

@@ -27,6 +27,7 @@ from assay.platform.server.jobs.calls import EndpointDown, Gate
 from assay.platform.server.jobs.claims import Claim
 from assay.platform.server.jobs.pipeline_client import PipelineError, pipeline_answer
 from assay.platform.server.storage import models
+from assay.schema.outcome import Error
 
 # a failed row's key naming the model (or pipeline) whose failure it is, when that failure
 # counts towards the model being down: the run drops the row if the model is down by then
@@ -108,11 +109,9 @@ class Generator:
                 return None  # the call that found it down: a resume asks it again
             if getattr(exc, "transient", False):
                 row[GATE_KEY] = model  # dropped by the run if the model goes down meanwhile
-            row.update(error_type=type(exc).__name__, error_message=str(exc)[:4000])
+            row.update(_error_fields(exc))
         except Exception as exc:  # a provider SDK's own failure: still a typed, stored outcome
-            row.update(
-                error_type=type(exc).__name__, error_message=str(exc)[:4000] or type(exc).__name__
-            )
+            row.update(_error_fields(exc))
         else:
             row.update(
                 output=response.text,
@@ -182,6 +181,13 @@ class Generator:
             row.update(output=answer, contexts=contexts, raw_output=raw)
         row["latency_ms"] = round((time.monotonic() - started) * 1000, 1)
         return row
+
+
+def _error_fields(exc: BaseException) -> dict[str, str]:
+    """A failed generation's `error_type` / `error_message` (cut to what the column keeps),
+    through the library's one exception-to-outcome function."""
+    error = Error.from_exception(exc)
+    return {"error_type": error.error_type, "error_message": error.message[:4000]}
 
 
 __all__ = ["GATE_KEY", "Generator", "Unit", "contexts_of", "user_message"]

@@ -20,7 +20,7 @@ from typing import Any
 
 from assay.platform import criteria_rules
 from assay.platform.server.jobs.generation import Unit
-from assay.platform.server.jobs.outcome_rows import outcome_row, trace_score_outcome
+from assay.platform.server.jobs.outcome_rows import error_row, outcome_row, trace_score_outcome
 from assay.platform.server.jobs.trajectory import judge_trajectories, trace_trajectory
 from assay.platform.server.schemas.agent_criteria import is_agent_criterion
 from assay.platform.server.storage import models
@@ -134,7 +134,7 @@ async def judge_samples(
         assert isinstance(result, EvaluationResult)  # not asked for an Executor
     except Exception as exc:  # the judge cannot be built or the run refused: a typed outcome each
         log.warning("judging %s failed: %s", what, exc)
-        failed = {"status": "error", "error_type": type(exc).__name__, "error_message": str(exc)}
+        failed = error_row(exc)
         return [dict(failed) for _ in samples]
     return [
         trace_score_outcome(outcome_row(result.outcome(i, metric.name)))
@@ -156,7 +156,7 @@ def function_outcome(criterion: dict[str, Any], answer: str, contexts: list[str]
             require_re2=True,
         )
     except Exception as exc:
-        return {"status": "error", "error_type": type(exc).__name__, "error_message": str(exc)}
+        return error_row(exc)
     verdict = "matched" if matched else "no match"
     return {
         "status": "ok",

@@ -52,4 +52,13 @@ def trace_score_outcome(row: dict[str, Any]) -> dict[str, Any]:
     return kept
 
 
-__all__ = ["outcome_row", "trace_score_outcome"]
+def error_row(exc: BaseException) -> dict[str, Any]:
+    """A failure as the fields of a `scores` row, through the library's one exception-to-outcome
+    function (`Error.from_exception`: the first leaf of an exception group, never an empty
+    message)."""
+    from assay.schema.outcome import Error
+
+    return outcome_row(Error.from_exception(exc))
+
+
+__all__ = ["error_row", "outcome_row", "trace_score_outcome"]

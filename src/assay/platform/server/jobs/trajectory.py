@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from assay.platform.server.jobs.outcome_rows import outcome_row, trace_score_outcome
+from assay.platform.server.jobs.outcome_rows import error_row, outcome_row, trace_score_outcome
 from assay.platform.server.schemas.agent_criteria import (
     AGENT_CRITERIA,
     agent_metric,
@@ -84,11 +84,7 @@ async def judge_trajectories(
             assert isinstance(result, EvaluationResult)  # not asked for an Executor
         except Exception as exc:  # the judge cannot be built or the run refused
             log.warning("judging %s on %s failed: %s", what, name, exc)
-            failed = {
-                "status": "error",
-                "error_type": type(exc).__name__,
-                "error_message": str(exc),
-            }
+            failed = error_row(exc)
             for index in ask:
                 outcomes[index] = dict(failed)
         else:
