@@ -32,6 +32,7 @@ from assay.engine.repeats import check_repeats
 from assay.engine.run import evaluate
 from assay.errors import UsageError
 from assay.metrics.base import Metric
+from assay.schema.dataset import STREAMED_SUFFIXES
 from assay.schema.result import EvaluationResult
 
 if TYPE_CHECKING:
@@ -56,10 +57,10 @@ class FileRunOptions:
         day (`evaluate(batch=...)`); batch_fallback: "retry" (a failed or expired line goes in the
         next batch) or "live" (it is asked live at once). A batch run is not streamed.
     repeats: ask each judged cell this many times (`evaluate(repeats=...)`).
-    stream: with a .jsonl file and an `output` or a `run_dir`, score it a piece at a time so that
-        memory does not grow with the rows (`engine/stream_run.py`); `FileRun.result` is then a
-        `StreamedResult` (the summary and failed cells; the rows are in the files). The command
-        line always streams such runs.
+    stream: with a .jsonl or .csv file and an `output` or a `run_dir`, score it a piece at a time
+        so that memory does not grow with the rows (`engine/stream_run.py`); `FileRun.result` is
+        then a `StreamedResult` (the summary and failed cells; the rows are in the files). The
+        command line always streams such runs. A .json file (one array) is read whole.
     """
 
     output: str | Path | None = None
@@ -176,7 +177,7 @@ def _streams(data: Path, options: FileRunOptions) -> bool:
         options.stream
         and options.ray is None
         and not options.batch  # a batch run's waves span the whole dataset
-        and data.suffix.lower() in {".jsonl", ".ndjson"}
+        and data.suffix.lower() in STREAMED_SUFFIXES
         and (options.output is not None or options.run_dir is not None)
     )
 

@@ -1,13 +1,15 @@
-"""A run from a .jsonl file to a results file whose memory does not grow with the data.
+"""A run from a .jsonl or .csv file to a results file whose memory does not grow with the data.
 
 `evaluate()` returns every row with its outcomes, so a run holds its whole dataset and grid: for
 100k rows and two classic metrics that was most of a gigabyte. A run that writes its rows to a file
 (`--output`) or saves them in a run directory (`--run-dir`) does not need them afterwards, so
-`stream_file` reads the file twice, a piece of `PIECE_ROWS` rows at a time:
+`stream_file` reads the file twice, a piece of `PIECE_ROWS` rows at a time
+(`EvaluationDataset.iter_file`):
 
 1. every row is read and checked (the same checks as `EvaluationDataset.load`, the metric's fields
    and sample kind, text a judge cannot be sent) and fed to the run's fingerprint: a mistake is
-   still refused before any work;
+   still refused before any work, including the faults a CSV reader finds only at the end of the
+   file (a quote never closed swallows the rest of it; a header with no rows);
 2. each piece is scored by the engine's own per-cell code (`run._execute`, with the run directory,
    progress bar and budget shared by the pieces), its rows are appended to the output (a temporary
    file renamed into place at the end, so the output is whole or absent), and its outcomes are
@@ -17,6 +19,9 @@ A resumed run does not read its saved cells all at once either: `RunDirectory.op
 where each one is (8 bytes a cell) and a piece reads its own. What stays in memory is one piece,
 the summary's counters and the error cells (shown in the summary). The summary is the in-memory
 run's: the same counts, and the mean over the same numbers summed exactly (`math.fsum`'s rule).
+
+A .json file (one array) is not streamed: the standard library parses a document whole and no
+incremental JSON parser is a dependency, so such a run reads it whole (`file_run._streams`).
 """
 
 from __future__ import annotations
@@ -152,8 +157,8 @@ async def stream_file(
     budget: float | None,
     repeats: int = 1,
 ) -> StreamedResult:
-    """Score the .jsonl file `data` a piece at a time (see the module), writing rows to `output`
-    and cells to `run_dir` as they finish."""
+    """Score the .jsonl or .csv file `data` a piece at a time (see the module), writing rows to
+    `output` and cells to `run_dir` as they finish."""
     check_settings(timeout, budget)
     repeats = check_repeats(repeats)
     chosen = _prepare_metrics(coerce_metrics(list(metrics)), llm, embeddings)
@@ -161,7 +166,7 @@ async def stream_file(
     names = [metric.name for metric in chosen]
 
     def pieces() -> Iterator[EvaluationDataset]:
-        return EvaluationDataset.iter_jsonl(data, column_map=column_map, size=PIECE_ROWS)
+        return EvaluationDataset.iter_file(data, column_map=column_map, size=PIECE_ROWS)
 
     n_rows, run_fingerprint = _check_all(pieces(), chosen, specs, repeat_settings(repeats))
     if not n_rows:

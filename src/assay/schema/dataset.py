@@ -14,8 +14,8 @@ from typing import IO, Any, Literal, overload
 
 from assay._util.deps import require
 from assay.errors import DataError, UsageError
+from assay.schema.raw_rows import IS_A_DIRECTORY, csv_rows, jsonl_rows, open_text, too_deep_element
 from assay.schema.rows import (
-    MAX_NESTING,
     RowLocation,
     build_sample,
     normalise_column_map,
@@ -23,13 +23,13 @@ from assay.schema.rows import (
     too_deep,
 )
 from assay.schema.samples import MultiTurnSample, Sample, SingleTurnSample
-from assay.schema.strict_text import csv_records, strict_json, text_lines
+from assay.schema.strict_text import strict_json
 
 SampleKind = Literal["single_turn", "multi_turn"]
 
-_CSV_CELL_LIMIT = 2**31 - 1
 _FILE_TYPES = "use .jsonl (one object per line), .json (a list of objects) or .csv"
-_IS_A_DIRECTORY = "is a directory, not a data file; give a file: .jsonl, .json or .csv"
+# The files a run can read a piece at a time (`iter_file`); a .json array is read whole.
+STREAMED_SUFFIXES = frozenset({".jsonl", ".ndjson", ".csv"})
 
 
 class EvaluationDataset(Sequence[Sample]):
@@ -123,7 +123,7 @@ class EvaluationDataset(Sequence[Sample]):
         """Read a `.jsonl`, `.json` (a list of objects) or `.csv` file, chosen by extension."""
         path = Path(path)
         if path.is_dir():
-            raise DataError(_IS_A_DIRECTORY, file=str(path))
+            raise DataError(IS_A_DIRECTORY, file=str(path))
         if not path.exists():
             raise DataError("file not found", file=str(path))
         suffix = path.suffix.lower()
@@ -146,7 +146,7 @@ class EvaluationDataset(Sequence[Sample]):
     ) -> EvaluationDataset:
         path = Path(path)
         return cls._from_rows(
-            _jsonl_rows(path), file=str(path), column_map=column_map, name=path.stem
+            jsonl_rows(path), file=str(path), column_map=column_map, name=path.stem
         )
 
     @classmethod
@@ -158,10 +158,53 @@ class EvaluationDataset(Sequence[Sample]):
         checked exactly as `from_jsonl` reads them, and the checks over the whole file (one kind of
         sample, every `column_map` column present in some row) hold across the pieces."""
         path = Path(path)
+        return cls._iter_pieces(jsonl_rows(path), path, column_map, size, text_cells=False)
+
+    @classmethod
+    def iter_csv(
+        cls, path: str | Path, *, column_map: Mapping[str, str] | None = None, size: int = 1000
+    ) -> Iterator[EvaluationDataset]:
+        """A .csv file as datasets of at most `size` rows, as `iter_jsonl` reads a .jsonl file.
+        The rows pass the same strict reader as `from_csv` (`strict_text.csv_records`) and their
+        cells are typed by the same rule, so the pieces joined are `from_csv`'s dataset. Faults the
+        reader finds only at the end (a quote never closed, a header with no rows) are raised when
+        the last piece is asked for: a caller that must refuse a bad file before any work reads
+        the pieces once first, as `engine/stream_run.py` does."""
+        path = Path(path)
+        return cls._iter_pieces(csv_rows(path), path, column_map, size, text_cells=True)
+
+    @classmethod
+    def iter_file(
+        cls, path: str | Path, *, column_map: Mapping[str, str] | None = None, size: int = 1000
+    ) -> Iterator[EvaluationDataset]:
+        """`iter_jsonl` or `iter_csv`, chosen by the extension as `load` chooses. A .json file (one
+        array) is a `UsageError`: it can only be read whole (`from_json`)."""
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix == ".csv":
+            return cls.iter_csv(path, column_map=column_map, size=size)
+        if suffix in STREAMED_SUFFIXES:
+            return cls.iter_jsonl(path, column_map=column_map, size=size)
+        raise UsageError(
+            f"{path}: only .jsonl and .csv files are read a piece at a time; "
+            "load a .json array whole with EvaluationDataset.load"
+        )
+
+    @classmethod
+    def _iter_pieces(
+        cls,
+        rows: Iterator[tuple[int, Any]],
+        path: Path,
+        column_map: Mapping[str, str] | None,
+        size: int,
+        *,
+        text_cells: bool,
+    ) -> Iterator[EvaluationDataset]:
+        """Numbered raw rows as datasets of at most `size` rows; what `_from_rows` checks over
+        a whole dataset (one kind of sample, the `column_map` columns) is checked across them."""
         renames = normalise_column_map(column_map)
         columns: dict[str, None] = {}
         kind: type[Sample] | None = None
-        rows = _jsonl_rows(path)
         while True:
             numbered = list(itertools.islice(rows, size))
             if not numbered:
@@ -171,7 +214,12 @@ class EvaluationDataset(Sequence[Sample]):
                     if isinstance(raw, Mapping):
                         columns.update(dict.fromkeys(str(column) for column in raw))
             piece = cls._from_rows(
-                numbered, file=str(path), column_map=column_map, name=path.stem, whole=False
+                numbered,
+                file=str(path),
+                column_map=column_map,
+                name=path.stem,
+                text_cells=text_cells,
+                whole=False,
             )
             if kind is None:
                 kind = type(piece.samples[0])
@@ -190,7 +238,7 @@ class EvaluationDataset(Sequence[Sample]):
         cls, path: str | Path, *, column_map: Mapping[str, str] | None = None
     ) -> EvaluationDataset:
         path = Path(path)
-        text = "".join(_open_text(path))
+        text = "".join(open_text(path))
         try:
             data = strict_json(text)
         except json.JSONDecodeError as exc:
@@ -198,7 +246,7 @@ class EvaluationDataset(Sequence[Sample]):
                 f"not valid JSON ({exc.msg} at line {exc.lineno})", file=str(path)
             ) from None
         except RecursionError:
-            raise DataError(too_deep(), file=str(path), row=_too_deep_element(text)) from None
+            raise DataError(too_deep(), file=str(path), row=too_deep_element(text)) from None
         except ValueError as exc:  # a repeated key
             raise DataError(str(exc), file=str(path)) from None
         if not isinstance(data, list):
@@ -213,19 +261,9 @@ class EvaluationDataset(Sequence[Sample]):
     ) -> EvaluationDataset:
         """Read CSV; list and object columns hold JSON (Python literals, as Ragas writes, also work)."""
         path = Path(path)
-
-        def rows() -> Iterator[tuple[int, Any]]:
-            yield from csv_records(_open_text(path), file=str(path))
-
-        # A long retrieved context easily passes csv's default cell limit of 128 KB.
-        limit = csv.field_size_limit()
-        csv.field_size_limit(max(limit, _CSV_CELL_LIMIT))
-        try:
-            return cls._from_rows(
-                rows(), file=str(path), column_map=column_map, name=path.stem, text_cells=True
-            )
-        finally:
-            csv.field_size_limit(limit)
+        return cls._from_rows(
+            csv_rows(path), file=str(path), column_map=column_map, name=path.stem, text_cells=True
+        )
 
     def to_jsonl(self, path: str | Path) -> None:
         """Write one JSON object per row; the file appears complete or not at all."""
@@ -320,33 +358,6 @@ def _check_mapped_columns(
         )
 
 
-def _jsonl_rows(path: Path) -> Iterator[tuple[int, Any]]:
-    """(line number, parsed JSON) for each non-blank line of a .jsonl file."""
-    for line_number, line in enumerate(_open_text(path), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield line_number, strict_json(line)
-        except json.JSONDecodeError as exc:
-            hint = _multiline_hint(path, line)
-            raise DataError(
-                f"not valid JSON ({exc.msg} at column {exc.colno}){hint}",
-                file=str(path),
-                row=line_number,
-            ) from None
-        except RecursionError:
-            raise DataError(too_deep(), file=str(path), row=line_number) from None
-        except ValueError as exc:  # a repeated key: which value was meant is unknowable
-            raise DataError(str(exc), file=str(path), row=line_number) from None
-
-
-def _open_text(path: Path) -> Iterator[str]:
-    """The file's lines; not found, a directory or bytes that are not UTF-8 are DataErrors."""
-    if path.is_dir():
-        raise DataError(_IS_A_DIRECTORY, file=str(path))
-    return text_lines(path)
-
-
 def json_line(value: Any) -> str:
     """One JSON line, non-ASCII text kept readable. Text UTF-8 cannot encode (a lone surrogate,
     which a valid `"\\udcff"` escape produces) is written as JSON escapes, which read back identically."""
@@ -396,48 +407,6 @@ def _csv_cell(column: str, value: Any, index: int) -> Any:
                 row_is_index=True,
             ) from None
     return value
-
-
-def _multiline_hint(path: Path, line: str) -> str:
-    """A hint when a line that is not JSON looks like the start of a pretty-printed document."""
-    start = line.strip()
-    if not start.startswith(("[", "{")):
-        return ""
-    whole: Any = None
-    with contextlib.suppress(OSError, ValueError, RecursionError):
-        whole = json.loads(path.read_text(encoding="utf-8-sig"))
-    if isinstance(whole, list) or (whole is None and start.startswith("[")):
-        return (
-            "; the file looks like a JSON array spread over several lines; "
-            "save it as .json or one object per line"
-        )
-    if isinstance(whole, dict) or start == "{":
-        return "; the file looks like a JSON object spread over several lines; write one object per line"
-    return ""
-
-
-def _too_deep_element(text: str) -> int | None:
-    """The 1-based position, in a top-level JSON array, of the first element nested too deep."""
-    depth, element, in_string, escaped = 0, 1, False, False
-    for char in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-        elif char == '"':
-            in_string = True
-        elif char in "[{":
-            depth += 1
-            if depth > MAX_NESTING + 1:  # the array is level 0 here, its rows level 1
-                return element
-        elif char in "]}":
-            depth -= 1
-        elif char == "," and depth == 1:
-            element += 1
-    return None
 
 
 def _drop_nones(value: Any) -> Any:
