@@ -12,6 +12,7 @@ BODIES = {
     "tasks": {"name": "stolen"},
     "criteria": {"name": "stolen", "output_type": "bool", "header": "ok?"},
     "traces": {"criterion": "stolen", "value": 1},  # a label, and a score
+    "sessions": {"criterion": "stolen", "value": 1},  # a label of the whole session
     "experiments": None,  # cancel and resume take no body
     "evaluators": {
         "name": "A queue",

@@ -125,9 +125,13 @@ def add_session_label(
 def list_session_labels(
     session_id: SessionId, request: Request, principal: Reader
 ) -> dict[str, Any]:
-    """The session's labels, newest first (at most `LABELS_MAX`; labels are never changed)."""
+    """The session's labels, newest first (at most `LABELS_MAX`; labels are never changed); 404
+    when the project knows no such session (no trace names it and it has no label), as for
+    `GET /sessions/{id}`, so another project's session reads as absent, not as unlabelled."""
     with state_of(request).transaction() as session:
         rows = SessionLabels(session, principal.project_id).history(session_id)
+        if not rows and not SessionRepo(session, principal.project_id).size(session_id):
+            raise not_found("session", session_id)
         return page([session_label_json(r) for r in rows], None)
 
 
