@@ -4,6 +4,7 @@ against loopback servers), a LangGraph-style runnable, and an OpenAI Agents SDK 
 from __future__ import annotations
 
 import json
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -243,3 +244,69 @@ def test_an_openai_agents_sdk_agent_runs_with_its_tools(fake):
         AIMessage(content="The order ships Monday."),
     ]
     assert conversation.ended == "goal_met"
+
+
+def _template_llm(answers: list[str]) -> Any:
+    """The LlamaIndex function-calling LLM the `llamaIndex_agent_evals` quickstart ships, over a
+    scripted assay model answering `answers` in turn (each an AgentStep JSON)."""
+    import importlib.util
+    from pathlib import Path
+
+    import assay.quickstart
+    from assay.models import LLM, ScriptedProvider
+
+    path = Path(assay.quickstart.__file__).parent / "templates/llamaIndex_agent_evals/assay_llm.py"
+    spec = importlib.util.spec_from_file_location("assay_llm_for_test", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # pydantic resolves the model's annotations through it
+    spec.loader.exec_module(module)
+    return module.AssayLLM(model=LLM(ScriptedProvider(answers)))
+
+
+def test_a_llamaindex_function_agent_runs_with_its_tools_turn_after_turn():
+    pytest.importorskip("llama_index.core")
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.tools import FunctionTool
+
+    from assay.simulation import LlamaIndexAgent
+
+    asked: list[str] = []
+
+    def lookup(order: str) -> str:
+        """Find an order's shipping date."""
+        asked.append(order)
+        return f"order {order} ships Monday"
+
+    step = json.dumps
+    llm = _template_llm(
+        [
+            step(
+                {"done": False, "tool_calls": [{"name": "lookup", "arguments": {"order": "5521"}}]}
+            ),
+            step({"done": True, "answer": "Which order do you mean?"}),  # after the tool: turn 1
+            step({"done": True, "answer": "The order ships Monday."}),  # turn 2, no tool
+        ]
+    )
+    agent = FunctionAgent(tools=[FunctionTool.from_defaults(lookup)], llm=llm, streaming=False)
+    assert isinstance(as_agent(agent), LlamaIndexAgent)
+    user, _ = scripted_user({"g": [say("When does order 5521 ship?"), say("5521, please.")]})
+    judge, _ = scripted_judge(lambda goal, text: "ships Monday." in text)
+    result = simulate(
+        agent,
+        [Scenario(persona="p", goal="g")],
+        user_llm=user,
+        judge_llm=judge,
+        show_progress=False,
+    )
+    conversation = result.conversations[0]
+    assert conversation.error is None, conversation.error
+    assert conversation.messages == [
+        HumanMessage(content="When does order 5521 ship?"),
+        AIMessage(content="", tool_calls=[ToolCall(name="lookup", args={"order": "5521"})]),
+        ToolMessage(content="order 5521 ships Monday"),
+        AIMessage(content="Which order do you mean?"),
+        HumanMessage(content="5521, please."),
+        AIMessage(content="The order ships Monday."),
+    ]
+    assert asked == ["5521"] and conversation.ended == "goal_met"

@@ -12,7 +12,7 @@ conversation turn by turn, `run.py` the run (concurrency, resume, budget, progre
 `result.py` what it returns, `file_run.py` what `assay simulate` calls.
 """
 
-from assay.simulation.agents import LangGraphAgent, OpenAIAgentsAgent
+from assay.simulation.agents import LangGraphAgent, LlamaIndexAgent, OpenAIAgentsAgent
 from assay.simulation.conversation import Conversation
 from assay.simulation.errors import (
     AgentEndpointError,
@@ -32,6 +32,7 @@ __all__ = [
     "Conversation",
     "HttpAgent",
     "LangGraphAgent",
+    "LlamaIndexAgent",
     "OpenAIAgentsAgent",
     "Scenario",
     "SimulatedUserFailed",

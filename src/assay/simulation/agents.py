@@ -71,10 +71,13 @@ def as_agent(agent: Any) -> AgentFunction:
         return LangGraphAgent(agent)
     if _module_of(agent) == "agents" and type(agent).__name__ == "Agent":
         return OpenAIAgentsAgent(agent)
+    if _module_of(agent) == "llama_index" and hasattr(agent, "run"):
+        return LlamaIndexAgent(agent)
     if not callable(agent):
         raise UsageError(
             f"agent must be a function taking the conversation (a list of messages), an HttpAgent, "
-            f"a LangGraph graph or an OpenAI Agents Agent; got {type(agent).__name__}"
+            f"a LangGraph graph, an OpenAI Agents Agent or a LlamaIndex agent workflow; got "
+            f"{type(agent).__name__}"
         )
     call = getattr(agent, "__call__", None)  # noqa: B004 (an object's async __call__)
     if inspect.iscoroutinefunction(agent) or inspect.iscoroutinefunction(call):
@@ -314,9 +317,45 @@ class OpenAIAgentsAgent:
         return list(convert_to_ragas_messages(result.new_items))
 
 
+class LlamaIndexAgent:
+    """A LlamaIndex agent workflow (`FunctionAgent`, `ReActAgent`, `AgentWorkflow`): each turn it
+    is run with the user's last message as `user_msg` and the earlier user and assistant text as
+    `chat_history`, and the run's events are read with
+    `assay.integrations.llama_index.convert_to_ragas_messages`, tool calls and results included.
+
+    The workflow keeps no memory between turns here (each run is given the conversation so far),
+    so the same agent object serves every conversation of a simulation."""
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+        self.__qualname__ = f"LlamaIndexAgent({getattr(agent, 'name', type(agent).__name__)})"
+        self.__module__ = type(agent).__module__
+
+    async def __call__(self, conversation: Conversation) -> list[Any]:
+        from llama_index.core.llms import ChatMessage
+
+        from assay.integrations.llama_index import convert_to_ragas_messages
+
+        texts = [m for m in conversation if not isinstance(m, ToolMessage) and m.content]
+        if not texts or not isinstance(texts[-1], HumanMessage):
+            raise UnreadableAgentReply("a LlamaIndex agent is run on the user's last message")
+        history = [
+            ChatMessage(
+                role="user" if isinstance(m, HumanMessage) else "assistant", content=m.content
+            )
+            for m in texts[:-1]
+        ]
+        handler = self.agent.run(user_msg=texts[-1].content, chat_history=history)
+        events = [event async for event in handler.stream_events()]
+        await handler
+        # the run's own AgentInput repeats the user's message: the agent's turn is what follows
+        return [m for m in convert_to_ragas_messages(events) if not isinstance(m, HumanMessage)]
+
+
 __all__ = [
     "AgentFunction",
     "LangGraphAgent",
+    "LlamaIndexAgent",
     "OpenAIAgentsAgent",
     "agent_name",
     "as_agent",
