@@ -281,6 +281,41 @@ def test_the_map_names_each_room_once(the_map):
     assert len(named) == len(set(named))
 
 
+LONGEST_PARAGRAPH = 150  # words (#40, 8): one short section per room, detail on the topic pages
+
+
+def paragraphs(text: str) -> list[str]:
+    """The prose paragraphs of a page: fenced blocks left out, each heading and list item apart."""
+    text = re.sub(r"^```.*?^```", "", text, flags=re.MULTILINE | re.DOTALL)
+    found: list[str] = []
+    for block in re.split(r"\n[ \t]*\n", text):
+        current: list[str] = []
+        for line in block.splitlines():
+            if re.match(r"(#+ |- |\d+\. )", line) and current:
+                found.append(" ".join(current))
+                current = []
+            current.append(line)
+            if line.startswith("#"):  # a heading is a line of its own
+                found.append(" ".join(current))
+                current = []
+        found.append(" ".join(current))
+    return [p for p in found if p.strip()]
+
+
+def test_no_paragraph_of_the_architecture_page_is_long():
+    long = [
+        f"{len(p.split())} words: {p[:80]}"
+        for p in paragraphs(DOC.read_text(encoding="utf-8"))
+        if len(p.split()) > LONGEST_PARAGRAPH
+    ]
+    assert long == [], "split the paragraph, or move its detail to the room's own page"
+
+
+def test_paragraphs_are_split_at_blank_lines_headings_and_list_items():
+    text = "# T\nintro\n\none\ntwo\n- a\n- b\n\n```text\ncode\n```\n"
+    assert paragraphs(text) == ["# T", "intro", "one two", "- a", "- b"]
+
+
 # ---------------------------------------------------------------- the checker itself
 
 
