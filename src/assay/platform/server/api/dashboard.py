@@ -4,8 +4,10 @@ review-queue `condition`, the traces, errors, latency p50/p95/p99, tokens, cost,
 model, each criterion's mean with its interval and n, labels, each online evaluator's coverage,
 and every hour or day bucket (`storage/dashboard_figures.py`), and under `trust` how far to trust
 each criterion's scores: its judge's card, the mean corrected by people's labels and the
-agreement alert (`storage/trust_figures.py`). A bad parameter is a 422 naming
-it; a key needs `read`."""
+agreement alert (`storage/trust_figures.py`). An experiment's generations, published as traces
+of the project, are not production traffic and are left out unless `include_experiments=true`
+(then every figure is read from the traces). A bad parameter is a 422 naming it; a key needs
+`read`."""
 
 from __future__ import annotations
 
@@ -35,12 +37,16 @@ def dashboard(
     since: Moment = None,
     until: Moment = None,
     condition: Annotated[str | None, Query(max_length=CONDITION_MAX)] = None,
+    include_experiments: bool = False,
 ) -> dict[str, Any]:
     window = window_of(range, since, until, datetime.now(timezone.utc))
     where = compile_condition(condition)
     with state_of(request).transaction() as session:
-        found = figures(DashboardRepo(session, principal.project_id, window, where), condition)
-        found["trust"] = trust(session, principal.project_id, window, where)
+        repo = DashboardRepo(
+            session, principal.project_id, window, where, include_experiments=include_experiments
+        )
+        found = figures(repo, condition)
+        found["trust"] = trust(session, principal.project_id, window, repo.traces_where())
         return found
 
 

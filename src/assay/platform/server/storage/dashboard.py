@@ -8,7 +8,11 @@ criterion, which the interval needs). `dashboard_figures.py` turns the rows into
 
 A trace is counted in the bucket of its `created_at`; a label in the bucket of the label's own
 `created_at` (labels per day are the reviewers' work), for traces matching the condition.
-`cost` is the trace's `metadata.cost` when it is a JSON number, as the trace list reads it."""
+`cost` is the trace's `metadata.cost` when it is a JSON number, as the trace list reads it.
+
+An experiment's generations, published as traces of the project (`experiment_traces.py`), are
+not production traffic: every figure leaves them out (`experiment_id IS NULL`) unless the
+dashboard is asked to include them (`include_experiments`)."""
 
 from __future__ import annotations
 
@@ -76,11 +80,32 @@ def failed() -> Any:
     return and_(T.error.is_not(None), T.error != "")
 
 
+def traffic() -> Any:
+    """A trace that is production traffic, not an experiment's published generation."""
+    return T.experiment_id.is_(None)
+
+
 class DashboardRepo(ProjectScoped):
-    def __init__(self, session: Any, project_id: int, window: Window, where: Any = None) -> None:
+    def __init__(
+        self,
+        session: Any,
+        project_id: int,
+        window: Window,
+        where: Any = None,
+        *,
+        include_experiments: bool = False,
+    ) -> None:
         super().__init__(session, project_id)
         self.window, self.where = window, where
+        self.include_experiments = include_experiments
         self.postgres = session.get_bind().dialect.name == "postgresql"
+
+    def traces_where(self) -> Any:
+        """The condition and the traffic rule together (None: every trace), for readers of the
+        same traces outside this class (the trust panel)."""
+        if self.include_experiments:
+            return self.where
+        return traffic() if self.where is None else and_(traffic(), self.where)
 
     # -- shared pieces -----------------------------------------------------------------------------
     def bucket(self, column: Any) -> Any:
@@ -98,7 +123,8 @@ class DashboardRepo(ProjectScoped):
     def _in_window(self, query: Any) -> Any:
         """`query` over the traces of the window that match the condition."""
         query = query.where(T.created_at >= self.window.since, T.created_at < self.window.until)
-        return query if self.where is None else query.where(self.where)
+        where = self.traces_where()
+        return query if where is None else query.where(where)
 
     # -- volume, errors, tokens, cost ----------------------------------------------------------------
     def volume(self) -> list[Any]:
@@ -207,8 +233,9 @@ class DashboardRepo(ProjectScoped):
             .join(T, and_(T.project_id == L.project_id, T.id == L.trace_id))
             .where(L.created_at >= self.window.since, L.created_at < self.window.until)
         )
-        if self.where is not None:
-            query = query.where(self.where)
+        where = self.traces_where()
+        if where is not None:
+            query = query.where(where)
         return list(self.session.execute(query.group_by(key, L.criterion)))
 
     # -- online evaluators' coverage ------------------------------------------------------------------
@@ -239,4 +266,4 @@ class DashboardRepo(ProjectScoped):
         return int(self.session.scalar(query) or 0)
 
 
-__all__ = ["PERCENTILES", "DashboardRepo", "Latency", "Ranked", "cost_of", "failed"]
+__all__ = ["PERCENTILES", "DashboardRepo", "Latency", "Ranked", "cost_of", "failed", "traffic"]

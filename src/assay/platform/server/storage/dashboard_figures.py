@@ -132,6 +132,7 @@ def _figures(repo: DashboardRepo, source: Any, condition: str | None) -> dict[st
         "range": window.range,
         "bucket": window.unit,
         "condition": condition or None,
+        "include_experiments": repo.include_experiments,
         "traces": traces,
         "errors": errors,
         "error_rate": errors / traces if traces else None,

@@ -13,6 +13,10 @@ dashboard with a condition reads the traces; so does one whose window holds `EXA
 traces or fewer (exact percentiles cost little there). Reading the traces stops after
 `TIME_LIMIT_S` seconds with a 422 naming the condition (or the range) to narrow.
 
+The rollups never count an experiment's published generations (`rollups.Part.experiment`), as
+the dashboard leaves them out by default; a dashboard asked to include them
+(`include_experiments`) reads the traces, under the same time limit.
+
 The figures say which (`computed`: `from` "rollups" or "traces", and why)."""
 
 from __future__ import annotations
@@ -174,6 +178,12 @@ def source_for(repo: DashboardRepo, exact_up_to: int | None = None) -> tuple[Any
         return repo, {
             "from": "traces",
             "why": "a condition is matched against the traces themselves",
+            "time_limit_s": TIME_LIMIT_S,
+        }
+    if repo.include_experiments:
+        return repo, {
+            "from": "traces",
+            "why": "experiments' generations included: the rollups count production traces only",
             "time_limit_s": TIME_LIMIT_S,
         }
     reader = RollupReader(repo)

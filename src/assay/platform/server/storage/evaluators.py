@@ -264,8 +264,11 @@ class EvaluatorRepo(ProjectScoped):
         the next `BACKFILL_PAGE` by arrival after arrival number `after`, those the evaluator
         matches and samples and has not taken at this version, and those it skipped for its
         budget (pending again). Returns how many it took, and where the next page starts (None:
-        this was the last)."""
-        query = self._columns(T, T.id, T.seq).where(T.created_at >= since, T.seq > after)
+        this was the last). An experiment's generations published as traces are not production
+        traffic and are never taken (`experiment_id` set)."""
+        query = self._columns(T, T.id, T.seq).where(
+            T.created_at >= since, T.seq > after, T.experiment_id.is_(None)
+        )
         if until is not None:
             query = query.where(T.created_at < until)
         rows = self.session.execute(query.order_by(T.seq).limit(BACKFILL_PAGE)).all()

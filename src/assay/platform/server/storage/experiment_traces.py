@@ -14,7 +14,13 @@ idempotent: a generation published twice, or by two requests at once, is stored 
 ingest's ON CONFLICT DO NOTHING), and the experiment pages can link to it without a lookup.
 Generated traces are not routed to review queues or online evaluators at ingest (that is the
 API's ingest route); they carry the tag `experiment` and `metadata.source = 'experiment'`, so a
-condition can keep them out (`NOT 'experiment' IN tags`).
+condition can keep them out of the trace explorer (`NOT 'experiment' IN tags`).
+
+They are not production traffic: the logged row's `experiment_id` column says whose generation
+it is (set here, at ingest, and never by a client or an edit), so the dashboard's figures and
+its hourly rollups leave them out (the rollups never count them: `rollups.Part.experiment`),
+and so does an online evaluator's backfill; `GET /api/v1/dashboard?include_experiments=true`
+counts them, read from the traces.
 """
 
 from __future__ import annotations
@@ -86,7 +92,8 @@ class ExperimentTraces(ProjectScoped):
         for start in range(0, len(traces), CHUNK):
             chunk = traces[start : start + CHUNK]
             stored, _dupes = repo.ingest(
-                [self._trace_in(experiment, t, cohorts, positions) for t in chunk]
+                [self._trace_in(experiment, t, cohorts, positions) for t in chunk],
+                experiment_id=experiment.id,
             )
             ingested.update(stored)
         fresh = [t for t in traces if self.trace_id_of(t) in ingested]

@@ -359,6 +359,10 @@ class LoggedTrace(PayloadFields, Base):
     # the conversation the trace belongs to: metadata `session_id` (OTLP `session.id`), else
     # `conversation_id`; set at ingest and on a metadata edit (`trace_rows.session_of`)
     session_id: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    # the experiment whose generation this trace is, set only when the server publishes it
+    # (`experiment_traces.py`; migration 0015 for those published before); None for traffic.
+    # The dashboard, its rollups and evaluators' backfills leave such traces out.
+    experiment_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class TraceRevision(Base):

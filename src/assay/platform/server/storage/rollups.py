@@ -5,7 +5,10 @@ instead of every trace of its window (`dashboard_rollups.py`).
 
 They are kept as deltas, in the transaction that changes the traces: ingest adds each new
 trace's part (`Deltas.add`), an edit or a merge of later OTLP spans takes the trace's old part
-away and adds the new one, retention takes the deleted traces' parts away. A delta is an
+away and adds the new one, retention takes the deleted traces' parts away. An experiment's
+generation published as a trace (`experiment_id` set) is not production traffic: its part counts
+nothing (`Part.experiment`), so ingest, edits and retention leave the rollups as they are. A delta
+is an
 `INSERT ... ON CONFLICT DO UPDATE SET n = n + excluded.n`, so two transactions never read and
 rewrite one row (rows are written in key order: no deadlock on PostgreSQL). `rebuild` recomputes
 a project's rollups from its traces (migration 0012's backfill, and a check that they agree).
@@ -108,13 +111,16 @@ class Part:
     output_tokens: int
     cost: float | None
     latency_ms: float | None
+    experiment: bool = False  # an experiment's generation: counts nothing
 
 
 def part_of(trace: Any) -> Part:
     """A trace's part, from a row (an ORM row or a result row) or a dict of its columns."""
 
-    def get(name: str) -> Any:
-        return trace.get(name) if isinstance(trace, dict) else getattr(trace, name)
+    def get(name: str, *default: Any) -> Any:
+        return (
+            trace.get(name, *default) if isinstance(trace, dict) else getattr(trace, name, *default)
+        )
 
     error = get("error")
     return Part(
@@ -125,6 +131,8 @@ def part_of(trace: Any) -> Part:
         output_tokens=int(get("output_tokens") or 0),
         cost=cost_number(get("meta")),
         latency_ms=get("latency_ms"),
+        # a dict from another ingest, or a row read without the column (migration 0013), has none
+        experiment=get("experiment_id", None) is not None,
     )
 
 
@@ -138,7 +146,9 @@ class Deltas:
         self.removed = False
 
     def add(self, part: Part, sign: int = 1) -> None:
-        """Count a trace's part in (sign 1) or out (sign -1)."""
+        """Count a trace's part in (sign 1) or out (sign -1); an experiment's counts nothing."""
+        if part.experiment:
+            return
         row = self.sums[(part.hour, part.model)]
         for i, value in enumerate(
             (
@@ -205,7 +215,7 @@ class Deltas:
         self.removed = False
 
 
-PART_COLUMNS = (
+BASE_COLUMNS = (  # what a part is made of, as migration 0013 found the table
     models.LoggedTrace.created_at,
     models.LoggedTrace.model,
     models.LoggedTrace.error,
@@ -214,19 +224,28 @@ PART_COLUMNS = (
     models.LoggedTrace.meta,
     models.LoggedTrace.latency_ms,
 )
+PART_COLUMNS = (*BASE_COLUMNS, models.LoggedTrace.experiment_id)
 
 
-def rebuild(session: Any, project_id: int, chunk: int = 20_000) -> int:
+def rebuild(
+    session: Any, project_id: int, chunk: int = 20_000, *, experiments_known: bool = True
+) -> int:
     """Recompute a project's rollups from its traces (reading them `chunk` at a time by arrival
-    number); returns how many traces were counted."""
+    number), leaving experiments' generations out; returns how many traces were counted.
+    `experiments_known=False` is for migration 0013, which runs before `experiment_id` exists
+    (migration 0015 then takes the published generations out)."""
     T = models.LoggedTrace
+    columns: tuple[Any, ...] = PART_COLUMNS
+    production: Any = T.experiment_id.is_(None)
+    if not experiments_known:
+        columns, production = BASE_COLUMNS, T.project_id == project_id
     for model in (R, B):
         session.execute(delete(model).where(model.project_id == project_id))
     deltas, after, counted = Deltas(project_id), 0, 0
     while True:
         rows = session.execute(
-            select(T.seq, *PART_COLUMNS)
-            .where(T.project_id == project_id, T.seq > after)
+            select(T.seq, *columns)
+            .where(T.project_id == project_id, T.seq > after, production)
             .order_by(T.seq)
             .limit(chunk)
         ).all()
@@ -245,7 +264,9 @@ def project_ids(session: Any) -> Iterable[int]:
 
 
 __all__ = [
+    "BASE_COLUMNS",
     "GAMMA",
+    "PART_COLUMNS",
     "RELATIVE_ERROR",
     "Deltas",
     "Part",

@@ -37,14 +37,19 @@ T = models.LoggedTrace
 
 class TraceRepo(ProjectScoped):
     # -- ingest ------------------------------------------------------------------------------------
-    def ingest(self, traces: builtins.list[TraceIn]) -> tuple[builtins.list[str], int]:
+    def ingest(
+        self, traces: builtins.list[TraceIn], *, experiment_id: int | None = None
+    ) -> tuple[builtins.list[str], int]:
         """Store the traces whose id is new; returns (ids stored, duplicates ignored). A trace sent
-        twice (in one batch, or again later, or by two clients at once) is stored once."""
+        twice (in one batch, or again later, or by two clients at once) is stored once.
+        `experiment_id` marks generations the server publishes (`experiment_traces.py`): they
+        are kept out of the dashboard's rollups (`rollups.Part.experiment`)."""
         now = datetime.now(timezone.utc)
         rows: dict[str, dict[str, Any]] = {}
         for trace in traces:
             if trace.id not in rows:
                 rows[trace.id] = row_columns(trace_values(trace, self.project_id, now))
+                rows[trace.id]["experiment_id"] = experiment_id
         ordered = list(rows.values())  # in batch order: arrival order is the paging order
         if not ordered:
             return [], len(traces)

@@ -6,7 +6,8 @@ bucket, and per criterion how far to trust its scores (its judge's card, the mea
 people's labels, the agreement alert: `fragments/trust_panel.html`). The figures are `GET
 /api/v1/dashboard`'s (`storage/dashboard_figures.py`); the charts
 are inline SVG laid out by `dashboard_charts.py`, so the page makes no request of its own. A bad
-range or condition is shown beside its field, not as an error page."""
+range or condition is shown beside its field, not as an error page. An experiment's
+generations (published as traces) are left out unless "Include experiments" is ticked."""
 
 from __future__ import annotations
 
@@ -169,6 +170,7 @@ def dashboard(
     since: str = "",
     until: str = "",
     condition: str = "",
+    include_experiments: bool = False,
 ) -> Response:
     access = member(request, project_id)
     problem, field, found, drawn = "", "", None, None
@@ -183,8 +185,11 @@ def dashboard(
         window = _window(range, since.strip(), until.strip())
         where = compile_condition(condition)
         with state_of(request).transaction() as session:
-            found = figures(DashboardRepo(session, project_id, window, where), condition)
-            found["trust"] = trust(session, project_id, window, where)
+            repo = DashboardRepo(
+                session, project_id, window, where, include_experiments=include_experiments
+            )
+            found = figures(repo, condition)
+            found["trust"] = trust(session, project_id, window, repo.traces_where())
         drawn = build_charts(found)
     except ApiError as exc:
         problem, field = exc.message, exc.field or ""
@@ -197,6 +202,7 @@ def dashboard(
         since=since,
         until=until,
         condition=condition,
+        include_experiments=include_experiments,
         problem=problem,
         problem_field=field,
         found=found,

@@ -66,7 +66,7 @@ def upgrade() -> None:
 
     session = Session(bind=op.get_bind())
     for project in project_ids(session):
-        rebuild(session, project)
+        rebuild(session, project, experiments_known=False)  # no experiment_id before 0015
     session.flush()
 
 
