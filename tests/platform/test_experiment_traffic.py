@@ -5,8 +5,9 @@ an experiment whose generations (in the window's part hours too, with scores and
 stored through the worker's own writes. The dashboard's JSON over a fixed window is then the
 same as before, key for key, and so are the figures read from the hourly rollups and the rollup
 rows themselves (a rebuild agrees); the evaluator took none of them at ingest and its backfill
-takes the traffic only; the trace list and the traces page still show the generations, and
-`include_experiments=true` counts them (read from the traces)."""
+takes the traffic only; the trace list and the traces page still show the generations (its
+quick filter "Source" shows either kind alone), and `include_experiments=true` counts them (read
+from the traces)."""
 
 from __future__ import annotations
 
@@ -240,8 +241,20 @@ def test_an_experiments_generations_are_not_production_traffic(live, fake):
     assert {t["id"] for t in listed} == {t["id"] for t in traffic} | set(published)
     apart = api.get("/traces", params={"limit": 100, "condition": "NOT 'experiment' IN tags"})
     assert {t["id"] for t in apart.json()["items"]} == {t["id"] for t in traffic}
-    page = sign_in(user).get(
+    browser = sign_in(user)
+    page = browser.get(
         f"{user.base}/traces", params={"condition": f"metadata.experiment_id = {experiment_id}"}
     )
     assert page.status_code == 200
     assert all(i in page.text for i in published) and traffic[0]["id"] not in page.text
+    shown = {}
+    for source in ("", "traffic", "experiments"):  # the page's quick filter, either way
+        page = browser.get(f"{user.base}/traces", params={"source": source})
+        assert page.status_code == 200 and "data-problem" not in page.text
+        shown[source] = {t for t in [*published, *(t["id"] for t in traffic)] if t in page.text}
+    assert shown[""] == set(published) | {t["id"] for t in traffic}
+    assert shown["traffic"] == {t["id"] for t in traffic}
+    assert shown["experiments"] == set(published)
+    assert 'value="experiments" selected' in page.text
+    wrong = browser.get(f"{user.base}/traces", params={"source": "demo"})
+    assert wrong.status_code == 200 and "source: one of traffic, experiments" in wrong.text

@@ -26,6 +26,7 @@ from assay.platform.server.storage.traces import TraceRepo
 T = models.LoggedTrace
 SORTS = {"created": T.seq, "latency": T.latency_ms, "tokens": T.tokens}
 STATUSES = ("ok", "error")
+SOURCES = ("traffic", "experiments")  # where a trace came from: the explorer's quick filter
 OFFSET_MAX = 10_000
 
 
@@ -40,6 +41,8 @@ class TraceFilter:
     status: str | None = None  # "ok" (no error) or "error"
     score_below: tuple[str, float] | None = None  # (criterion, x): its latest score < x
     session_id: str | None = None
+    # "traffic" (not an experiment's published generation) or "experiments"
+    source: str | None = None
 
     def where(self) -> Any:
         """The WHERE expression of every part given (None: no filter)."""
@@ -61,6 +64,12 @@ class TraceFilter:
             parts.append(latest_score(criterion) < below)
         if self.session_id:
             parts.append(T.session_id == self.session_id)
+        if self.source == "traffic":
+            parts.append(T.experiment_id.is_(None))
+        elif self.source == "experiments":
+            parts.append(T.experiment_id.is_not(None))
+        elif self.source is not None:
+            raise invalid("source", f"must be one of {', '.join(SOURCES)}, not {self.source!r}")
         return and_(*parts) if parts else None
 
 
@@ -147,4 +156,12 @@ class TraceExplorer(TraceRepo):
         return sorted(self.session.scalars(query))
 
 
-__all__ = ["OFFSET_MAX", "SORTS", "STATUSES", "TraceExplorer", "TraceFilter", "TracePage"]
+__all__ = [
+    "OFFSET_MAX",
+    "SORTS",
+    "SOURCES",
+    "STATUSES",
+    "TraceExplorer",
+    "TraceFilter",
+    "TracePage",
+]

@@ -1,5 +1,6 @@
 """What the traces table was asked for, read from its query string: the condition, a time range
-(a preset, or a custom from/until), the quick filters (model, status, a score below x), the sort
+(a preset, or a custom from/until), the quick filters (model, status, a score below x, traffic or
+experiments' generations), the sort
 and the page position. A value the page cannot use becomes a problem shown beside the form
 (never a 500), naming the field; `url(...)` writes the links of sorting and paging with every
 other choice kept."""
@@ -12,7 +13,13 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 from urllib.parse import urlencode
 
-from assay.platform.server.storage.trace_pages import OFFSET_MAX, SORTS, STATUSES, TraceFilter
+from assay.platform.server.storage.trace_pages import (
+    OFFSET_MAX,
+    SORTS,
+    SOURCES,
+    STATUSES,
+    TraceFilter,
+)
 
 RANGES = {
     "1h": timedelta(hours=1),
@@ -45,6 +52,7 @@ class ExplorerQuery:
     until: str = ""
     model: str = ""
     status: str = ""
+    source: str = ""  # "traffic", "experiments" (published generations) or "" for both
     criterion: str = ""
     below: str = ""
     sort: str = "created"
@@ -67,6 +75,7 @@ class ExplorerQuery:
             until=text("until"),
             model=text("model"),
             status=text("status"),
+            source=text("source"),
             criterion=text("criterion"),
             below=text("below"),
             sort=text("sort") or "created",
@@ -81,6 +90,9 @@ class ExplorerQuery:
         if query.status and query.status not in STATUSES:
             problems.append(f"status: one of {', '.join(STATUSES)}, not {query.status!r}")
             query.status = ""
+        if query.source and query.source not in SOURCES:
+            problems.append(f"source: one of {', '.join(SOURCES)}, not {query.source!r}")
+            query.source = ""
         if query.sort not in SORTS:
             problems.append(f"sort: one of {', '.join(SORTS)}, not {query.sort!r}")
             query.sort = "created"
@@ -132,6 +144,7 @@ class ExplorerQuery:
             model=self.model or None,
             status=self.status or None,
             score_below=score,
+            source=self.source or None,
         )
 
     def params(self, **changes: Any) -> dict[str, str]:
@@ -145,6 +158,7 @@ class ExplorerQuery:
             "until": moved.until if moved.range == "custom" else "",
             "model": moved.model,
             "status": moved.status,
+            "source": moved.source,
             "criterion": moved.criterion,
             "below": moved.below,
             "sort": "" if moved.sort == "created" else moved.sort,
