@@ -13,9 +13,11 @@ import collections
 import json
 import os
 import signal
+import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import httpx
 import pytest
@@ -23,7 +25,7 @@ from sqlalchemy import select
 
 import assay.platform as ragmetrics
 from assay.platform import Cohort, Conflict, Experiment, PlatformError
-from tests.models.fake_openai import hang
+from tests.models.fake_openai import Behaviour, RecordedRequest, Reply, hang
 from tests.platform.test_experiments import behaviour, seed_objects
 from tests.platform.test_resume import comparable, start
 
@@ -290,29 +292,73 @@ def test_sigterm_stops_a_busy_assay_serve_promptly_and_requeues_its_job(
     assert job == ("queued", None) and rows == []  # the next worker resumes it at once
 
 
-def test_the_experiment_page_cancels_and_resumes(live, fake, one_cohort):
+@dataclass
+class Held(Behaviour):
+    """Answers as `then` does, but only once the test sets `released` (or after two minutes): an
+    experiment that waits on it is still running whatever the machine's load, so a cancel never
+    meets one that already finished (it did with 2 s answers on a loaded machine)."""
+
+    released: threading.Event
+    then: Behaviour
+
+    def respond(self, request: RecordedRequest) -> Reply:
+        self.released.wait(120)
+        return self.then.respond(request)
+
+
+def _wait_status(api: httpx.Client, experiment_id: int, wanted: set[str]) -> None:
+    deadline = time.monotonic() + 60
+    while (status := api.get(f"/experiments/{experiment_id}").json()["status"]) not in wanted:
+        assert time.monotonic() < deadline, f"experiment {experiment_id} stayed {status}"
+        time.sleep(0.05)
+
+
+def test_the_experiment_page_cancels_and_resumes(live, fake, one_cohort, monkeypatch):
     from tests.platform.ui.conftest import csrf_in, make_user, sign_in
 
+    worker = live.app.state.worker
+    told: list[int] = []  # the page's cancel stops this server's worker at once, as the API's
+    tell = worker.cancelled
+    monkeypatch.setattr(worker, "cancelled", lambda ident: (told.append(ident), tell(ident)))
     user = make_user(live)
     ragmetrics.login(user.key, base_url=live.base_url)
-    fake.default = behaviour(latency=2.0)
-    experiment = one_cohort("from the page")
-    experiment.run_async().result(timeout=30)
-    browser = sign_in(user)
-    page_url = f"{user.base}/experiments/{experiment.id}"
-    page = browser.get(page_url)
-    assert page.status_code == 200 and 'id="cancel"' in page.text and 'id="resume"' not in page.text
-    refused = browser.post(f"{page_url}/cancel", data={"csrf_token": "wrong"})
-    assert refused.status_code == 403
-    assert user.api().get(f"/experiments/{experiment.id}").json()["status"] != "cancelled"
-    done = browser.post(f"{page_url}/cancel", data={"csrf_token": csrf_in(page.text)})
-    assert done.status_code == 303 and done.headers["location"] == page_url
-    page = browser.get(page_url)
-    assert 'data-status="cancelled"' in page.text and 'id="resume"' in page.text
-    assert 'id="cancel"' not in page.text
-    again = browser.post(f"{page_url}/cancel", data={"csrf_token": csrf_in(page.text)})
-    assert again.status_code == 409 and "already cancelled" in again.text
-    resumed = browser.post(f"{page_url}/resume", data={"csrf_token": csrf_in(page.text)})
-    assert resumed.status_code == 303
-    assert user.api().get(f"/experiments/{experiment.id}").json()["status"] in ("queued", "running")
-    assert experiment.cancel()["status"] == "cancelled"  # leave the worker free
+    released = threading.Event()
+    fake.default = Held(released, behaviour())
+    try:
+        experiment = one_cohort("from the page")
+        experiment.run_async().result(timeout=30)
+        browser = sign_in(user)
+        page_url = f"{user.base}/experiments/{experiment.id}"
+        page = browser.get(page_url)
+        assert page.status_code == 200 and 'id="cancel"' in page.text
+        assert 'id="resume"' not in page.text
+        refused = browser.post(f"{page_url}/cancel", data={"csrf_token": "wrong"})
+        assert refused.status_code == 403
+        assert user.api().get(f"/experiments/{experiment.id}").json()["status"] != "cancelled"
+        done = browser.post(f"{page_url}/cancel", data={"csrf_token": csrf_in(page.text)})
+        assert done.status_code == 303 and done.headers["location"] == page_url
+        assert told == [experiment.id]
+        page = browser.get(page_url)
+        assert 'data-status="cancelled"' in page.text and 'id="resume"' in page.text
+        assert 'id="cancel"' not in page.text
+        again = browser.post(f"{page_url}/cancel", data={"csrf_token": csrf_in(page.text)})
+        assert again.status_code == 409 and "already cancelled" in again.text
+        resumed = browser.post(f"{page_url}/resume", data={"csrf_token": csrf_in(page.text)})
+        assert resumed.status_code == 303
+        api = user.api()
+        assert api.get(f"/experiments/{experiment.id}").json()["status"] in ("queued", "running")
+
+        # the answers come: the resumed experiment completes; a cancel from a page that still
+        # showed it running (the click came just after it finished) is a 409 naming why, with
+        # the way back to the experiment, and the page says completed
+        released.set()
+        _wait_status(api, experiment.id, {"completed"})
+        late = browser.post(f"{page_url}/cancel", data={"csrf_token": csrf_in(page.text)})
+        assert late.status_code == 409, late.text
+        assert f"experiment {experiment.id} is already completed" in late.text
+        assert f'href="{page_url}"' in late.text
+        page = browser.get(page_url)
+        assert 'data-status="completed"' in page.text
+        assert 'id="cancel"' not in page.text and 'id="resume"' not in page.text
+    finally:
+        released.set()  # the fake's held answers end while it is up

@@ -8,11 +8,11 @@ judge job a `QueueJudgeRun` (`review_judge.py`), an online evaluator's job an
 done, failed, handed back, or left alone when the claim was lost.
 
 A job is stopped mid-chunk, not at the chunk's end: `Worker.stop()` (the server shutting down), a
-cancel on this server (`Worker.cancelled`, from `POST /experiments/{id}/cancel`) and a heartbeat
-that finds the job cancelled or taken over cancel the run's asyncio task. Between heartbeats the
-same thread looks every `cancel_check_interval` seconds (1 s) whether the job was cancelled, so
-a cancel made anywhere (the web UI, another server on the same database) stops the run's calls
-in flight within about a second. Database writes are
+cancel on this server (`Worker.cancelled`, from `POST /experiments/{id}/cancel` and the web UI's
+Cancel button) and a heartbeat that finds the job cancelled or taken over cancel the run's asyncio
+task. Between heartbeats the same thread looks every `cancel_check_interval` seconds (1 s)
+whether the job was cancelled, so a cancel made elsewhere (another server on the same database)
+stops the run's calls in flight within about a second. Database writes are
 synchronous between awaits, so a cancellation never cuts one in half; what was stored stays, the
 calls in flight are dropped (their answers, if they came, are in the response cache for a
 resume). A stopping worker hands its job back as `queued`.

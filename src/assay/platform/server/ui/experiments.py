@@ -129,11 +129,16 @@ def generation(request: Request, project_id: int, experiment_id: int, trace_id: 
 async def cancel_or_resume(
     request: Request, project_id: int, experiment_id: int, action: str
 ) -> Response:
-    """The page's Cancel and Resume buttons: the API's cancel and resume, then the page again."""
+    """The page's Cancel and Resume buttons: the API's cancel and resume, then the page again.
+
+    A page shown a moment ago may offer Cancel for an experiment that has finished since (or
+    Resume for one another tab resumed): that is a 409 naming its status, linked back to the
+    experiment's page, which shows where it stands."""
     if action not in ("cancel", "resume"):
         raise UiError(404, f"no such action {action!r}")
     access = await run_in_threadpool(member, request, project_id)
     await require_csrf(request, access.viewer.csrf)
+    page = f"{UI}/p/{project_id}/experiments/{experiment_id}"
 
     def change() -> None:
         with state_of(request).transaction() as session:
@@ -145,10 +150,14 @@ async def cancel_or_resume(
                 else:
                     repo.resume(experiment_id)
             except ApiError as exc:
-                raise UiError(exc.status, exc.message) from None
+                raise UiError(exc.status, exc.message, back=page) from None
 
     await run_in_threadpool(change)
-    return see_other(f"/ui/p/{project_id}/experiments/{experiment_id}")
+    host = getattr(request.app.state, "host", request.app)  # the assay app the UI is mounted on
+    worker = getattr(host.state, "worker", None)
+    if action == "cancel" and worker is not None:  # as the API's cancel: stop its calls now
+        worker.cancelled(experiment_id)
+    return see_other(page)
 
 
 __all__ = ["router"]

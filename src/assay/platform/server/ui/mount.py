@@ -81,6 +81,7 @@ def install(app: FastAPI) -> None:
 
     ui = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
     ui.state.assay = app.state.assay
+    ui.state.host = app  # its state.worker (set by the app's lifespan), for the Cancel button
     ui.mount("/static", StaticFiles(directory=UI_DIR / "static"), name="static")
     for module_router in (
         login.router,
@@ -100,18 +101,21 @@ def install(app: FastAPI) -> None:
     ):
         ui.include_router(module_router)
 
-    def error_page(request: Request, status: int, message: str, title: str = "") -> HTMLResponse:
+    def error_page(
+        request: Request, status: int, message: str, title: str = "", back: str = ""
+    ) -> HTMLResponse:
         return render(
             request,
             "error.html",
             status=status,
             title=title or {404: "Not found", 409: "Conflict"}.get(status, "Error"),
             message=message,
+            back=back,
             project=_project_of(request),  # the navigation stays on an error page
         )
 
     async def ui_error(request: Request, exc: UiError) -> HTMLResponse:
-        return error_page(request, exc.status, exc.message, exc.title)
+        return error_page(request, exc.status, exc.message, exc.title, exc.back)
 
     async def login_required(request: Request, exc: LoginRequired) -> Response:
         if request.method in SAFE_METHODS:

@@ -70,11 +70,12 @@ templates.filters.update(pretty=_pretty, q=lambda s: quote(str(s), safe=""), whe
 
 
 class UiError(Exception):
-    """A page-level refusal, shown as an HTML error page with its status."""
+    """A page-level refusal, shown as an HTML error page with its status; `back` is the page
+    the refused action came from, linked from the error page (else the start page)."""
 
-    def __init__(self, status: int, message: str, title: str = "") -> None:
+    def __init__(self, status: int, message: str, title: str = "", back: str = "") -> None:
         super().__init__(message)
-        self.status, self.message, self.title = status, message, title
+        self.status, self.message, self.title, self.back = status, message, title, back
 
 
 class LoginRequired(Exception):
