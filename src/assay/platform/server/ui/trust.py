@@ -15,6 +15,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from assay.platform.server.errors import ApiError, invalid
+from assay.platform.server.storage.dashboard import traffic
 from assay.platform.server.storage.dashboard_window import RANGES, window_of
 from assay.platform.server.storage.trust_figures import trust
 from assay.platform.server.ui.web import member, render, state_of
@@ -36,7 +37,8 @@ def criterion_page(
             raise invalid("name", f"a criterion's name is at most {NAME_MAX} characters")
         window = window_of(range, None, None, datetime.now(timezone.utc))
         with state_of(request).transaction() as session:
-            found = trust(session, project_id, window, None, criterion=name)[name]
+            # production traffic, as the dashboard reads it by default (no experiment generations)
+            found = trust(session, project_id, window, traffic(), criterion=name)[name]
     except ApiError as exc:
         problem, field = exc.message, exc.field or ""
     return render(
