@@ -120,3 +120,19 @@ def test_when_the_cancel_cannot_reach_the_server_the_interrupt_says_so(sdk, monk
     assert "could not cancel experiment 'unreachable' (id 4242) on the server" in said, said
     assert "may still be running" in said and "ServerUnavailable" in said
     assert took < experiment_module.INTERRUPT_CANCEL_TIMEOUT + 2
+
+
+def test_ctrl_c_while_watching_is_taken_at_a_safe_point():
+    """A first Ctrl-C while `run()` watches sets a flag (raised by `run()` itself once out of the
+    progress bar, whose locks a KeyboardInterrupt could leave taken); a second raises at once;
+    the previous handler comes back afterwards."""
+    from assay.platform.sdk.experiment import _ctrl_c_deferred
+
+    before = signal.getsignal(signal.SIGINT)
+    with _ctrl_c_deferred() as interrupted:
+        os.kill(os.getpid(), signal.SIGINT)
+        assert interrupted.wait(5)  # not raised inside the block
+        with pytest.raises(KeyboardInterrupt):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)
+    assert signal.getsignal(signal.SIGINT) is before

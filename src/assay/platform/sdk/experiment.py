@@ -38,8 +38,12 @@ count in `n` but not in `n_scored`, and `progress.pending` says how many there a
 from __future__ import annotations
 
 import json
+import signal
+import threading
 import time
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 from assay.platform.sdk.client import Client, current
@@ -56,6 +60,32 @@ def _pool() -> ThreadPoolExecutor:
     if _executor is None:
         _executor = ThreadPoolExecutor(max_workers=4, thread_name_prefix="assay-experiment")
     return _executor
+
+
+@contextmanager
+def _ctrl_c_deferred() -> Iterator[threading.Event]:
+    """Within the block, Ctrl-C sets the returned event instead of raising KeyboardInterrupt
+    wherever the main thread happens to be: raised inside the progress bar's locks, it can leave
+    one taken, and the bar's refresh thread then never ends, so the process hangs instead of
+    cancelling. The caller raises KeyboardInterrupt itself at a safe point; a second Ctrl-C raises
+    at once. Off the main thread (no signal arrives there) the event is never set."""
+    interrupted = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield interrupted
+        return
+
+    def on_ctrl_c(signum: int, frame: Any) -> None:
+        if interrupted.is_set():
+            raise KeyboardInterrupt
+        interrupted.set()
+
+    previous = signal.signal(signal.SIGINT, on_ctrl_c)
+    try:
+        yield interrupted
+    finally:
+        signal.signal(
+            signal.SIGINT, previous if previous is not None else signal.default_int_handler
+        )
 
 
 class Experiment:
@@ -251,9 +281,12 @@ class Experiment:
             TextColumn("{task.fields[failed]} failed"),
             TextColumn("ETA {task.fields[eta]}"),
         )
-        with Progress(*columns, console=Console(stderr=True)) as bar:
+        with (
+            _ctrl_c_deferred() as interrupted,
+            Progress(*columns, console=Console(stderr=True)) as bar,
+        ):
             task = bar.add_task(self.name, total=None, failed=0, eta="…")
-            while True:
+            while not interrupted.is_set():
                 state = client.request("GET", f"/experiments/{self.id}/progress")
                 eta = state.get("eta_s")
                 finished = state["status"] in FINISHED
@@ -268,7 +301,8 @@ class Experiment:
                 )
                 if finished:  # the bar stops where the experiment did (e.g. cancelled at 40%)
                     return state
-                time.sleep(poll_interval)
+                interrupted.wait(poll_interval)
+        raise KeyboardInterrupt  # Ctrl-C, raised here: outside the bar, whose locks it may not hold
 
     def results(self, *, wait: bool = False, poll_interval: float = 2) -> dict[str, Any]:
         """The results as they stand (with `wait=True`, once the experiment has finished)."""
