@@ -27,7 +27,7 @@ from sqlalchemy import Table, func, select
 from assay.platform.server.errors import ApiError, conflict, not_found
 from assay.platform.server.storage import models
 from assay.platform.server.storage.repos import ProjectScoped, decode_cursor, iso
-from assay.platform.server.storage.review_sampling import inclusion_probability, kept
+from assay.platform.server.storage.review_sampling import decide_items
 from assay.platform.server.storage.trace_fields import compile_condition
 from assay.platform.server.storage.trace_rows import insert_for
 from assay.platform.server.storage.traces import TraceRepo
@@ -328,7 +328,6 @@ class QueueRepo(ProjectScoped):
         """Record the judge's uncertainty on the items of these traces not decided yet and, when
         the queue samples, whether each is kept for review (with the chance it had). Returns
         how many items were left out ("unsampled")."""
-        left_out = 0
         undecided = self.session.scalars(
             select(Item).where(
                 Item.project_id == self.project_id,
@@ -338,16 +337,7 @@ class QueueRepo(ProjectScoped):
                 Item.inclusion_probability.is_(None),
             )
         )
-        for item in undecided:
-            item.uncertainty = unsure[item.trace_id]
-            if queue.sample_rate is None:
-                item.inclusion_probability = 1.0
-                continue
-            chance = inclusion_probability(queue.sample_rate, item.uncertainty)
-            item.inclusion_probability = chance
-            if not kept(queue.id, item.trace_id, chance):
-                item.status = "unsampled"
-                left_out += 1
+        left_out = decide_items(undecided, "trace_id", queue.sample_rate, queue.id, unsure)
         self.session.flush()
         return left_out
 

@@ -59,4 +59,32 @@ def kept(queue_id: int, trace_id: str, probability: float) -> bool:
     return draw < probability
 
 
-__all__ = ["MIN_PROBABILITY", "inclusion_probability", "kept", "most_unsure", "uncertainty"]
+def decide_items(
+    items: Iterable[Any], key: str, rate: float | None, queue_id: int, unsure: dict[str, Any]
+) -> int:
+    """Record on each undecided queue item (a trace's or a session's, found by its `key`
+    attribute) the judge's uncertainty and, when the queue samples at `rate`, whether it is kept
+    for review with the chance it had; returns how many were left out ("unsampled")."""
+    left_out = 0
+    for item in items:
+        ident = getattr(item, key)
+        item.uncertainty = unsure[ident]
+        if rate is None:
+            item.inclusion_probability = 1.0
+            continue
+        chance = inclusion_probability(rate, item.uncertainty)
+        item.inclusion_probability = chance
+        if not kept(queue_id, ident, chance):
+            item.status = "unsampled"
+            left_out += 1
+    return left_out
+
+
+__all__ = [
+    "MIN_PROBABILITY",
+    "decide_items",
+    "inclusion_probability",
+    "kept",
+    "most_unsure",
+    "uncertainty",
+]

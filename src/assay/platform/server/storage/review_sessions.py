@@ -28,7 +28,7 @@ from sqlalchemy import func
 from assay.platform.server.errors import ApiError
 from assay.platform.server.storage import models
 from assay.platform.server.storage.repos import ProjectScoped, decode_cursor, iso
-from assay.platform.server.storage.review_sampling import inclusion_probability, kept
+from assay.platform.server.storage.review_sampling import decide_items
 from assay.platform.server.storage.session_evaluations import content_key
 from assay.platform.server.storage.session_labels import SessionLabels, session_texts
 from assay.platform.server.storage.sessions import SESSION_TRACES_MAX
@@ -231,7 +231,6 @@ class SessionQueue(ProjectScoped):
     def decide(self, queue: models.ReviewQueue, unsure: dict[str, float | None]) -> int:
         """As `QueueRepo.decide`: each undecided item's uncertainty and, when the queue samples,
         whether it is kept; returns how many were left out."""
-        left_out = 0
         undecided = self.session.scalars(
             self._select(SItem).where(
                 SItem.queue_id == queue.id,
@@ -240,16 +239,7 @@ class SessionQueue(ProjectScoped):
                 SItem.inclusion_probability.is_(None),
             )
         )
-        for item in undecided:
-            item.uncertainty = unsure[item.session_id]
-            if queue.sample_rate is None:
-                item.inclusion_probability = 1.0
-                continue
-            chance = inclusion_probability(queue.sample_rate, item.uncertainty)
-            item.inclusion_probability = chance
-            if not kept(queue.id, item.session_id, chance):
-                item.status = "unsampled"
-                left_out += 1
+        left_out = decide_items(undecided, "session_id", queue.sample_rate, queue.id, unsure)
         self.session.flush()
         return left_out
 
