@@ -114,9 +114,20 @@ def main() -> None:
         "the cascade's cache in WORK (an earlier run's work folder; no model is loaded), and "
         "update the results in --output",
     )
+    parser.add_argument(
+        "--replay-tolerance",
+        metavar="T",
+        type=float,
+        default=None,
+        help="route the answers an earlier run kept (its caches, named in --output's JSON) "
+        "through Cascade(tolerance=T) and add its figures to --output; no model is loaded",
+    )
     args = parser.parse_args()
     if args.first_from_cache:
         first_from_cache(Path(args.first_from_cache), Path(args.output), args.data_dir)
+        return
+    if args.replay_tolerance is not None:
+        replay_tolerance(args.replay_tolerance, Path(args.output), args.data_dir)
         return
     command = "flock /tmp/assay-judge.lock .venv/bin/python " + shlex.join(
         ["benchmarks/cascade.py", *sys.argv[1:]]
@@ -138,6 +149,9 @@ def main() -> None:
         cache=ResponseCache(work / "first.sqlite"),
         system_prompt=args.first_system_prompt,
     )
+    # The 1.5B judge's answers are kept, each run in a cache of its own that starts empty (so
+    # nothing is answered from an earlier run and the times stay honest): with the 0.5B judge's
+    # cache they let `--replay-tolerance` route the same answers with another tolerance later.
     strong = llm_factory(
         "local", model_path=default_judge_path(), n_threads=args.threads, cache=False
     )
@@ -171,8 +185,11 @@ def main() -> None:
         }
         runs = work / suite
         print(f"{suite}: the 1.5B judge alone", flush=True)
+        runs.mkdir(parents=True, exist_ok=True)
+        strong.cache = ResponseCache(runs / "then_alone.sqlite")
         alone = _timed(suite, strong, runs / "then", common)
         _note(report, output, suite, "then_alone", alone)
+        strong.cache = ResponseCache(runs / "then_cascade.sqlite")
         cascade = Cascade(first=small, then=strong, band=(args.band[0], args.band[1]))
         print(f"{suite}: the cascade", flush=True)
         cascaded = _timed(suite, cascade, runs / "cascade", common)
@@ -187,6 +204,8 @@ def main() -> None:
         found["records"]["first_alone"] = first
         found["headline"]["first_alone"] = _figure(first, HEADLINE[suite])
         _note(report, output, suite, "first_alone", first)
+    report["work"] = str(work)  # the caches `--replay-tolerance` reads
+    _write(report, output)
 
 
 # Tried on dev against the small judge's habit of copying the prompt's four-line example.
@@ -309,6 +328,56 @@ def first_from_cache(work: Path, output: Path, data_dir: str | None) -> None:
     report["first_from_cache"] = (
         "python benchmarks/cascade.py --first-from-cache WORK (the run's work folder)"
     )
+    _write(report, output)
+
+
+def replay_tolerance(tolerance: float, output: Path, data_dir: str | None) -> None:
+    """The measured run's answers, routed with `tolerance`: the 0.5B judge's answers from its
+    cache, the 1.5B judge's from the cache the cascade run filled (it holds every call that run
+    escalated, a superset of those a tolerance > 0 escalates). Replaying tolerance 0 first must
+    give the measured cascade's scores exactly, or nothing is written. No time is measured: with
+    the same first calls and a subset of the strong ones it is at most the measured cascade's."""
+    report = json.loads(output.with_suffix(".json").read_text())
+    work = Path(report["work"])
+    threads = report.get("threads", 1)
+    first = LLM(
+        _CacheOnly(ServerSettings(str(small_judge_path()), threads, 4096, 2)),
+        cache=ResponseCache(work / "first.sqlite"),
+        system_prompt=report.get("first_system_prompt"),
+    )
+    for suite, found in report["suites"].items():
+        alone, measured = found["records"]["then_alone"], found["records"]["cascade"]
+        then = LLM(
+            _CacheOnly(ServerSettings(str(default_judge_path()), threads, 4096, 2)),
+            cache=ResponseCache(work / suite / "then_cascade.sqlite"),
+        )
+        common = {
+            "data_dir": data_dir or alone["data"]["directory"],
+            "split": alone["split"],
+            "limit": alone["limit"],
+            "max_concurrency": 1,
+            "show_progress": False,
+        }
+        band = (report["band"][0], report["band"][1])
+        replays = found.setdefault("replays", {})
+        for t in (0.0, tolerance):
+            cascade = Cascade(first=first, then=then, band=band, tolerance=t)
+            with tempfile.TemporaryDirectory() as runs:
+                record = _timed(suite, cascade, Path(runs), common)
+                if t == 0.0:
+                    if _values(record) != _values(measured):
+                        raise SystemExit(
+                            f"{suite}: replaying tolerance 0 did not give the measured scores"
+                        )
+                    continue
+                compared = _compare(suite, alone, record, cascade.summary())
+            for key in ("seconds_per_item_cascade", "time_saved_share"):
+                compared["headline"].pop(key)
+            compared.pop("records")
+            replays[f"{t:g}"] = compared
+            print(f"{suite}: tolerance {t:g}: {compared['summary']}", flush=True)
+            print(json.dumps(compared["headline"], indent=1), flush=True)
+    report["replay"] = "python benchmarks/cascade.py --replay-tolerance T --output " + str(output)
     _write(report, output)
 
 

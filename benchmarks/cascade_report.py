@@ -16,6 +16,34 @@ def _fmt(figure: dict[str, Any] | None) -> str:
     return f"{figure['value']:.3f}{interval} (n={figure.get('n')})"
 
 
+def _replay(tolerance: str, replay: dict[str, Any]) -> list[str]:
+    head = replay["headline"]
+    rows = [
+        "",
+        f"### The same answers routed with `Cascade(tolerance={tolerance})`",
+        "",
+        "A list keeps the 0.5B judge's answer while at most this share of its verdicts lie in the "
+        "band. Replayed from the caches of the run above (`--replay-tolerance`; replaying "
+        "tolerance 0 gave the measured cascade's scores exactly); no time measured: at most the "
+        "measured cascade's, with the same 0.5B calls and fewer 1.5B ones.",
+        "",
+        "| | value |",
+        "| --- | --- |",
+        f"| cascade, tolerance {tolerance} | {_fmt(head['cascade'])} |",
+        f"| within the 1.5B judge's interval | {head['cascade_within_then_interval']} |",
+        f"| cells escalated | {_fmt(head['cells_escalated'])} |",
+        f"| calls escalated | {_fmt(head['calls_escalated'])} |",
+        f"| decisions (score >= 0.5) kept from the 1.5B judge | {_fmt(head['decisions_kept_at_0.5'])} |",
+        f"| mean absolute score difference from the 1.5B judge | {head['mean_abs_score_difference']:.3f} |",
+    ]
+    if "roc_auc_difference_cascade_minus_then" in head:
+        rows.append(
+            "| ROC-AUC, cascade minus 1.5B (paired stratified bootstrap) | "
+            f"{_fmt(head['roc_auc_difference_cascade_minus_then'])} |"
+        )
+    return [*rows, "", f"Routed: {replay['summary']}."]
+
+
 def markdown(report: dict[str, Any], suites: Iterable[str]) -> str:
     """The results page of one `benchmarks/cascade.py` run (its JSON report): how the band was
     chosen, each suite's comparison, and every run's figure and load average as it finished."""
@@ -40,7 +68,12 @@ def markdown(report: dict[str, Any], suites: Iterable[str]) -> str:
         f"band ({report['band'][0]:.3f}, {report['band'][1]:.3f}), "
         f"rows one at a time (concurrency {report['concurrency']}), "
         f"{report['threads']} llama.cpp thread(s) per judge, split {report['split']}, "
-        "metric faithfulness (default settings), no persistent cache for the timed runs.",
+        "metric faithfulness (default settings), no persistent cache for the timed runs"
+        + (
+            " (each kept its answers in a cache that started empty, read only by the replays)."
+            if report.get("work")
+            else "."
+        ),
         "",
     ]
     calibration = report.get("calibration")
@@ -105,6 +138,8 @@ def markdown(report: dict[str, Any], suites: Iterable[str]) -> str:
                 "| ROC-AUC, cascade minus 1.5B (paired stratified bootstrap) | "
                 f"{_fmt(head['roc_auc_difference_cascade_minus_then'])} |"
             )
+        for tolerance, replay in found.get("replays", {}).items():
+            lines += _replay(tolerance, replay)
         loads = {key: record["load_average"] for key, record in found["records"].items()}
         lines += [
             "",

@@ -143,6 +143,34 @@ def test_one_unsure_verdict_in_a_list_sends_the_whole_list(
     assert len(then.chat_requests) == 1
 
 
+@pytest.mark.parametrize(
+    ("unsure", "tolerance", "escalated"),
+    [(1, 0.0, True), (1, 0.25, False), (2, 0.25, True), (2, 0.5, False), (3, 0.5, True)],
+)
+def test_a_tolerance_lets_a_list_with_few_unsure_verdicts_keep_the_first_answer(
+    servers: tuple[FakeOpenAI, FakeOpenAI], unsure: int, tolerance: float, escalated: bool
+) -> None:
+    first, then = servers
+    first.default = Verdicts(lambda s: 0.6 if "maybe" in s else 0.97)
+    then.default = Verdicts(lambda _: 0.01)
+    cascade = Cascade(*_judges(servers), band=(0.3, 0.7), tolerance=tolerance)
+    statements = ["maybe"] * unsure + ["sure"] * (4 - unsure)  # `unsure` of 4 inside the band
+    prompt = "Statements:\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(statements, 1))
+
+    answer = cascade.generate(prompt, logprobs=True, top_logprobs=10)
+
+    assert len(then.chat_requests) == int(escalated)
+    assert answer.model == ("strong" if escalated else "small")
+    assert answer.text.count("yes") == (0 if escalated else 4)  # one judge's whole answer
+
+
+@pytest.mark.parametrize("tolerance", [-0.1, 1, 1.5, "0.2", True])
+def test_a_bad_tolerance_is_a_usage_error_naming_it(tolerance: Any) -> None:
+    strong = LLM(ScriptedProvider(["1. yes"]))
+    with pytest.raises(UsageError, match="tolerance="):
+        Cascade(strong, strong, tolerance=tolerance)
+
+
 def test_a_call_asking_no_probabilities_goes_straight_to_the_stronger_judge(
     servers: tuple[FakeOpenAI, FakeOpenAI],
 ) -> None:
@@ -227,6 +255,10 @@ def test_the_identity_names_both_judges_and_the_band(
     assert identity["first"]["model"] == "small"
     assert identity["then"]["model"] == "strong"
     assert identity["band"] == [0.1, 0.9]
+    assert "tolerance" not in identity  # cascades made before the option keep their identity
+    tolerant = Cascade(*_judges(servers), band=(0.1, 0.9), tolerance=0.25)
+    assert tolerant.identity()["cascade"]["tolerance"] == 0.25
+    assert "tolerance=0.25" in repr(tolerant)
 
 
 @dataclass

@@ -8,7 +8,10 @@ every yes/no verdict of `assay.metrics.judge` does) is asked of `first`; the jud
 of the positive label is read at each verdict word of its answer ("1. yes" → P(yes) against
 P(no)). If every verdict lies outside the band, `first`'s answer stands; if any lies inside
 (`low <= p <= high`), or the answer holds no verdict word to read, the same call is asked of
-`then` and its answer is used whole. A call that asks for no log-probabilities (a JSON answer, a
+`then` and its answer is used whole. With `tolerance=t`, a list keeps `first`'s answer while its
+unsure verdicts are at most a share t of it: they could move the list's share of "yes" by no
+more than t (a long answer's list of twelve statements is otherwise almost never free of one
+unsure verdict, and escalates for a change the score hardly feels). A call that asks for no log-probabilities (a JSON answer, a
 free-text draft) has no probability to read, so `then` answers it directly.
 
 When the caller says how many verdicts it asks for (`verdicts_asked(k)`, as `ask_verdicts` does),
@@ -110,6 +113,8 @@ class Cascade(LLM):
 
     first, then: assay `LLM`s (e.g. `llm_factory(...)`), or model strings for `llm_factory`.
     band: (low, high), both in [0, 1]: a verdict with low <= P(positive) <= high is unsure.
+    tolerance: the share of a call's verdicts that may be unsure without escalating it (0: none,
+        the default; 0.25: one in four). A call with fewer verdicts than asked always escalates.
     labels: the positive and negative verdict words read from the answer ("yes", "no")."""
 
     def __init__(
@@ -118,11 +123,17 @@ class Cascade(LLM):
         then: LLM | str,
         band: tuple[float, float] = (0.2, 0.8),
         *,
+        tolerance: float = 0.0,
         labels: tuple[str, str] = ("yes", "no"),
     ) -> None:
         self.first = _judge(first, "first")
         self.then = _judge(then, "then")
         self.band = _checked_band(band)
+        if isinstance(tolerance, bool) or not isinstance(tolerance, (int, float)):
+            raise UsageError(f"Cascade tolerance= must be a number in [0, 1), got {tolerance!r}")
+        if not 0 <= tolerance < 1:
+            raise UsageError(f"Cascade tolerance= must be in [0, 1), got {tolerance!r}")
+        self.tolerance = float(tolerance)
         if len(labels) != 2 or not all(isinstance(w, str) and w.strip() for w in labels):
             raise UsageError(
                 f"Cascade labels= must be two words (positive, negative), got {labels!r}"
@@ -149,17 +160,19 @@ class Cascade(LLM):
         return f"cascade({self.first.model} -> {self.then.model})"
 
     def __repr__(self) -> str:
-        return f"Cascade(first={self.first!r}, then={self.then!r}, band={self.band!r})"
+        tolerance = f", tolerance={self.tolerance!r}" if self.tolerance else ""
+        return f"Cascade(first={self.first!r}, then={self.then!r}, band={self.band!r}{tolerance})"
 
     def identity(self) -> dict[str, Any]:
-        return {
-            "cascade": {
-                "first": self.first.identity(),
-                "then": self.then.identity(),
-                "band": list(self.band),
-                "labels": list(self.labels),
-            }
+        found: dict[str, Any] = {
+            "first": self.first.identity(),
+            "then": self.then.identity(),
+            "band": list(self.band),
+            "labels": list(self.labels),
         }
+        if self.tolerance:  # left out at 0 so cascades made before the option keep their identity
+            found["tolerance"] = self.tolerance
+        return {"cascade": found}
 
     def consecutive(self) -> AbstractAsyncContextManager[None]:
         """Both judges' held slots: a slot is taken only by a call that is really sent."""
@@ -205,8 +218,9 @@ class Cascade(LLM):
         return self._charged(await self.then.agenerate(messages, schema, n, **options))
 
     def unsure(self, response: ModelResponse, asked: int | None = None) -> bool:
-        """Does any verdict of `response` lie inside the band, or has it fewer than `asked` (at
-        least one) to read? With `asked`, verdicts after the asked ones are not read."""
+        """Do more than `tolerance` of a generation's verdicts lie inside the band (at tolerance
+        0: any), or has it fewer than `asked` (at least one) to read? With `asked`, verdicts
+        after the asked ones are not read."""
         low, high = self.band
         for generation in response.generations:
             found = verdict_probabilities(generation.logprobs, *self.labels)
@@ -214,7 +228,10 @@ class Cascade(LLM):
                 if len(found) < asked:
                     return True
                 found = found[:asked]
-            if not found or any(low <= p <= high for p in found):
+            if not found:
+                return True
+            inside = sum(low <= p <= high for p in found)
+            if inside / len(found) > self.tolerance:
                 return True
         return False
 
