@@ -32,6 +32,7 @@ from assay.platform.server.api import (
     evaluators,
     experiment_control,
     pipelines,
+    project,
     resources,
     review,
     scores,
@@ -337,7 +338,8 @@ def create_app(
         default `ASSAY_RATE_LIMIT`, else off) limits each API key (rate_limit.py). `max_request_mb`
     (default `ASSAY_MAX_REQUEST_MB`, else 32) bounds an OTLP export before and after gzip.
     `retention_days` (default `ASSAY_RETENTION_DAYS`, else none) deletes traces older than that
-    many days, in batches, in a thread beside the worker (`jobs/retention.py`)."""
+    many days, in batches, in a thread beside the worker (`jobs/retention.py`); a project with a
+    horizon of its own (`PATCH /api/v1/project/settings`) keeps its traces that long instead."""
     limit = parse_rate_limit(**rate_limit_setting(rate_limit, rate_limit_burst))
     url = resolve_db_url(db_url)
     engine = make_engine(url)
@@ -353,13 +355,13 @@ def create_app(
     async def lifespan(app: FastAPI) -> Any:
         running = Worker(state, **(worker_options or {})).start() if worker else None
         app.state.worker = running
-        pruning = Retention(state, days, **(retention_options or {})).start() if days else None
+        # always: a project's admins may give it a horizon of its own (`projects.retention_days`)
+        pruning = Retention(state, days, **(retention_options or {})).start()
         app.state.retention = pruning
         try:
             yield
         finally:
-            if pruning is not None:
-                await run_in_threadpool(pruning.stop)
+            await run_in_threadpool(pruning.stop)
             if running is not None:
                 await run_in_threadpool(running.stop)
 
@@ -386,6 +388,7 @@ def create_app(
         review,
         pipelines,
         evaluators,
+        project,
         otlp_ingest,
     ):
         app.router.routes.extend(module.router.routes)

@@ -1,6 +1,8 @@
-"""Retention: a thread beside the job worker that deletes logged traces older than N days
-(`assay serve --retention-days N`, or `ASSAY_RETENTION_DAYS`). Every `interval` seconds it looks
-for projects holding older traces and deletes them `batch` at a time
+"""Retention: a thread beside the job worker that deletes logged traces older than each project's
+horizon: the project's own `retention_days` when its admins set one (API or settings page), else
+the server's default (`assay serve --retention-days N`, or `ASSAY_RETENTION_DAYS`; none: such
+projects keep every trace). Every `interval` seconds it reads the horizons and deletes each
+project's older traces `batch` at a time
 (`storage/retention.RetentionRepo.delete_batch`: one short transaction per batch, which also takes
 the traces out of the dashboard's rollups), pausing `pause` seconds between batches so ingest's
 transactions are never kept waiting for more than one batch (on SQLite one writer at a time)."""
@@ -14,7 +16,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from assay.errors import UsageError
-from assay.platform.server.storage.retention import RetentionRepo, projects_with_traces_before
+from assay.platform.server.storage.retention import RetentionRepo, horizons
 
 log = logging.getLogger("assay.platform.retention")
 ENV = "ASSAY_RETENTION_DAYS"
@@ -42,12 +44,13 @@ def retention_days(value: float | None) -> float | None:
 
 
 class Retention:
-    """Deletes traces older than `days`, in batches, in a thread of its own."""
+    """Deletes each project's traces older than its horizon (its own, else `days`; None: only
+    projects with one of their own), in batches, in a thread of its own."""
 
     def __init__(
         self,
         state: Any,
-        days: float,
+        days: float | None,
         *,
         batch: int = BATCH,
         pause: float = PAUSE_S,
@@ -83,27 +86,35 @@ class Retention:
         self._stop.wait(self.pause)
 
     def sweep(self, now: datetime | None = None, only: list[int] | None = None) -> int:
-        """Delete every trace created more than `days` before `now` (of the projects `only`, or
-        all), batch by batch; returns how many. Stops early (between batches) when the thread
-        is asked to stop."""
-        cutoff = (now or datetime.now(timezone.utc)) - timedelta(days=self.days)
+        """Delete every trace created longer before `now` than its project's horizon (of the
+        projects `only`, or all), batch by batch; returns how many. Stops early (between
+        batches) when the thread is asked to stop."""
+        now = now or datetime.now(timezone.utc)
         with self.state.transaction() as session:
-            projects = projects_with_traces_before(session, cutoff)
-        if only is not None:
-            projects = [p for p in projects if p in only]
+            found = horizons(session, self.days)
         deleted = 0
-        for project_id in projects:
+        for project_id, days in found.items():
+            if only is not None and project_id not in only:
+                continue
+            cutoff = now - timedelta(days=days)
+            done = 0
             while not self._stop.is_set():
                 with self.state.transaction() as session:
                     n = RetentionRepo(session, project_id).delete_batch(cutoff, self.batch)
-                deleted += n
+                done += n
                 self.deleted += n
                 if n < self.batch:
                     break
                 self._rest()
+            if done:
+                log.info(
+                    "retention: deleted %d traces of project %d created before %s",
+                    done,
+                    project_id,
+                    cutoff,
+                )
+            deleted += done
         self.sweeps += 1
-        if deleted:
-            log.info("retention: deleted %d traces created before %s", deleted, cutoff)
         return deleted
 
 

@@ -158,4 +158,24 @@ class ExperimentIn(Body):
     judge_model: Short = ""
 
 
-__all__ = ["INT_MAX", "CohortIn", "CriteriaIn", "DatasetIn", "ExampleIn", "ExperimentIn", "TaskIn"]
+RETENTION_DAYS_MAX = 36_500  # a hundred years: a longer horizon is a typo, not a policy
+
+
+class ProjectSettingsIn(Body):
+    """`PATCH /api/v1/project/settings`: a field left out is left as it is. `retention_days`: how
+    many days the project's traces are kept, or null for the server's default."""
+
+    retention_days: Annotated[StrictInt, Field(ge=1, le=RETENTION_DAYS_MAX)] | None = None
+
+
+__all__ = [
+    "INT_MAX",
+    "RETENTION_DAYS_MAX",
+    "CohortIn",
+    "CriteriaIn",
+    "DatasetIn",
+    "ExampleIn",
+    "ExperimentIn",
+    "ProjectSettingsIn",
+    "TaskIn",
+]

@@ -54,6 +54,8 @@ class Project(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(200), unique=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # days its logged traces are kept; None keeps the server's default (--retention-days)
+    retention_days: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class ApiKey(Base):

@@ -1,5 +1,6 @@
-"""A project's settings, for its admins: API keys (create — the key is shown once — and revoke)
-and members (add an existing user with a role, change a role, remove). Everyone else gets a 403."""
+"""A project's settings, for its admins: API keys (create — the key is shown once — and revoke),
+members (add an existing user with a role, change a role, remove) and retention (how many days
+its traces are kept; empty: the server's default). Everyone else gets a 403."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from starlette.concurrency import run_in_threadpool
 from assay.errors import UsageError
 from assay.platform.server.auth import keys as auth
 from assay.platform.server.auth import users
+from assay.platform.server.schemas.bodies import RETENTION_DAYS_MAX
 from assay.platform.server.storage.access import KeyRepo, MemberRepo, user_by_name
+from assay.platform.server.storage.retention import retention_days_of, set_retention_days
 from assay.platform.server.ui.web import (
     UI,
     Access,
@@ -39,6 +42,7 @@ def _page(request: Request, access: Access, new_key: str = "", status: int = 200
     with state_of(request).transaction() as session:
         keys = [k for k, _name in auth.list_keys(session, access.project.project_name)]
         members = MemberRepo(session, access.project_id).members()
+        retention = retention_days_of(session, access.project_id)
     response = render(
         request,
         "settings.html",
@@ -50,9 +54,18 @@ def _page(request: Request, access: Access, new_key: str = "", status: int = 200
         default_scopes=auth.DEFAULT_SCOPES,
         roles=users.ROLES,
         new_key=new_key,
+        retention_days=retention,
+        default_retention_days=_server_default(request),
+        retention_days_max=RETENTION_DAYS_MAX,
     )
     response.headers["Cache-Control"] = "no-store"
     return response
+
+
+def _server_default(request: Request) -> float | None:
+    """The server's retention in days (`assay serve --retention-days`), None: every trace kept."""
+    host = getattr(request.app.state, "host", request.app)  # the assay app the UI is mounted on
+    return getattr(host.state, "retention_days", None)
 
 
 @router.get("/settings")
@@ -153,6 +166,38 @@ async def remove_member(request: Request, project_id: int) -> Response:
                 raise UiError(404, f"{username} is not a member of this project")
 
     await run_in_threadpool(remove)
+    return see_other(f"{UI}/p/{project_id}/settings")
+
+
+def retention_value(text: str) -> int | None:
+    """The form's retention: empty for the server's default, else whole days from 1 to
+    `RETENTION_DAYS_MAX` (the API's rule); anything else a 422 naming the field."""
+    text = text.strip()
+    if not text:
+        return None
+    if not text.isascii() or not text.isdigit():
+        raise UiError(
+            422, f"retention_days: a whole number of days, got {text[:40]!r}", "Not saved"
+        )
+    days = int(text)
+    if not 1 <= days <= RETENTION_DAYS_MAX:
+        raise UiError(
+            422, f"retention_days: from 1 to {RETENTION_DAYS_MAX} days, got {days}", "Not saved"
+        )
+    return days
+
+
+@router.post("/settings/retention")
+async def set_retention(request: Request, project_id: int) -> Response:
+    """The project's retention: how many days its traces are kept (empty: the server's)."""
+    access, form = await _admin_form(request, project_id)
+    days = retention_value(field(form, "retention_days"))
+
+    def save() -> None:
+        with state_of(request).transaction() as session:
+            set_retention_days(session, access.project_id, days)
+
+    await run_in_threadpool(save)
     return see_other(f"{UI}/p/{project_id}/settings")
 
 
