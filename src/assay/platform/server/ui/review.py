@@ -98,6 +98,27 @@ def parse_labels(forms: list[dict[str, Any]], form: Any) -> tuple[dict[str, Any]
     return values, problems
 
 
+def hold_item(session: Any, access: Access, queue_id: int, key: str) -> dict[str, Any] | None:
+    """Take (or renew) an item of a queue for the viewer as its page opens (`key`: a trace id,
+    or a session item's lock key); who holds it instead, when someone else still does."""
+    lock = Locks(session, access.project_id).acquire(queue_id, key, access.viewer.user_id)
+    if lock.user_id == access.viewer.user_id:
+        return None
+    return {"name": username_of(session, lock.user_id) or "someone", "until": lock.expires_at}
+
+
+def refuse_if_held(locks: Locks, queue_id: int, key: str, access: Access) -> None:
+    """Labels for an item another reviewer holds are refused (409): they have it open."""
+    holder = locks.holder(queue_id, key)
+    if holder is not None and holder.user_id != access.viewer.user_id:
+        raise UiError(
+            409,
+            "another reviewer holds this item for a few minutes; your labels were not "
+            "stored — take the next item",
+            "Item locked",
+        )
+
+
 def _queue(session: Any, access: Access, queue_id: int) -> models.ReviewQueue:
     try:
         return QueueRepo(session, access.project_id).get_by_id(queue_id)
@@ -232,11 +253,7 @@ def _item_page(
             raise UiError(404, f"trace {trace_id} is not in review queue {queue.name!r}")
         traces = TraceRepo(session, access.project_id)
         trace = traces.get(trace_id)
-        lock = Locks(session, access.project_id).acquire(queue.id, trace_id, access.viewer.user_id)
-        holder = None
-        if lock.user_id != access.viewer.user_id:
-            other = username_of(session, lock.user_id)
-            holder = {"name": other or "someone", "until": lock.expires_at}
+        holder = hold_item(session, access, queue.id, trace_id)
         scores = traces.latest_scores([trace_id])[trace_id]
         labels = traces.latest_labels([trace_id])[trace_id]
         forms = criterion_forms(session, access.project_id, list(queue.criteria or []))
@@ -298,14 +315,7 @@ async def submit_labels(
             if problems:
                 return None, {k: str(form.get(k) or "") for k in form}, problems
             locks = Locks(session, project_id)
-            holder = locks.holder(queue.id, ident)
-            if holder is not None and holder.user_id != access.viewer.user_id:
-                raise UiError(
-                    409,
-                    "another reviewer holds this item for a few minutes; your labels were not "
-                    "stored — take the next item",
-                    "Item locked",
-                )
+            refuse_if_held(locks, queue.id, ident, access)
             traces = TraceRepo(session, project_id)
             for criterion, value in values.items():
                 traces.add_label(
@@ -374,4 +384,12 @@ async def edit_output(request: Request, project_id: int, queue_id: int, trace_id
     return see_other(f"{UI}/p/{project_id}/queues/{queue_id}/items/{ident}")
 
 
-__all__ = ["LOCK_MINUTES", "Locks", "criterion_forms", "parse_labels", "router"]
+__all__ = [
+    "LOCK_MINUTES",
+    "Locks",
+    "criterion_forms",
+    "hold_item",
+    "parse_labels",
+    "refuse_if_held",
+    "router",
+]

@@ -19,14 +19,20 @@ from fastapi.responses import Response
 from starlette.concurrency import run_in_threadpool
 
 from assay.platform.server.errors import ApiError
-from assay.platform.server.storage.access import username_of
 from assay.platform.server.storage.review_locks import LOCK_MINUTES, Locks
 from assay.platform.server.storage.review_sessions import SessionQueue, lock_key
 from assay.platform.server.storage.session_labels import SessionLabels
 from assay.platform.server.storage.sessions import SessionRepo
 from assay.platform.server.storage.traces import TraceRepo
 from assay.platform.server.ui.conversation import conversation
-from assay.platform.server.ui.review import COMMENT_MAX, _queue, criterion_forms, parse_labels
+from assay.platform.server.ui.review import (
+    COMMENT_MAX,
+    _queue,
+    criterion_forms,
+    hold_item,
+    parse_labels,
+    refuse_if_held,
+)
 from assay.platform.server.ui.score_text import scales_of, shower
 from assay.platform.server.ui.waterfall import duration_label
 from assay.platform.server.ui.web import (
@@ -75,13 +81,7 @@ def _page(
             traces = []  # its traces were deleted: the item stays, with nothing to read
         total = SessionRepo(session, project_id).size(item.session_id) if traces else 0
         content = repo.summaries([item.session_id]).get(item.session_id)
-        lock = Locks(session, project_id).acquire(
-            queue.id, lock_key(item.id), access.viewer.user_id
-        )
-        holder = None
-        if lock.user_id != access.viewer.user_id:
-            other = username_of(session, lock.user_id)
-            holder = {"name": other or "someone", "until": lock.expires_at}
+        holder = hold_item(session, access, queue.id, lock_key(item.id))
         judged = repo.latest_judged(queue.id, [item.session_id])[item.session_id]
         scores = {
             name: SimpleNamespace(label=None, **_score_fields(row)) for name, row in judged.items()
@@ -155,14 +155,7 @@ async def submit_session_labels(
             if problems:
                 return {k: str(form.get(k) or "") for k in form}, problems
             locks = Locks(session, project_id)
-            holder = locks.holder(queue.id, lock_key(item.id))
-            if holder is not None and holder.user_id != access.viewer.user_id:
-                raise UiError(
-                    409,
-                    "another reviewer holds this item for a few minutes; your labels were not "
-                    "stored — take the next item",
-                    "Item locked",
-                )
+            refuse_if_held(locks, queue.id, lock_key(item.id), access)
             labels = SessionLabels(session, project_id)
             for criterion, value in values.items():
                 labels.add(
