@@ -29,9 +29,8 @@ from assay.platform.server.errors import ApiError
 from assay.platform.server.storage import models
 from assay.platform.server.storage.repos import ProjectScoped, decode_cursor, iso
 from assay.platform.server.storage.review_sampling import decide_items
-from assay.platform.server.storage.session_evaluations import content_key
 from assay.platform.server.storage.session_labels import SessionLabels, session_texts
-from assay.platform.server.storage.sessions import SESSION_TRACES_MAX
+from assay.platform.server.storage.sessions import SESSION_TRACES_MAX, SessionRepo
 from assay.platform.server.storage.trace_rows import insert_for
 
 Q, SItem, T = models.ReviewQueue, models.ReviewSessionItem, models.LoggedTrace
@@ -108,30 +107,11 @@ class SessionQueue(ProjectScoped):
         return rows, None
 
     def summaries(self, session_ids: builtins.list[str]) -> dict[str, dict[str, Any]]:
-        """Per session: its trace count, content key, first and last time (one grouped read)."""
-        if not session_ids:
-            return {}
-        query = (
-            self._columns(
-                T,
-                T.session_id,
-                func.count(),
-                func.max(T.seq),
-                func.min(T.created_at),
-                func.max(T.created_at),
-            )
-            .where(T.session_id.in_(session_ids))
-            .group_by(T.session_id)
-        )
-        return {
-            sid: {
-                "traces": int(n),
-                "content_key": content_key(int(n), int(seq)),
-                "first_at": iso(first),
-                "last_at": iso(last),
-            }
-            for sid, n, seq, first, last in self.session.execute(query)
-        }
+        """Per session: its trace count, content key, first and last time (the sessions' one
+        grouped read, `SessionRepo.summaries`)."""
+        found = SessionRepo(self.session, self.project_id).summaries(session_ids)
+        keys = ("traces", "content_key", "first_at", "last_at")
+        return {sid: {k: summary[k] for k in keys} for sid, summary in found.items()}
 
     def item(self, queue: models.ReviewQueue, session_id: str) -> models.ReviewSessionItem | None:
         return self.session.scalar(

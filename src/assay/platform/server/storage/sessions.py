@@ -13,11 +13,13 @@ from sqlalchemy import func, select
 from assay.platform.server.errors import not_found
 from assay.platform.server.storage import models
 from assay.platform.server.storage.repos import ProjectScoped, iso
+from assay.platform.server.storage.session_evaluations import content_key
 
 T = models.LoggedTrace
 SESSION_TRACES_MAX = 1000  # traces of one session given at once (oldest first)
 BATCH = 2000  # traces read at once while listing sessions
 SCAN_MAX = 200_000  # traces one page of the list reads at most (then it ends early, with a cursor)
+LISTED = ("session_id", "traces", "first_at", "last_at")  # what the list gives of a session
 
 
 class SessionRepo(ProjectScoped):
@@ -48,7 +50,7 @@ class SessionRepo(ProjectScoped):
             fresh = [sid for _seq, sid in batch if sid not in seen]
             fresh = builtins.list(dict.fromkeys(fresh))
             seen.update(fresh)
-            summary = self._summaries(fresh)
+            summary = self.summaries(fresh)
             for sid in fresh:
                 latest = summary[sid]
                 if before is not None and latest["seq"] >= before:
@@ -58,14 +60,18 @@ class SessionRepo(ProjectScoped):
                     break
             if len(batch) < BATCH:
                 break
-        items = [{k: v for k, v in row.items() if k != "seq"} for row in found]
+        items = [{k: row[k] for k in LISTED} for row in found]
         if len(found) == limit:
             return items, (found[-1]["seq"] if self._any_below(found[-1]["seq"]) else None)
         if looked >= SCAN_MAX and below is not None and self._any_below(below):
             return items, below  # the bounded read ended: the next page goes on below it
         return items, None
 
-    def _summaries(self, session_ids: builtins.list[str]) -> dict[str, dict[str, Any]]:
+    def summaries(self, session_ids: builtins.list[str]) -> dict[str, dict[str, Any]]:
+        """Per session of `session_ids` that has traces: its id, trace count, first and last
+        time, latest arrival number (`seq`) and content key, in one grouped read over the
+        (project, session, time) index. The list of sessions and a session queue's items read
+        this one query."""
         if not session_ids:
             return {}
         query = (
@@ -87,6 +93,7 @@ class SessionRepo(ProjectScoped):
                 "first_at": iso(first),
                 "last_at": iso(end),
                 "seq": int(seq),
+                "content_key": content_key(int(n), int(seq)),
             }
             for sid, n, first, end, seq in self.session.execute(query)
         }
