@@ -55,7 +55,13 @@ def test_rows_become_traces_with_typed_scores_and_a_linked_trace_gets_its_scores
     assert linked.scores["exact_match"]["value"] == 1.0
     assert linked.scores["faithfulness"]["value"] == 1.0
     assert linked.scores["faithfulness"]["outcome"]["reason"].startswith("1 of 1 sentences")
-    assert linked.scores["faithfulness"]["source"].endswith(f":assay:{result.run_id}")
+    # each score names its run and the judge that scored its metric (for the trust panel)
+    judged = f":assay:{result.run_id};config="
+    assert judged in linked.scores["faithfulness"]["source"]
+    assert linked.scores["faithfulness"]["source"].endswith(
+        ';judge={"model": "scripted", "provider": "scripted"}'
+    )
+    assert linked.scores["exact_match"]["source"].endswith(f":assay:{result.run_id};judge=none")
 
     failed = Trace.download(id=uploaded.trace_ids[1])
     assert failed.input == "Capital of Spain?" and failed.output == "garbled"

@@ -13,14 +13,16 @@ Through the trace routes (`POST /api/v1/traces`, and the batch score route
   the row's cells as `EvaluationResult.row_records` has them; tags `assay` and `assay-run:<id>`.
   Its id is derived from the run id and the row index, so uploading the same result again stores
   no second copy (the server ignores an id it has).
-- Each cell is one score, source `assay:<run id>`: an ok number, boolean or categorical label
+- Each cell is one score, its source `assay:<run id>` followed by the judge that scored the metric
+  (the identity the library's judge cards are keyed by) and a digest of the metric's configuration
+  (`assay.platform.judge_source`), so the platform's trust panel shows that judge's card: an ok number, boolean or categorical label
   with its reason (pass/fail-like labels as 1/0, as the library's aggregates read them; other
   labels as labels, which conditions read as `score_label.<metric>`); a failed cell with status
   `error` and `<ExceptionType>: <message>` as reason, never a value; a skipped cell with status
   `skipped` and its reason. A ranking (a list), or a label over the server's 200 characters, has
   no place in a score: it is kept in the new trace's metadata and listed in
   `UploadedResult.not_scored`.
-- Scores already stored for this run (the latest score of the criterion has this run's source) are
+- Scores already stored for this run (the latest score of the criterion came from this run) are
   not sent again, so an upload cut off midway is completed by calling it again.
 """
 
@@ -34,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assay.errors import DataError, UsageError
+from assay.platform.judge_source import read_upload_source, upload_source
 from assay.platform.sdk.client import current
 from assay.platform.sdk.errors import NotFound, ValidationFailed
 from assay.platform.sdk.trace_body import CONTEXT_MAX, CONTEXTS_MAX, NAME_MAX, jsonable, text
@@ -175,6 +178,13 @@ def add_scores(scores: Iterable[dict[str, Any]]) -> int:
     return int(answer["stored"])
 
 
+def _from_run(stored: str, run_id: str) -> bool:
+    """Whether a stored score's source (`key:<id>:<as sent>`) is an upload of run `run_id`."""
+    given = stored.split(":", 2)[2] if stored.startswith("key:") and stored.count(":") >= 2 else ""
+    found = read_upload_source(given)
+    return found is not None and found.run_id == run_id
+
+
 def upload_result(result: EvaluationResult, *, trace_key: str = "trace_id") -> UploadedResult:
     """Upload `result` to the logged-in platform (`assay.platform.login`); see the module.
 
@@ -189,7 +199,8 @@ def upload_result(result: EvaluationResult, *, trace_key: str = "trace_id") -> U
             )
     client = current()
     run_id = str(result.run_id)
-    source = f"assay:{run_id}"
+    specs = {spec.get("name"): spec for spec in result.metric_specs}
+    sources = {name: upload_source(run_id, specs.get(name)) for name in result.metric_names}
     trace_ids: list[str] = []
     linked: set[int] = set()
     for index, sample in enumerate(result.dataset):
@@ -235,14 +246,12 @@ def upload_result(result: EvaluationResult, *, trace_key: str = "trace_id") -> U
         trace_id = trace_ids[index]
         latest = stored.get(trace_id, {})
         for name, cell in cells.items():
-            body = score_body(name, cell, source)
+            body = score_body(name, cell, sources.get(name) or upload_source(run_id, None))
             if body is None:
                 not_scored.append((index, name))
                 continue
             previous = latest.get(name)
-            if isinstance(previous, dict) and str(previous.get("source", "")).endswith(
-                f":{source}"
-            ):
+            if isinstance(previous, dict) and _from_run(str(previous.get("source", "")), run_id):
                 already += 1
                 continue
             pending.append({"trace_id": trace_id, **body})

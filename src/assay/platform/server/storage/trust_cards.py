@@ -3,13 +3,15 @@
 A score records what produced it in `source`: `judge:<model>` (a review queue's judge),
 `evaluator:<name>@v<version>` (an online evaluator, whose judge model is on its row),
 `function:<name>` (a string match, no judge), `key:<id>` or `key:<id>:<given>` (sent through the
-API; a given source of the form `judge:<model>` names the judge), `otel:<span>` (an OTLP
-evaluation event). The criterion runs as the library's `Criteria` metric built from the saved
+API; a given source of the form `judge:<model>` names the judge, and one of an uploaded
+`EvaluationResult`, `assay:<run id>;config=...;judge=...`, names the judge's identity and the
+metric's configuration: `assay.platform.judge_source`), `otel:<span>` (an OTLP evaluation event). The criterion runs as the library's `Criteria` metric built from the saved
 criterion of that name, or, with no saved criterion, as the assay metric of that id
 (`faithfulness`, ...) when there is one.
 
 The card is `assay.benchmark.cards.judge_card(metric, judge)`: one measured for exactly that
-metric configuration and judge, or none. When none is known the answer says so and why ("no card
+metric configuration and judge, or none (an uploaded run whose metric was configured otherwise
+than the criterion runs has none). When none is known the answer says so and why ("no card
 for this judge"); a card is never borrowed from another judge or configuration.
 """
 
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from assay.platform import criteria_rules
+from assay.platform.judge_source import UploadedJudge, configuration_digest, read_upload_source
 from assay.platform.server.schemas.model_names import routed
 from assay.platform.server.storage import models
 
@@ -35,6 +38,24 @@ class Producer:
     kind: str
     model: str | None = None
     via: str = ""  # how it was found, in words
+    identity: tuple[tuple[str, Any], ...] | None = None  # the judge's identity, when given whole
+    config: str | None = None  # the digest of the metric's configuration it scored with
+
+
+def _uploaded(found: UploadedJudge) -> Producer:
+    run = f"assay run {found.run_id}"
+    if found.no_judge:
+        return Producer("function", via=f"an uploaded {run}, whose metric asks no judge")
+    if found.identity is None:
+        return Producer("unknown", via=f"an uploaded {run} that does not name its judge")
+    name = str(found.identity.get("model") or found.identity.get("provider") or "a judge")
+    return Producer(
+        "judge",
+        name,
+        f"an uploaded {run}, judged by {name}",
+        tuple(sorted(found.identity.items())),
+        found.config,
+    )
 
 
 def producer_of(source: str, evaluator_judges: dict[str, str]) -> Producer:
@@ -43,6 +64,9 @@ def producer_of(source: str, evaluator_judges: dict[str, str]) -> Producer:
         given = source.split(":", 2)[2] if source.count(":") >= 2 else ""
         if given.startswith("judge:"):
             return Producer("judge", given[len("judge:") :], "the source the score was sent with")
+        uploaded = read_upload_source(given)
+        if uploaded is not None:
+            return _uploaded(uploaded)
         return Producer("unknown", via="scores sent through the API without naming their judge")
     if source.startswith("judge:"):
         return Producer("judge", source[len("judge:") :], "a review queue's judge")
@@ -106,6 +130,12 @@ class _Judge:
         return self.known
 
 
+def _digest(metric: Any) -> str:
+    from assay.benchmark.cards import configuration
+
+    return configuration_digest(*configuration(metric))
+
+
 def card_json(card: Any) -> dict[str, Any]:
     """A card as the API answers it: the judge, agreement and stability figures, unmeasured."""
 
@@ -165,7 +195,11 @@ def judge_of(
         return answer, None
     answer["model"] = producer.model
     try:
-        identity = _judge_identity(producer.model)
+        identity = (
+            dict(producer.identity)
+            if producer.identity is not None
+            else _judge_identity(producer.model)
+        )
     except Exception as exc:  # a model string the library cannot read: say so, never guess
         answer["no_card"] = f"{NO_CARD}: the judge {producer.model!r} is not understood ({exc})"
         return answer, None
@@ -176,6 +210,12 @@ def judge_of(
         answer["no_card"] = f"{NO_CARD}: the criterion is {runs_as}"
         return answer, None
     answer["metric"] = metric.name
+    if producer.config is not None and producer.config != _digest(metric):
+        answer["no_card"] = (
+            f"{NO_CARD}: the uploaded run's {criterion} was configured otherwise (other "
+            f"parameters or prompts) than {runs_as}, the configuration cards are looked up for"
+        )
+        return answer, None
     card = judge_card(metric, _Judge(identity))
     if card is None:
         answer["no_card"] = (
