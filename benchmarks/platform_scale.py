@@ -184,7 +184,7 @@ def sustained(
     }
 
 
-def pages(base: str, key: str, repeat: int) -> dict[str, Any]:
+def pages(base: str, key: str, repeat: int, only: list[str] | None = None) -> dict[str, Any]:
     api = httpx.Client(
         base_url=f"{base}/api/v1", headers={"Authorization": f"Bearer {key}"}, timeout=300
     )
@@ -214,6 +214,8 @@ def pages(base: str, key: str, repeat: int) -> dict[str, Any]:
         "a session page (five days back)": lambda: ui.get(f"{p}/sessions/{old}"),
     }
     for name, fn in checks.items():
+        if only and not any(part in name for part in only):
+            continue
         times, last = timed(fn, repeat)
         found[name] = {**times, "status": last.status_code}
         if name.startswith("dashboard API") and last.status_code == 200:
@@ -225,7 +227,13 @@ def pages(base: str, key: str, repeat: int) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    work = Path(tempfile.mkdtemp(prefix="assay-scale-"))
+    if args.keep:
+        work = Path(args.keep).resolve()
+        work.mkdir(parents=True, exist_ok=True)
+    else:
+        work = Path(tempfile.mkdtemp(prefix="assay-scale-"))
+    filled_file = work / "filled.json"  # a kept database's key and fill figures
+    filled = json.loads(filled_file.read_text()) if filled_file.exists() else None
     stop_pg = None
     if args.backend == "postgresql":
         url, stop_pg = start_postgres(work)
@@ -236,9 +244,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     from assay.platform.server.auth.admin import create_key
     from assay.platform.server.auth.users import add_user
 
-    key = create_key(url, project="bench")
-    add_user(url, "bench", "bench-password-46", projects=["bench"])
-    empty = disk_bytes(url)
+    if filled is None:
+        key = create_key(url, project="bench")
+        add_user(url, "bench", "bench-password-46", projects=["bench"])
+        empty = disk_bytes(url)
+    else:
+        key = filled["key"]
     base = f"http://127.0.0.1:{free_port()}"
     command = [
         sys.executable,
@@ -263,32 +274,40 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             if server.poll() is not None or time.monotonic() > deadline:
                 raise SystemExit(server.stderr.read().decode())  # type: ignore[union-attr]
             time.sleep(0.2)
-        result["sent"] = ingest(base, key, args.sent)
-        print("sent", result["sent"], flush=True)
-        result["grown"] = grow(url, args.sent, args.grow_to)
-        print("grown", result["grown"], flush=True)
-        result["backfill"] = backfill(url)
-        print("backfill", result["backfill"], flush=True)
-        result["disk"] = {"bytes": disk_bytes(url) - (empty if stop_pg else 0)}
-        result["disk"]["per_million_traces_mb"] = round(
-            result["disk"]["bytes"] / args.grow_to * 1e6 / 1e6
-        )
-        print("disk", result["disk"], flush=True)
-        result["load_before"] = os.getloadavg()
-        result["pages"] = pages(base, key, args.repeat)
-        result["ingest"] = []
-        for route in ("otlp", "sdk"):
-            result["ingest"].append(
-                sustained(base, key, route, args.rate, args.ingest_seconds, args.request_traces)
+        if filled is None:
+            result["sent"] = ingest(base, key, args.sent)
+            print("sent", result["sent"], flush=True)
+            result["grown"] = grow(url, args.sent, args.grow_to)
+            print("grown", result["grown"], flush=True)
+            result["backfill"] = backfill(url)
+            print("backfill", result["backfill"], flush=True)
+            result["disk"] = {"bytes": disk_bytes(url) - (empty if stop_pg else 0)}
+            result["disk"]["per_million_traces_mb"] = round(
+                result["disk"]["bytes"] / args.grow_to * 1e6 / 1e6
             )
-            print("ingest", result["ingest"][-1], flush=True)
+            print("disk", result["disk"], flush=True)
+            if args.keep:
+                filled_file.write_text(json.dumps({"key": key, **result}, indent=2))
+        else:
+            result = {k: v for k, v in filled.items() if k != "key"}
+            print("reusing the database kept in", work, flush=True)
+        result["load_before"] = os.getloadavg()
+        result["pages"] = pages(base, key, args.repeat, args.pages)
+        if not args.no_ingest:
+            result["ingest"] = []
+            for route in ("otlp", "sdk"):
+                result["ingest"].append(
+                    sustained(base, key, route, args.rate, args.ingest_seconds, args.request_traces)
+                )
+                print("ingest", result["ingest"][-1], flush=True)
         result["load_after"] = os.getloadavg()
     finally:
         server.terminate()
         server.wait(timeout=60)
         if stop_pg:
             stop_pg()
-        shutil.rmtree(work, ignore_errors=True)
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
     return result
 
 
@@ -330,6 +349,19 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def merged(before: dict[str, Any], partial: dict[str, Any]) -> dict[str, Any]:
+    """The results file `before` with the rows a partial run (`--pages`, `--no-ingest`) timed
+    put in place, each noted in `reruns` with its command, time and load."""
+    found = dict(before)
+    found["pages"] = {**before.get("pages", {}), **partial["pages"]}
+    if "ingest" in partial:
+        found["ingest"] = partial["ingest"]
+    rerun = {k: partial.get(k) for k in ("command", "when", "load_before", "load_after")}
+    rerun["rows"] = list(partial["pages"]) + (["ingest"] if "ingest" in partial else [])
+    found["reruns"] = [*before.get("reruns", []), rerun]
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--backend", choices=["sqlite", "postgresql"], default="sqlite")
@@ -340,6 +372,22 @@ def main() -> None:
     parser.add_argument("--ingest-seconds", type=float, default=30)
     parser.add_argument("--request-traces", type=int, default=34, help="traces a request")
     parser.add_argument("--quick", action="store_true", help="write nothing")
+    parser.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="fill the database in DIR and keep it; a later run with the same DIR times it "
+        "again without filling (delete DIR when done)",
+    )
+    parser.add_argument(
+        "--pages",
+        action="append",
+        metavar="TEXT",
+        help="time only the pages whose name holds TEXT (repeatable); their rows replace "
+        "those of the results file, the others are kept",
+    )
+    parser.add_argument(
+        "--no-ingest", action="store_true", help="skip the sustained ingest (its rows are kept)"
+    )
     parser.add_argument("--report", action="store_true", help="print the table and stop")
     args = parser.parse_args()
     if args.report:
@@ -357,8 +405,10 @@ def main() -> None:
         **result,
     }
     print(json.dumps(record, indent=2))
+    out = RESULTS / f"platform_scale__{args.backend}.json"
+    if (args.pages or args.no_ingest) and out.exists():
+        record = merged(json.loads(out.read_text()), record)
     if not args.quick:
-        out = RESULTS / f"platform_scale__{args.backend}.json"
         out.write_text(json.dumps(record, indent=2) + "\n")
         print(f"wrote {out}")
 

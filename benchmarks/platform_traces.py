@@ -79,24 +79,26 @@ def start_postgres(base: Path) -> tuple[str, Any]:
         os.chown(base, owner.pw_uid, owner.pw_gid)
         run_as = ["runuser", "-u", "postgres", "--"]
     port, data = free_port(), base / "pgdata"
-    subprocess.run(
-        [
-            *run_as,
-            str(bindir / "initdb"),
-            "-D",
-            str(data),
-            "-U",
-            "postgres",
-            "-A",
-            "trust",
-            "-E",
-            "UTF8",
-            "--locale=C",
-            "--no-sync",
-        ],
-        check=True,
-        capture_output=True,
-    )
+    reuse = data.exists()  # kept by an earlier run (platform_scale.py --keep)
+    if not reuse:
+        subprocess.run(
+            [
+                *run_as,
+                str(bindir / "initdb"),
+                "-D",
+                str(data),
+                "-U",
+                "postgres",
+                "-A",
+                "trust",
+                "-E",
+                "UTF8",
+                "--locale=C",
+                "--no-sync",
+            ],
+            check=True,
+            capture_output=True,
+        )
     options = f"-p {port} -c listen_addresses=127.0.0.1 -k {base} -c max_connections=50"
     subprocess.run(
         [
@@ -114,21 +116,22 @@ def start_postgres(base: Path) -> tuple[str, Any]:
         check=True,
         capture_output=True,
     )
-    subprocess.run(
-        [
-            *run_as,
-            str(bindir / "createdb"),
-            "-h",
-            "127.0.0.1",
-            "-p",
-            str(port),
-            "-U",
-            "postgres",
-            "bench",
-        ],
-        check=True,
-        capture_output=True,
-    )
+    if not reuse:
+        subprocess.run(
+            [
+                *run_as,
+                str(bindir / "createdb"),
+                "-h",
+                "127.0.0.1",
+                "-p",
+                str(port),
+                "-U",
+                "postgres",
+                "bench",
+            ],
+            check=True,
+            capture_output=True,
+        )
 
     def stop() -> None:
         subprocess.run(

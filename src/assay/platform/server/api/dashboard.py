@@ -20,6 +20,7 @@ from assay.platform.server.api.deps import Reader, state_of
 from assay.platform.server.schemas.traces import CONDITION_MAX
 from assay.platform.server.storage.dashboard import DashboardRepo
 from assay.platform.server.storage.dashboard_figures import figures
+from assay.platform.server.storage.dashboard_matched import narrowed
 from assay.platform.server.storage.dashboard_window import window_of
 from assay.platform.server.storage.trace_fields import compile_condition
 from assay.platform.server.storage.trust_figures import trust
@@ -45,8 +46,9 @@ def dashboard(
         repo = DashboardRepo(
             session, principal.project_id, window, where, include_experiments=include_experiments
         )
-        found = figures(repo, condition)
-        found["trust"] = trust(session, principal.project_id, window, repo.traces_where())
+        with narrowed(repo):  # the condition matched once, for the figures and the trust panel
+            found = figures(repo, condition)
+            found["trust"] = trust(session, principal.project_id, window, repo.traces_where())
         return found
 
 

@@ -12,7 +12,11 @@ A trace is counted in the bucket of its `created_at`; a label in the bucket of t
 
 An experiment's generations, published as traces of the project (`experiment_traces.py`), are
 not production traffic: every figure leaves them out (`experiment_id IS NULL`) unless the
-dashboard is asked to include them (`include_experiments`)."""
+dashboard is asked to include them (`include_experiments`).
+
+With a condition, the traces of the window that match it are first written once to a temporary
+table (`dashboard_matched.narrowed` sets `matched`), and the figures read those traces by `seq`
+instead of matching the condition again in each query over every trace of the window."""
 
 from __future__ import annotations
 
@@ -75,9 +79,9 @@ def cost_of(meta: Any) -> Any:
     return JsonNumber(meta, bindparam(None, ("cost",), type_=JsonPath()))
 
 
-def failed() -> Any:
+def failed(traces: Any = T) -> Any:
     """A trace that failed: its `error` is set and not empty (as the trace list reads it)."""
-    return and_(T.error.is_not(None), T.error != "")
+    return and_(traces.error.is_not(None), traces.error != "")
 
 
 def traffic() -> Any:
@@ -99,13 +103,32 @@ class DashboardRepo(ProjectScoped):
         self.window, self.where = window, where
         self.include_experiments = include_experiments
         self.postgres = session.get_bind().dialect.name == "postgresql"
+        # the window's traces that match the condition, once `dashboard_matched.narrowed` has
+        # written them to a temporary table (this, with the columns the figures read); None:
+        # each query reads `logged_traces` and matches the condition itself
+        self.matched: Any = None
 
-    def traces_where(self) -> Any:
-        """The condition and the traffic rule together (None: every trace), for readers of the
-        same traces outside this class (the trust panel)."""
+    def condition(self) -> Any:
+        """The condition and the traffic rule together (None: every trace), over any trace."""
         if self.include_experiments:
             return self.where
         return traffic() if self.where is None else and_(traffic(), self.where)
+
+    def traces_where(self) -> Any:
+        """Which of the window's traces count (None: every one), for readers of the same traces
+        outside this class (the trust panel): the condition and the traffic rule, or once
+        narrowed, the matched traces (the same ones, found by `seq`)."""
+        if self.matched is not None:
+            return T.seq.in_(select(self.matched.c.seq))
+        return self.condition()
+
+    @property
+    def traces(self) -> Any:
+        """What the figures read the window's traces from: `logged_traces`, or once narrowed
+        the temporary table of the matching ones, under the same column names."""
+        if self.matched is None:
+            return T
+        return aliased(T, self.matched, adapt_on_names=True)
 
     # -- shared pieces -----------------------------------------------------------------------------
     def bucket(self, column: Any) -> Any:
@@ -121,31 +144,35 @@ class DashboardRepo(ProjectScoped):
         return func.substr(column, 1, literal_column("13" if hourly else "10"))
 
     def _in_window(self, query: Any) -> Any:
-        """`query` over the traces of the window that match the condition."""
+        """`query` over the traces of the window that match the condition (once narrowed, a
+        query over `traces` needs nothing more: it holds only those)."""
+        if self.matched is not None:
+            return query
         query = query.where(T.created_at >= self.window.since, T.created_at < self.window.until)
-        where = self.traces_where()
+        where = self.condition()
         return query if where is None else query.where(where)
 
     # -- volume, errors, tokens, cost ----------------------------------------------------------------
     def volume(self) -> list[Any]:
         """Per bucket and model (None: not given), in one pass over the window: key, model,
         traces, errors, input and output tokens, cost, traces with a cost."""
-        key = self.bucket(T.created_at).label("key")
-        cost = cost_of(T.meta)
+        t = self.traces
+        key = self.bucket(t.created_at).label("key")
+        cost = cost_of(t.meta)
         query = self._in_window(
             self._columns(
-                T,
+                t,
                 key,
-                T.model,
+                t.model,
                 func.count().label("traces"),
-                func.sum(case((failed(), 1), else_=0)).label("errors"),
-                func.sum(T.input_tokens).label("input_tokens"),
-                func.sum(T.output_tokens).label("output_tokens"),
+                func.sum(case((failed(t), 1), else_=0)).label("errors"),
+                func.sum(t.input_tokens).label("input_tokens"),
+                func.sum(t.output_tokens).label("output_tokens"),
                 func.sum(cost).label("cost"),
                 func.count(cost).label("with_cost"),
             )
         )
-        return list(self.session.execute(query.group_by(key, T.model)))
+        return list(self.session.execute(query.group_by(key, t.model)))
 
     # -- latency percentiles -------------------------------------------------------------------------
     def latency(self) -> tuple[dict[str, Latency], Latency | None]:
@@ -155,39 +182,42 @@ class DashboardRepo(ProjectScoped):
         a window function and returns only the ranks the percentiles lie between."""
         if self.postgres:
             return self._percentile_cont()
+        t = self.traces
         overall = self._ranks(None)
-        buckets = {r.key: r.latency() for r in self._ranks(self.bucket(T.created_at))}
+        buckets = {r.key: r.latency() for r in self._ranks(self.bucket(t.created_at))}
         return buckets, (overall[0].latency() if overall else None)
 
     def _percentile_cont(self) -> tuple[dict[str, Latency], Latency | None]:
+        t = self.traces
         fractions: Any = literal_column(
             "ARRAY[" + ", ".join(f"{p / 100}" for p in PERCENTILES) + "]"
         )
         measured = (
-            func.count(T.latency_ms).label("n"),
-            func.percentile_cont(fractions).within_group(T.latency_ms).label("ms"),
+            func.count(t.latency_ms).label("n"),
+            func.percentile_cont(fractions).within_group(t.latency_ms).label("ms"),
         )
-        key = self.bucket(T.created_at).label("key")
+        key = self.bucket(t.created_at).label("key")
         rows = self.session.execute(
             self._in_window(
-                self._columns(T, key, *measured).where(T.latency_ms.is_not(None))
+                self._columns(t, key, *measured).where(t.latency_ms.is_not(None))
             ).group_by(key)
         )
         buckets = {row.key: _latency(row) for row in rows}
         whole = self.session.execute(
-            self._in_window(self._columns(T, *measured).where(T.latency_ms.is_not(None)))
+            self._in_window(self._columns(t, *measured).where(t.latency_ms.is_not(None)))
         ).one()
         return buckets, (_latency(whole) if whole.n else None)
 
     def _ranks(self, key: Any) -> list[Ranked]:
+        t = self.traces
         ranked = self._in_window(
             self._columns(
-                T,
+                t,
                 (key if key is not None else literal_column("''")).label("key"),
-                T.latency_ms.label("value"),
-                (func.row_number().over(partition_by=key, order_by=T.latency_ms) - 1).label("i"),
+                t.latency_ms.label("value"),
+                (func.row_number().over(partition_by=key, order_by=t.latency_ms) - 1).label("i"),
                 func.count().over(partition_by=key).label("n"),
-            ).where(T.latency_ms.is_not(None))
+            ).where(t.latency_ms.is_not(None))
         ).subquery()
         wanted = []
         for p in PERCENTILES:
@@ -214,10 +244,11 @@ class DashboardRepo(ProjectScoped):
             )
             .label("latest")
         )
+        t = self.traces
         ranked = self._in_window(
             self._columns(
-                S, self.bucket(T.created_at).label("key"), S.criterion, S.value, latest
-            ).join(T, and_(T.project_id == S.project_id, T.id == S.trace_id))
+                S, self.bucket(t.created_at).label("key"), S.criterion, S.value, latest
+            ).join(t, and_(t.project_id == S.project_id, t.id == S.trace_id))
         ).subquery()
         query = select(ranked.c.key, ranked.c.criterion, ranked.c.value).where(
             ranked.c.latest == 1, ranked.c.value.is_not(None)
@@ -233,7 +264,7 @@ class DashboardRepo(ProjectScoped):
             .join(T, and_(T.project_id == L.project_id, T.id == L.trace_id))
             .where(L.created_at >= self.window.since, L.created_at < self.window.until)
         )
-        where = self.traces_where()
+        where = self.condition()  # the labelled trace may be older than the window
         if where is not None:
             query = query.where(where)
         return list(self.session.execute(query.group_by(key, L.criterion)))
@@ -247,11 +278,11 @@ class DashboardRepo(ProjectScoped):
         """(evaluator id, state) -> how many of the window's traces (matching the condition) the
         evaluator's current version has in that state (pending, scored, error, skipped_budget,
         superseded)."""
-        E, Run = models.OnlineEvaluator, models.OnlineEvaluation
+        E, Run, t = models.OnlineEvaluator, models.OnlineEvaluation, self.traces
         query = self._in_window(
             self._columns(Run, Run.evaluator_id, Run.status, func.count().label("n"))
             .join(E, and_(E.project_id == Run.project_id, E.id == Run.evaluator_id))
-            .join(T, and_(T.project_id == Run.project_id, T.id == Run.trace_id))
+            .join(t, and_(t.project_id == Run.project_id, t.id == Run.trace_id))
             .where(Run.evaluator_version == E.version)
         )
         rows = self.session.execute(query.group_by(Run.evaluator_id, Run.status))
@@ -259,10 +290,13 @@ class DashboardRepo(ProjectScoped):
 
     def matching(self, condition: Any) -> int:
         """How many of the window's traces (matching the dashboard's condition) also match
-        `condition` (an evaluator's, compiled; None: all of them)."""
-        query = self._in_window(self._columns(T, func.count()))
-        if condition is not None:
-            query = query.where(condition)
+        `condition` (an evaluator's, compiled over `logged_traces`; None: all of them)."""
+        if condition is None:
+            query = self._in_window(self._columns(self.traces, func.count()))
+        elif self.matched is not None:  # the evaluator's condition reads the traces themselves
+            query = self._columns(T, func.count()).where(self.traces_where(), condition)
+        else:
+            query = self._in_window(self._columns(T, func.count())).where(condition)
         return int(self.session.scalar(query) or 0)
 
 

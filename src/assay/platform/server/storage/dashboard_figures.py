@@ -16,6 +16,7 @@ from typing import Any
 
 from assay.platform.server.errors import ApiError
 from assay.platform.server.storage.dashboard import PERCENTILES, DashboardRepo, Latency
+from assay.platform.server.storage.dashboard_matched import narrowed
 from assay.platform.server.storage.dashboard_rollups import source_for, time_limit
 from assay.platform.server.storage.dashboard_window import Window
 from assay.platform.server.storage.db import reading
@@ -76,10 +77,12 @@ def figures(
 ) -> dict[str, Any]:
     """Every figure of the dashboard over `repo`'s window and condition: volume and latency from
     the hourly rollups or from the traces (`dashboard_rollups.source_for`, said in `computed`);
-    reading the traces is time-limited."""
+    reading the traces is time-limited. With a condition, the matching traces are found once
+    (`dashboard_matched.narrowed`; a caller that reads more of them, as the trust panel does,
+    narrows around both)."""
     reading(repo.session)  # only reads: on SQLite no write lock, so ingest goes on meanwhile
     source, computed = source_for(repo, exact_up_to)  # None: dashboard_rollups.EXACT_UP_TO
-    with time_limit(repo, computed.get("time_limit_s")):
+    with narrowed(repo), time_limit(repo, computed.get("time_limit_s")):
         found = _figures(repo, source, condition)
     return {**found, "computed": computed}
 

@@ -330,6 +330,8 @@ class LoggedTrace(PayloadFields, Base):
         # the traces table sorts by these (migration 0010)
         Index("ix_logged_traces_project_latency", "project_id", "latency_ms"),
         Index("ix_logged_traces_project_tokens", "project_id", "tokens"),
+        # a condition naming a model, over a dashboard's window (migration 0017)
+        Index("ix_logged_traces_project_model_created", "project_id", "model", "created_at"),
     )
     seq: Mapped[int] = mapped_column(Integer, primary_key=True)
     project_id: Mapped[int] = mapped_column(

@@ -21,6 +21,7 @@ from assay.platform.server.errors import ApiError
 from assay.platform.server.schemas.traces import CONDITION_MAX
 from assay.platform.server.storage.dashboard import DashboardRepo
 from assay.platform.server.storage.dashboard_figures import figures
+from assay.platform.server.storage.dashboard_matched import narrowed
 from assay.platform.server.storage.dashboard_window import RANGES, parse_moment, window_of
 from assay.platform.server.storage.trace_fields import compile_condition
 from assay.platform.server.storage.trust_figures import trust
@@ -188,8 +189,9 @@ def dashboard(
             repo = DashboardRepo(
                 session, project_id, window, where, include_experiments=include_experiments
             )
-            found = figures(repo, condition)
-            found["trust"] = trust(session, project_id, window, repo.traces_where())
+            with narrowed(repo):  # the condition matched once, for figures and trust panel
+                found = figures(repo, condition)
+                found["trust"] = trust(session, project_id, window, repo.traces_where())
         drawn = build_charts(found)
     except ApiError as exc:
         problem, field = exc.message, exc.field or ""
