@@ -112,7 +112,13 @@ def test_arriving_traces_are_scored_once_and_show_on_the_trace(live, fake, api):
     right, wrong, dev = trace("Paris."), trace("Rome."), trace("Paris.", env="dev")
     assert api.post("/traces", json={"traces": [right, wrong, dev]}).status_code == 202
     state = wait_for(api, "Prod", lambda s: s["traces"]["scored"] == 2 and settled(s))
-    assert state["traces"] == {"pending": 0, "scored": 2, "error": 0, "skipped_budget": 0}
+    assert state["traces"] == {
+        "pending": 0,
+        "scored": 2,
+        "error": 0,
+        "skipped_budget": 0,
+        "judge_down": 0,
+    }
     done = wait_for(api, "Prod", lambda s: s["job"]["status"] == "done")  # the worker's run
     assert done["job"]["error"] is None and done["job"]["finished_at"]
     scores = stored_scores(live, [right["id"], wrong["id"], dev["id"]])
@@ -167,7 +173,7 @@ def test_a_second_store_of_the_same_rows_stores_nothing(live, fake, api):
             ],
         )
         stored = EvaluationRuns(session, run.project_id).store(made["id"], [late])
-    assert stored == {"scored": 0, "error": 0, "skipped_budget": 0}
+    assert stored == {"scored": 0, "error": 0, "skipped_budget": 0, "judge_down": 0}
     assert [s.value for s in stored_scores(live, [one["id"]])] == [1.0]
 
 
@@ -238,7 +244,13 @@ def test_a_daily_budget_stops_at_n_and_says_why(live, fake, api):
     traces = [trace() for _ in range(7)]
     api.post("/traces", json={"traces": traces})
     state = wait_for(api, "Prod", settled)
-    assert state["traces"] == {"pending": 0, "scored": 3, "error": 0, "skipped_budget": 4}
+    assert state["traces"] == {
+        "pending": 0,
+        "scored": 3,
+        "error": 0,
+        "skipped_budget": 4,
+        "judge_down": 0,
+    }
     assert state["judged_today"] == 3 and state["budget_exhausted"] is True
     assert len(stored_scores(live, [t["id"] for t in traces])) == 3
     from sqlalchemy import select

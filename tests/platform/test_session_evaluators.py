@@ -124,7 +124,7 @@ def test_a_settled_session_is_scored_on_the_session_and_again_when_it_grows(live
     for one in body["traces"]:  # nothing was put on the traces themselves
         assert one["scores"] == {}
     slow = api.get(f"/evaluators/{waiting['name']}").json()["sessions"]
-    assert slow == {"pending": 1, "scored": 0, "error": 0, "skipped_budget": 0}
+    assert slow == {"pending": 1, "scored": 0, "error": 0, "skipped_budget": 0, "judge_down": 0}
 
     asked = len(fake.chat_requests)
     again = api.post("/traces", json={"traces": first})  # the same traces: the same content
@@ -154,7 +154,7 @@ def test_a_settled_session_is_scored_on_the_session_and_again_when_it_grows(live
     assert len(latest["score_history"]) == 4
     # the waiting evaluator holds one content of the session: the grown one superseded the first
     slow = api.get(f"/evaluators/{waiting['name']}").json()["sessions"]
-    assert slow == {"pending": 1, "scored": 0, "error": 0, "skipped_budget": 0}
+    assert slow == {"pending": 1, "scored": 0, "error": 0, "skipped_budget": 0, "judge_down": 0}
     assert sorted(r.status for r in session_rows(live, waiting["id"])) == ["pending", "superseded"]
 
 
@@ -211,7 +211,7 @@ def test_a_restarted_server_does_not_score_a_session_twice(live, fake, api):
         stop_server(second)
     assert len(session_scores(live, chat)) == 1
     state = api.get("/evaluators/Chats").json()["sessions"]
-    assert state == {"pending": 0, "scored": 1, "error": 0, "skipped_budget": 0}
+    assert state == {"pending": 0, "scored": 1, "error": 0, "skipped_budget": 0, "judge_down": 0}
 
 
 def _tool_call(ident: str) -> dict[str, Any]:

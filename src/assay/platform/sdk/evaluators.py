@@ -6,7 +6,7 @@
     evaluator.save()                  # from now on, matching traces are judged (half of them)
     evaluator.backfill(since=timedelta(days=7))   # and those of the last week
     evaluator.pause(); evaluator.resume()
-    evaluator.refresh().traces        # {"pending", "scored", "error", "skipped_budget"}
+    evaluator.refresh().traces        # {"pending", "scored", "error", "skipped_budget", "judge_down"}
 
 `scope="session"` scores whole sessions instead, once each has been quiet `settle_seconds`
 (default 300), and again when it grows; `evaluator.sessions` counts them by the same states and

@@ -7,14 +7,18 @@ that is down holds every other job back. Two rules bound that:
   attempts, waits of at most 15 s, an attempt timeout of 60 s for a remote model), read from
   `ASSAY_JOB_RETRY_ATTEMPTS`, `ASSAY_JOB_RETRY_MAX_WAIT` and `ASSAY_JOB_CALL_TIMEOUT`, or given to
   the `Worker` (tests give short ones).
-- `Gate`: one per run. Every attempt of every call to a model goes through it (`guard` wraps the
-  model's provider). After `policy.attempts` failed attempts in a row on one model, counted over
-  all the run's calls to it (a refused or cut connection, a timeout, a 5xx), with no success
-  between, the model is *down for this run*: the attempts in flight to
-  it end at once and later calls fail at once, all with `EndpointDown`. A run that met a down
-  model skips the cells that need it, keeps what it stored, and ends with `ModelsDown`, which
-  names each model and its last error; the worker then fails the job with that one line and
-  takes the next one. Resuming the experiment runs what was left. A 429, or any error status
+- `Gate`: one per run of every kind of job (experiments, review queues' judge, online
+  evaluators; `GatedModels` builds each model once and guards it). Every attempt of every call
+  to a model goes through it (`guard` wraps the model's provider). After `policy.attempts`
+  failed attempts in a row on one model, counted over all the run's calls to it (a refused or
+  cut connection, a timeout, a 5xx), with no success between, the model is *down for this
+  run*: the attempts in flight to it end at once and later calls fail at once, all with
+  `EndpointDown`. A run that met a down model goes on without asking it, keeps what it stored,
+  and ends with `ModelsDown`, which names each model and its last error; the worker then fails
+  the job with that one line and takes the next one. What was left: an experiment's cells are
+  left undone (resuming the experiment runs them); a review queue's items get an `EndpointDown`
+  error score naming the model; an online evaluator's traces (or sessions) are `judge_down`,
+  with the reason, and its next run judges them, once each. A 429, or any error status
   that says when to come back (`Retry-After`), is a busy server, not a dead one: it is retried
   as the library does (its limiter slows down) and never counts towards down.
 
@@ -154,15 +158,18 @@ class Gate:
             self.failed(model, exc)
         raise exc
 
-    def summary(self) -> str:
+    def summary(
+        self, left: str = "cell(s) were left undone: resume the experiment once the model answers"
+    ) -> str:
+        """One line for the job's error: the models that are down, why, and what was left
+        (`left` follows the count of `skipped`: an experiment's cells, an evaluator's traces)."""
         names = "; ".join(
             f"{model!r} ({type(exc).__name__}: {str(exc)[:300]})"
             for model, exc in self.down.items()
         )
         return (
             f"stopped after {self.policy.attempts} failed attempts in a row: {names} did not "
-            f"answer; {self.skipped} cell(s) were left undone: resume the experiment once "
-            "the model answers"
+            f"answer; {self.skipped} {left}"
         )
 
 
@@ -223,11 +230,98 @@ def guard(llm: Any, gate: Gate, model: str) -> Any:
     return llm
 
 
+def not_answered(outcome: dict[str, Any]) -> bool:
+    """An error outcome that says the model did not answer (a transient failure, the model down
+    for the run, or a call cut off), rather than anything about what was judged."""
+    return outcome.get("status") == "error" and (
+        outcome.get("error_type") in TRANSIENT_TYPES
+        or outcome.get("error_type") in ("EndpointDown", "Cancelled")
+    )
+
+
+class GatedModels:
+    """The models one job run asks, each built once (`build_llm`) and sent through the run's
+    `Gate`: experiments' generators and judge, review queues' judge and online evaluators'
+    judge alike, so a model that keeps failing is asked no more for the rest of the run."""
+
+    def __init__(self, policy: CallPolicy | None = None) -> None:
+        self.gate = Gate(policy or CallPolicy.from_env())
+        self._models: dict[str, Any] = {}
+
+    def llm(self, model: str) -> Any:
+        if model not in self._models:
+            self._models[model] = guard(build_llm(model), self.gate, model)
+        return self._models[model]
+
+    def judge(self, model: str) -> Callable[[], Any]:
+        """The `judge` that `judging.judge_traces` and its kin build when a criterion needs one:
+        `EndpointDown` at once while `model` is down (no request is sent, and each trace's
+        outcome names the model and why), else the guarded model."""
+
+        def build() -> Any:
+            self.gate.check(model)
+            return self.llm(model)
+
+        return build
+
+    def is_down(self, model: str) -> bool:
+        return self.gate.is_down(model)
+
+    def unanswered(self, model: str, outcomes: list[dict[str, Any]]) -> str | None:
+        """Why a unit judged by `model` (a trace, a session: `outcomes` one per criterion) is
+        left for a later run: once `model` is down for this run, the first outcome that says it
+        did not answer, as "ErrorType: message". None: the outcomes stand as they are."""
+        if not self.is_down(model):
+            return None
+        for outcome in outcomes:
+            if not_answered(outcome):
+                return f"{outcome.get('error_type')}: {outcome.get('error_message')}"
+        return None
+
+
+class GatedRun:
+    """What every job's run shares (`run.ExperimentRun`, `review_judge.QueueJudgeRun`,
+    `online_eval.OnlineEvaluatorRun`): its models through the run's gate (`models`), and
+    `run`, which closes the models' HTTP clients on the job's loop and, once `_run` has finished
+    with a model down, ends the job with `ModelsDown` saying what was `left`."""
+
+    left = "unit(s) were left without asking it"
+
+    def __init__(
+        self,
+        state: Any,
+        claim: Any,
+        should_stop: Callable[[], bool],
+        *,
+        owner: str,
+        policy: CallPolicy | None = None,
+    ) -> None:
+        self.state, self.claim, self.should_stop, self.owner = state, claim, should_stop, owner
+        self.models = GatedModels(policy)
+
+    async def _run(self) -> bool:
+        raise NotImplementedError
+
+    async def run(self) -> bool:
+        """True when the job's work is done; False when asked to stop first; `ModelsDown` when
+        a model went down for the run."""
+        from assay._util.loop_local import close_loop_locals
+
+        try:
+            finished = await self._run()
+        finally:  # the models' HTTP clients belong to this job's loop
+            await close_loop_locals()
+        gate = self.models.gate
+        if finished and gate.down:
+            raise ModelsDown(gate.summary(self.left))
+        return finished
+
+
 def build_llm(model: str) -> Any:
     """The model object a job asks: the routed name, or the server's default judge for ''; with
-    a job's bounded retries and attempt timeout (`CallPolicy`, from the environment),
-    so that a judge that is down holds a review queue's or an online evaluator's job for a few
-    calls' retries, not the library's minutes. An experiment's run sets its own (`guard`)."""
+    a job's bounded retries and attempt timeout (`CallPolicy`, from the environment), so that
+    a judge that is down holds a job for a few calls' retries, not the library's minutes. A
+    job's run then sends it through its gate (`GatedModels`, `guard`)."""
     from assay.models import llm_factory
     from assay.models.defaults import default_llm
 
@@ -240,8 +334,11 @@ __all__ = [
     "CallPolicy",
     "EndpointDown",
     "Gate",
+    "GatedModels",
+    "GatedRun",
     "ModelsDown",
     "bounded",
     "build_llm",
     "guard",
+    "not_answered",
 ]

@@ -8,16 +8,21 @@ moves each row out of `pending` and appends its scores in one transaction, after
 claim. A job that stops or dies leaves the unstored rows pending and the next claim judges them
 (the response cache answers the calls already made); a row stored is never judged again. With a
 daily budget, a chunk is cut to what is left of the day's, and once it is spent the pending rows
-are `skipped_budget` with the reason. A paused (or deleted) evaluator ends the job. A
-session-scope evaluator's job judges settled sessions instead (`online_sessions.py`).
+are `skipped_budget` with the reason. The judge goes through the run's gate
+(`calls.GatedModels`): once it is down for the run, the rest is walked in large steps without
+asking it, each row `judge_down` with the judge's failure as its reason (no score stored), and the
+job ends with `ModelsDown`; the next run (a new trace, a resume, a backfill) makes those rows
+pending again first, so each is scored once, when the judge answers. A paused (or deleted)
+evaluator ends the job. A session-scope evaluator's job judges settled sessions instead
+(`online_sessions.py`).
 """
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from assay.platform import criteria_rules
+from assay.platform.server.jobs.calls import GatedRun
 from assay.platform.server.jobs.claims import claim_lost
 from assay.platform.server.jobs.judging import judge_traces
 from assay.platform.server.storage import models
@@ -27,29 +32,17 @@ from assay.platform.server.storage.repos import CriteriaRepo
 
 CHUNK = 16
 SKIP_CHUNK = 500
+DOWN_LEFT = (
+    "trace(s) or session(s) were left `judge_down` without asking it; the evaluator's next run "
+    "(a new trace, a resume or a backfill) judges them once it answers"
+)
 
 
-class OnlineEvaluatorRun:
-    def __init__(self, state: Any, claim: Any, should_stop: Any, *, owner: str) -> None:
-        self.state, self.claim, self.should_stop, self.owner = state, claim, should_stop, owner
-        self._judge: Any = None
+class OnlineEvaluatorRun(GatedRun):
+    """`run`: True when no pending row is left (or the evaluator is paused); False when asked to
+    stop first; `ModelsDown` when the judge went down (its rows are `judge_down`)."""
 
-    def _llm(self, model: str) -> Any:
-        if self._judge is None:
-            from assay.platform.server.jobs.calls import build_llm
-
-            self._judge = build_llm(model)
-        return self._judge
-
-    async def run(self) -> bool:
-        """True when no pending row is left (or the evaluator is paused); False when asked to
-        stop first."""
-        from assay._util.loop_local import close_loop_locals
-
-        try:
-            return await self._run()
-        finally:  # the judge's HTTP clients belong to this job's loop
-            await close_loop_locals()
+    left = DOWN_LEFT
 
     def _evaluator(self, session: Any) -> models.OnlineEvaluator | None:
         evaluator = EvaluatorRepo(session, self.claim.project_id).find_by_id(
@@ -61,6 +54,9 @@ class OnlineEvaluatorRun:
         with self.state.transaction() as session:
             evaluator = self._evaluator(session)
             scope = None if evaluator is None else evaluator.scope
+            if evaluator is not None:  # what an earlier run's judge did not answer: judged now
+                self._check_claim(session)
+                EvaluationRuns(session, self.claim.project_id).retry_down(evaluator)
         if scope == "session":  # whole sessions, once each has settled
             from assay.platform.server.jobs.online_sessions import judge_sessions
 
@@ -76,8 +72,11 @@ class OnlineEvaluatorRun:
                     return True
                 runs = EvaluationRuns(session, project)
                 left = runs.budget_left(evaluator)
-                # a spent budget skips in large steps: nothing is asked of the judge then
+                # a spent budget, or a judge down for the run, goes in large steps: nothing is
+                # asked of the judge then
                 size = CHUNK if left is None else min(CHUNK, left) if left else SKIP_CHUNK
+                if self.models.is_down(evaluator.judge_model):
+                    size = SKIP_CHUNK
                 chunk = runs.pending(evaluator.id, evaluator.version, after, size)
                 if not chunk:
                     return True
@@ -98,7 +97,7 @@ class OnlineEvaluatorRun:
                     saved.get(name),
                     name,
                     traces,
-                    functools.partial(self._llm, model),
+                    self.models.judge(model),
                     f"online evaluator {self.claim.evaluator_id}",
                 )
                 for trace, outcome in zip(traces, outcomes, strict=True):
@@ -112,7 +111,16 @@ class OnlineEvaluatorRun:
                             "queue_id": None,
                         }
                     )
-            judged = [Judged(ident, trace.id, scores[trace.id]) for ident, trace in chunk]
+            judged = [
+                Judged(
+                    ident,
+                    trace.id,
+                    scores[trace.id],
+                    self.models.unanswered(model, [r["outcome"] for r in scores[trace.id]]),
+                )
+                for ident, trace in chunk
+            ]
+            self.models.gate.skipped += sum(j.down is not None for j in judged)
             with self.state.transaction() as session:
                 self._check_claim(session)
                 EvaluationRuns(session, project).store(self.claim.evaluator_id, judged)

@@ -13,11 +13,12 @@ every criterion on the whole session:
 
 The outcomes are stored through `SessionRuns` in one transaction after the claim check: the row
 leaves `pending` only if it still is, and only then are its scores appended to `session_scores`.
+A session whose judge was down for the run (the run's gate, `calls.GatedModels`) is
+`judge_down` instead, with no score, and judged by the evaluator's next run.
 """
 
 from __future__ import annotations
 
-import functools
 from datetime import datetime, timezone
 from typing import Any
 
@@ -29,7 +30,12 @@ from assay.platform.server.jobs.trajectory import (
     session_trajectory,
 )
 from assay.platform.server.storage import models
-from assay.platform.server.storage.evaluator_runs import ERROR_MAX, EvaluationRuns, budget_reason
+from assay.platform.server.storage.evaluator_runs import (
+    ERROR_MAX,
+    EvaluationRuns,
+    budget_reason,
+    down_reason,
+)
 from assay.platform.server.storage.evaluators import EvaluatorRepo, score_source, utc_midnight
 from assay.platform.server.storage.repos import CriteriaRepo
 from assay.platform.server.storage.session_evaluations import SessionRuns
@@ -97,7 +103,7 @@ async def judge_sessions(run: Any) -> bool:
             source = score_source(evaluator)[:1000]
         if not taken:
             continue
-        judge = functools.partial(run._llm, model)
+        judge = run.models.judge(model)
         what = f"online evaluator {run.claim.evaluator_id}"
         outcomes: dict[str, list[dict[str, Any]]] = {}
         for name in names:
@@ -115,9 +121,14 @@ async def judge_sessions(run: Any) -> bool:
                     "error_message": f"no criteria named {name!r} in this project any more",
                 }
                 outcomes[name] = [dict(missing) for _ in taken]
+        down = [
+            run.models.unanswered(model, [outcomes[name][i] for name in names])
+            for i in range(len(taken))
+        ]
+        run.models.gate.skipped += sum(d is not None for d in down)
         with run.state.transaction() as session:
             run._check_claim(session)
-            _store(session, project, run.claim.evaluator_id, taken, names, outcomes, source)
+            _store(session, project, run.claim.evaluator_id, taken, names, outcomes, source, down)
 
 
 def _store(
@@ -128,8 +139,10 @@ def _store(
     names: list[str],
     outcomes: dict[str, list[dict[str, Any]]],
     source: str,
+    down: list[str | None],
 ) -> None:
-    """Each judged session once, within the day's budget (the evaluator's row locked)."""
+    """Each judged session once, within the day's budget (the evaluator's row locked); one
+    whose judge was down for the run (`down`: why) is `judge_down`, with no score."""
     evaluator = EvaluatorRepo(session, project).find_by_id(evaluator_id, lock=True)
     if evaluator is None:
         return
@@ -137,6 +150,11 @@ def _store(
     left = EvaluationRuns(session, project).budget_left(evaluator)
     now = datetime.now(timezone.utc)
     for position, item in enumerate(taken):
+        cause = down[position]
+        if cause is not None:  # judged again by the next run, once the judge answers
+            if runs.close(item.run_id, "judge_down", down_reason(cause)):
+                evaluator.last_error, evaluator.last_error_at = cause[:ERROR_MAX], now
+            continue
         if left is not None and left <= 0:
             runs.skip([item.run_id], budget_reason(evaluator.daily_budget or 0, utc_midnight()))
             continue

@@ -6,8 +6,11 @@ queue yet, with the library (`assay.aevaluate` and the library's `Criteria`; fun
 here with RE2), and appends each typed outcome to `trace_scores` (source `judge:<model>`, or
 `function:<criterion>`). A job that stops or dies resumes where the stored scores end; items that
 enter meanwhile get the next queued job. A criterion deleted from the project after the queue was
-made is an error outcome naming it, never a silent gap. A session-scope queue's items are
-judged by `review_sessions.judge_session_items`, on whole sessions.
+made is an error outcome naming it, never a silent gap. The judge goes through the run's gate
+(`calls.GatedModels`): once it is down for the run, the remaining items are not asked and each
+gets an `EndpointDown` error score naming the model and why, and the job ends with
+`ModelsDown`. A session-scope queue's items are judged by `review_sessions.judge_session_items`,
+on whole sessions.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import logging
 from typing import Any
 
 from assay.platform import criteria_rules
+from assay.platform.server.jobs.calls import GatedRun
 from assay.platform.server.jobs.claims import LostClaim, claimed_by
 from assay.platform.server.jobs.judging import judge_traces
 from assay.platform.server.storage import models
@@ -26,32 +30,21 @@ from assay.platform.server.storage.traces import TraceRepo
 
 log = logging.getLogger("assay.platform.worker")
 CHUNK = 16
+DOWN_LEFT = (
+    "score(s) were stored as EndpointDown errors without asking it; the queue's next judge run "
+    "(items that enter once it answers) asks it again"
+)
 
 
-class QueueJudgeRun:
-    def __init__(self, state: Any, claim: Any, should_stop: Any, *, owner: str) -> None:
-        self.state, self.claim, self.should_stop, self.owner = state, claim, should_stop, owner
-        self._judge: Any = None
+class QueueJudgeRun(GatedRun):
+    """`run`: True when every item present at the start is scored; False when asked to stop
+    first; `ModelsDown` when the judge went down (its items' scores say `EndpointDown`)."""
+
+    left = DOWN_LEFT
 
     def _check_claim(self, session: Any) -> None:
         if claimed_by(session, self.claim.job_id) != self.owner:
             raise LostClaim(f"job {self.claim.job_id} was taken over")
-
-    def _llm(self, model: str) -> Any:
-        if self._judge is None:
-            from assay.platform.server.jobs.calls import build_llm
-
-            self._judge = build_llm(model)
-        return self._judge
-
-    async def run(self) -> bool:
-        """True when every item present at the start is scored; False when asked to stop first."""
-        from assay._util.loop_local import close_loop_locals
-
-        try:
-            return await self._run()
-        finally:  # the judge's HTTP clients belong to this job's loop
-            await close_loop_locals()
 
     async def _run(self) -> bool:
         project = self.claim.project_id
@@ -110,9 +103,11 @@ class QueueJudgeRun:
         todo: list[models.LoggedTrace],
         model: str,
     ) -> list[dict[str, Any]]:
-        return await judge_traces(
-            criterion, name, todo, lambda: self._llm(model), f"queue {self.claim.queue_id}"
+        outcomes = await judge_traces(
+            criterion, name, todo, self.models.judge(model), f"queue {self.claim.queue_id}"
         )
+        self.models.gate.skipped += sum(o.get("error_type") == "EndpointDown" for o in outcomes)
+        return outcomes
 
     def _store(
         self,

@@ -81,6 +81,7 @@ async def judge_session_items(
             if not todo:
                 continue
             outcomes = await _judge(run, name, saved.get(name), todo, model, what)
+            run.models.gate.skipped += sum(o.get("error_type") == "EndpointDown" for o in outcomes)
             for subject, outcome in zip(todo, outcomes, strict=True):
                 rows.append(_row(subject, name, outcome, saved.get(name), model, queue_id))
         with run.state.transaction() as session:
@@ -92,9 +93,7 @@ async def judge_session_items(
 async def _judge(
     run: Any, name: str, criterion: Any, todo: list[Subject], model: str, what: str
 ) -> list[dict[str, Any]]:
-    def judge() -> Any:
-        return run._llm(model)
-
+    judge = run.models.judge(model)
     if criterion is not None:
         return await judge_samples(criterion, [s.sample for s in todo], judge, what)
     if is_agent_criterion(name):

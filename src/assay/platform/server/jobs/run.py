@@ -26,11 +26,10 @@ kinds of job (`review_judge.py`) through the same `run()` interface.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
-from assay.platform.server.jobs.calls import TRANSIENT_TYPES, CallPolicy, Gate, ModelsDown, guard
+from assay.platform.server.jobs.calls import GatedRun, not_answered
 from assay.platform.server.jobs.claims import Claim, claim_lost
 from assay.platform.server.jobs.generation import GATE_KEY, Generator, Unit
 from assay.platform.server.jobs.judging import judge_cells
@@ -41,44 +40,30 @@ from assay.platform.server.storage.pipelines import PipelineRepo
 CHUNK = 16
 
 
-class ExperimentRun:
-    def __init__(
-        self,
-        state: Any,
-        claim: Claim,
-        should_stop: Callable[[], bool],
-        *,
-        owner: str,
-        policy: CallPolicy | None = None,
-    ) -> None:
+class ExperimentRun(GatedRun):
+    """`run`: True when every cell is stored; False when asked to stop first; `ModelsDown` when
+    cells were left undone because a model did not answer."""
+
+    left = "cell(s) were left undone: resume the experiment once the model answers"
+
+    def __init__(self, state: Any, claim: Claim, *args: Any, **options: Any) -> None:
+        """As `GatedRun`'s (`should_stop`, then `owner=` and `policy=`), for an experiment's job."""
         if claim.experiment_id is None:
             raise ValueError(f"job {claim.job_id} is not an experiment's ({claim.kind})")
-        self.state, self.claim, self.should_stop, self.owner = state, claim, should_stop, owner
+        # one model object per model string for the whole run (generators and judge share),
+        # each with the gate's retries and its watch on models that are down
+        super().__init__(state, claim, *args, **options)
         self.experiment_id: int = claim.experiment_id
-        self.gate = Gate(policy or CallPolicy.from_env())
-        self._models: dict[str, Any] = {}
+        self.gate = self.models.gate
+        self._llm = self.models.llm
         self._generator: Generator | None = None  # made once the run knows the pipelines
 
-    def _llm(self, model: str) -> Any:
-        """One model object per model string for the whole run (generators and judge share),
-        each with the gate's retries and its watch on models that are down."""
-        if model not in self._models:
-            from assay.platform.server.jobs.calls import build_llm
-
-            self._models[model] = guard(build_llm(model), self.gate, model)
-        return self._models[model]
-
     async def run(self) -> bool:
-        """True when every cell is stored; False when asked to stop first; `ModelsDown` when
-        cells were left undone because a model did not answer."""
         try:
-            finished = await self._run()
+            return await super().run()
         finally:
             if self._generator is not None:
                 await self._generator.aclose()
-        if finished and self.gate.down:
-            raise ModelsDown(self.gate.summary())
-        return finished
 
     async def _run(self) -> bool:
         with self.state.transaction() as session:
@@ -201,14 +186,7 @@ def chunks(cohorts: list[Any], examples: list[Any]) -> list[list[Unit]]:
 def _left_for_later(outcome: dict[str, Any]) -> bool:
     """A judged cell whose judge did not answer: not stored, so a resume judges it."""
     generated = outcome["trace"].error_type is None  # else the cell says why there is no answer
-    return (
-        generated
-        and outcome["status"] == "error"
-        and (
-            outcome.get("error_type") in TRANSIENT_TYPES
-            or outcome.get("error_type") in ("EndpointDown", "Cancelled")
-        )
-    )
+    return generated and not_answered(outcome)
 
 
 __all__ = ["CHUNK", "ExperimentRun", "chunks"]

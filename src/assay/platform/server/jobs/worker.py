@@ -66,7 +66,7 @@ class Worker:
     ) -> None:
         self.state, self.kinds = state, kinds
         self.poll_interval = poll_interval
-        self.call_policy = call_policy  # None: CallPolicy.from_env() per experiment run
+        self.call_policy = call_policy  # None: CallPolicy.from_env() per job run
         self.heartbeat_interval = heartbeat_interval or _env_float("ASSAY_WORKER_HEARTBEAT", 10.0)
         self.cancel_check_interval = min(cancel_check_interval, self.heartbeat_interval)
         self.stale_after = stale_after or _env_float("ASSAY_WORKER_STALE_AFTER", 30.0)
@@ -210,13 +210,12 @@ class Worker:
                 from assay.platform.server.jobs.review_judge import QueueJudgeRun as runner
             elif claim.kind == "online_eval":
                 from assay.platform.server.jobs.online_eval import OnlineEvaluatorRun as runner
-            options = {"policy": self.call_policy} if runner is ExperimentRun else {}
             run = runner(
                 self.state,
                 claim,
                 lambda: self._stop.is_set() or lost.is_set(),
                 owner=self.name,
-                **options,
+                policy=self.call_policy,
             )
             finished = asyncio.run(self._supervised(run))
         except LostClaim:

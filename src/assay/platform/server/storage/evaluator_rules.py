@@ -11,7 +11,7 @@ import functools
 import hashlib
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Update, select, update
 from sqlalchemy.orm import Session
 
 from assay.platform.server.storage import models
@@ -67,4 +67,22 @@ def queue_judging(session: Session, project_id: int, evaluator: models.OnlineEva
         session.flush()
 
 
-__all__ = ["JOB", "compiled_condition", "queue_judging", "sampled"]
+def back_to_pending(
+    table: Any, project_id: int, evaluator: models.OnlineEvaluator, status: str
+) -> Update:
+    """The statement that makes the version's rows of `table` (traces' or sessions' runs) in
+    `status` pending again: a backfill's rows skipped for the budget, a run's rows whose judge
+    was down. Callers may narrow it further."""
+    return (
+        update(table)
+        .where(
+            table.project_id == project_id,
+            table.evaluator_id == evaluator.id,
+            table.evaluator_version == evaluator.version,
+            table.status == status,
+        )
+        .values(status="pending", reason=None, judged_at=None)
+    )
+
+
+__all__ = ["JOB", "back_to_pending", "compiled_condition", "queue_judging", "sampled"]

@@ -27,6 +27,7 @@ from assay.platform.server.schemas.agent_criteria import AGENT_CRITERIA, is_agen
 from assay.platform.server.storage import models
 from assay.platform.server.storage.evaluator_rules import (
     JOB,
+    back_to_pending,
     compiled_condition,
     queue_judging,
     sampled,
@@ -83,8 +84,9 @@ def evaluator_json(evaluator: models.OnlineEvaluator, counts: dict[str, Any]) ->
         "last_error_at": iso(evaluator.last_error_at),
         "created_at": iso(evaluator.created_at),
         "updated_at": iso(evaluator.updated_at),
-        # this version's traces by state; judged_today counts every version (the budget's count)
-        "traces": {s: counts.get(s, 0) for s in ("pending", "scored", "error", "skipped_budget")},
+        # this version's traces by state (judge_down: left for the next run, the judge being
+        # down); judged_today counts every version (the budget's count)
+        "traces": {s: counts.get(s, 0) for s in SESSION_STATES},
         # a session-scope version's sessions (contents) by the same states
         "sessions": counts.get("sessions") or {s: 0 for s in SESSION_STATES},
         "judged_today": used,
@@ -325,15 +327,9 @@ class EvaluatorRepo(ProjectScoped):
         self, evaluator: models.OnlineEvaluator, trace_ids: builtins.list[str]
     ) -> int:
         done = self.session.execute(
-            update(Run)
-            .where(
-                Run.project_id == self.project_id,
-                Run.evaluator_id == evaluator.id,
-                Run.evaluator_version == evaluator.version,
-                Run.status == "skipped_budget",
-                Run.trace_id.in_(trace_ids),
+            back_to_pending(Run, self.project_id, evaluator, "skipped_budget").where(
+                Run.trace_id.in_(trace_ids)
             )
-            .values(status="pending", reason=None, judged_at=None)
         )
         return int(cast(Any, done).rowcount or 0)
 

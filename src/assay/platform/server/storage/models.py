@@ -575,8 +575,10 @@ class OnlineEvaluator(Base):
 class OnlineEvaluation(Base):
     """One trace taken by one version of an evaluator: `pending` until the worker judges it, then
     `scored`, `error` (a criterion's outcome is an error), `skipped_budget` (the day's budget was
-    spent; `reason` says which) or `superseded` (the evaluator changed before it was judged). The
-    unique (evaluator, version, trace) makes "never scored twice" the database's guarantee."""
+    spent; `reason` says which), `judge_down` (the judge did not answer that run; `reason` says
+    why, and the next run judges it) or `superseded` (the evaluator changed before it was
+    judged). The unique (evaluator, version, trace) makes "never scored twice" the database's
+    guarantee."""
 
     __tablename__ = "online_evaluations"
     __table_args__ = (

@@ -35,7 +35,7 @@ from assay.platform.server.storage.trace_rows import insert_for
 
 S, T, E = models.SessionEvaluation, models.LoggedTrace, models.OnlineEvaluator
 ScoreRow = models.SessionScore
-STATES = ("pending", "scored", "error", "skipped_budget")
+STATES = ("pending", "scored", "error", "skipped_budget", "judge_down")
 SCORES_MAX = 500  # session scores given with a session, newest first
 
 
