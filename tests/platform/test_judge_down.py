@@ -1,7 +1,8 @@
 """The down-for-the-run gate (`jobs/calls.py`) for online evaluators' and review queues' judges,
 against the live server (SQLite and PostgreSQL) and a loopback judge that answers 500: the run
 stops asking once the gate trips (the requests the judge server saw are counted), each trace left
-says why, and, for an online evaluator, a later run with the judge back scores those traces once.
+says why, and, for an online evaluator (trace and session scope), a later run with the judge back
+scores those traces (sessions) once.
 
 The worker's call policy is short here (`short_calls`: 2 attempts), as in test_job_models_down.
 """
@@ -26,8 +27,10 @@ from tests.platform.test_online_evaluators import (  # noqa: F401  (api is a fix
     trace,
     wait_for,
 )
+from tests.platform.test_session_evaluators import chats, session_scores, turn
 
 TRACES = 40  # without the gate: 2 attempts each, 80 requests at the least
+SESSIONS = 16  # judged 4 at a time
 
 
 def _rows(live: Any, evaluator_id: int) -> list[models.OnlineEvaluation]:
@@ -87,6 +90,36 @@ def test_an_evaluator_stops_asking_a_dead_judge_and_its_next_run_scores_the_rest
     pairs = [(s.trace_id, s.criterion) for s in scores]
     assert len(pairs) == len(set(pairs)) == 2 * (TRACES + 1)  # each criterion once a trace
     assert {s.value for s in scores if s.criterion == "Correct"} == {1.0}
+
+
+def test_a_session_evaluator_leaves_its_sessions_for_the_next_run(
+    live, fake, api, other, short_calls
+):
+    other.default = server_error(500)
+    judge = f"judge-{uuid.uuid4().hex[:8]}"
+    rule = chats(fake, criteria=["Correct"], judge_model=other.model_string(judge))
+    assert api.post("/evaluators", json=rule).status_code == 201
+    ids = [f"chat-{uuid.uuid4().hex[:8]}" for _ in range(SESSIONS)]
+    turns = [turn(sid, "What is the capital of France?", "Paris.") for sid in ids]
+    assert api.post("/traces", json={"traces": turns}).status_code == 202
+    state = wait_for(
+        api,
+        "Chats",
+        lambda s: s["sessions"]["judge_down"] == SESSIONS and s["job"]["status"] == "failed",
+    )
+    asked = len(other.chat_requests)
+    assert 2 <= asked < SESSIONS, asked  # the first chunk's (4 at once), then nothing
+    assert judge in state["job"]["error"] and judge in state["last_error"]
+    assert all(session_scores(live, sid) == [] for sid in ids)
+
+    other.default = judge_paris()  # back: a new session's arrival is the next run
+    later = f"chat-{uuid.uuid4().hex[:8]}"
+    sent_later = api.post("/traces", json={"traces": [turn(later, "And Italy?", "Paris.")]})
+    assert sent_later.status_code == 202
+    done = wait_for(api, "Chats", lambda s: s["sessions"]["scored"] == SESSIONS + 1)
+    assert done["sessions"]["judge_down"] == 0 and done["sessions"]["pending"] == 0
+    for sid in [*ids, later]:  # once each
+        assert [s.criterion for s in session_scores(live, sid)] == ["Correct"], sid
 
 
 def test_a_review_queue_stops_asking_a_dead_judge_and_says_why(live, fake, api, other, short_calls):
