@@ -1,5 +1,6 @@
 """The down-for-the-run gate (`jobs/calls.py`) for online evaluators' and review queues' judges,
-against the live server (SQLite and PostgreSQL) and a loopback judge that answers 500: the run
+against the live server (SQLite and PostgreSQL) and a loopback judge that answers 500 (or closes
+each connection unanswered, for a queue): the run
 stops asking once the gate trips (the requests the judge server saw are counted), each trace left
 says why, and, for an online evaluator (trace and session scope), a later run with the judge back
 scores those traces (sessions) once.
@@ -14,10 +15,11 @@ import time
 import uuid
 from typing import Any
 
+import pytest
 from sqlalchemy import select
 
 from assay.platform.server.storage import models
-from tests.models.fake_openai import server_error
+from tests.models.fake_openai import reset, server_error
 from tests.platform.test_job_models_down import other, short_calls  # noqa: F401  (fixtures)
 from tests.platform.test_online_evaluators import (  # noqa: F401  (api is a fixture)
     api,
@@ -122,8 +124,15 @@ def test_a_session_evaluator_leaves_its_sessions_for_the_next_run(
         assert [s.criterion for s in session_scores(live, sid)] == ["Correct"], sid
 
 
-def test_a_review_queue_stops_asking_a_dead_judge_and_says_why(live, fake, api, other, short_calls):
-    other.default = server_error(500)
+@pytest.mark.parametrize(
+    "failing, cause",
+    [(lambda: server_error(500), "ProviderError"), (reset, "ModelConnectionError")],
+    ids=["500", "connection-closed"],
+)
+def test_a_review_queue_stops_asking_a_dead_judge_and_says_why(
+    live, fake, api, other, short_calls, failing, cause
+):
+    other.default = failing()
     judge = f"judge-{uuid.uuid4().hex[:8]}"
     made = api.post(
         "/review-queues",
@@ -157,9 +166,9 @@ def test_a_review_queue_stops_asking_a_dead_judge_and_says_why(live, fake, api, 
     for score in scores:  # every item says why it has no value
         outcome = score.outcome
         assert score.value is None and outcome["status"] == "error", outcome
-        assert outcome["error_type"] in ("EndpointDown", "ProviderError"), outcome
+        assert outcome["error_type"] in ("EndpointDown", cause), outcome
     down = [s for s in scores if s.outcome["error_type"] == "EndpointDown"]
     assert len(down) >= TRACES - asked
     for score in down:  # the model and the failure that made it down
         assert judge in score.outcome["error_message"], score.outcome
-        assert "ProviderError" in score.outcome["error_message"], score.outcome
+        assert cause in score.outcome["error_message"], score.outcome
