@@ -59,7 +59,8 @@ def serve_command(
             "--retention-days",
             help="Delete logged traces older than this many days (with their scores, labels "
             "and dashboard rollups), in batches that never hold up ingest (default: "
-            "$ASSAY_RETENTION_DAYS, else keep every trace).",
+            "$ASSAY_RETENTION_DAYS, else keep every trace). A project whose admins set a "
+            "retention of its own (Settings page, PATCH /api/v1/project/settings) keeps that.",
         ),
     ] = None,
 ) -> None:
@@ -108,7 +109,8 @@ def serve_command(
         _err.print(f"rate limit: {app.state.rate_limit.describe()}", highlight=False)
     if app.state.retention_days:
         _err.print(
-            f"retention: traces older than {app.state.retention_days:g} days are deleted",
+            f"retention: traces older than {app.state.retention_days:g} days are deleted "
+            "(unless a project has its own)",
             highlight=False,
         )
     # a request still running after SIGTERM gets this long before uvicorn closes it, so the
