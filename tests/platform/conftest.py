@@ -199,16 +199,18 @@ class LiveServer:
         return httpx.Client(base_url=self.base_url + "/api/v1", headers=headers, timeout=30)
 
 
-def start_server(backend: str, db_url: str) -> LiveServer:
+def start_server(backend: str, db_url: str, **options: Any) -> LiveServer:
+    """The app on `db_url` served by uvicorn in a thread; `options` go to `create_app` (e.g.
+    `experiment_workers`, or `worker_options` in place of the quick heartbeat below)."""
     import uvicorn
 
     from assay.platform.server.app import create_app
 
-    app = create_app(
-        db_url,
-        worker=True,
-        worker_options={"poll_interval": 0.1, "heartbeat_interval": 0.2, "stale_after": 2.0},
-    )
+    settings: dict[str, Any] = {
+        "worker": True,
+        "worker_options": {"poll_interval": 0.1, "heartbeat_interval": 0.2, "stale_after": 2.0},
+    }
+    app = create_app(db_url, **(settings | options))
     # IPPROTO_TCP explicitly: asyncio sets TCP_NODELAY only on sockets whose proto says TCP
     # (with proto 0, Nagle and delayed ACKs cost 40 ms a request)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)

@@ -163,7 +163,7 @@ def test_cancel_and_resume_refuse_what_they_cannot_do(sdk, live, fake, one_cohor
         slow.resume()
     assert slow.cancel()["status"] == "cancelled"  # leave the worker free
     # ... once the cancelled run's calls in flight (2 s each) have landed while the fake is up:
-    # cut off by the fake's teardown, they would keep the server's one worker retrying a closed
+    # cut off by the fake's teardown, they would keep the server's experiment worker retrying a closed
     # port, and later tests' jobs would wait
     time.sleep(2.5)
 

@@ -149,6 +149,6 @@ def test_submission_refuses_models_the_server_cannot_ask(live, no_keys, fake):
         accepted = api.post("/experiments", json=fine)
         assert accepted.status_code == 202, accepted.text
         # cancelled at once, its fake answering without delay meanwhile: no call of it can be
-        # left in flight to retry a closed port on the server's one worker after this test
+        # left in flight to retry a closed port on the server's experiment worker after this test
         ident = accepted.json()["id"]
         assert api.post(f"/experiments/{ident}/cancel").json()["status"] in FINISHED

@@ -91,8 +91,7 @@ def test_a_stopped_then_killed_worker_leaves_every_trace_scored_once(live, fake,
         finally:
             if rescuer is not None:
                 rescuer.stop()
-            own._stop.clear()  # the server's lifespan stops this one at the end
-            own.start()
+            own.start()  # fresh workers; the server's lifespan stops them at the end
         assert done["traces"]["error"] == 0
         scores = stored_scores(live, [t["id"] for t in traces])
         assert sorted(s.trace_id for s in scores) == sorted(t["id"] for t in traces)

@@ -63,10 +63,22 @@ def serve_command(
             "retention of its own (Settings page, PATCH /api/v1/project/settings) keeps that.",
         ),
     ] = None,
+    experiment_workers: Annotated[
+        int | None,
+        typer.Option(
+            "--experiment-workers",
+            min=1,
+            max=32,
+            help="Experiments run at once, each on a worker of its own (default: "
+            "$ASSAY_EXPERIMENT_WORKERS, else 1). Online evaluators and review-queue judges have "
+            "a worker of their own beside them, so an experiment never holds up their scoring.",
+        ),
+    ] = None,
 ) -> None:
-    """Run the platform server (web UI under /ui, API under /api/v1) on HOST:PORT, with one
-    experiment worker. SIGTERM or Ctrl-C stops it within a few seconds: a running experiment is
-    interrupted and handed back to the queue, and resumes where it stopped."""
+    """Run the platform server (web UI under /ui, API under /api/v1) on HOST:PORT, with its job
+    workers: one for experiments (more with --experiment-workers) and one that scores traces for
+    online evaluators and review queues. SIGTERM or Ctrl-C stops it within a few seconds: a running
+    experiment is interrupted and handed back to the queue, and resumes where it stopped."""
     from assay._util.deps import require
 
     uvicorn = require("uvicorn", extra="platform", feature="assay serve")
@@ -82,6 +94,7 @@ def serve_command(
         rate_limit_burst=rate_limit_burst,
         max_request_mb=max_request_mb,
         retention_days=retention_days,
+        experiment_workers=experiment_workers,
     )
     shown = url.split("@", 1)[-1] if "@" in url else url
     if demo:
@@ -105,6 +118,8 @@ def serve_command(
         highlight=False,
         soft_wrap=True,
     )
+    if app.state.experiment_workers > 1:
+        _err.print(f"experiments: {app.state.experiment_workers} run at once", highlight=False)
     if app.state.rate_limit is not None:
         _err.print(f"rate limit: {app.state.rate_limit.describe()}", highlight=False)
     if app.state.retention_days:
@@ -145,27 +160,53 @@ def worker_command(
     poll_interval: Annotated[
         float, typer.Option(help="Seconds between looks for new jobs.", min=0.05)
     ] = 1.0,
+    kinds: Annotated[
+        str,
+        typer.Option(
+            "--kinds",
+            help="Which jobs to take, comma-separated: experiments, scoring (online_eval and "
+            "review_judge), or single kinds (experiment, online_eval, review_judge); default all.",
+        ),
+    ] = "all",
+    experiment_workers: Annotated[
+        int | None,
+        typer.Option(
+            "--experiment-workers",
+            min=1,
+            max=32,
+            help="Experiments this process runs at once (default: $ASSAY_EXPERIMENT_WORKERS, "
+            "else 1).",
+        ),
+    ] = None,
 ) -> None:
-    """Run one more experiment worker on the database (PostgreSQL: as many as you like)."""
+    """Run more job workers on the database, beside `assay serve` (PostgreSQL: as many as you
+    like): by default one for experiments and one for online evaluators and review-queue judges."""
     import signal
     import threading
 
     from assay.platform.server.config import pepper, resolve_db_url
-    from assay.platform.server.jobs.worker import Worker
+    from assay.platform.server.jobs.workers import Workers, parse_kinds
+    from assay.platform.server.jobs.workers import experiment_workers as experiment_workers_setting
     from assay.platform.server.state import ServerState
     from assay.platform.server.storage.db import make_engine, migrate
 
+    taken = parse_kinds(kinds)  # a bad option is refused before the database is touched
+    many = experiment_workers_setting(experiment_workers)
     url = resolve_db_url(db)
     engine = make_engine(url)
     migrate(engine)
-    worker = Worker(ServerState(engine, pepper(url), 0), poll_interval=poll_interval)
+    state = ServerState(engine, pepper(url), 0)
+    workers = Workers(state, experiment_workers=many, kinds=taken, poll_interval=poll_interval)
     done = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: done.set())
-    worker.start()
-    _err.print(f"assay worker {worker.name} running; stop with Ctrl-C", highlight=False)
+    workers.start()
+    _err.print(
+        f"assay worker {workers.name} running ({workers.describe()}); stop with Ctrl-C",
+        highlight=False,
+    )
     done.wait()
-    worker.stop()
+    workers.stop()
     engine.dispose()
 
 

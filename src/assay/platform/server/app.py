@@ -49,7 +49,8 @@ from assay.platform.server.config import (
 from assay.platform.server.errors import ApiError
 from assay.platform.server.jobs.retention import Retention
 from assay.platform.server.jobs.retention import retention_days as retention_days_setting
-from assay.platform.server.jobs.worker import Worker
+from assay.platform.server.jobs.workers import Workers
+from assay.platform.server.jobs.workers import experiment_workers as experiment_workers_setting
 from assay.platform.server.otlp import ingest as otlp_ingest
 from assay.platform.server.rate_limit import RateLimitMiddleware, parse_rate_limit
 from assay.platform.server.state import ServerState
@@ -325,6 +326,7 @@ def create_app(
     run_migrations: bool = True,
     worker: bool = False,
     worker_options: dict[str, Any] | None = None,
+    experiment_workers: int | None = None,
     rate_limit: str | None = None,
     rate_limit_burst: int | None = None,
     max_request_mb: float | None = None,
@@ -333,9 +335,11 @@ def create_app(
 ) -> FastAPI:
     """The assay server for the database at `db_url` (default: the embedded SQLite file).
 
-        `worker=True` runs one job worker in a thread while the app is served (started and stopped
-        with the app's lifespan), as `assay serve` does. `rate_limit` ("20/s", "600/min", "off";
-        default `ASSAY_RATE_LIMIT`, else off) limits each API key (rate_limit.py). `max_request_mb`
+    `worker=True` runs the job workers in threads while the app is served (started and stopped
+    with the app's lifespan), as `assay serve` does: `experiment_workers` (default
+    `ASSAY_EXPERIMENT_WORKERS`, else 1) for experiments and one for review-queue judging and
+    online evaluation (`jobs/workers.py`). `rate_limit` ("20/s", "600/min", "off";
+    default `ASSAY_RATE_LIMIT`, else off) limits each API key (rate_limit.py). `max_request_mb`
     (default `ASSAY_MAX_REQUEST_MB`, else 32) bounds an OTLP export before and after gzip.
     `retention_days` (default `ASSAY_RETENTION_DAYS`, else none) deletes traces older than that
     many days, in batches, in a thread beside the worker (`jobs/retention.py`); a project with a
@@ -350,10 +354,12 @@ def create_app(
     )
 
     days = retention_days_setting(retention_days)
+    pool = experiment_workers_setting(experiment_workers) if worker else 0
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> Any:
-        running = Worker(state, **(worker_options or {})).start() if worker else None
+        options = worker_options or {}
+        running = Workers(state, experiment_workers=pool, **options).start() if worker else None
         app.state.worker = running
         # always: a project's admins may give it a horizon of its own (`projects.retention_days`)
         pruning = Retention(state, days, **(retention_options or {})).start()
@@ -377,6 +383,7 @@ def create_app(
     app.state.worker = None
     app.state.retention = None
     app.state.retention_days = days
+    app.state.experiment_workers = pool  # for the banner: 0 when the app runs no workers
     _install_handlers(app)
     app.router.routes.extend(resources.router.routes)  # flat, so `app.routes` lists every route
     for module in (

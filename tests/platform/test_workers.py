@@ -1,0 +1,209 @@
+"""The server's job workers as a pool (jobs/workers.py), against the real server on SQLite and
+PostgreSQL with the loopback fake OpenAI server: an online evaluator scores a trace while an
+experiment holds its worker (the experiment still `running` when the score appears); with
+`experiment_workers=2` two experiments run at the same moment, and a cancel from the API and one
+from the web UI each reach the worker running that experiment (with heartbeats and cancel checks
+30 s apart, only the cancel itself frees the worker in time for the next queued experiment).
+
+The experiments' generator answers are held until the test lets them go, so an experiment is
+running for as long as the test needs, however loaded the machine."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+import assay.platform as ragmetrics
+from assay.errors import UsageError
+from assay.platform import Cohort, Experiment
+from assay.platform.server.jobs.workers import Workers, experiment_workers, parse_kinds
+from tests.models.fake_openai import RecordedRequest, dynamic, ok
+from tests.platform.test_experiments import seed_objects
+from tests.platform.test_online_evaluators import CORRECT, evaluator, stored_scores, trace
+
+
+def held_generation(released: threading.Event) -> Any:
+    """Generator calls (`gen…` models) answer once `released` is set (at most after 60 s);
+    judge calls at once: yes when the judged response names Paris."""
+
+    def choose(request: RecordedRequest) -> Any:
+        if (request.body.get("model") or "").startswith("gen"):
+            released.wait(60)
+            return ok("The capital is Paris.")
+        judged = re.search(r"<response>(.*?)</response>", request.last_user_text, re.S)
+        return ok("yes" if judged and "Paris" in judged.group(1) else "no")
+
+    return dynamic(choose)
+
+
+@pytest.fixture
+def released(fake: Any) -> Iterator[threading.Event]:
+    """The event that lets the held generations answer; set at the end, while the fake is up."""
+    event = threading.Event()
+    fake.default = held_generation(event)
+    try:
+        yield event
+    finally:
+        event.set()
+
+
+def submit(fake: Any, name: str, objects: list[Any]) -> Experiment:
+    """An experiment over the 4 seed examples (made at the first call, in the logged-in project),
+    judged by the function criterion only, with a generator model of its own; submitted."""
+    if not objects:
+        objects.extend(seed_objects(fake, f"-{uuid.uuid4().hex[:8]}"))
+    dataset, task, criteria = objects
+    experiment = Experiment(
+        name=name,
+        dataset=dataset,
+        task=task,
+        cohorts=[Cohort(name="c", generator_model=fake.model_string(f"gen-{uuid.uuid4().hex}"))],
+        criteria=criteria[2:],
+        judge_model="",
+    )
+    experiment.run_async().result(timeout=30)
+    return experiment
+
+
+def statuses(api: httpx.Client, *experiments: Experiment) -> list[str]:
+    return [api.get(f"/experiments/{e.id}").json()["status"] for e in experiments]
+
+
+def wait_until(what: str, check: Any, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def test_an_online_evaluator_scores_traces_while_an_experiment_runs(live, fake, released):
+    key = live.key()
+    assert ragmetrics.login(key, base_url=live.base_url)
+    with live.client(key) as api:
+        experiment = submit(fake, "long", [])
+        wait_until("the experiment never ran", lambda: statuses(api, experiment) == ["running"])
+        assert api.post("/criteria", json=CORRECT).status_code == 201
+        assert api.post("/evaluators", json=evaluator(fake)).status_code == 201
+        arrived = trace("Paris.")
+        assert api.post("/traces", json={"traces": [arrived]}).status_code == 202
+        wait_until("the trace was never scored", lambda: stored_scores(live, [arrived["id"]]))
+        # scored while the experiment holds its worker, not after it
+        assert statuses(api, experiment) == ["running"]
+        (score,) = stored_scores(live, [arrived["id"]])
+        assert score.source == "evaluator:Prod@v1"
+        released.set()
+        wait_until("the experiment never ended", lambda: statuses(api, experiment) != ["running"])
+        assert statuses(api, experiment) == ["completed"]
+
+
+# a server of its own costs ~2 s: SQLite in the default run, PostgreSQL with the slow tests
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.slow)])
+def two_workers(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Any]:
+    """A server of its own (its own database) with two experiment workers whose heartbeats and
+    cancel checks are 30 s apart: within the test, only a cancel told to the pool stops a run."""
+    from tests.platform.conftest import start_server, stop_server
+    from tests.platform.test_experiment_cancel import _fresh_database
+
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'workers.sqlite'}"
+    else:
+        url = _fresh_database(request)
+    server = start_server(
+        request.param,
+        url,
+        experiment_workers=2,
+        worker_options={
+            "poll_interval": 0.05,
+            "heartbeat_interval": 30.0,
+            "cancel_check_interval": 30.0,
+            "stale_after": 120.0,
+        },
+    )
+    try:
+        yield server
+    finally:
+        stop_server(server)
+
+
+def test_two_experiment_workers_run_two_at_once_and_a_cancel_reaches_either(
+    two_workers, fake, released
+):
+    from tests.platform.ui.conftest import csrf_in, make_user, sign_in
+
+    pool = two_workers.app.state.worker
+    assert [w.kinds for w in pool.workers] == [
+        ("experiment",),
+        ("experiment",),
+        ("review_judge", "online_eval"),
+    ]
+    user = make_user(two_workers)
+    assert ragmetrics.login(user.key, base_url=two_workers.base_url)
+    objects: list[Any] = []
+    first, second, third, fourth = (submit(fake, name, objects) for name in "ABCD")
+    with user.api() as api:
+        wait_until(
+            "two experiments never ran at once",
+            lambda: statuses(api, first, second) == ["running", "running"],
+        )
+        assert statuses(api, first, second, third, fourth) == [
+            "running",
+            "running",
+            "queued",
+            "queued",
+        ]
+        # the API's cancel stops the worker running `first` at once: it takes `third`
+        assert api.post(f"/experiments/{first.id}/cancel").json()["status"] == "cancelled"
+        wait_until(
+            "the cancelled experiment's worker never took the next one",
+            lambda: statuses(api, third) == ["running"],
+            seconds=10,
+        )
+        assert statuses(api, second, fourth) == ["running", "queued"]
+        # the web UI's Cancel button reaches the other worker, running `second`
+        browser = sign_in(user)
+        page_url = f"{user.base}/experiments/{second.id}"
+        page = browser.get(page_url)
+        done = browser.post(f"{page_url}/cancel", data={"csrf_token": csrf_in(page.text)})
+        assert done.status_code == 303, done.text
+        wait_until(
+            "the page's cancel never freed its worker",
+            lambda: statuses(api, fourth) == ["running"],
+            seconds=10,
+        )
+        released.set()
+        wait_until(
+            "the last two never completed",
+            lambda: statuses(api, third, fourth) == ["completed", "completed"],
+        )
+        assert statuses(api, first, second) == ["cancelled", "cancelled"]
+
+
+def test_the_settings_name_what_is_wrong(monkeypatch):
+    monkeypatch.delenv("ASSAY_EXPERIMENT_WORKERS", raising=False)
+    assert experiment_workers(None) == 1 and experiment_workers(3) == 3
+    monkeypatch.setenv("ASSAY_EXPERIMENT_WORKERS", "4")
+    assert experiment_workers(None) == 4 and experiment_workers(2) == 2
+    monkeypatch.setenv("ASSAY_EXPERIMENT_WORKERS", "many")
+    with pytest.raises(UsageError, match="ASSAY_EXPERIMENT_WORKERS must be a whole number"):
+        experiment_workers(None)
+    with pytest.raises(UsageError, match=r"--experiment-workers must be from 1 to 32.*0"):
+        experiment_workers(0)
+    assert parse_kinds("scoring") == ("review_judge", "online_eval")
+    assert parse_kinds("experiments, online_eval") == ("experiment", "online_eval")
+    assert parse_kinds("all,experiment") == ("experiment", "review_judge", "online_eval")
+    with pytest.raises(UsageError, match=r"unknown job kind 'judging'.*known: all, experiments"):
+        parse_kinds("judging")
+    pool = Workers(None, experiment_workers=2, kinds=("experiment",), name="w")
+    assert [name for name, _ in pool._plan()] == ["w-experiments-1", "w-experiments-2"]
+    assert pool.describe() == "workers: 2 for experiments"
+    only_scoring = Workers(None, kinds=("online_eval",), name="s")
+    assert only_scoring._plan() == [("s-scoring", ("online_eval",))]
+    with pytest.raises(ValueError, match="kinds must be some of"):
+        Workers(None, kinds=("experiments",))
