@@ -202,6 +202,9 @@ def pages(base: str, key: str, repeat: int, only: list[str] | None = None) -> di
         "dashboard API, 7 days, a condition (1%)": lambda: api.get(
             "/dashboard", params={"range": "7d", "condition": CONDITION}
         ),
+        "dashboard page, 7 days, a condition (1%)": lambda: ui.get(
+            f"{p}/dashboard", params={"range": "7d", "condition": CONDITION}
+        ),
         "traces page": lambda: ui.get(f"{p}/traces"),
         "traces page, a condition (1%)": lambda: ui.get(
             f"{p}/traces", params={"condition": CONDITION}
@@ -313,6 +316,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def table(rows: list[dict[str, Any]]) -> str:
     names = list(rows[0]["pages"]) if rows else []
+    rerun = {n for r in rows for run in r.get("reruns", []) for n in run["rows"]}
     head = "| | " + " | ".join(f"{r['backend']}, {r['traces']:,} traces" for r in rows) + " |"
     lines = [head, "|---|" + "---|" * len(rows)]
     for name in names:
@@ -323,7 +327,8 @@ def table(rows: list[dict[str, Any]]) -> str:
             if t["status"] != 200:
                 extra = f" (answered {t['status']}: the exact scan's time limit)"
             cells.append(f"{t['median_ms']:g} / {t['p95_ms']:g}{extra}")
-        lines.append(f"| {name}, median / p95 ms | " + " | ".join(cells) + " |")
+        mark = " (rerun)" if name in rerun else ""
+        lines.append(f"| {name}, median / p95 ms{mark} | " + " | ".join(cells) + " |")
     for i, route in enumerate(("OTLP/HTTP", "SDK batch route")):
         cells = []
         for r in rows:
@@ -353,7 +358,16 @@ def merged(before: dict[str, Any], partial: dict[str, Any]) -> dict[str, Any]:
     """The results file `before` with the rows a partial run (`--pages`, `--no-ingest`) timed
     put in place, each noted in `reruns` with its command, time and load."""
     found = dict(before)
-    found["pages"] = {**before.get("pages", {}), **partial["pages"]}
+    pages = dict(before.get("pages", {}))
+    previous = None
+    for name, row in partial["pages"].items():  # a new row goes after the one timed before it
+        if name not in pages and previous in pages:
+            keys = list(pages)
+            keys.insert(keys.index(previous) + 1, name)
+            pages = {k: pages.get(k, row) for k in keys}
+        pages[name] = row
+        previous = name
+    found["pages"] = pages
     if "ingest" in partial:
         found["ingest"] = partial["ingest"]
     rerun = {k: partial.get(k) for k in ("command", "when", "load_before", "load_after")}

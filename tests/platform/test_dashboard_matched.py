@@ -220,3 +220,16 @@ def test_a_model_condition_reads_the_model_index(live, project):
             plan = "\n".join(r[-1] for r in session.execute(text(f"EXPLAIN QUERY PLAN {sql}")))
         session.rollback()
     assert "ix_logged_traces_project_model_created" in plan, plan
+
+
+def test_postgresql_plans_the_match_for_its_values(live, project):
+    """psycopg prepares a statement run 5 times; PostgreSQL's generic plan of the match, blind
+    to `model = $1`, read every trace of the window. Narrowed, each plan is made for its values."""
+    if live.backend != "postgresql":
+        pytest.skip("a PostgreSQL planner setting")
+    window = window_of("7d", None, None, datetime.now(timezone.utc))
+    with live.app.state.assay.transaction() as session:
+        repo = DashboardRepo(session, project, window, compile_condition("model = 'model-a'"))
+        assert session.scalar(text("SHOW plan_cache_mode")) == "auto"
+        with narrowed(repo):
+            assert session.scalar(text("SHOW plan_cache_mode")) == "force_custom_plan"

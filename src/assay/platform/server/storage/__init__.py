@@ -15,7 +15,8 @@ one project; every query starts at its `_select` / `_columns`):
 - `access` (users, a project's members `MemberRepo`, its API keys `KeyRepo`);
 - `trace_fields`: the fields review conditions compile to, over the trace tables;
 - `dashboard` (`DashboardRepo`: the dashboard's queries over a time window), with
-  `dashboard_window` (the window and its buckets) and `dashboard_figures` (the figures as JSON);
+  `dashboard_window` (the window and its buckets), `dashboard_matched` (a condition's matching
+  traces, written once to a temporary table) and `dashboard_figures` (the figures as JSON);
 - `trust` (`TrustRepo`: each trace's latest score and label per criterion in a window), with
   `trust_cards` (the judge a criterion's scores come from, and its card) and `trust_figures`
   (the corrected mean and the agreement alert as JSON).
