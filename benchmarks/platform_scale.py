@@ -1,5 +1,6 @@
 """The platform at a million traces (issue #41, part 5), on SQLite or PostgreSQL: the 7-day
-dashboard (API and page; also 1 and 30 days, and with a condition), the traces page, a
+dashboard (API and page; also 1 and 30 days, and with a condition: one model, 1% of the traces,
+found by index, and a text condition no index serves), the traces page, a
 condition filter, the sessions list and a session page, each timed `--repeat` times (median and
 p95 in ms); sustained ingest at an offered rate through OTLP/HTTP and through the SDK's batch
 route (spans a second achieved, per-request latency p50/p95/max); disk per million traces; the
@@ -9,6 +10,12 @@ rollups' backfill time.
     .venv/bin/python benchmarks/platform_scale.py --backend postgresql --sent 10000
     .venv/bin/python benchmarks/platform_scale.py --sent 2000 --grow-to 20000 --quick
     .venv/bin/python benchmarks/platform_scale.py --report
+    .venv/bin/python benchmarks/platform_scale.py --keep /tmp/scale --no-ingest --pages condition
+
+`--keep DIR` fills the database in DIR and keeps it (delete it when done); a later run with the
+same DIR times the pages again without filling (the server migrates it first). `--pages TEXT`
+times only the rows whose name holds TEXT and `--no-ingest` skips the sustained ingest: the rows
+timed replace theirs in the results file, and `reruns` there says which, when and at what load.
 
 How the million is made (`--sent`, `--grow-to`): `--sent` traces of `platform_workload.py`
 (3 spans each; a session of 7 consecutive traces; 1 in 100 on `gpt-4o`) go through OTLP to a
@@ -52,6 +59,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 SPREAD_S = 17_280  # 4.8 hours: copy k sits k such steps back, spread over one step
 CONDITION = "model = 'gpt-4o'"  # 1% of the traces
+SCANNED = "output like '%no such words%'"  # no trace: no index helps, every trace is read
 COPIED = (
     "project_id, version, input, output, raw_input, raw_output, input_text, output_text, "
     "contexts, payload, meta, model, input_tokens, output_tokens, tokens, latency_ms, error, "
@@ -204,6 +212,9 @@ def pages(base: str, key: str, repeat: int, only: list[str] | None = None) -> di
         ),
         "dashboard page, 7 days, a condition (1%)": lambda: ui.get(
             f"{p}/dashboard", params={"range": "7d", "condition": CONDITION}
+        ),
+        "dashboard API, 7 days, a condition no index serves (none match)": lambda: api.get(
+            "/dashboard", params={"range": "7d", "condition": SCANNED}
         ),
         "traces page": lambda: ui.get(f"{p}/traces"),
         "traces page, a condition (1%)": lambda: ui.get(
