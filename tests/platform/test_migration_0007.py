@@ -8,6 +8,7 @@ the payload holds each long text once and compressed."""
 
 from __future__ import annotations
 
+import math
 import uuid
 from datetime import datetime, timezone
 
@@ -147,3 +148,25 @@ def test_the_payload_codec_keeps_every_value():
     assert decode(encode({"input": None, "output": "a"}, "", "a"), "", "a")["output"] == "a"
     small = encode({"input": "a", "output": "b"}, "", "")
     assert small[:1] == b"j" and decode(small)["contexts"] == []
+
+
+def test_the_payload_codec_keeps_what_orjson_would_not_write_alike():
+    """The payload is written by orjson, except a document holding a value orjson writes
+    differently (NaN as null) or refuses (an integer past 64 bits, a key that is not a string):
+    then by `json`, as before. Each reads back as `json` would give it."""
+    text = "w" * 100
+    for odd, back in (
+        (float("nan"), None),  # compared with isnan below
+        (2**70, 2**70),
+        ({1: "one"}, {"1": "one"}),
+        (-(2**64), -(2**64)),
+    ):
+        fields = {"input": None, "output": None, "raw_input": {"odd": odd, "text": text}}
+        got = decode(encode(fields))["raw_input"]
+        assert got["text"] == text
+        if back is None:
+            assert isinstance(got["odd"], float) and math.isnan(got["odd"])
+        else:
+            assert got["odd"] == back and type(got["odd"]) is type(back)
+    plain = {"raw_output": {"big": 2**63 - 1, "small": 1e-7, "f": 1e16, "u": "é" * 70}}
+    assert decode(encode(plain))["raw_output"] == plain["raw_output"]
