@@ -136,6 +136,29 @@ def part_of(trace: Any) -> Part:
     )
 
 
+_UPSERT_KEYS = {
+    R.__tablename__: (["project_id", "hour", "model"], SUMS),
+    B.__tablename__: (["project_id", "hour", "bin"], ("n",)),
+}
+_upserts: dict[tuple[str, str], Any] = {}
+
+
+def _upsert(session: Any, table: Any) -> Any:
+    """The dialect's `INSERT ... ON CONFLICT DO UPDATE SET n = n + excluded.n` of a rollup
+    table, built once per dialect and table (building it took longer than running it)."""
+    key = (session.get_bind().dialect.name, table.name)
+    statement = _upserts.get(key)
+    if statement is None:
+        keys, columns = _UPSERT_KEYS[table.name]
+        statement = insert_for(session, table)
+        statement = statement.on_conflict_do_update(
+            index_elements=keys,
+            set_={c: table.c[c] + statement.excluded[c] for c in columns},
+        )
+        _upserts[key] = statement
+    return statement
+
+
 class Deltas:
     """Changes to a project's rollups, summed in memory and written in one go (`write`)."""
 
@@ -188,18 +211,9 @@ class Deltas:
             for (hour, index), n in sorted(self.bins.items())
             if n
         ]
-        for table, rows, keys, columns in (
-            (R.__table__, sums, ["project_id", "hour", "model"], SUMS),
-            (B.__table__, bins, ["project_id", "hour", "bin"], ("n",)),
-        ):
-            if not rows:
-                continue
-            statement = insert_for(session, table)
-            statement = statement.on_conflict_do_update(
-                index_elements=keys,
-                set_={c: table.c[c] + statement.excluded[c] for c in columns},
-            )
-            session.execute(statement, rows)
+        for table, rows in ((R.__table__, sums), (B.__table__, bins)):
+            if rows:
+                session.execute(_upsert(session, table), rows)
         if self.removed:
             hours = sorted({hour for hour, _m in self.sums} | {hour for hour, _b in self.bins})
             for model, column in ((R, R.traces), (B, B.n)):
