@@ -319,7 +319,7 @@ def first_from_cache(work: Path, output: Path, data_dir: str | None) -> None:
         }
         with tempfile.TemporaryDirectory() as runs:
             record = _timed(suite, _FirstOnly(judge), Path(runs), common)
-        if "first_alone_unstopped" not in found["records"]:
+        if "first_alone" in found["records"] and "first_alone_unstopped" not in found["records"]:
             found["records"]["first_alone_unstopped"] = found["records"]["first_alone"]
             found["headline"]["first_alone_unstopped"] = found["headline"]["first_alone"]
         found["records"]["first_alone"] = record
