@@ -221,7 +221,7 @@ def test_each_online_evaluators_coverage(live):
     old["created_at"] = (now - timedelta(days=20)).isoformat()  # outside the 7 days
     assert api.post("/traces", json={"traces": [*traces, old]}).status_code == 202
     mine = [t["id"] for t in traces if t.get("model") == "model-a"]
-    states = ["scored"] * 6 + ["error", "pending", "skipped_budget"]
+    states = ["scored"] * 6 + ["error", "pending", "skipped_budget", "judge_down"]
     with live.app.state.assay.transaction() as session:
         pid = session.scalar(
             select(models.Project.id).where(models.Project.name == live.projects[-1])
@@ -260,6 +260,7 @@ def test_each_online_evaluators_coverage(live):
         "error": 1,
         "pending": 1,
         "skipped_budget": 1,
+        "judge_down": 1,
         "coverage": pytest.approx(6 / len(mine)),
     }
     assert got["idle"]["matching"] == len(traces) and got["idle"]["coverage"] == 0

@@ -133,6 +133,7 @@ def test_the_evaluator_coverage_chart():
                 "error": 1,
                 "pending": 0,
                 "skipped_budget": 1,
+                "judge_down": 1,
                 "coverage": 0.6,
             },
         ]
@@ -143,7 +144,8 @@ def test_the_evaluator_coverage_chart():
         f"{name}: 6 scored",
         f"{name}: 1 failed",
         f"{name}: 1 over budget",
-        f"{name}: 2 not sampled",  # the bar is as long as the traces it matches
+        f"{name}: 1 judge down",
+        f"{name}: 1 not sampled",  # the bar is as long as the traces it matches
     ]
     widths = [float(r.width) for r in chart.rects]
-    assert widths[0] == pytest.approx(6 * widths[1]) and widths[3] == pytest.approx(2 * widths[1])
+    assert widths[0] == pytest.approx(6 * widths[1]) and widths[4] == pytest.approx(widths[1])

@@ -25,7 +25,7 @@ from assay.platform.server.storage.trace_fields import compile_condition
 
 RESAMPLES = 2000  # of the bootstrap: the interval of a page of buckets stays a few ms
 ZERO_TOKENS = {"input": 0, "output": 0}
-EVALUATION_STATES = ("scored", "error", "pending", "skipped_budget")
+EVALUATION_STATES = ("scored", "error", "pending", "skipped_budget", "judge_down")
 
 
 def latency_json(latency: Latency | None) -> dict[str, Any]:
@@ -154,7 +154,8 @@ def _figures(repo: DashboardRepo, source: Any, condition: str | None) -> dict[st
 def evaluators_json(repo: DashboardRepo, traces: int | None = None) -> list[dict[str, Any]]:
     """Each online evaluator's coverage of the window: of the traces matching the dashboard's
     condition and the evaluator's own (`matching`), how many its current version has scored,
-    failed to score, still has pending or skipped for its daily budget; `coverage` is scored /
+    failed to score, still has pending, skipped for its daily budget or left for its next run
+    because its judge was down; `coverage` is scored /
     matching (about its sample rate once the judge has caught up)."""
     counts = repo.evaluation_counts()
     found = []

@@ -139,18 +139,20 @@ def build_charts(found: dict[str, Any]) -> dict[str, Any]:
 
 def evaluator_chart(evaluators: list[dict[str, Any]]) -> charts.Chart | None:
     """Per online evaluator, a bar as long as the traces it matches: those its current version
-    scored, failed on, has pending or skipped for its budget, and the rest (not sampled)."""
+    scored, failed on, has pending, skipped for its budget or left while its judge was down, and
+    the rest (not sampled)."""
     if not evaluators:
         return None
     rows = []
     for e in evaluators:
         coverage = "–" if e["coverage"] is None else f"{100 * e['coverage']:.0f}%"
-        taken = e["scored"] + e["error"] + e["pending"] + e["skipped_budget"]
+        taken = e["scored"] + e["error"] + e["pending"] + e["skipped_budget"] + e["judge_down"]
         parts = [
             ("scored", charts.colour(2), float(e["scored"])),
             ("failed", charts.ERROR, float(e["error"])),
             ("pending", charts.colour(5), float(e["pending"])),
             ("over budget", charts.colour(1), float(e["skipped_budget"])),
+            ("judge down", charts.colour(3), float(e["judge_down"])),
             ("not sampled", "#d9dde5", float(max(0, e["matching"] - taken))),
         ]
         name = f"{e['name']} v{e['version']} ({e['status']}): {coverage} of {e['matching']}"
