@@ -66,11 +66,14 @@ def test_kill_9_mid_experiment_then_restart_resumes_exactly(
     backend, tmp_path, fake, many_capitals, request
 ):
     from assay.platform.server.auth.admin import create_key
+    from tests.platform.test_experiment_cancel import _fresh_database
 
+    # a database of its own: the package's live server (same process, same PostgreSQL) would
+    # otherwise claim the experiment first, and the kill would interrupt nothing
     db = (
         f"sqlite:///{tmp_path / 'resume.sqlite'}"
         if backend == "sqlite"
-        else request.getfixturevalue("pg_url")
+        else _fresh_database(request)
     )
     env = {
         **os.environ,
@@ -154,11 +157,14 @@ def test_a_restarted_server_takes_over_from_the_killed_one_within_seconds(
     holding the claim is gone (same host, its pid free) and resumes the experiment within a poll.
     It used to wait 16-26 s for the dead worker's heartbeat to go stale. Results stay exact."""
     from assay.platform.server.auth.admin import create_key
+    from tests.platform.test_experiment_cancel import _fresh_database
 
+    # a database of its own: the package's live server (same process, same PostgreSQL) would
+    # otherwise claim the experiment first, and the kill would interrupt nothing
     db = (
         f"sqlite:///{tmp_path / 'takeover.sqlite'}"
         if backend == "sqlite"
-        else request.getfixturevalue("pg_url")
+        else _fresh_database(request)
     )
     env = {**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")}
     for name in ("ASSAY_WORKER_HEARTBEAT", "ASSAY_WORKER_STALE_AFTER"):

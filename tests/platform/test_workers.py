@@ -3,7 +3,8 @@ PostgreSQL with the loopback fake OpenAI server: an online evaluator scores a tr
 experiment holds its worker (the experiment still `running` when the score appears); with
 `experiment_workers=2` two experiments run at the same moment, and a cancel from the API and one
 from the web UI each reach the worker running that experiment (with heartbeats and cancel checks
-30 s apart, only the cancel itself frees the worker in time for the next queued experiment).
+30 s apart, only the cancel itself frees the worker in time for the next queued experiment); on
+SQLite, a write that finds the database locked hands the job back to be resumed, not failed.
 
 The experiments' generator answers are held until the test lets them go, so an experiment is
 running for as long as the test needs, however loaded the machine."""
@@ -207,3 +208,89 @@ def test_the_settings_name_what_is_wrong(monkeypatch):
     assert only_scoring._plan() == [("s-scoring", ("online_eval",))]
     with pytest.raises(ValueError, match="kinds must be some of"):
         Workers(None, kinds=("experiments",))
+
+
+@pytest.mark.slow  # a server of its own and a second of lock: ~3 s
+def test_a_busy_database_hands_the_job_back_and_it_completes(tmp_path, fake, released, caplog):
+    """SQLite, one writer at a time: another connection holds the write lock past the workers'
+    lock wait (made 0.3 s here instead of 30 s) just as the experiment stores its answers. The job
+    is handed back and resumed once the lock is gone, not failed."""
+    import logging
+    import sqlite3
+
+    from sqlalchemy import event, select
+
+    from assay.platform.server.storage import models
+    from tests.platform.conftest import start_server, stop_server
+
+    caplog.set_level(logging.WARNING, logger="assay.platform.worker")
+    path = tmp_path / "busy.sqlite"
+    server = start_server(
+        "sqlite",
+        f"sqlite:///{path}",
+        worker_options={"poll_interval": 0.05, "heartbeat_interval": 0.2, "stale_after": 60.0},
+    )
+    engine = server.app.state.assay.engine
+
+    @event.listens_for(engine, "connect")
+    def _short_wait(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.execute("PRAGMA busy_timeout=300")
+
+    engine.dispose()  # the connections opened so far waited 30 s
+    try:
+        key = server.key()
+        assert ragmetrics.login(key, base_url=server.base_url)
+        with server.client(key) as api:
+            experiment = submit(fake, "busy", [])
+            wait_until("the experiment never ran", lambda: statuses(api, experiment) == ["running"])
+            lock = sqlite3.connect(path, isolation_level=None, timeout=30)
+            lock.execute("BEGIN IMMEDIATE")
+            try:
+                released.set()  # the answers come; storing them finds the database locked
+                wait_until(  # the run's write met the lock (and the job was ended: how?)
+                    "the worker never met the lock",
+                    lambda: any(r.getMessage().startswith("job ") for r in caplog.records),
+                )
+            finally:
+                lock.execute("ROLLBACK")
+                lock.close()
+            wait_until(
+                "the experiment never ended",
+                lambda: statuses(api, experiment)[0] not in ("queued", "running"),
+            )
+            assert statuses(api, experiment) == ["completed"]
+            assert len(experiment.results()["rows"]) == 4
+        assert any("database was busy" in r.getMessage() for r in caplog.records)
+        with server.app.state.assay.transaction() as session:
+            job = session.execute(
+                select(models.Job.status, models.Job.attempts, models.Job.error).where(
+                    models.Job.experiment_id == experiment.id
+                )
+            ).one()
+        assert (job.status, job.error) == ("done", None) and job.attempts >= 2
+    finally:
+        stop_server(server)
+
+
+def test_only_a_busy_database_is_retried():
+    """A lock wait that ran out is tried again; a statement that can never work fails the job."""
+    import sqlite3
+
+    from sqlalchemy.exc import OperationalError
+
+    from assay.platform.server.errors import ApiError
+    from assay.platform.server.jobs.worker import database_busy
+
+    def wrapped(message: str) -> ApiError:
+        try:  # as ServerState.transaction raises it
+            try:
+                raise OperationalError("UPDATE jobs", {}, sqlite3.OperationalError(message))
+            except OperationalError:
+                raise ApiError(503, "unavailable", "the database is busy") from None
+        except ApiError as exc:
+            return exc
+
+    assert database_busy(wrapped("database is locked"))
+    assert not database_busy(wrapped("no such table: jobs"))
+    assert not database_busy(ApiError(503, "unavailable", "no database error behind it"))
+    assert not database_busy(ValueError("a bug"))

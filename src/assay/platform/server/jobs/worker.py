@@ -19,7 +19,11 @@ resume). A stopping worker hands its job back as `queued`.
 
 A run that met a model that does not answer (`calls.py`: `ModelsDown`) and a job that fails on
 a user's error (an `AssayError`: a missing key, a bad setting) fail in one line of the log, with
-no traceback; anything else is a bug and keeps its traceback.
+no traceback; anything else is a bug and keeps its traceback. A database that is busy or away
+for a moment (`database_busy`: SQLite's lock wait ran out while another worker, ingest or
+retention wrote; PostgreSQL's connection lost, a deadlock) is not the job's fault: the job is
+handed back as `queued`, and resumed, instead of failing; ending a claim is tried again until
+the database answers.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ import time
 import uuid
 from typing import Any
 
+from sqlalchemy.exc import OperationalError
+
 from assay.errors import AssayError
 from assay.platform.server.jobs import claims as job_claims
 from assay.platform.server.jobs import holder
@@ -42,6 +48,26 @@ from assay.platform.server.jobs.run import CHUNK, ExperimentRun
 
 log = logging.getLogger("assay.platform.worker")
 WAKE_INTERVAL = 1.0  # seconds between an idle worker's looks for settled sessions
+BUSY_PAUSE = 1.0  # seconds a worker waits after the database was busy before it goes on
+_SQLITE_BUSY = ("database is locked", "database is busy", "database table is locked")
+
+
+def database_busy(exc: BaseException) -> bool:
+    """Whether `exc` is the database busy or away for a moment, so that the same work done again
+    later will do: on SQLite a lock wait that ran out (not, say, a missing table); on PostgreSQL
+    any operational error (a lost connection, a deadlock, a serialization failure). Looks through
+    the chain: `ServerState.transaction` raises such errors as a 503 `ApiError`."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OperationalError):
+            if seen.connection_invalidated:
+                return True
+            driver = type(seen.orig).__module__
+            if driver.startswith("sqlite3"):
+                return str(seen.orig).lower().startswith(_SQLITE_BUSY)
+            return driver.startswith("psycopg")
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _env_float(name: str, default: float) -> float:
@@ -143,7 +169,11 @@ class Worker:
                     self._wake_sessions()
                 self._stop.wait(self.poll_interval)
                 continue
-            self.process(claim)
+            try:
+                self.process(claim)
+            except Exception:  # the thread goes on; the claim, if still held, goes stale
+                log.exception("job %s: the worker could not end it", claim.job_id)
+                self._stop.wait(BUSY_PAUSE)
 
     def _wake_sessions(self) -> None:
         """Idle: sessions that have settled since get their evaluator a job (no job waits for
@@ -172,7 +202,16 @@ class Worker:
         error: str | None = None,
         experiment_status: str | None = None,
     ) -> None:
-        job_claims.finish(self.state, claim, self.name, status, error, experiment_status)
+        """End the claim; while the database is busy, again every second (until stopping)."""
+        while True:
+            try:
+                job_claims.finish(self.state, claim, self.name, status, error, experiment_status)
+                return
+            except Exception as exc:
+                if not database_busy(exc) or self._stop.is_set():
+                    raise
+                log.warning("job %s: ending it as %s waits for the database", claim.job_id, status)
+                self._stop.wait(BUSY_PAUSE)
 
     def process(self, claim: Claim) -> None:
         self._claim = claim
@@ -204,6 +243,7 @@ class Worker:
 
         pulse = threading.Thread(target=beat, name=f"{self.name}-heartbeat", daemon=True)
         pulse.start()
+        busy = False
         try:
             runner: Any = ExperimentRun
             if claim.kind == "review_judge":
@@ -231,11 +271,20 @@ class Worker:
             self._finish(claim, "failed", message[:2000], experiment)
             return
         except Exception as exc:
-            log.exception("job %s (%s) failed", claim.job_id, claim.kind)
-            message = f"{type(exc).__name__}: {exc}".strip()
-            experiment = "failed" if claim.kind == "experiment" else None
-            self._finish(claim, "failed", message[:2000], experiment)
-            return
+            if database_busy(exc):  # not the job's fault: handed back below, and resumed
+                log.warning(
+                    "job %s (%s): the database was busy (%s); handing it back to resume it",
+                    claim.job_id,
+                    claim.kind,
+                    exc,
+                )
+                busy, finished = True, False
+            else:
+                log.exception("job %s (%s) failed", claim.job_id, claim.kind)
+                message = f"{type(exc).__name__}: {exc}".strip()
+                experiment = "failed" if claim.kind == "experiment" else None
+                self._finish(claim, "failed", message[:2000], experiment)
+                return
         finally:
             beating.set()
             pulse.join(5)
@@ -243,8 +292,10 @@ class Worker:
             return
         if finished:
             self._finish(claim, "done", None, "completed" if claim.kind == "experiment" else None)
-        else:  # stopping: hand the job back so the next worker resumes it at once
+        else:  # stopping, or the database was busy: hand the job back to be resumed
             self._finish(claim, "queued")
+        if busy:  # give the database a moment before this worker claims again
+            self._stop.wait(BUSY_PAUSE)
 
 
 # the worker's names from before the split stay importable from here
