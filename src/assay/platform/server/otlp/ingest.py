@@ -161,6 +161,7 @@ def group_spans(
     """Spans by assay trace id, with the resource attributes of the first; plus the number of
     spans refused (bad ids) and why."""
     groups: dict[str, dict[str, Any]] = {}
+    ids: dict[bytes, str] = {}  # OTel trace id -> assay trace id, made once a trace
     refused, problems, seen = 0, [], 0
     for resource_spans in export.resource_spans:
         resource = {
@@ -178,7 +179,9 @@ def group_spans(
                     refused += 1
                     problems.append(f"span {span.name!r}: trace id must be 16 bytes, span id 8")
                     continue
-                trace_id = trace_uuid(span.trace_id)
+                trace_id = ids.get(span.trace_id)
+                if trace_id is None:
+                    trace_id = ids[span.trace_id] = trace_uuid(span.trace_id)
                 if trace_id not in groups and len(groups) >= MAX_TRACES:
                     refused += 1
                     problems.append(f"traces past the limit of {MAX_TRACES} per export")

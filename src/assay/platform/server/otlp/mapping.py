@@ -58,7 +58,17 @@ def any_value(value: Any, depth: int = 0) -> Any:
 
 
 def attribute_map(pairs: Any) -> dict[str, Any]:
-    return {kv.key: any_value(kv.value) for kv in pairs}
+    found: dict[str, Any] = {}
+    for kv in pairs:  # strings and integers (most attributes) read here, the rest by any_value
+        value = kv.value
+        kind = value.WhichOneof("value")
+        if kind == "string_value":
+            found[kv.key] = value.string_value
+        elif kind == "int_value":
+            found[kv.key] = value.int_value
+        else:
+            found[kv.key] = any_value(value)
+    return found
 
 
 def trace_uuid(trace_id: bytes) -> str:
