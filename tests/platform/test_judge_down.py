@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -92,6 +93,37 @@ def test_an_evaluator_stops_asking_a_dead_judge_and_its_next_run_scores_the_rest
     pairs = [(s.trace_id, s.criterion) for s in scores]
     assert len(pairs) == len(set(pairs)) == 2 * (TRACES + 1)  # each criterion once a trace
     assert {s.value for s in scores if s.criterion == "Correct"} == {1.0}
+
+
+def test_a_judge_that_is_back_is_asked_again_without_a_new_trace(
+    live, fake, api, other, short_calls, monkeypatch
+):
+    from assay.platform.server.storage.evaluator_rules import wake_judge_down
+
+    other.default = server_error(500)
+    judge = other.model_string(f"judge-{uuid.uuid4().hex[:8]}")
+    made = api.post("/evaluators", json=evaluator(fake, criteria=["Correct"], judge_model=judge))
+    assert made.status_code == 201, made.text
+    sent = [trace() for _ in range(4)]
+    assert api.post("/traces", json={"traces": sent}).status_code == 202
+    wait_for(
+        api, "Prod", lambda s: s["traces"]["judge_down"] == 4 and s["job"]["status"] == "failed"
+    )
+    transaction = live.app.state.assay.transaction
+    wake_judge_down(transaction, timedelta(hours=1))  # left a moment ago: not due yet
+    time.sleep(0.5)  # the worker polls every 0.1 s: a queued job would have started
+    state = api.get("/evaluators/Prod").json()
+    assert state["traces"]["judge_down"] == 4 and state["job"]["status"] == "failed"
+
+    other.default = judge_paris()  # back; no new trace, no resume: the idle worker's look
+    from assay.platform.server.jobs import worker
+
+    monkeypatch.setattr(worker, "DOWN_CHECK_INTERVAL", 0.2)  # the live worker is in-process
+    monkeypatch.setenv("ASSAY_JUDGE_RETRY_AFTER", "0")
+    done = wait_for(api, "Prod", lambda s: s["traces"]["scored"] == 4)
+    assert done["traces"]["judge_down"] == 0 and done["traces"]["pending"] == 0
+    scores = stored_scores(live, [t["id"] for t in sent])
+    assert sorted(s.trace_id for s in scores) == sorted(t["id"] for t in sent)  # once each
 
 
 def test_a_session_evaluator_leaves_its_sessions_for_the_next_run(

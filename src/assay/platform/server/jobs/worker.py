@@ -48,6 +48,7 @@ from assay.platform.server.jobs.run import CHUNK, ExperimentRun
 
 log = logging.getLogger("assay.platform.worker")
 WAKE_INTERVAL = 1.0  # seconds between an idle worker's looks for settled sessions
+DOWN_CHECK_INTERVAL = 30.0  # seconds between an idle worker's looks for judges to ask again
 BUSY_PAUSE = 1.0  # seconds a worker waits after the database was busy before it goes on
 _SQLITE_BUSY = ("database is locked", "database is busy", "database table is locked")
 
@@ -156,7 +157,7 @@ class Worker:
         return self._stop.is_set()
 
     def _loop(self) -> None:
-        woken = 0.0
+        woken = looked_down = 0.0
         while not self._stop.is_set():
             try:
                 claim = self.claim()
@@ -167,6 +168,12 @@ class Worker:
                 if "online_eval" in self.kinds and time.monotonic() - woken >= WAKE_INTERVAL:
                     woken = time.monotonic()
                     self._wake_sessions()
+                if (
+                    "online_eval" in self.kinds
+                    and time.monotonic() - looked_down >= DOWN_CHECK_INTERVAL
+                ):
+                    looked_down = time.monotonic()
+                    self._wake_judge_down()
                 self._stop.wait(self.poll_interval)
                 continue
             try:
@@ -184,6 +191,20 @@ class Worker:
             wake_due(self.state.transaction)
         except Exception:  # the database is away for a moment: the next tick tries again
             log.warning("waking settled sessions failed", exc_info=True)
+
+    def _wake_judge_down(self) -> None:
+        """Idle: evaluators whose rows were left `judge_down` over `ASSAY_JUDGE_RETRY_AFTER`
+        seconds ago (300 by default) get a job, so a judge that is back is asked again on its
+        own, and one still down at most once every that many seconds."""
+        from datetime import timedelta
+
+        from assay.platform.server.storage.evaluator_rules import wake_judge_down
+
+        after = timedelta(seconds=_env_float("ASSAY_JUDGE_RETRY_AFTER", 300.0))
+        try:
+            wake_judge_down(self.state.transaction, after)
+        except Exception:  # the database is away for a moment: the next look tries again
+            log.warning("waking evaluators whose judge was down failed", exc_info=True)
 
     # -- the job table -----------------------------------------------------------------------------
     def claim(self) -> Claim | None:

@@ -1,5 +1,6 @@
 """What the evaluator rules and their session runs share: the hash sample, a stored condition
-compiled once, and queueing the job that judges an evaluator's pending rows.
+compiled once, queueing the job that judges an evaluator's pending rows, and waking the
+evaluators whose rows wait for a judge that was down.
 
 Apart from `evaluators.py` (the rules' repository) so that `session_evaluations.py`, which that
 repository uses, can take sessions and wake their judging without importing it back.
@@ -9,9 +10,12 @@ from __future__ import annotations
 
 import functools
 import hashlib
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from sqlalchemy import Update, select, update
+from sqlalchemy import Update, and_, select, update
 from sqlalchemy.orm import Session
 
 from assay.platform.server.storage import models
@@ -85,4 +89,44 @@ def back_to_pending(
     )
 
 
-__all__ = ["JOB", "back_to_pending", "compiled_condition", "queue_judging", "sampled"]
+def wake_judge_down(
+    transaction: Callable[[], AbstractContextManager[Session]], after: timedelta
+) -> int:
+    """Give a job to every active evaluator whose current version has rows (traces or sessions)
+    left `judge_down` at least `after` ago, so a judge that is back is asked again without
+    waiting for a new trace, a resume or a backfill (the run makes those rows pending first).
+    A judge still down leaves them `judge_down` again, so they are retried every `after`.
+    Returns how many evaluators were woken; cheap when nothing waits (the status column is
+    indexed for traces; session rows are few)."""
+    E = models.OnlineEvaluator
+    cutoff = datetime.now(timezone.utc) - after
+    with transaction() as session:
+        found: set[tuple[int, int]] = set()
+        for table in (models.OnlineEvaluation, models.SessionEvaluation):
+            query = (
+                select(table.project_id, table.evaluator_id)
+                .join(E, and_(E.project_id == table.project_id, E.id == table.evaluator_id))
+                .where(
+                    table.status == "judge_down",
+                    table.judged_at <= cutoff,
+                    table.evaluator_version == E.version,
+                    E.status == "active",
+                )
+                .distinct()
+            )
+            found |= {(int(p), int(e)) for p, e in session.execute(query)}
+        for project_id, evaluator_id in sorted(found):
+            evaluator = session.get(E, evaluator_id)
+            if evaluator is not None and evaluator.project_id == project_id:
+                queue_judging(session, project_id, evaluator)
+    return len(found)
+
+
+__all__ = [
+    "JOB",
+    "back_to_pending",
+    "compiled_condition",
+    "queue_judging",
+    "sampled",
+    "wake_judge_down",
+]
