@@ -294,3 +294,72 @@ def test_only_a_busy_database_is_retried():
     assert not database_busy(wrapped("no such table: jobs"))
     assert not database_busy(ApiError(503, "unavailable", "no database error behind it"))
     assert not database_busy(ValueError("a bug"))
+
+
+def test_bad_worker_settings_are_one_line_before_any_work(tmp_path, monkeypatch, capfd):
+    import sys
+
+    from assay.cli.app import main
+
+    db = f"sqlite:///{tmp_path / 'never.sqlite'}"
+    for argv, said in [
+        (["worker", "--kinds", "judging"], "error: --kinds: unknown job kind 'judging'"),
+        (["worker", "--experiment-workers", "0"], "--experiment-workers"),
+        (["serve", "--experiment-workers", "33"], "--experiment-workers"),
+    ]:
+        monkeypatch.setattr(sys, "argv", ["assay", *argv, "--db", db])
+        with pytest.raises(SystemExit) as ended:
+            main()
+        assert ended.value.code == 2
+        assert said in capfd.readouterr().err
+    monkeypatch.setenv("ASSAY_EXPERIMENT_WORKERS", "many")
+    monkeypatch.setattr(sys, "argv", ["assay", "worker", "--db", db])
+    with pytest.raises(SystemExit) as ended:
+        main()
+    assert ended.value.code == 2
+    err = capfd.readouterr().err.strip()
+    assert err == "error: ASSAY_EXPERIMENT_WORKERS must be a whole number of workers, got 'many'"
+    assert not (tmp_path / "never.sqlite").exists()  # refused before the database was made
+
+
+@pytest.mark.slow  # a process of its own: its imports take seconds
+def test_assay_worker_with_kinds_scoring_scores_traces_and_leaves_experiments(
+    tmp_path, fake, released
+):
+    """`assay worker --kinds scoring` beside a server that runs no workers: it scores an online
+    evaluator's trace, and an experiment submitted meanwhile stays queued for another worker."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.platform.conftest import start_server, stop_server
+
+    url = f"sqlite:///{tmp_path / 'scoring.sqlite'}"
+    server = start_server("sqlite", url, worker=False)
+    env = {**os.environ, "ASSAY_CACHE_DIR": str(tmp_path / "cache")}
+    command = [sys.executable, "-m", "assay", "worker", "--db", url, "--kinds", "scoring"]
+    worker = subprocess.Popen(
+        [*command, "--poll-interval", "0.1"], env=env, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert worker.stderr is not None
+        banner = worker.stderr.readline()  # printed once its workers run
+        assert "running (workers: 1 for review_judge and online_eval)" in banner, banner
+        key = server.key()
+        assert ragmetrics.login(key, base_url=server.base_url)
+        with server.client(key) as api:
+            experiment = submit(fake, "left for another worker", [])
+            assert api.post("/criteria", json=CORRECT).status_code == 201
+            assert api.post("/evaluators", json=evaluator(fake)).status_code == 201
+            arrived = trace("Paris.")
+            assert api.post("/traces", json={"traces": [arrived]}).status_code == 202
+            wait_until("the trace was never scored", lambda: stored_scores(server, [arrived["id"]]))
+            assert statuses(api, experiment) == ["queued"]
+        worker.send_signal(signal.SIGTERM)
+        assert worker.wait(20) == 0
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.wait(10)
+        stop_server(server)

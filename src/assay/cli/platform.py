@@ -204,6 +204,7 @@ def worker_command(
     _err.print(
         f"assay worker {workers.name} running ({workers.describe()}); stop with Ctrl-C",
         highlight=False,
+        soft_wrap=True,  # one line, whatever the terminal's width
     )
     done.wait()
     workers.stop()
