@@ -135,10 +135,6 @@ class Workers:
             worker.cancelled(experiment_id)
 
     @property
-    def stopping(self) -> bool:
-        return bool(self.workers) and all(worker.stopping for worker in self.workers)
-
-    @property
     def call_policy(self) -> CallPolicy | None:
         return self._options.get("call_policy")
 
