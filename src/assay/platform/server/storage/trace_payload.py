@@ -11,8 +11,9 @@ The document is written by orjson (about twenty times faster than the standard l
 which ingest felt: one payload a trace) unless it holds what orjson would write differently or
 refuse (a non-finite float, an integer past 64 bits, a key that is not a string, a type of its
 own), which the standard library writes as before; either reads back as the same values. It is
-compressed with zlib (the standard library's; level 6) when it is over `COMPRESS_MIN` bytes. The first byte says how the rest is stored (`j` JSON, `z` zlib JSON), so a
-later codec can be added beside them.
+compressed with zlib (the standard library's; level 6) when it is over `COMPRESS_MIN` bytes. The
+first byte says how the rest is stored (`j` JSON, `z` zlib JSON), so a later codec can be added
+beside them.
 
 Rows written before migration 0007 have no payload and keep their fields in the old JSON columns;
 `PayloadFields` reads either, and a row that is written again (an edit, later spans) moves to the
