@@ -377,7 +377,10 @@ def replay_tolerance(tolerance: float, output: Path, data_dir: str | None) -> No
             replays[f"{t:g}"] = compared
             print(f"{suite}: tolerance {t:g}: {compared['summary']}", flush=True)
             print(json.dumps(compared["headline"], indent=1), flush=True)
-    report["replay"] = "python benchmarks/cascade.py --replay-tolerance T --output " + str(output)
+    data = f"--data-dir {data_dir} " if data_dir else ""
+    report["replay"] = (
+        f".venv/bin/python benchmarks/cascade.py {data}--replay-tolerance T --output {output}"
+    )
     _write(report, output)
 
 

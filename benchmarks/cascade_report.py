@@ -16,14 +16,14 @@ def _fmt(figure: dict[str, Any] | None) -> str:
     return f"{figure['value']:.3f}{interval} (n={figure.get('n')})"
 
 
-def _replay(tolerance: str, replay: dict[str, Any]) -> list[str]:
+def _replay(tolerance: str, replay: dict[str, Any], command: str) -> list[str]:
     head = replay["headline"]
     rows = [
         "",
         f"### The same answers routed with `Cascade(tolerance={tolerance})`",
         "",
         "A list keeps the 0.5B judge's answer while at most this share of its verdicts lie in the "
-        "band. Replayed from the caches of the run above (`--replay-tolerance`; replaying "
+        f"band. Replayed from the caches of the run above (`{command.replace(' T ', f' {tolerance} ')}`; replaying "
         "tolerance 0 gave the measured cascade's scores exactly); no time measured: at most the "
         "measured cascade's, with the same 0.5B calls and fewer 1.5B ones.",
         "",
@@ -76,6 +76,8 @@ def markdown(report: dict[str, Any], suites: Iterable[str]) -> str:
         ),
         "",
     ]
+    for note in report.get("notes", []):  # what the command does not say (added by hand)
+        lines += [note, ""]
     calibration = report.get("calibration")
     if calibration:
         lines += [
@@ -139,7 +141,7 @@ def markdown(report: dict[str, Any], suites: Iterable[str]) -> str:
                 f"{_fmt(head['roc_auc_difference_cascade_minus_then'])} |"
             )
         for tolerance, replay in found.get("replays", {}).items():
-            lines += _replay(tolerance, replay)
+            lines += _replay(tolerance, replay, report.get("replay", ""))
         loads = {key: record["load_average"] for key, record in found["records"].items()}
         lines += [
             "",
