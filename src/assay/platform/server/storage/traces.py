@@ -18,6 +18,7 @@ from assay.platform.server.schemas.traces import TraceIn
 from assay.platform.server.storage import models
 from assay.platform.server.storage.repos import DatasetRepo, ProjectScoped, decode_cursor
 from assay.platform.server.storage.rollups import Deltas, part_of
+from assay.platform.server.storage.trace_insert import insert_new
 from assay.platform.server.storage.trace_payload import row_columns
 from assay.platform.server.storage.trace_rows import (
     SUMMARY_CHARS,
@@ -53,15 +54,7 @@ class TraceRepo(ProjectScoped):
         ordered = list(rows.values())  # in batch order: arrival order is the paging order
         if not ordered:
             return [], len(traces)
-        # One statement given every row (executemany): SQLAlchemy sends it as multi-row INSERTs
-        # under the driver's bound-parameter cap, and its compiled form is cached; a statement
-        # with the rows in its VALUES was compiled anew for each batch (most of the ingest time).
-        statement = (
-            insert_for(self.session, T.__table__)
-            .on_conflict_do_nothing(index_elements=["project_id", "id"])
-            .returning(T.__table__.c.id)
-        )
-        inserted = set(self.session.scalars(statement, ordered))
+        inserted = insert_new(self.session, ordered)  # one statement (trace_insert)
         stored = [row["id"] for row in ordered if row["id"] in inserted]  # in batch order
         deltas = Deltas(self.project_id)  # the dashboard's rollups, in the same transaction
         for row in ordered:
