@@ -301,22 +301,33 @@ class _CacheOnly(LocalProvider):
         raise AssertionError("not in the cascade's cache: no model is loaded here")
 
 
+def _cached_judge(
+    model_path: Any, report: dict[str, Any], cache: Path, system_prompt: str | None = None
+) -> LLM:
+    """A local judge's identity (so its cache keys) answering only from `cache`: no model."""
+    settings = ServerSettings(str(model_path), report.get("threads", 1), 4096, 2)
+    return LLM(_CacheOnly(settings), cache=ResponseCache(cache), system_prompt=system_prompt)
+
+
+def _replayed_rows(alone: dict[str, Any], data_dir: str | None) -> dict[str, Any]:
+    """The runner's settings that give the rows the measured run scored, one at a time."""
+    return {
+        "data_dir": data_dir or alone["data"]["directory"],
+        "split": alone["split"],
+        "limit": alone["limit"],
+        "max_concurrency": 1,
+        "show_progress": False,
+    }
+
+
 def first_from_cache(work: Path, output: Path, data_dir: str | None) -> None:
     """The 0.5B judge alone as the cascade asked it (stopped after the asked statements), scored
     from the cascade's cache; the run's earlier 0.5B-alone figure, asked without the stop, is
     kept beside it as `first_alone_unstopped`."""
     report = json.loads(output.with_suffix(".json").read_text())
-    settings = ServerSettings(str(small_judge_path()), report.get("threads", 1), 4096, 2)
-    judge = LLM(_CacheOnly(settings), cache=ResponseCache(work / "first.sqlite"))
+    judge = _cached_judge(small_judge_path(), report, work / "first.sqlite")
     for suite, found in report["suites"].items():
-        alone = found["records"]["then_alone"]
-        common = {
-            "data_dir": data_dir or alone["data"]["directory"],
-            "split": alone["split"],
-            "limit": alone["limit"],
-            "max_concurrency": 1,
-            "show_progress": False,
-        }
+        common = _replayed_rows(found["records"]["then_alone"], data_dir)
         with tempfile.TemporaryDirectory() as runs:
             record = _timed(suite, _FirstOnly(judge), Path(runs), common)
         if "first_alone" in found["records"] and "first_alone_unstopped" not in found["records"]:
@@ -339,25 +350,16 @@ def replay_tolerance(tolerance: float, output: Path, data_dir: str | None) -> No
     the same first calls and a subset of the strong ones it is at most the measured cascade's."""
     report = json.loads(output.with_suffix(".json").read_text())
     work = Path(report["work"])
-    threads = report.get("threads", 1)
-    first = LLM(
-        _CacheOnly(ServerSettings(str(small_judge_path()), threads, 4096, 2)),
-        cache=ResponseCache(work / "first.sqlite"),
+    first = _cached_judge(
+        small_judge_path(),
+        report,
+        work / "first.sqlite",
         system_prompt=report.get("first_system_prompt"),
     )
     for suite, found in report["suites"].items():
         alone, measured = found["records"]["then_alone"], found["records"]["cascade"]
-        then = LLM(
-            _CacheOnly(ServerSettings(str(default_judge_path()), threads, 4096, 2)),
-            cache=ResponseCache(work / suite / "then_cascade.sqlite"),
-        )
-        common = {
-            "data_dir": data_dir or alone["data"]["directory"],
-            "split": alone["split"],
-            "limit": alone["limit"],
-            "max_concurrency": 1,
-            "show_progress": False,
-        }
+        then = _cached_judge(default_judge_path(), report, work / suite / "then_cascade.sqlite")
+        common = _replayed_rows(alone, data_dir)
         band = (report["band"][0], report["band"][1])
         replays = found.setdefault("replays", {})
         for t in (0.0, tolerance):
