@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,7 @@ import anyio
 
 from assay.errors import ModelError, ModelTimeout, RateLimited
 from assay.models.retry import RetryPolicy
+from assay.platform.server.jobs.claims import claim_lost
 from assay.platform.server.schemas.model_names import routed
 
 # the failures that say "this model does not answer now", as outcomes name them
@@ -279,7 +281,7 @@ class GatedModels:
         return None
 
 
-class GatedRun:
+class GatedRun(ABC):
     """What every job's run shares (`run.ExperimentRun`, `review_judge.QueueJudgeRun`,
     `online_eval.OnlineEvaluatorRun`): its models through the run's gate (`models`), and
     `run`, which closes the models' HTTP clients on the job's loop and, once `_run` has finished
@@ -299,8 +301,16 @@ class GatedRun:
         self.state, self.claim, self.should_stop, self.owner = state, claim, should_stop, owner
         self.models = GatedModels(policy)
 
+    def _check_claim(self, session: Any) -> None:
+        """Write only while this worker still holds the job: not once it was taken over (a stale
+        heartbeat) or cancelled."""
+        lost = claim_lost(session, self.claim.job_id, self.owner)
+        if lost is not None:
+            raise lost
+
+    @abstractmethod
     async def _run(self) -> bool:
-        raise NotImplementedError
+        """The job's own work: True when done, False when asked to stop first."""
 
     async def run(self) -> bool:
         """True when the job's work is done; False when asked to stop first; `ModelsDown` when

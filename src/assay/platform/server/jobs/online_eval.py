@@ -23,7 +23,6 @@ from typing import Any
 
 from assay.platform import criteria_rules
 from assay.platform.server.jobs.calls import GatedRun
-from assay.platform.server.jobs.claims import claim_lost
 from assay.platform.server.jobs.judging import judge_traces
 from assay.platform.server.storage import models
 from assay.platform.server.storage.evaluator_runs import EvaluationRuns, Judged
@@ -34,7 +33,8 @@ CHUNK = 16
 SKIP_CHUNK = 500
 DOWN_LEFT = (
     "trace(s) or session(s) were left `judge_down` without asking it; the evaluator's next run "
-    "(a new trace, a resume or a backfill) judges them once it answers"
+    "(a new trace, a resume, a backfill, or an idle worker after ASSAY_JUDGE_RETRY_AFTER) "
+    "judges them once it answers"
 )
 
 
@@ -124,11 +124,6 @@ class OnlineEvaluatorRun(GatedRun):
             with self.state.transaction() as session:
                 self._check_claim(session)
                 EvaluationRuns(session, project).store(self.claim.evaluator_id, judged)
-
-    def _check_claim(self, session: Any) -> None:
-        lost = claim_lost(session, self.claim.job_id, self.owner)
-        if lost is not None:
-            raise lost
 
 
 __all__ = ["CHUNK", "SKIP_CHUNK", "OnlineEvaluatorRun"]

@@ -30,7 +30,7 @@ from datetime import datetime, timezone
 from typing import Any
 
 from assay.platform.server.jobs.calls import GatedRun, not_answered
-from assay.platform.server.jobs.claims import Claim, claim_lost
+from assay.platform.server.jobs.claims import Claim
 from assay.platform.server.jobs.generation import GATE_KEY, Generator, Unit
 from assay.platform.server.jobs.judging import judge_cells
 from assay.platform.server.storage import models
@@ -123,13 +123,6 @@ class ExperimentRun(GatedRun):
         """False for a failed row of a model that went down meanwhile (left for a resume)."""
         down_if = row.pop(GATE_KEY, None)
         return down_if is None or not self.gate.is_down(down_if)
-
-    def _check_claim(self, session: Any) -> None:
-        """Write only while this worker still holds the job: not once it was taken over (a stale
-        heartbeat) or cancelled."""
-        lost = claim_lost(session, self.claim.job_id, self.owner)
-        if lost is not None:
-            raise lost
 
     def _store_traces(
         self, rows: list[dict[str, Any]]
