@@ -45,6 +45,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import cascade_dev
 from cascade_report import markdown
 
 from assay import __version__
@@ -66,7 +67,7 @@ ROOT = Path(__file__).resolve().parent
 RESULTS = ROOT / "results"
 # BEGIN test is a stratified sample; 300 is what the issue asks, 120 what a loaded 2-core machine
 # ran in the time this was measured in (the results say which was used). WikiEval on request.
-SUITES = {"begin": {"limit": 120}, "wikieval": {"limit": None}}
+SUITES = {"begin": {"limit": 300}, "wikieval": {"limit": None}}
 DEFAULT_SUITES = "begin"
 BAND = (0.2, 0.8)  # fixed before the test runs; see the results file for how it was chosen
 HEADLINE = {"begin": "roc_auc", "wikieval": "pairwise_accuracy"}
@@ -100,6 +101,23 @@ def main() -> None:
         "its answers on N BEGIN dev rows before the test runs",
     )
     parser.add_argument(
+        "--choose-on-dev",
+        type=int,
+        default=0,
+        metavar="N",
+        help="both judges answer N BEGIN dev rows; the band and tolerance kept are those whose "
+        "routed scores lie closest to the 1.5B judge's within --budget (cascade_dev.py)",
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=None,
+        help="with --choose-on-dev: the share of dev cells the cascade may escalate",
+    )
+    parser.add_argument(
+        "--tolerance", type=float, default=0.0, help="the measured cascade's tolerance"
+    )
+    parser.add_argument(
         "--band-from",
         metavar="RESULTS_JSON",
         default=None,
@@ -122,7 +140,17 @@ def main() -> None:
         help="route the answers an earlier run kept (its caches, named in --output's JSON) "
         "through Cascade(tolerance=T) and add its figures to --output; no model is loaded",
     )
+    parser.add_argument(
+        "--replay-band-from",
+        metavar="RESULTS_JSON",
+        default=None,
+        help="route the answers the run in --output kept through the band and tolerance another "
+        "run chose on dev (its JSON), and add the figures to --output; no model is loaded",
+    )
     args = parser.parse_args()
+    if args.replay_band_from:
+        replay_band_from(Path(args.replay_band_from), Path(args.output), args.data_dir)
+        return
     if args.first_from_cache:
         first_from_cache(Path(args.first_from_cache), Path(args.output), args.data_dir)
         return
@@ -142,6 +170,7 @@ def main() -> None:
         calibration = _calibration_from(Path(args.band_from))
         args.band = calibration["band"]
         args.first_system_prompt = calibration["system_prompt"]
+        args.tolerance = calibration.get("tolerance", 0.0)
     small = llm_factory(
         "local",
         model_path=small_judge_path(),
@@ -157,12 +186,17 @@ def main() -> None:
     )
     for judge in (small, strong):
         judge.provider.start()  # type: ignore[attr-defined]  # LocalProvider: load weights now
+    if args.choose_on_dev:
+        calibration = _choose_on_dev(args, work, small, strong)
+        args.band, args.tolerance = calibration["band"], calibration["tolerance"]
+        small.cache = ResponseCache(work / "first.sqlite")  # the test runs start empty
     report: dict[str, Any] = {
         "command": command,
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "assay_version": __version__,
         "machine": {"cpus": os.cpu_count(), "platform": platform.platform()},
         "band": list(args.band),
+        "tolerance": args.tolerance,
         "first_system_prompt": args.first_system_prompt,
         "calibration": calibration,
         "first": small.identity(),
@@ -190,7 +224,9 @@ def main() -> None:
         alone = _timed(suite, strong, runs / "then", common)
         _note(report, output, suite, "then_alone", alone)
         strong.cache = ResponseCache(runs / "then_cascade.sqlite")
-        cascade = Cascade(first=small, then=strong, band=(args.band[0], args.band[1]))
+        cascade = Cascade(
+            first=small, then=strong, band=(args.band[0], args.band[1]), tolerance=args.tolerance
+        )
         print(f"{suite}: the cascade", flush=True)
         cascaded = _timed(suite, cascade, runs / "cascade", common)
         summary = cascade.summary()
@@ -237,6 +273,32 @@ class _FirstOnly(Cascade):
         self.ran_on += len(found) > self.asked
         self.probabilities += found[: self.asked]
         return False  # never escalates: this is the first judge alone
+
+
+def _choose_on_dev(args: Any, work: Path, small: LLM, strong: LLM) -> dict[str, Any]:
+    """`cascade_dev.choose_on_dev` on BEGIN dev, each judge's answers in a dev cache of its own."""
+    dev = work / "dev"
+    dev.mkdir(parents=True, exist_ok=True)
+    small.cache = ResponseCache(dev / "first.sqlite")
+    strong.cache = ResponseCache(dev / "then.sqlite")
+    common = {
+        "data_dir": args.data_dir,
+        "split": "dev",
+        "limit": args.choose_on_dev,
+        "max_concurrency": 1,
+        "show_progress": False,
+    }
+    chosen = cascade_dev.choose_on_dev(
+        small,
+        strong,
+        _FirstOnly(small),
+        lambda judge, runs: _timed("begin", judge, runs, common),
+        _values,
+        dev,
+        **({"budget": args.budget} if args.budget is not None else {}),
+    )
+    print(f"chosen on dev: {chosen['chosen']}", flush=True)
+    return {**chosen, "rows": args.choose_on_dev, "system_prompt": args.first_system_prompt}
 
 
 def _calibration_from(path: Path) -> dict[str, Any]:
@@ -362,14 +424,15 @@ def replay_tolerance(tolerance: float, output: Path, data_dir: str | None) -> No
         common = _replayed_rows(alone, data_dir)
         band = (report["band"][0], report["band"][1])
         replays = found.setdefault("replays", {})
-        for t in (0.0, tolerance):
+        measured_tolerance = report.get("tolerance", 0.0)
+        for t in (measured_tolerance, tolerance):
             cascade = Cascade(first=first, then=then, band=band, tolerance=t)
             with tempfile.TemporaryDirectory() as runs:
                 record = _timed(suite, cascade, Path(runs), common)
-                if t == 0.0:
+                if t == measured_tolerance:
                     if _values(record) != _values(measured):
                         raise SystemExit(
-                            f"{suite}: replaying tolerance 0 did not give the measured scores"
+                            f"{suite}: replaying tolerance {t:g} did not give the measured scores"
                         )
                     continue
                 compared = _compare(suite, alone, record, cascade.summary())
@@ -382,6 +445,55 @@ def replay_tolerance(tolerance: float, output: Path, data_dir: str | None) -> No
     data = f"--data-dir {data_dir} " if data_dir else ""
     report["replay"] = (
         f".venv/bin/python benchmarks/cascade.py {data}--replay-tolerance T --output {output}"
+    )
+    _write(report, output)
+
+
+def replay_band_from(source: Path, output: Path, data_dir: str | None) -> None:
+    """The answers the run in `output` kept, routed with the band and tolerance the run in
+    `source` chose on dev: the 0.5B judge's answers from the cascade's cache, the 1.5B judge's
+    from its alone run's (which holds every call). Routing the measured band and tolerance first
+    must give the measured cascade's scores exactly, or nothing is written. No time is measured."""
+    chosen = _calibration_from(source)
+    report = json.loads(output.with_suffix(".json").read_text())
+    if chosen.get("system_prompt") != report.get("first_system_prompt"):
+        raise SystemExit(f"{source} asked the 0.5B judge with another system prompt")
+    work = Path(report["work"])
+    first = _cached_judge(
+        small_judge_path(),
+        report,
+        work / "first.sqlite",
+        system_prompt=report.get("first_system_prompt"),
+    )
+    for suite, found in report["suites"].items():
+        alone, measured = found["records"]["then_alone"], found["records"]["cascade"]
+        then = _cached_judge(default_judge_path(), report, work / suite / "then_alone.sqlite")
+        common = _replayed_rows(alone, data_dir)
+        routes = (
+            (tuple(report["band"]), report.get("tolerance", 0.0)),
+            (tuple(chosen["band"]), chosen["tolerance"]),
+        )
+        for index, (band, tolerance) in enumerate(routes):
+            cascade = Cascade(first=first, then=then, band=band, tolerance=tolerance)
+            with tempfile.TemporaryDirectory() as runs:
+                record = _timed(suite, cascade, Path(runs), common)
+                if index == 0:
+                    if _values(record) != _values(measured):
+                        raise SystemExit(f"{suite}: the measured routing was not reproduced")
+                    continue
+                compared = _compare(suite, alone, record, cascade.summary())
+        for key in ("seconds_per_item_cascade", "time_saved_share"):
+            compared["headline"].pop(key)
+        compared.pop("records")
+        compared.update(band=list(chosen["band"]), tolerance=chosen["tolerance"])
+        compared["chosen_by"] = chosen["chosen_by"]
+        found.setdefault("replays", {})[f"band from {source.name}"] = compared
+        print(f"{suite}: {compared['summary']}", flush=True)
+        print(json.dumps(compared["headline"], indent=1), flush=True)
+    data = f"--data-dir {data_dir} " if data_dir else ""
+    report["replay_band"] = (
+        f".venv/bin/python benchmarks/cascade.py {data}--replay-band-from {source} "
+        f"--output {output}"
     )
     _write(report, output)
 

@@ -17,6 +17,8 @@ def _fmt(figure: dict[str, Any] | None) -> str:
 
 
 def _replay(tolerance: str, replay: dict[str, Any], command: str) -> list[str]:
+    if "band" in replay:  # routed with a band and tolerance another run chose on dev
+        return _replay_band(replay, command)
     head = replay["headline"]
     rows = [
         "",
@@ -27,9 +29,17 @@ def _replay(tolerance: str, replay: dict[str, Any], command: str) -> list[str]:
         "tolerance 0 gave the measured cascade's scores exactly); no time measured: at most the "
         "measured cascade's, with the same 0.5B calls and fewer 1.5B ones.",
         "",
+        *_replay_table(head, f"cascade, tolerance {tolerance}"),
+    ]
+    return [*rows, "", f"Routed: {replay['summary']}."]
+
+
+def _replay_table(head: dict[str, Any], name: str) -> list[str]:
+    """A replay's figures: the cascade's headline, escalations and agreement with the 1.5B."""
+    rows = [
         "| | value |",
         "| --- | --- |",
-        f"| cascade, tolerance {tolerance} | {_fmt(head['cascade'])} |",
+        f"| {name} | {_fmt(head['cascade'])} |",
         f"| within the 1.5B judge's interval | {head['cascade_within_then_interval']} |",
         f"| cells escalated | {_fmt(head['cells_escalated'])} |",
         f"| calls escalated | {_fmt(head['calls_escalated'])} |",
@@ -41,7 +51,53 @@ def _replay(tolerance: str, replay: dict[str, Any], command: str) -> list[str]:
             "| ROC-AUC, cascade minus 1.5B (paired stratified bootstrap) | "
             f"{_fmt(head['roc_auc_difference_cascade_minus_then'])} |"
         )
-    return [*rows, "", f"Routed: {replay['summary']}."]
+    return rows
+
+
+def _replay_band(replay: dict[str, Any], command: str) -> list[str]:
+    head = replay["headline"]
+    band, tolerance = replay["band"], replay["tolerance"]
+    return [
+        "",
+        f"### The same answers routed with the band ({band[0]:.3f}, {band[1]:.3f}) and tolerance "
+        f"{tolerance:g} chosen on dev",
+        "",
+        f"Chosen by the run {replay['chosen_by']} on BEGIN dev, against the 1.5B judge's answers "
+        "there; replayed from the caches of the run above "
+        f"(`{command}`; routing the measured band first gave the measured cascade's scores "
+        "exactly). No time measured: the same 0.5B calls as the measured cascade, and the 1.5B "
+        "calls this routing escalates.",
+        "",
+        *_replay_table(head, "cascade"),
+        "",
+        f"Routed: {replay['summary']}.",
+    ]
+
+
+def _chosen_on_dev(calibration: dict[str, Any]) -> list[str]:
+    """How `cascade_dev.choose_on_dev` chose the band and tolerance, with its nearest rivals."""
+    within = [c for c in calibration["candidates"] if c["escalated_share"] <= calibration["budget"]]
+    within.sort(key=lambda c: (c["mean_abs_difference"], c["escalated_share"]))
+    chosen_by = f" (by the run {calibration['chosen_by']})" if "chosen_by" in calibration else ""
+    return [
+        f"The band and tolerance were chosen on {calibration['rows']} BEGIN dev rows before any "
+        f"test row was scored{chosen_by}: both judges answered them, and each of "
+        f"{len(calibration['candidates'])} candidates (band edges at quantiles of the 0.5B "
+        "judge's P(yes) on dev, tolerances 0 to 0.5) was routed over their cached answers by "
+        "`Cascade` itself. Kept: the candidate whose cell scores lie closest to the 1.5B judge's "
+        f"(mean absolute difference) among those escalating at most {calibration['budget']:.0%} "
+        f"of the dev cells ({len(within)} did). The best five:",
+        "",
+        "| band | tolerance | dev cells escalated | mean abs. difference | decisions kept |",
+        "| --- | --- | --- | --- | --- |",
+        *(
+            f"| ({c['band'][0]:.3f}, {c['band'][1]:.3f}) | {c['tolerance']:g} | "
+            f"{c['escalated_share']:.0%} | {c['mean_abs_difference']:.3f} | "
+            f"{c['decisions_kept']:.0%} |"
+            for c in within[:5]
+        ),
+        "",
+    ]
 
 
 def markdown(report: dict[str, Any], suites: Iterable[str]) -> str:
@@ -66,6 +122,7 @@ def markdown(report: dict[str, Any], suites: Iterable[str]) -> str:
         f"Date {report['date']}, assay {report['assay_version']}, {report['machine']['cpus']} cores "
         f"(shared machine: load averages below), "
         f"band ({report['band'][0]:.3f}, {report['band'][1]:.3f}), "
+        f"tolerance {report.get('tolerance', 0.0):g}, "
         f"rows one at a time (concurrency {report['concurrency']}), "
         f"{report['threads']} llama.cpp thread(s) per judge, split {report['split']}, "
         "metric faithfulness (default settings), no persistent cache for the timed runs"
@@ -79,7 +136,9 @@ def markdown(report: dict[str, Any], suites: Iterable[str]) -> str:
     for note in report.get("notes", []):  # what the command does not say (added by hand)
         lines += [note, ""]
     calibration = report.get("calibration")
-    if calibration:
+    if calibration and "method" in calibration:
+        lines += _chosen_on_dev(calibration)
+    elif calibration:
         lines += [
             f"The band was chosen on {calibration['rows']} BEGIN dev rows before any test row was "
             "scored"
@@ -141,7 +200,8 @@ def markdown(report: dict[str, Any], suites: Iterable[str]) -> str:
                 f"{_fmt(head['roc_auc_difference_cascade_minus_then'])} |"
             )
         for tolerance, replay in found.get("replays", {}).items():
-            lines += _replay(tolerance, replay, report.get("replay", ""))
+            command = report.get("replay_band" if "band" in replay else "replay", "")
+            lines += _replay(tolerance, replay, command)
         loads = {key: record["load_average"] for key, record in found["records"].items()}
         lines += [
             "",
