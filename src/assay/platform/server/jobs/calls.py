@@ -17,10 +17,11 @@ that is down holds every other job back. Two rules bound that:
   and ends with `ModelsDown`, which names each model and its last error; the worker then fails
   the job with that one line and takes the next one. What was left: an experiment's cells are
   left undone (resuming the experiment runs them); a review queue's items get an `EndpointDown`
-  error score naming the model; an online evaluator's traces (or sessions) are `judge_down`,
-  with the reason, and its next run judges them, once each. A 429, or any error status
-  that says when to come back (`Retry-After`), is a busy server, not a dead one: it is retried
-  as the library does (its limiter slows down) and never counts towards down.
+  error score naming the model, which the queue's next run asks again; an online evaluator's
+  traces (or sessions) are `judge_down`, with the reason, and its next run judges them, once
+  each. An idle worker starts those runs after `ASSAY_JUDGE_RETRY_AFTER` seconds. A 429, or
+  any error status that says when to come back (`Retry-After`), is a busy server, not a dead
+  one: it is retried as the library does (its limiter slows down) and never counts towards down.
 
 `EndpointDown` and `ModelsDown` are the job's control flow, like `LostClaim`: they never reach a
 caller, so they are not in `assay.errors`' tree.

@@ -2,15 +2,22 @@
 
 Claimed and kept by the job worker like an experiment job. It walks the queue's items in the
 order they entered and, per chunk, judges each (trace, criterion) that has no score from this
-queue yet, with the library (`assay.aevaluate` and the library's `Criteria`; function criteria run
-here with RE2), and appends each typed outcome to `trace_scores` (source `judge:<model>`, or
+queue yet, or whose latest score from it says the judge was down, with the library
+(`assay.aevaluate` and the library's `Criteria`; function criteria run here with RE2), and
+appends each typed outcome to `trace_scores` (source `judge:<model>`, or
 `function:<criterion>`). A job that stops or dies resumes where the stored scores end; items that
 enter meanwhile get the next queued job. A criterion deleted from the project after the queue was
-made is an error outcome naming it, never a silent gap. The judge goes through the run's gate
-(`calls.GatedModels`): once it is down for the run, the remaining items are not asked and each
-gets an `EndpointDown` error score naming the model and why, and the job ends with
-`ModelsDown`. A session-scope queue's items are judged by `review_sessions.judge_session_items`,
-on whole sessions.
+made is an error outcome naming it, never a silent gap.
+
+The judge goes through the run's gate (`calls.GatedModels`): once it is down for the run, the
+remaining items are not asked and each gets an `EndpointDown` error score naming the model and
+why, and the job ends with `ModelsDown`. Those scores do not stand: the queue's next run asks the
+judge again for them and appends what it answers, and an idle worker starts that run once they
+are `ASSAY_JUDGE_RETRY_AFTER` seconds old (storage/review_judging.py). An item waiting so is
+decided (uncertainty, sampling) only once it is judged.
+
+A session-scope queue's items are judged by `review_sessions.judge_session_items`, on whole
+sessions.
 """
 
 from __future__ import annotations
@@ -25,14 +32,16 @@ from assay.platform.server.jobs.judging import judge_traces
 from assay.platform.server.storage import models
 from assay.platform.server.storage.repos import CriteriaRepo
 from assay.platform.server.storage.review import QueueRepo
+from assay.platform.server.storage.review_judging import is_down
 from assay.platform.server.storage.review_sampling import most_unsure
 from assay.platform.server.storage.traces import TraceRepo
 
 log = logging.getLogger("assay.platform.worker")
 CHUNK = 16
 DOWN_LEFT = (
-    "score(s) were stored as EndpointDown errors without asking it; the queue's next judge run "
-    "(items that enter once it answers) asks it again"
+    "score(s) were stored as EndpointDown errors without asking it; the judge is asked again for "
+    "them by the queue's next judge run, which an idle worker starts after ASSAY_JUDGE_RETRY_AFTER "
+    "seconds (300 by default) if items entering the queue have not started one first"
 )
 
 
@@ -79,20 +88,26 @@ class QueueJudgeRun(GatedRun):
 
     def _decide(self, names: list[str], trace_ids: list[str]) -> None:
         """With the chunk judged, each item's uncertainty (the most unsure of its criteria) and,
-        when the queue samples, whether it is kept for review (storage/review_sampling.py)."""
+        when the queue samples, whether it is kept for review (storage/review_sampling.py). An
+        item with a criterion left `EndpointDown` waits: its judge is asked again later."""
         with self.state.transaction() as session:
             self._check_claim(session)
             queue = QueueRepo(session, self.claim.project_id).find_by_id(self.claim.queue_id)
             if queue is None:
                 return
             latest = TraceRepo(session, self.claim.project_id).latest_scores(trace_ids)
-            unsure = {
-                trace_id: most_unsure(
+            own = {
+                trace_id: [
                     score.outcome or {}
                     for name, score in latest[trace_id].items()
                     if name in names and score.queue_id == queue.id
-                )
+                ]
                 for trace_id in trace_ids
+            }
+            unsure = {
+                trace_id: most_unsure(outcomes)
+                for trace_id, outcomes in own.items()
+                if not any(is_down(o) for o in outcomes)
             }
             QueueRepo(session, self.claim.project_id).decide(queue, unsure)
 

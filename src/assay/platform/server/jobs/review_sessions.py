@@ -3,7 +3,7 @@ criteria, once per criterion, on the content the session has when it is judged.
 
 `QueueJudgeRun` hands a session queue here. Per chunk of items (in the order they entered) it
 reads each session's traces and judges, for every (session, criterion) this queue has not
-scored yet:
+scored yet (or whose latest score from it says the judge was down, `EndpointDown`: asked again):
 
 - a built-in agent criterion (`trajectory.AGENT_CRITERIA`) on the session's traces as one
   conversation (`trajectory.session_trajectory`; a session that cannot be converted is a
@@ -13,7 +13,8 @@ scored yet:
 
 Scores are appended to `session_scores` with the queue's id, the trace count and content key
 judged, after the claim check; then each item's uncertainty (and, when the queue samples,
-whether it is kept) is decided as for trace items.
+whether it is kept) is decided as for trace items, once none of its criteria waits for a judge
+that was down.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from assay.platform.server.jobs.trajectory import (
     session_trajectory,
 )
 from assay.platform.server.storage.review import QueueRepo
+from assay.platform.server.storage.review_judging import is_down
 from assay.platform.server.storage.review_sampling import most_unsure
 from assay.platform.server.storage.review_sessions import SessionQueue
 from assay.platform.server.storage.session_evaluations import SessionRuns, content_key
@@ -131,7 +133,8 @@ def _row(
 
 
 def _decide(session: Any, project: int, queue_id: int, names: list[str], ids: list[str]) -> None:
-    """Each judged item's uncertainty (its most unsure criterion) and whether it is kept."""
+    """Each judged item's uncertainty (its most unsure criterion) and whether it is kept; not
+    yet for an item with a criterion left `EndpointDown` (asked again later)."""
     queue = QueueRepo(session, project).find_by_id(queue_id)
     if queue is None:
         return
@@ -141,6 +144,7 @@ def _decide(session: Any, project: int, queue_id: int, names: list[str], ids: li
         sid: most_unsure(s.outcome or {} for name, s in latest[sid].items() if name in names)
         for sid in ids
         if latest[sid]
+        and not any(is_down(s.outcome) for name, s in latest[sid].items() if name in names)
     }
     repo.decide(queue, unsure)
 

@@ -169,9 +169,8 @@ class Worker:
                     woken = time.monotonic()
                     self._wake_sessions()
                 if (
-                    "online_eval" in self.kinds
-                    and time.monotonic() - looked_down >= DOWN_CHECK_INTERVAL
-                ):
+                    "online_eval" in self.kinds or "review_judge" in self.kinds
+                ) and time.monotonic() - looked_down >= DOWN_CHECK_INTERVAL:
                     looked_down = time.monotonic()
                     self._wake_judge_down()
                 self._stop.wait(self.poll_interval)
@@ -193,18 +192,25 @@ class Worker:
             log.warning("waking settled sessions failed", exc_info=True)
 
     def _wake_judge_down(self) -> None:
-        """Idle: evaluators whose rows were left `judge_down` over `ASSAY_JUDGE_RETRY_AFTER`
-        seconds ago (300 by default) get a job, so a judge that is back is asked again on its
-        own, and one still down at most once every that many seconds."""
+        """Idle: evaluators whose rows were left `judge_down`, and review queues whose items hold
+        `EndpointDown` scores, over `ASSAY_JUDGE_RETRY_AFTER` seconds ago (300 by default) get a
+        job (of the kinds this worker runs), so a judge that is back is asked again on its own,
+        and one still down at most once every that many seconds."""
         from datetime import timedelta
 
-        from assay.platform.server.storage.evaluator_rules import wake_judge_down
+        from assay.platform.server.storage import evaluator_rules, review_judging
 
         after = timedelta(seconds=_env_float("ASSAY_JUDGE_RETRY_AFTER", 300.0))
-        try:
-            wake_judge_down(self.state.transaction, after)
-        except Exception:  # the database is away for a moment: the next look tries again
-            log.warning("waking evaluators whose judge was down failed", exc_info=True)
+        for kind, wake, what in (
+            ("online_eval", evaluator_rules.wake_judge_down, "evaluators"),
+            ("review_judge", review_judging.wake_judge_down, "review queues"),
+        ):
+            if kind not in self.kinds:
+                continue
+            try:
+                wake(self.state.transaction, after)
+            except Exception:  # the database is away for a moment: the next look tries again
+                log.warning("waking %s whose judge was down failed", what, exc_info=True)
 
     # -- the job table -----------------------------------------------------------------------------
     def claim(self) -> Claim | None:

@@ -6,7 +6,9 @@ one project; every query starts at its `_select` / `_columns`):
 
 - `repos`: the base, datasets and their versions, tasks, criteria;
 - `traces` (`TraceRepo`) and `trace_rows` (a trace as row values and as JSON, no queries);
-- `review` (`QueueRepo`: review queues, their items, the judge's chunks), `review_locks`;
+- `review` (`QueueRepo`: review queues, their items, the judge's chunks), `review_locks`,
+  `review_judging` (queueing a queue's judge job, which of its scores stand, waking a queue
+  whose judge was down);
 - `evaluators` (`EvaluatorRepo`: online evaluators, the traces they take) and
   `evaluator_runs` (`EvaluationRuns`: their job's reads, and its stores, once per version);
 - `experiments` (`ExperimentRepo`: submission, cancel, resume, the worker's writes) on top of

@@ -4,7 +4,8 @@ A trace enters a queue when it matches the queue's condition: at ingest, in the 
 that stores it (so a trace is never stored without entering the queues it matches), and, when a
 queue is created or its condition changes, every stored trace that matches then. Items are never
 removed by a condition change. A queue with a `judge_model` and criteria gets a `review_judge` job
-whenever traces enter it; the worker scores every item not yet scored by that queue.
+whenever traces enter it; the worker scores every item not yet scored by that queue (an item
+whose score says its judge was down, `EndpointDown`, is asked again: storage/review_judging.py).
 
 An item is `done` once every criterion of the queue has a label on its trace given through the
 queue (a queue without criteria: once it has one label); a done trace is added to the queue's
@@ -27,13 +28,13 @@ from sqlalchemy import Table, func, select
 from assay.platform.server.errors import ApiError, conflict, not_found
 from assay.platform.server.storage import models
 from assay.platform.server.storage.repos import ProjectScoped, decode_cursor, iso
+from assay.platform.server.storage.review_judging import JUDGE_JOB, request_judging, standing
 from assay.platform.server.storage.review_sampling import decide_items
 from assay.platform.server.storage.trace_fields import compile_condition
 from assay.platform.server.storage.trace_rows import insert_for
 from assay.platform.server.storage.traces import TraceRepo
 
 Q, Item, T = models.ReviewQueue, models.ReviewQueueItem, models.LoggedTrace
-JUDGE_JOB = "review_judge"
 INSERT_CHUNK = 1_000
 
 
@@ -227,29 +228,9 @@ class QueueRepo(ProjectScoped):
         return entered
 
     def request_judging(self, queue: models.ReviewQueue) -> None:
-        """One queued judge job per queue at a time is enough: it scores every item still unscored."""
-        if not queue.judge_model or not queue.criteria:
-            return
-        waiting = self.session.scalar(
-            select(models.Job.id).where(
-                models.Job.project_id == self.project_id,
-                models.Job.kind == JUDGE_JOB,
-                models.Job.queue_id == queue.id,
-                models.Job.status == "queued",
-            )
-        )
-        if waiting is None:
-            self.session.add(
-                models.Job(
-                    project_id=self.project_id,
-                    kind=JUDGE_JOB,
-                    queue_id=queue.id,
-                    experiment_id=None,
-                    status="queued",
-                    attempts=0,
-                )
-            )
-            self.session.flush()
+        """One queued judge job per queue at a time is enough: it scores every item still unscored
+        (storage/review_judging.py, which the idle worker's wake uses too)."""
+        request_judging(self.session, self.project_id, queue)
 
     # -- items ---------------------------------------------------------------------------------------
     def items(
@@ -342,12 +323,14 @@ class QueueRepo(ProjectScoped):
         return left_out
 
     def judged(self, queue_id: int, trace_ids: builtins.list[str]) -> set[tuple[str, str]]:
-        """(trace id, criterion) of the scores this queue's judge stored for `trace_ids`."""
+        """(trace id, criterion) of `trace_ids` that this queue's judge has judged: its latest
+        score of them from this queue is not an `EndpointDown` error (the judge was down: asked
+        again, storage/review_judging.py). Latest as `TraceRepo.latest_scores` orders them."""
         S = models.TraceScore
-        query = self._columns(S, S.trace_id, S.criterion).where(
+        query = self._columns(S, S.trace_id, S.criterion, S.outcome).where(
             S.queue_id == queue_id, S.trace_id.in_(trace_ids)
         )
-        return {(t, c) for t, c in self.session.execute(query).all()}
+        return standing(self.session.execute(query.order_by(S.created_at, S.id)).all())
 
     def export(
         self, queue: models.ReviewQueue, *, limit: int, cursor: str | None

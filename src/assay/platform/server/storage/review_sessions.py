@@ -10,7 +10,8 @@ its session grows; its labels keep saying what they saw.
 
 An item is `done` once every criterion of the queue has a label on its session given through the
 queue. Its judge (jobs/review_sessions.py) scores each item once per criterion, on the content it
-finds, into `session_scores` with the queue's id. Order by uncertainty and sampling work as for
+finds, into `session_scores` with the queue's id (a score saying the judge was down,
+`EndpointDown`, is asked again). Order by uncertainty and sampling work as for
 traces (storage/review_sampling.py), with the session's id in place of the trace's.
 
 Locks use `review_locks` with the key `session-item:<item id>` in the place of a trace id
@@ -28,6 +29,7 @@ from sqlalchemy import func
 from assay.platform.server.errors import ApiError
 from assay.platform.server.storage import models
 from assay.platform.server.storage.repos import ProjectScoped, decode_cursor, iso
+from assay.platform.server.storage.review_judging import standing
 from assay.platform.server.storage.review_sampling import decide_items
 from assay.platform.server.storage.session_labels import SessionLabels, session_texts
 from assay.platform.server.storage.sessions import SESSION_TRACES_MAX, SessionRepo
@@ -188,11 +190,13 @@ class SessionQueue(ProjectScoped):
         return builtins.list(self.session.scalars(query.order_by(SItem.id).limit(limit)))
 
     def judged(self, queue_id: int, session_ids: builtins.list[str]) -> set[tuple[str, str]]:
-        """(session id, criterion) of the scores this queue's judge stored for `session_ids`."""
-        query = self._columns(Score, Score.session_id, Score.criterion).where(
+        """(session id, criterion) of `session_ids` that this queue's judge has judged: its
+        latest score from this queue (by id, as `latest_judged`) is not an `EndpointDown` error
+        (the judge was down: asked again, storage/review_judging.py)."""
+        query = self._columns(Score, Score.session_id, Score.criterion, Score.outcome).where(
             Score.queue_id == queue_id, Score.session_id.in_(session_ids)
         )
-        return {(s, c) for s, c in self.session.execute(query).all()}
+        return standing(self.session.execute(query.order_by(Score.id)).all())
 
     def latest_judged(
         self, queue_id: int, session_ids: builtins.list[str]

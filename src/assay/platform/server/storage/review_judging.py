@@ -1,0 +1,137 @@
+"""A review queue's judge job: queueing it, which of its scores stand, and asking again what it
+could not ask while its judge was down.
+
+A queue with a judge model and criteria gets a `review_judge` job whenever items enter it or its
+judge or criteria change (`request_judging`; one queued job is enough, it scores every item still
+unscored). When the judge is down for a run (jobs/calls.py), the items left get an error score
+from the queue with `error_type` `EndpointDown`. Such a score stands only until the judge
+answers: `standing` leaves a (trace or session, criterion) out of what the queue has judged while
+the queue's latest score of it is one, so the queue's next judge run asks again and appends the
+new score (the latest score wins wherever scores are read). Any other error, or a real score,
+stands: it is never asked again.
+
+`wake_judge_down` is the idle scoring worker's look (jobs/worker.py, every
+`DOWN_CHECK_INTERVAL`): a queue whose items have waited so for `after` or longer, with no judge
+job queued or running, gets its job. A judge still down leaves fresh `EndpointDown` scores, so
+it is asked at most once every `after`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from assay.platform.server.storage import models
+
+JUDGE_JOB = "review_judge"
+DOWN = "EndpointDown"  # the error type of a score stored without asking a judge that was down
+Q, Job = models.ReviewQueue, models.Job
+
+
+def request_judging(session: Session, project_id: int, queue: models.ReviewQueue) -> bool:
+    """Queue `queue`'s judge job unless one is already queued (or the queue has no judge or no
+    criteria). True when a job was added."""
+    if not queue.judge_model or not queue.criteria:
+        return False
+    waiting = session.scalar(
+        select(Job.id).where(
+            Job.project_id == project_id,
+            Job.kind == JUDGE_JOB,
+            Job.queue_id == queue.id,
+            Job.status == "queued",
+        )
+    )
+    if waiting is not None:
+        return False
+    session.add(
+        Job(
+            project_id=project_id,
+            kind=JUDGE_JOB,
+            queue_id=queue.id,
+            experiment_id=None,
+            status="queued",
+            attempts=0,
+        )
+    )
+    session.flush()
+    return True
+
+
+def is_down(outcome: dict[str, Any] | None) -> bool:
+    """Whether a stored outcome is the error of a judge that was down (not asked, so asked
+    again later)."""
+    if not outcome:
+        return False
+    return outcome.get("status") == "error" and outcome.get("error_type") == DOWN
+
+
+def standing(rows: Iterable[Any]) -> set[tuple[str, str]]:
+    """Of one queue's scores as (subject id, criterion, outcome) rows, oldest first: the
+    (subject, criterion) pairs whose latest score stands, i.e. is not an `EndpointDown`
+    error."""
+    latest: dict[tuple[str, str], Any] = {}
+    for subject, criterion, outcome in rows:
+        latest[(subject, criterion)] = outcome
+    return {pair for pair, outcome in latest.items() if not is_down(outcome)}
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def _waits(session: Session, queue: models.ReviewQueue, cutoff: datetime) -> bool:
+    """Whether `queue` has an item whose latest score from it is an `EndpointDown` error stored
+    at or before `cutoff`, with no judge job queued or running.
+
+    Kept cheap for the idle look: the jobs table is read by its `queue_id` index first, and the
+    scores (by their `queue_id` index) only when the queue's latest judge job failed, which a
+    run that met its judge down always does (`ModelsDown`); only the scores stored since that
+    job was queued are read, the ones its run (or one overlapping it) stored."""
+    jobs = select(Job.status, Job.created_at).where(
+        Job.project_id == queue.project_id, Job.kind == JUDGE_JOB, Job.queue_id == queue.id
+    )
+    if session.execute(jobs.where(Job.status.in_(("queued", "running"))).limit(1)).first():
+        return False
+    last = session.execute(jobs.order_by(Job.id.desc()).limit(1)).first()
+    if last is None or last.status != "failed":
+        return False
+    S: Any = models.SessionScore if queue.scope == "session" else models.TraceScore
+    subject = S.session_id if queue.scope == "session" else S.trace_id
+    query = (
+        select(subject, S.criterion, S.outcome, S.created_at)
+        .where(
+            S.project_id == queue.project_id,
+            S.queue_id == queue.id,
+            S.created_at >= last.created_at,
+        )
+        .order_by(S.created_at, S.id)
+    )
+    latest: dict[tuple[str, str], tuple[Any, datetime]] = {}
+    for sid, criterion, outcome, at in session.execute(query):
+        latest[(sid, criterion)] = (outcome, at)
+    return any(is_down(outcome) and _utc(at) <= cutoff for outcome, at in latest.values())
+
+
+def wake_judge_down(
+    transaction: Callable[[], AbstractContextManager[Session]], after: timedelta
+) -> int:
+    """Give a judge job to every judged queue (any project) whose items hold `EndpointDown`
+    scores from it stored at least `after` ago and that has no judge job queued or running, so
+    a judge that is back is asked again without waiting for a new item. Returns how many
+    queues were woken. Reads the queues with a judge (few) and, per queue, its latest job."""
+    cutoff = datetime.now(timezone.utc) - after
+    woken = 0
+    with transaction() as session:
+        judged = select(Q).where(Q.judge_model.is_not(None), Q.judge_model != "").order_by(Q.id)
+        for queue in list(session.scalars(judged)):
+            if queue.criteria and _waits(session, queue, cutoff):
+                woken += request_judging(session, queue.project_id, queue)
+    return woken
+
+
+__all__ = ["DOWN", "JUDGE_JOB", "is_down", "request_judging", "standing", "wake_judge_down"]
