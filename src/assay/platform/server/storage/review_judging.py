@@ -91,7 +91,9 @@ def _waits(session: Session, queue: models.ReviewQueue, cutoff: datetime) -> boo
     Kept cheap for the idle look: the jobs table is read by its `queue_id` index first, and the
     scores (by their `queue_id` index) only when the queue's latest judge job failed, which a
     run that met its judge down always does (`ModelsDown`); only the scores stored since that
-    job was queued are read, the ones its run (or one overlapping it) stored."""
+    job was queued are read, the ones its run (or one overlapping it) stored. (Scores left by
+    an earlier run, when a later run failed for another reason before asking again, wait for
+    the queue's next run: items entering it, or a change of its judge or criteria.)"""
     jobs = select(Job.status, Job.created_at).where(
         Job.project_id == queue.project_id, Job.kind == JUDGE_JOB, Job.queue_id == queue.id
     )
