@@ -147,7 +147,16 @@ def main() -> None:
         help="route the answers the run in --output kept through the band and tolerance another "
         "run chose on dev (its JSON), and add the figures to --output; no model is loaded",
     )
+    parser.add_argument(
+        "--refit-dev",
+        action="store_true",
+        help="fit the band of the run in --output again from its dev caches (no model) and add "
+        "what the fit reports to its record",
+    )
     args = parser.parse_args()
+    if args.refit_dev:
+        refit_dev(Path(args.output), args.data_dir)
+        return
     if args.replay_band_from:
         replay_band_from(Path(args.replay_band_from), Path(args.output), args.data_dir)
         return
@@ -276,29 +285,36 @@ class _FirstOnly(Cascade):
 
 
 def _choose_on_dev(args: Any, work: Path, small: LLM, strong: LLM) -> dict[str, Any]:
-    """`cascade_dev.choose_on_dev` on BEGIN dev, each judge's answers in a dev cache of its own."""
+    """`cascade_dev.choose_on_dev` on BEGIN dev, each judge's answers in a dev cache of its own
+    (kept in the work folder: `--refit-dev` fits again from them without a model)."""
     dev = work / "dev"
     dev.mkdir(parents=True, exist_ok=True)
     small.cache = ResponseCache(dev / "first.sqlite")
     strong.cache = ResponseCache(dev / "then.sqlite")
-    common = {
-        "data_dir": args.data_dir,
-        "split": "dev",
-        "limit": args.choose_on_dev,
-        "max_concurrency": 1,
-        "show_progress": False,
-    }
-    chosen = cascade_dev.choose_on_dev(
-        small,
-        strong,
-        _FirstOnly(small),
-        lambda judge, runs: _timed("begin", judge, runs, common),
-        _values,
-        dev,
-        **({"budget": args.budget} if args.budget is not None else {}),
-    )
+    budget = args.budget if args.budget is not None else cascade_dev.BUDGET
+    chosen = cascade_dev.choose_on_dev(small, strong, args.data_dir, args.choose_on_dev, budget)
     print(f"chosen on dev: {chosen['chosen']}", flush=True)
-    return {**chosen, "rows": args.choose_on_dev, "system_prompt": args.first_system_prompt}
+    return {**chosen, "system_prompt": args.first_system_prompt}
+
+
+def refit_dev(output: Path, data_dir: str | None) -> None:
+    """The dev choice of the run in `output` fitted again from its dev caches (no model): the
+    same band and tolerance must come out, or nothing is written; the record gains what the fit
+    reports now (how well the 0.5B judge's P(yes) predicts the 1.5B judge's verdicts)."""
+    report = json.loads(output.with_suffix(".json").read_text())
+    recorded = report["calibration"]
+    dev = Path(report["work"]) / "dev"
+    small = _cached_judge(
+        small_judge_path(), report, dev / "first.sqlite", report.get("first_system_prompt")
+    )
+    strong = _cached_judge(default_judge_path(), report, dev / "then.sqlite")
+    again = cascade_dev.choose_on_dev(small, strong, data_dir, recorded["rows"], recorded["budget"])
+    if (again["band"], again["tolerance"]) != (recorded["band"], recorded["tolerance"]):
+        raise SystemExit(f"the dev fit gave {again['band']} {again['tolerance']}, not the run's")
+    report["calibration"] = {**recorded, **again}
+    report["refit"] = f".venv/bin/python benchmarks/cascade.py --refit-dev --output {output}"
+    _write(report, output)
+    print(f"verdict AUC on dev: {again['verdict_auc']}", flush=True)
 
 
 def _calibration_from(path: Path) -> dict[str, Any]:

@@ -1,110 +1,46 @@
-"""Choosing a cascade's band and tolerance on dev data against the stronger judge's own answers.
+"""Choosing the benchmark cascade's band and tolerance on BEGIN dev, with `assay.alignment.fit_cascade`.
 
 The first way `benchmarks/cascade.py` chose a band (the middle of the 0.5B judge's P(yes) on dev)
 assumed the small judge is unsure where it is wrong. On WikiEval it is not: it answers "yes" to
-unsupported statements with P(yes) above that middle band, so the cascade kept those answers. Here
-both judges answer the same BEGIN dev rows, and every candidate (band, tolerance) is routed over
-their cached answers by the real `Cascade` (a replay: no model is asked again). The candidate kept
-is the one whose cell scores lie closest to the 1.5B judge's (mean absolute difference) while
-escalating at most `budget` of the dev cells; ties go to the fewer escalations. Nothing of a test
-split is seen, and the choice is written down with every candidate's figures.
+unsupported statements with P(yes) above that middle band. Here both judges answer the same BEGIN
+dev rows and `fit_cascade` routes every candidate band and tolerance over their cached answers,
+keeping the one closest to the 1.5B judge's scores within the escalation budget. Nothing of a
+test split is seen; the choice is written down with every candidate's figures and with how well
+the 0.5B judge's P(yes) predicts the 1.5B judge's verdicts there.
 """
 
 from __future__ import annotations
 
-import statistics
-import tempfile
-from collections.abc import Callable, Iterable
-from pathlib import Path
+from dataclasses import asdict
 from typing import Any
 
-from assay.models import Cascade
+from assay.alignment import fit_cascade
+from assay.benchmark.runner import load_suite
+from assay.metrics.rag.faithfulness import Faithfulness
 from assay.models.llm import LLM
 
-# Candidate band edges: these quantiles of the 0.5B judge's P(yes) on dev, plus 0 and 1 (a band
-# reaching an end escalates every verdict on that side of its other edge).
-LOW_QUANTILES = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5)
-HIGH_QUANTILES = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
-TOLERANCES = (0.0, 0.25, 0.34, 0.5)
 BUDGET = 0.4  # of dev cells escalated at most: under the issue's half with room for the test split
-
-Score = Callable[[Any, Path], dict[str, Any]]  # (judge, runs dir) -> the runner's record
-Values = Callable[[dict[str, Any]], dict[int, float]]  # a record -> cell value by row
-
-
-def band_edges(probabilities: list[float]) -> tuple[list[float], list[float]]:
-    """Candidate lows and highs from the dev P(yes): quantile cuts plus the ends 0 and 1."""
-    cuts = statistics.quantiles(probabilities, n=100, method="inclusive")
-
-    def at(q: float) -> float:
-        return round(cuts[round(q * 100) - 1], 4)
-
-    lows = sorted({0.0, *(at(q) for q in LOW_QUANTILES)})
-    highs = sorted({*(at(q) for q in HIGH_QUANTILES), 1.0})
-    return lows, highs
-
-
-def pick(candidates: Iterable[dict[str, Any]], budget: float = BUDGET) -> dict[str, Any]:
-    """The candidate closest to the stronger judge (smallest mean absolute score difference)
-    among those escalating at most `budget` of the cells; fewer escalations break ties. With no
-    candidate inside the budget, the one escalating least (so the run still says what it did)."""
-    found = list(candidates)
-    if not found:
-        raise ValueError("no candidate band was routed")
-    within = [c for c in found if c["escalated_share"] <= budget]
-    if not within:
-        return min(found, key=lambda c: (c["escalated_share"], c["mean_abs_difference"]))
-    return min(within, key=lambda c: (c["mean_abs_difference"], c["escalated_share"]))
 
 
 def choose_on_dev(
-    first: LLM,
-    then: LLM,
-    first_only: Any,
-    score: Score,
-    values: Values,
-    work: Path,
-    budget: float = BUDGET,
+    first: LLM, then: LLM, data_dir: str | None, rows: int, budget: float = BUDGET
 ) -> dict[str, Any]:
-    """Both judges answer the dev rows (`score` runs them; their caches keep every answer), then
-    every candidate is replayed. `first_only` is the first judge wrapped to note its P(yes) on the
-    asked statements (and never escalate). Returns the choice and every candidate's figures."""
-    score(first_only, work / "first")
-    reference = values(score(then, work / "then"))
-    lows, highs = band_edges(first_only.probabilities)
-    candidates = []
-    for low in lows:
-        for high in highs:
-            if high <= low:
-                continue
-            for tolerance in TOLERANCES:
-                cascade = Cascade(first=first, then=then, band=(low, high), tolerance=tolerance)
-                with tempfile.TemporaryDirectory() as runs:
-                    routed = values(score(cascade, Path(runs)))
-                summary = cascade.summary()
-                rows = sorted(set(reference) & set(routed))
-                candidates.append(
-                    {
-                        "band": [low, high],
-                        "tolerance": tolerance,
-                        "escalated_share": summary.escalated_share or 0.0,
-                        "mean_abs_difference": sum(abs(reference[r] - routed[r]) for r in rows)
-                        / max(1, len(rows)),
-                        "decisions_kept": sum(
-                            (reference[r] >= 0.5) == (routed[r] >= 0.5) for r in rows
-                        )
-                        / max(1, len(rows)),
-                        "rows": len(rows),
-                    }
-                )
-    chosen = pick(candidates, budget)
+    """Fit on `rows` BEGIN dev rows (stratified, as the runner samples them), one row at a time.
+    The judges' caches keep every answer, so a fit run again from them asks no model."""
+    _, data = load_suite(
+        "begin", "faithfulness", data_dir=data_dir, aspect=None, split="dev", limit=rows, seed=0
+    )
+    fit = fit_cascade(
+        data.rows, Faithfulness(), first=first, then=then, budget=budget, max_concurrency=1
+    )
     return {
-        "method": "closest to the 1.5B judge on dev within the escalation budget",
+        "method": "closest to the 1.5B judge on dev within the escalation budget (fit_cascade)",
         "budget": budget,
-        "dev_cells": chosen["rows"],
-        "verdicts_read": len(first_only.probabilities),
-        "band": chosen["band"],
-        "tolerance": chosen["tolerance"],
-        "chosen": chosen,
-        "candidates": candidates,
+        "rows": rows,
+        "band": list(fit.band),
+        "tolerance": fit.tolerance,
+        "chosen": asdict(fit.chosen),
+        "verdict_auc": fit.verdict_auc.to_dict(),
+        "verdicts": fit.verdicts,
+        "candidates": [asdict(c) for c in fit.candidates],
     }

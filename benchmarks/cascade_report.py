@@ -75,7 +75,19 @@ def _replay_band(replay: dict[str, Any], command: str) -> list[str]:
 
 
 def _chosen_on_dev(calibration: dict[str, Any]) -> list[str]:
-    """How `cascade_dev.choose_on_dev` chose the band and tolerance, with its nearest rivals."""
+    """How `cascade_dev.choose_on_dev` chose the band and tolerance, with its nearest rivals and
+    how much the 0.5B judge's P(yes) says of the 1.5B judge's verdicts there."""
+    auc = calibration.get("verdict_auc")
+    told = (
+        [
+            f"On those dev rows the 0.5B judge's P(yes) predicts the 1.5B judge's verdict on the "
+            f"same statement with ROC-AUC {_fmt(auc)} over {calibration['verdicts']} verdicts "
+            "(0.5 would say nothing of where the two disagree).",
+            "",
+        ]
+        if auc
+        else []
+    )
     within = [c for c in calibration["candidates"] if c["escalated_share"] <= calibration["budget"]]
     within.sort(key=lambda c: (c["mean_abs_difference"], c["escalated_share"]))
     chosen_by = f" (by the run {calibration['chosen_by']})" if "chosen_by" in calibration else ""
@@ -97,6 +109,7 @@ def _chosen_on_dev(calibration: dict[str, Any]) -> list[str]:
             for c in within[:5]
         ),
         "",
+        *told,
     ]
 
 

@@ -10,8 +10,9 @@
 
 Labels in (`labels.py`, `annotations.py`), the default algorithms behind `metric.align`
 (`align.py`: example pools, threshold calibration, validation), losses and optimizers
-(`losses.py`, `optimizers/`), the report (`report.py`, `agreement.py`, `html.py`), and a whole
-run from label files to the aligned file (`fit.py`: `align_judge`).
+(`losses.py`, `optimizers/`), the report (`report.py`, `agreement.py`, `html.py`), a whole
+run from label files to the aligned file (`fit.py`: `align_judge`), and a judge cascade's band
+chosen against its stronger judge on your rows (`cascade_fit.py`: `fit_cascade`).
 """
 
 from assay.alignment.align import Aligner, default_aligner
@@ -22,6 +23,7 @@ from assay.alignment.annotations import (
     SingleMetricAnnotation,
 )
 from assay.alignment.calibration import calibrate_threshold, default_threshold
+from assay.alignment.cascade_fit import CascadeCandidate, CascadeFit, afit_cascade, fit_cascade
 from assay.alignment.config import DemonstrationConfig, InstructionConfig
 from assay.alignment.fit import AlignmentRun, AlignOptions, align_judge
 from assay.alignment.labels import (
@@ -43,6 +45,8 @@ __all__ = [
     "AlignmentReport",
     "AlignmentRun",
     "BinaryMetricLoss",
+    "CascadeCandidate",
+    "CascadeFit",
     "DSPyOptimizer",
     "DemonstrationConfig",
     "GeneticOptimizer",
@@ -57,10 +61,12 @@ __all__ = [
     "PromptAnnotation",
     "SampleAnnotation",
     "SingleMetricAnnotation",
+    "afit_cascade",
     "align_judge",
     "calibrate_threshold",
     "default_aligner",
     "default_threshold",
+    "fit_cascade",
     "from_review_export",
     "from_rows",
     "load_aligned_metric",

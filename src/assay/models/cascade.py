@@ -204,13 +204,7 @@ class Cascade(LLM):
             self._count("then", direct=True)
             return self._charged(await self.then.agenerate(messages, schema, n, **options))
         asked = _asked.get()
-        first_options = options
-        if asked:
-            # stop the first judge after the last asked verdict ("\n4." ends a list of three)
-            stops = options.get("stop") or []
-            stops = [stops] if isinstance(stops, str) else list(stops)
-            first_options = {**options, "stop": [*stops, f"\n{asked + 1}."]}
-        answer = await self.first.agenerate(messages, schema, n, **first_options)
+        answer = await self.first.agenerate(messages, schema, n, **stopped_after(options, asked))
         if not self.unsure(answer, asked):
             self._count("first")
             return self._charged(answer)
@@ -261,6 +255,21 @@ class Cascade(LLM):
             if decided == "then" and not escalated_before:
                 self._escalated_cells += 1
             self._cells[meter] = bool(escalated_before) or decided == "then"
+
+
+def stopped_after(options: dict[str, Any], asked: int | None) -> dict[str, Any]:
+    """A first judge's call options: with `asked` verdicts asked, it stops after the last one
+    ("\n4." ends a list of three), so it cannot answer statements it was never given."""
+    if not asked:
+        return options
+    stops = options.get("stop") or []
+    stops = [stops] if isinstance(stops, str) else list(stops)
+    return {**options, "stop": [*stops, f"\n{asked + 1}."]}
+
+
+def asked_now() -> int | None:
+    """How many numbered verdicts the call being made asks for (`verdicts_asked`), if said."""
+    return _asked.get()
 
 
 def verdict_probabilities(

@@ -1,0 +1,306 @@
+"""`fit_cascade`: a cascade's band and tolerance chosen on your own rows, against the stronger judge.
+
+    from assay.alignment import fit_cascade
+    fit = fit_cascade(dev_rows, Faithfulness(), first=small, then=strong, budget=0.5)
+    print(fit)                  # the choice, its nearest rivals, how much first's P(yes) tells
+    judge = fit.cascade()       # Cascade(first=small, then=strong, band=..., tolerance=...)
+
+A band is only as good as the first judge's confidence, and a small judge can be sure where it is
+wrong (benchmarks/results/cascade_*.md measure one that is). So instead of guessing a band, both
+judges answer the same rows once, each through a cache; every candidate (band edges at quantiles
+of the first judge's P(yes) on those rows, plus 0 and 1, with a few tolerances) is then routed
+over the cached answers by `Cascade` itself, so no model is asked twice. Kept: the candidate whose
+cell scores lie closest to the stronger judge's alone (mean absolute difference) among those
+escalating at most `budget` of the cells; fewer escalations break ties.
+
+The fit also says how well the first judge's P(yes) predicts the stronger judge's verdict on the
+same statements (`verdict_auc`, a ROC-AUC with its interval). Near 0.5 the first judge's
+confidence carries no word on where it disagrees, and no band can help: the cascade will either
+escalate nearly everything or lose agreement. The figures hold for rows like the ones fitted on.
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from assay._util.sync import run_sync
+from assay.errors import UsageError
+from assay.metrics.base import Metric
+from assay.models.cache import ResponseCache
+from assay.models.cascade import Cascade, asked_now, stopped_after, verdict_probabilities
+from assay.models.llm import LLM
+from assay.schema.outcome import Ok
+from assay.stats.bootstrap import bootstrap
+from assay.stats.classification import roc_auc
+from assay.stats.estimate import Estimate
+
+LOW_QUANTILES = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5)  # of the first judge's P(yes): candidate lows
+HIGH_QUANTILES = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)  # and highs (0 and 1 are always candidates)
+TOLERANCES = (0.0, 0.25, 0.34, 0.5)
+BUDGET = 0.5  # share of cells a cascade may send to the stronger judge
+
+
+@dataclass(frozen=True)
+class CascadeCandidate:
+    """One band and tolerance, routed over the fitted rows: the share of cells it escalated, how
+    far its cell scores lie from the stronger judge's alone, and the decisions (at the fit's
+    threshold) it keeps of that judge's."""
+
+    band: tuple[float, float]
+    tolerance: float
+    escalated_share: float
+    mean_abs_difference: float
+    decisions_kept: float
+    cells: int
+
+    def __str__(self) -> str:
+        return (
+            f"band ({self.band[0]:.3f}, {self.band[1]:.3f}), tolerance {self.tolerance:g}: "
+            f"{self.escalated_share:.0%} of cells escalated, mean |difference| "
+            f"{self.mean_abs_difference:.3f}, {self.decisions_kept:.0%} of decisions kept"
+        )
+
+
+@dataclass(frozen=True)
+class CascadeFit:
+    """What `fit_cascade` found: the candidate kept, every candidate routed, the budget, and how
+    well the first judge's P(yes) predicts the stronger judge's verdicts (`verdict_auc`, over
+    `verdicts` statements)."""
+
+    first: LLM
+    then: LLM
+    chosen: CascadeCandidate
+    candidates: tuple[CascadeCandidate, ...]
+    budget: float
+    verdict_auc: Estimate
+    verdicts: int
+
+    @property
+    def band(self) -> tuple[float, float]:
+        return self.chosen.band
+
+    @property
+    def tolerance(self) -> float:
+        return self.chosen.tolerance
+
+    def cascade(self) -> Cascade:
+        """The cascade with the band and tolerance kept."""
+        return Cascade(first=self.first, then=self.then, band=self.band, tolerance=self.tolerance)
+
+    def frontier(self) -> list[CascadeCandidate]:
+        """The candidates no other beats on both counts (fewer escalations and closer scores),
+        fewest escalations first: what each share of escalated cells buys."""
+        found: list[CascadeCandidate] = []
+        for candidate in sorted(
+            self.candidates, key=lambda c: (c.escalated_share, c.mean_abs_difference)
+        ):
+            if not found or candidate.mean_abs_difference < found[-1].mean_abs_difference:
+                found.append(candidate)
+        return found
+
+    def __str__(self) -> str:
+        auc = self.verdict_auc
+        interval = f" [{auc.low:.2f}, {auc.high:.2f}]" if auc.low is not None else ""
+        lines = [
+            f"kept: {self.chosen} (budget {self.budget:.0%} of {self.chosen.cells} cells)",
+            "the first judge's P(yes) predicts the stronger judge's verdict with ROC-AUC "
+            + (f"{auc.value:.2f}{interval}" if auc.value is not None else "n/a")
+            + f" over {self.verdicts} verdicts (0.5: it says nothing of where they disagree)",
+            "what each share of escalated cells buys:",
+            *(f"  {c}" for c in self.frontier()),
+        ]
+        return "\n".join(lines)
+
+
+def band_edges(probabilities: Sequence[float]) -> tuple[list[float], list[float]]:
+    """Candidate lows and highs: quantiles of the first judge's P(yes), plus the ends 0 and 1."""
+    if len(probabilities) < 2:
+        raise UsageError(
+            "fit_cascade: the first judge gave fewer than 2 verdict probabilities on these rows; "
+            "fit on rows its metric judges with yes/no verdicts"
+        )
+    cuts = statistics.quantiles(probabilities, n=100, method="inclusive")
+
+    def at(q: float) -> float:
+        return round(cuts[round(q * 100) - 1], 4)
+
+    return sorted({0.0, *(at(q) for q in LOW_QUANTILES)}), sorted(
+        {*(at(q) for q in HIGH_QUANTILES), 1.0}
+    )
+
+
+def pick(candidates: Sequence[CascadeCandidate], budget: float) -> CascadeCandidate:
+    """The candidate closest to the stronger judge among those escalating at most `budget` of
+    the cells (fewer escalations break ties); with none inside it, the one escalating least."""
+    if not candidates:
+        raise UsageError("fit_cascade: no candidate band was routed")
+    within = [c for c in candidates if c.escalated_share <= budget]
+    if not within:
+        return min(candidates, key=lambda c: (c.escalated_share, c.mean_abs_difference))
+    return min(within, key=lambda c: (c.mean_abs_difference, c.escalated_share))
+
+
+class _Alone(Cascade):
+    """One judge alone, noting P(yes) of each verdict call by its prompt. As a first judge it is
+    stopped after the asked verdicts, as a cascade stops its first judge (so the cascades routed
+    later find its answers cached); as the stronger judge it is asked as a cascade asks it."""
+
+    def __init__(self, judge: LLM, *, as_first: bool, labels: tuple[str, str]) -> None:
+        super().__init__(first=judge, then=judge, labels=labels)
+        self.as_first = as_first
+        self.seen: dict[str, list[float]] = {}
+
+    async def agenerate(self, messages: Any, schema: Any = None, n: int = 1, **params: Any) -> Any:
+        verdict_call = (
+            schema is None and not params.get("response_model") and params.get("logprobs")
+        )
+        asked = asked_now()
+        if verdict_call and self.as_first:
+            params = stopped_after(params, asked)
+        answer = await self.first.agenerate(messages, schema, n, **params)
+        if verdict_call:
+            found = verdict_probabilities(answer.generations[0].logprobs, *self.labels)
+            self.seen[str(messages)] = found[:asked] if asked else found
+        return answer
+
+
+@contextmanager
+def _cached(judges: Sequence[LLM]) -> Iterator[None]:
+    """Each judge with a cache for the fit: its own if it has one, else a temporary one."""
+    with tempfile.TemporaryDirectory(prefix="assay-cascade-fit-") as folder:
+        lent = [j for j in judges if j.cache is None]
+        for index, judge in enumerate(lent):
+            judge.cache = ResponseCache(Path(folder) / f"judge{index}.sqlite")
+        try:
+            yield
+        finally:
+            for judge in lent:
+                judge.cache = None
+
+
+async def afit_cascade(
+    dataset: Any,
+    metric: Metric,
+    *,
+    first: LLM | str,
+    then: LLM | str,
+    budget: float = BUDGET,
+    tolerances: Sequence[float] = TOLERANCES,
+    threshold: float = 0.5,
+    labels: tuple[str, str] = ("yes", "no"),
+    max_concurrency: int | None = None,
+) -> CascadeFit:
+    """Choose a `Cascade`'s band and tolerance for `metric` on `dataset` (see the module)."""
+    from assay.engine.run import aevaluate
+
+    if not isinstance(metric, Metric) or not metric.needs_llm:
+        raise UsageError("fit_cascade: metric= must be a judged metric object (Faithfulness())")
+    if getattr(metric, "llm", None) is not None:
+        raise UsageError(
+            "fit_cascade: give the metric without a judge of its own (metric.llm is set); the "
+            "fit judges it with first=, then= and each candidate cascade in turn"
+        )
+    if not 0 < budget <= 1:
+        raise UsageError(f"fit_cascade: budget= must be in (0, 1], got {budget!r}")
+    probe = Cascade(first=first, then=then, labels=labels)  # checks both judges as a cascade does
+    small, strong = probe.first, probe.then
+
+    async def values(judge: Any) -> dict[int, float]:
+        result = await aevaluate(
+            dataset, [metric], llm=judge, show_progress=False, max_concurrency=max_concurrency
+        )
+        found = {}
+        for row, outcomes in enumerate(result.outcomes):  # type: ignore[union-attr]
+            cell = outcomes[metric.name]
+            if isinstance(cell, Ok) and isinstance(cell.value, (int, float)):
+                found[row] = float(cell.value)
+        return found
+
+    with _cached([small, strong]):
+        first_alone = _Alone(small, as_first=True, labels=labels)
+        # a stronger judge without log-probabilities is asked as it is: no verdict AUC then
+        reads = getattr(strong.provider.profile, "logprobs", False)
+        then_alone = _Alone(strong, as_first=False, labels=labels) if reads else None
+        await values(first_alone)
+        reference = await values(then_alone or strong)
+        lows, highs = band_edges([p for ps in first_alone.seen.values() for p in ps])
+        candidates = []
+        for low in lows:
+            for high in (h for h in highs if h > low):
+                for tolerance in tolerances:
+                    cascade = Cascade(
+                        first=small,
+                        then=strong,
+                        band=(low, high),
+                        tolerance=tolerance,
+                        labels=labels,
+                    )
+                    routed = await values(cascade)
+                    candidates.append(
+                        _candidate(cascade, reference, routed, threshold, len(reference))
+                    )
+    truth, scores = _paired_verdicts(first_alone.seen, then_alone.seen if then_alone else {})
+    auc = bootstrap(roc_auc, [truth, scores], strata=truth)
+    return CascadeFit(
+        first=small,
+        then=strong,
+        chosen=pick(candidates, budget),
+        candidates=tuple(candidates),
+        budget=budget,
+        verdict_auc=auc,
+        verdicts=len(truth),
+    )
+
+
+def fit_cascade(dataset: Any, metric: Metric, **options: Any) -> CascadeFit:
+    """`afit_cascade` run to completion (its loop in a worker thread)."""
+    return run_sync(afit_cascade(dataset, metric, **options))
+
+
+def _candidate(
+    cascade: Cascade,
+    reference: dict[int, float],
+    routed: dict[int, float],
+    threshold: float,
+    cells: int,
+) -> CascadeCandidate:
+    rows = sorted(set(reference) & set(routed))
+    kept = sum((reference[r] >= threshold) == (routed[r] >= threshold) for r in rows)
+    return CascadeCandidate(
+        band=cascade.band,
+        tolerance=cascade.tolerance,
+        escalated_share=cascade.summary().escalated_share or 0.0,
+        mean_abs_difference=sum(abs(reference[r] - routed[r]) for r in rows) / max(1, len(rows)),
+        decisions_kept=kept / max(1, len(rows)),
+        cells=cells,
+    )
+
+
+def _paired_verdicts(
+    first: dict[str, list[float]], then: dict[str, list[float]]
+) -> tuple[list[int], list[float]]:
+    """The stronger judge's verdicts (1: yes) and the first judge's P(yes), statement by
+    statement, for the calls both answered."""
+    truth: list[int] = []
+    scores: list[float] = []
+    for prompt, small in first.items():
+        for p_first, p_then in zip(small, then.get(prompt, ()), strict=False):
+            truth.append(int(p_then >= 0.5))
+            scores.append(p_first)
+    return truth, scores
+
+
+__all__ = [
+    "CascadeCandidate",
+    "CascadeFit",
+    "afit_cascade",
+    "band_edges",
+    "fit_cascade",
+    "pick",
+]

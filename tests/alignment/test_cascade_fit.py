@@ -1,0 +1,151 @@
+"""`fit_cascade`: a band and tolerance chosen on rows both judges answered once.
+
+Two scripted OpenAI-compatible judges on loopback: the first answers each statement with the
+P(yes) written into it ("p=0.62"); the stronger one agrees where the first is sure and says "no"
+to three of the four statements the first is unsure of. The fit must keep the band that sends
+exactly those four on, ask each judge each statement once (every candidate is routed from the
+caches), and report how well the first judge's P(yes) predicts the stronger one's verdicts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import pytest
+
+from assay import evaluate
+from assay.alignment import CascadeCandidate, fit_cascade
+from assay.alignment.cascade_fit import band_edges, pick
+from assay.errors import UsageError
+from assay.metrics.rag.faithfulness import Faithfulness
+from assay.models import llm_factory
+from tests.models.fake_openai import FakeOpenAI, serve
+from tests.models.test_cascade import Verdicts
+
+# first judge's P(yes) -> the stronger judge's P(yes)
+ROWS = [
+    *[(0.95, 0.98)] * 4,
+    *[(0.05, 0.02)] * 2,
+    (0.6, 0.02),
+    (0.65, 0.02),
+    (0.7, 0.02),
+    (0.62, 0.98),
+]
+
+
+def _p(statement: str) -> float:
+    return float(re.search(r"p=(0\.\d+)", statement).group(1))  # type: ignore[union-attr]
+
+
+@pytest.fixture
+def judges() -> Iterator[tuple[FakeOpenAI, FakeOpenAI]]:
+    first, then = serve(), serve()
+    small, strong = next(first), next(then)
+    small.default = Verdicts(_p)
+    strong.default = Verdicts(lambda s: dict(ROWS)[_p(s)])
+    yield small, strong
+    for generator in (first, then):
+        generator.close()
+
+
+def _rows() -> list[dict[str, object]]:
+    return [
+        {
+            "user_input": "q",
+            "response": f"The tower {i} is tall p={p}.",
+            "retrieved_contexts": [f"The tower {i} is tall and old."],
+        }
+        for i, (p, _) in enumerate(ROWS)
+    ]
+
+
+def test_the_band_kept_sends_on_the_unsure_statements_and_no_model_is_asked_twice(
+    judges: tuple[FakeOpenAI, FakeOpenAI],
+) -> None:
+    small_server, strong_server = judges
+    small = llm_factory(small_server.model_string("small"), cache=False)
+    strong = llm_factory(strong_server.model_string("strong"), cache=False)
+
+    fit = fit_cascade(_rows(), Faithfulness(), first=small, then=strong, budget=0.5)
+
+    low, high = fit.band
+    assert 0.05 < low <= 0.6 and 0.7 <= high < 0.95  # the four unsure rows in, the sure ones out
+    assert fit.chosen.escalated_share == pytest.approx(0.4)
+    # what is left: four rows 0.95 against 0.98, two 0.05 against 0.02
+    assert fit.chosen.mean_abs_difference == pytest.approx((4 * 0.03 + 2 * 0.03) / 10, abs=1e-6)
+    assert fit.chosen.decisions_kept == 1.0
+    # each judge answered each statement once; dozens of candidates were routed from caches
+    assert len(small_server.requests) == len(ROWS) and len(strong_server.requests) == len(ROWS)
+    assert len(fit.candidates) > 20
+    assert small.cache is None and strong.cache is None  # the fit's caches were given back
+    # first's P(yes) ranks 23 of the 25 (strong yes, strong no) pairs right
+    assert fit.verdicts == len(ROWS)
+    assert fit.verdict_auc.value == pytest.approx(23 / 25)
+    frontier = fit.frontier()
+    shares = [c.escalated_share for c in frontier]
+    assert shares == sorted(shares) and frontier[-1].mean_abs_difference == 0.0
+    assert "kept: band" in str(fit) and "ROC-AUC 0.92" in str(fit)
+
+    cascade = fit.cascade()
+    result = evaluate(_rows(), [Faithfulness()], llm=cascade, show_progress=False)
+    assert cascade.summary().escalated_cells == 4
+    assert [round(float(r["faithfulness"].value), 2) for r in result.outcomes][6:] == [
+        0.02,
+        0.02,
+        0.02,
+        0.98,
+    ]
+
+
+def test_a_tighter_budget_keeps_the_closest_band_within_it(
+    judges: tuple[FakeOpenAI, FakeOpenAI],
+) -> None:
+    small_server, strong_server = judges
+    small = llm_factory(small_server.model_string("small"), cache=False)
+    strong = llm_factory(strong_server.model_string("strong"), cache=False)
+
+    fit = fit_cascade(_rows(), Faithfulness(), first=small, then=strong, budget=0.2)
+
+    assert fit.chosen.escalated_share <= 0.2
+    within = [c for c in fit.candidates if c.escalated_share <= 0.2]
+    assert fit.chosen.mean_abs_difference == min(c.mean_abs_difference for c in within)
+
+
+def test_a_metric_with_a_judge_of_its_own_or_a_bad_budget_is_refused(
+    judges: tuple[FakeOpenAI, FakeOpenAI],
+) -> None:
+    small_server, strong_server = judges
+    small = llm_factory(small_server.model_string("small"), cache=False)
+    strong = llm_factory(strong_server.model_string("strong"), cache=False)
+    with pytest.raises(UsageError, match=r"metric\.llm is set"):
+        fit_cascade(_rows(), Faithfulness(llm=strong), first=small, then=strong)
+    with pytest.raises(UsageError, match="budget="):
+        fit_cascade(_rows(), Faithfulness(), first=small, then=strong, budget=0)
+    assert not small_server.requests and not strong_server.requests
+
+
+def _candidate(band: tuple[float, float], escalated: float, difference: float) -> CascadeCandidate:
+    return CascadeCandidate(band, 0.0, escalated, difference, 1.0, 10)
+
+
+def test_pick_keeps_the_closest_within_the_budget_and_ties_go_to_fewer_escalations() -> None:
+    too_costly = _candidate((0.0, 1.0), 0.9, 0.0)
+    kept = _candidate((0.2, 0.95), 0.35, 0.04)
+    tied_but_costlier = _candidate((0.1, 0.96), 0.38, 0.04)
+    further = _candidate((0.4, 0.8), 0.2, 0.09)
+    assert pick([too_costly, tied_but_costlier, further, kept], budget=0.4) is kept
+    # none inside the budget: the one escalating least, so the fit still says what it did
+    assert pick([too_costly, _candidate((0.4, 0.8), 0.6, 0.1)], budget=0.4).escalated_share == 0.6
+    with pytest.raises(UsageError, match="no candidate"):
+        pick([], budget=0.5)
+
+
+def test_band_edges_are_quantiles_of_the_first_judges_p_yes_with_both_ends() -> None:
+    lows, highs = band_edges([i / 100 for i in range(101)])  # P(yes) 0.00 .. 1.00, evenly
+    assert lows[0] == 0.0 and highs[-1] == 1.0
+    assert lows == sorted(lows) and highs == sorted(highs)
+    assert 0.03 <= lows[1] <= 0.06 and 0.93 <= highs[-2] <= 0.96
+    assert max(lows) <= min(highs)  # lows stop at the median, highs start there
+    with pytest.raises(UsageError, match="fewer than 2 verdict probabilities"):
+        band_edges([0.7])
