@@ -35,6 +35,9 @@ def test_an_admin_sets_the_retention_and_others_cannot(live):
             f"{owner.base}/settings/retention", data={"csrf_token": token, "retention_days": bad}
         )
         assert refused.status_code == 422 and "retention_days" in refused.text, bad
+        # the form again, with what was typed and why, next to it
+        assert 'id="retention-error"' in refused.text and f'value="{bad}"' in refused.text, bad
+        assert 'id="members"' in refused.text  # the whole settings page, not an error page
     assert _days(owner) == 14
     other = sign_in(colleague)
     theirs = csrf_in(other.get(f"{owner.base}/queues").text)

@@ -38,7 +38,15 @@ def admin(request: Request, project_id: int) -> Access:
     return access
 
 
-def _page(request: Request, access: Access, new_key: str = "", status: int = 200) -> Response:
+def _page(
+    request: Request,
+    access: Access,
+    new_key: str = "",
+    status: int = 200,
+    retention_error: tuple[str, str] | None = None,
+) -> Response:
+    """The settings page; `retention_error` (message, the value entered) shows the retention
+    form again with what was typed and why it was not saved."""
     with state_of(request).transaction() as session:
         keys = [k for k, _name in auth.list_keys(session, access.project.project_name)]
         members = MemberRepo(session, access.project_id).members()
@@ -57,6 +65,7 @@ def _page(request: Request, access: Access, new_key: str = "", status: int = 200
         retention_days=retention,
         default_retention_days=_server_default(request),
         retention_days_max=RETENTION_DAYS_MAX,
+        retention_error=retention_error,
     )
     response.headers["Cache-Control"] = "no-store"
     return response
@@ -191,7 +200,12 @@ def retention_value(text: str) -> int | None:
 async def set_retention(request: Request, project_id: int) -> Response:
     """The project's retention: how many days its traces are kept (empty: the server's)."""
     access, form = await _admin_form(request, project_id)
-    days = retention_value(field(form, "retention_days"))
+    entered = field(form, "retention_days")
+    try:
+        days = retention_value(entered)
+    except UiError as refused:  # the form again, with what was typed and why it was refused
+        error = (refused.message, entered[:40])
+        return await run_in_threadpool(_page, request, access, "", refused.status, error)
 
     def save() -> None:
         with state_of(request).transaction() as session:
