@@ -468,7 +468,8 @@ def replay_tolerance(tolerance: float, output: Path, data_dir: str | None) -> No
 def replay_band_from(source: Path, output: Path, data_dir: str | None) -> None:
     """The answers the run in `output` kept, routed with the band and tolerance the run in
     `source` chose on dev: the 0.5B judge's answers from the cascade's cache, the 1.5B judge's
-    from its alone run's (which holds every call). Routing the measured band and tolerance first
+    from the cascade run's cache and, for calls only this routing escalates, from its alone
+    run's (which holds every call). Routing the measured band and tolerance first
     must give the measured cascade's scores exactly, or nothing is written. No time is measured."""
     chosen = _calibration_from(source)
     report = json.loads(output.with_suffix(".json").read_text())
@@ -483,7 +484,10 @@ def replay_band_from(source: Path, output: Path, data_dir: str | None) -> None:
     )
     for suite, found in report["suites"].items():
         alone, measured = found["records"]["then_alone"], found["records"]["cascade"]
-        then = _cached_judge(default_judge_path(), report, work / suite / "then_alone.sqlite")
+        merged = _merged_caches(
+            work / suite / "then_cascade.sqlite", work / suite / "then_alone.sqlite"
+        )
+        then = _cached_judge(default_judge_path(), report, merged)
         common = _replayed_rows(alone, data_dir)
         routes = (
             (tuple(report["band"]), report.get("tolerance", 0.0)),
@@ -512,6 +516,24 @@ def replay_band_from(source: Path, output: Path, data_dir: str | None) -> None:
         f"--output {output}"
     )
     _write(report, output)
+
+
+def _merged_caches(*sources: Path) -> Path:
+    """One cache of the 1.5B judge's answers, each call's from the first source holding it: the
+    cascade run's own answers first (so the measured routing is reproduced exactly; llama.cpp's
+    log-probabilities for the same call can differ in the last digits between runs), then the
+    alone run's for calls only another routing escalates."""
+    import sqlite3
+
+    merged = Path(tempfile.mkdtemp(prefix="assay-cascade-merged-")) / "then.sqlite"
+    ResponseCache(merged)  # the cache's own table
+    db = sqlite3.connect(merged)
+    for index, source in enumerate(sources):
+        db.execute(f"ATTACH DATABASE ? AS source{index}", (str(source),))
+        db.execute(f"INSERT OR IGNORE INTO entries SELECT * FROM source{index}.entries")
+    db.commit()
+    db.close()
+    return merged
 
 
 def _timed(suite: str, judge: Any, runs_dir: Path, common: dict[str, Any]) -> dict[str, Any]:
