@@ -421,43 +421,10 @@ def first_from_cache(work: Path, output: Path, data_dir: str | None) -> None:
 
 
 def replay_tolerance(tolerance: float, output: Path, data_dir: str | None) -> None:
-    """The measured run's answers, routed with `tolerance`: the 0.5B judge's answers from its
-    cache, the 1.5B judge's from the cache the cascade run filled (it holds every call that run
-    escalated, a superset of those a tolerance > 0 escalates). Replaying tolerance 0 first must
-    give the measured cascade's scores exactly, or nothing is written. No time is measured: with
-    the same first calls and a subset of the strong ones it is at most the measured cascade's."""
-    report = json.loads(output.with_suffix(".json").read_text())
-    work = Path(report["work"])
-    first = _cached_judge(
-        small_judge_path(),
-        report,
-        work / "first.sqlite",
-        system_prompt=report.get("first_system_prompt"),
-    )
-    for suite, found in report["suites"].items():
-        alone, measured = found["records"]["then_alone"], found["records"]["cascade"]
-        then = _cached_judge(default_judge_path(), report, work / suite / "then_cascade.sqlite")
-        common = _replayed_rows(alone, data_dir)
-        band = (report["band"][0], report["band"][1])
-        replays = found.setdefault("replays", {})
-        measured_tolerance = report.get("tolerance", 0.0)
-        for t in (measured_tolerance, tolerance):
-            cascade = Cascade(first=first, then=then, band=band, tolerance=t)
-            with tempfile.TemporaryDirectory() as runs:
-                record = _timed(suite, cascade, Path(runs), common)
-                if t == measured_tolerance:
-                    if _values(record) != _values(measured):
-                        raise SystemExit(
-                            f"{suite}: replaying tolerance {t:g} did not give the measured scores"
-                        )
-                    continue
-                compared = _compare(suite, alone, record, cascade.summary())
-            for key in ("seconds_per_item_cascade", "time_saved_share"):
-                compared["headline"].pop(key)
-            compared.pop("records")
-            replays[f"{t:g}"] = compared
-            print(f"{suite}: tolerance {t:g}: {compared['summary']}", flush=True)
-            print(json.dumps(compared["headline"], indent=1), flush=True)
+    """The measured run's answers, routed with its band and `tolerance`. No time is measured:
+    with the same first calls and a subset of the strong ones it is at most the measured
+    cascade's."""
+    report = _replayed(output, data_dir, None, tolerance, f"{tolerance:g}")
     data = f"--data-dir {data_dir} " if data_dir else ""
     report["replay"] = (
         f".venv/bin/python benchmarks/cascade.py {data}--replay-tolerance T --output {output}"
@@ -467,14 +434,39 @@ def replay_tolerance(tolerance: float, output: Path, data_dir: str | None) -> No
 
 def replay_band_from(source: Path, output: Path, data_dir: str | None) -> None:
     """The answers the run in `output` kept, routed with the band and tolerance the run in
-    `source` chose on dev: the 0.5B judge's answers from the cascade's cache, the 1.5B judge's
-    from the cascade run's cache and, for calls only this routing escalates, from its alone
-    run's (which holds every call). Routing the measured band and tolerance first
-    must give the measured cascade's scores exactly, or nothing is written. No time is measured."""
+    `source` chose on dev. No time is measured."""
     chosen = _calibration_from(source)
     report = json.loads(output.with_suffix(".json").read_text())
     if chosen.get("system_prompt") != report.get("first_system_prompt"):
         raise SystemExit(f"{source} asked the 0.5B judge with another system prompt")
+    band = (chosen["band"][0], chosen["band"][1])
+    noted = {"band": list(band), "tolerance": chosen["tolerance"], "chosen_by": chosen["chosen_by"]}
+    report = _replayed(
+        output, data_dir, band, chosen["tolerance"], f"band from {source.name}", noted
+    )
+    data = f"--data-dir {data_dir} " if data_dir else ""
+    report["replay_band"] = (
+        f".venv/bin/python benchmarks/cascade.py {data}--replay-band-from {source} "
+        f"--output {output}"
+    )
+    _write(report, output)
+
+
+def _replayed(
+    output: Path,
+    data_dir: str | None,
+    band: tuple[float, float] | None,
+    tolerance: float,
+    key: str,
+    noted: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The run in `output`, each suite's answers routed with `band` (None: the run's own) and
+    `tolerance`, its figures added under `replays[key]`: the 0.5B judge's answers from the
+    cascade's cache, the 1.5B judge's from the cascade run's cache and, for calls only the new
+    routing escalates, from its alone run's (which holds every call). The measured band and
+    tolerance are routed first and must give the measured cascade's scores exactly, or nothing
+    is written."""
+    report = json.loads(output.with_suffix(".json").read_text())
     work = Path(report["work"])
     first = _cached_judge(
         small_judge_path(),
@@ -482,6 +474,7 @@ def replay_band_from(source: Path, output: Path, data_dir: str | None) -> None:
         work / "first.sqlite",
         system_prompt=report.get("first_system_prompt"),
     )
+    measured_route = ((report["band"][0], report["band"][1]), report.get("tolerance", 0.0))
     for suite, found in report["suites"].items():
         alone, measured = found["records"]["then_alone"], found["records"]["cascade"]
         merged = _merged_caches(
@@ -489,12 +482,9 @@ def replay_band_from(source: Path, output: Path, data_dir: str | None) -> None:
         )
         then = _cached_judge(default_judge_path(), report, merged)
         common = _replayed_rows(alone, data_dir)
-        routes = (
-            (tuple(report["band"]), report.get("tolerance", 0.0)),
-            (tuple(chosen["band"]), chosen["tolerance"]),
-        )
-        for index, (band, tolerance) in enumerate(routes):
-            cascade = Cascade(first=first, then=then, band=band, tolerance=tolerance)
+        routes = (measured_route, (band or measured_route[0], tolerance))
+        for index, (route_band, route_tolerance) in enumerate(routes):
+            cascade = Cascade(first=first, then=then, band=route_band, tolerance=route_tolerance)
             with tempfile.TemporaryDirectory() as runs:
                 record = _timed(suite, cascade, Path(runs), common)
                 if index == 0:
@@ -502,20 +492,14 @@ def replay_band_from(source: Path, output: Path, data_dir: str | None) -> None:
                         raise SystemExit(f"{suite}: the measured routing was not reproduced")
                     continue
                 compared = _compare(suite, alone, record, cascade.summary())
-        for key in ("seconds_per_item_cascade", "time_saved_share"):
-            compared["headline"].pop(key)
+        for name in ("seconds_per_item_cascade", "time_saved_share"):
+            compared["headline"].pop(name)
         compared.pop("records")
-        compared.update(band=list(chosen["band"]), tolerance=chosen["tolerance"])
-        compared["chosen_by"] = chosen["chosen_by"]
-        found.setdefault("replays", {})[f"band from {source.name}"] = compared
-        print(f"{suite}: {compared['summary']}", flush=True)
+        compared.update(noted or {})
+        found.setdefault("replays", {})[key] = compared
+        print(f"{suite}: {key}: {compared['summary']}", flush=True)
         print(json.dumps(compared["headline"], indent=1), flush=True)
-    data = f"--data-dir {data_dir} " if data_dir else ""
-    report["replay_band"] = (
-        f".venv/bin/python benchmarks/cascade.py {data}--replay-band-from {source} "
-        f"--output {output}"
-    )
-    _write(report, output)
+    return report
 
 
 def _merged_caches(*sources: Path) -> Path:

@@ -19,7 +19,7 @@ from assay.alignment import CascadeCandidate, fit_cascade
 from assay.alignment.cascade_fit import band_edges, pick
 from assay.errors import UsageError
 from assay.metrics.rag.faithfulness import Faithfulness
-from assay.models import llm_factory
+from assay.models import LLM, llm_factory
 from tests.models.fake_openai import FakeOpenAI, serve
 from tests.models.test_cascade import Verdicts
 
@@ -49,6 +49,14 @@ def judges() -> Iterator[tuple[FakeOpenAI, FakeOpenAI]]:
         generator.close()
 
 
+def _llms(judges: tuple[FakeOpenAI, FakeOpenAI]) -> tuple[LLM, LLM]:
+    small_server, strong_server = judges
+    return (
+        llm_factory(small_server.model_string("small"), cache=False),
+        llm_factory(strong_server.model_string("strong"), cache=False),
+    )
+
+
 def _rows() -> list[dict[str, object]]:
     return [
         {
@@ -64,8 +72,7 @@ def test_the_band_kept_sends_on_the_unsure_statements_and_no_model_is_asked_twic
     judges: tuple[FakeOpenAI, FakeOpenAI],
 ) -> None:
     small_server, strong_server = judges
-    small = llm_factory(small_server.model_string("small"), cache=False)
-    strong = llm_factory(strong_server.model_string("strong"), cache=False)
+    small, strong = _llms(judges)
 
     fit = fit_cascade(_rows(), Faithfulness(), first=small, then=strong, budget=0.5)
 
@@ -101,9 +108,7 @@ def test_the_band_kept_sends_on_the_unsure_statements_and_no_model_is_asked_twic
 def test_a_tighter_budget_keeps_the_closest_band_within_it(
     judges: tuple[FakeOpenAI, FakeOpenAI],
 ) -> None:
-    small_server, strong_server = judges
-    small = llm_factory(small_server.model_string("small"), cache=False)
-    strong = llm_factory(strong_server.model_string("strong"), cache=False)
+    small, strong = _llms(judges)
 
     fit = fit_cascade(_rows(), Faithfulness(), first=small, then=strong, budget=0.2)
 
@@ -116,8 +121,7 @@ def test_a_metric_with_a_judge_of_its_own_or_a_bad_budget_is_refused(
     judges: tuple[FakeOpenAI, FakeOpenAI],
 ) -> None:
     small_server, strong_server = judges
-    small = llm_factory(small_server.model_string("small"), cache=False)
-    strong = llm_factory(strong_server.model_string("strong"), cache=False)
+    small, strong = _llms(judges)
     with pytest.raises(UsageError, match=r"metric\.llm is set"):
         fit_cascade(_rows(), Faithfulness(llm=strong), first=small, then=strong)
     with pytest.raises(UsageError, match="budget="):
