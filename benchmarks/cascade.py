@@ -39,6 +39,7 @@ import os
 import platform
 import re
 import shlex
+import shutil
 import sys
 import tempfile
 from datetime import datetime, timezone
@@ -492,6 +493,7 @@ def _replayed(
                         raise SystemExit(f"{suite}: the measured routing was not reproduced")
                     continue
                 compared = _compare(suite, alone, record, cascade.summary())
+        shutil.rmtree(merged.parent, ignore_errors=True)
         for name in ("seconds_per_item_cascade", "time_saved_share"):
             compared["headline"].pop(name)
         compared.pop("records")
