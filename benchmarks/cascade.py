@@ -303,7 +303,9 @@ def refit_dev(output: Path, data_dir: str | None) -> None:
     same band and tolerance must come out, or nothing is written; the record gains what the fit
     reports now (how well the 0.5B judge's P(yes) predicts the 1.5B judge's verdicts)."""
     report = json.loads(output.with_suffix(".json").read_text())
-    recorded = report["calibration"]
+    recorded = report.get("calibration") or {}
+    if "budget" not in recorded:
+        raise SystemExit(f"{output}: that run chose no band with --choose-on-dev")
     dev = Path(report["work"]) / "dev"
     small = _cached_judge(
         small_judge_path(), report, dev / "first.sqlite", report.get("first_system_prompt")
@@ -440,11 +442,9 @@ def replay_band_from(source: Path, output: Path, data_dir: str | None) -> None:
     report = json.loads(output.with_suffix(".json").read_text())
     if chosen.get("system_prompt") != report.get("first_system_prompt"):
         raise SystemExit(f"{source} asked the 0.5B judge with another system prompt")
-    band = (chosen["band"][0], chosen["band"][1])
-    noted = {"band": list(band), "tolerance": chosen["tolerance"], "chosen_by": chosen["chosen_by"]}
-    report = _replayed(
-        output, data_dir, band, chosen["tolerance"], f"band from {source.name}", noted
-    )
+    band, tolerance = (chosen["band"][0], chosen["band"][1]), chosen.get("tolerance", 0.0)
+    noted = {"band": list(band), "tolerance": tolerance, "chosen_by": chosen["chosen_by"]}
+    report = _replayed(output, data_dir, band, tolerance, f"band from {source.name}", noted)
     data = f"--data-dir {data_dir} " if data_dir else ""
     report["replay_band"] = (
         f".venv/bin/python benchmarks/cascade.py {data}--replay-band-from {source} "
@@ -484,16 +484,20 @@ def _replayed(
         then = _cached_judge(default_judge_path(), report, merged)
         common = _replayed_rows(alone, data_dir)
         routes = (measured_route, (band or measured_route[0], tolerance))
-        for index, (route_band, route_tolerance) in enumerate(routes):
-            cascade = Cascade(first=first, then=then, band=route_band, tolerance=route_tolerance)
-            with tempfile.TemporaryDirectory() as runs:
-                record = _timed(suite, cascade, Path(runs), common)
-                if index == 0:
-                    if _values(record) != _values(measured):
-                        raise SystemExit(f"{suite}: the measured routing was not reproduced")
-                    continue
-                compared = _compare(suite, alone, record, cascade.summary())
-        shutil.rmtree(merged.parent, ignore_errors=True)
+        try:
+            for index, (route_band, route_tolerance) in enumerate(routes):
+                cascade = Cascade(
+                    first=first, then=then, band=route_band, tolerance=route_tolerance
+                )
+                with tempfile.TemporaryDirectory() as runs:
+                    record = _timed(suite, cascade, Path(runs), common)
+                    if index == 0:
+                        if _values(record) != _values(measured):
+                            raise SystemExit(f"{suite}: the measured routing was not reproduced")
+                        continue
+                    compared = _compare(suite, alone, record, cascade.summary())
+        finally:
+            shutil.rmtree(merged.parent, ignore_errors=True)
         for name in ("seconds_per_item_cascade", "time_saved_share"):
             compared["headline"].pop(name)
         compared.pop("records")

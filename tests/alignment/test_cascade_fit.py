@@ -124,8 +124,12 @@ def test_a_metric_with_a_judge_of_its_own_or_a_bad_budget_is_refused(
     small, strong = _llms(judges)
     with pytest.raises(UsageError, match=r"metric\.llm is set"):
         fit_cascade(_rows(), Faithfulness(llm=strong), first=small, then=strong)
-    with pytest.raises(UsageError, match="budget="):
-        fit_cascade(_rows(), Faithfulness(), first=small, then=strong, budget=0)
+    for bad in (0, 1.5, "half", True):
+        with pytest.raises(UsageError, match="budget="):
+            fit_cascade(_rows(), Faithfulness(), first=small, then=strong, budget=bad)
+    for tolerances in ((), (0.0, 1.0), ("x",)):
+        with pytest.raises(UsageError, match="tolerances="):
+            fit_cascade(_rows(), Faithfulness(), first=small, then=strong, tolerances=tolerances)
     assert not small_server.requests and not strong_server.requests
 
 
@@ -153,3 +157,22 @@ def test_band_edges_are_quantiles_of_the_first_judges_p_yes_with_both_ends() -> 
     assert max(lows) <= min(highs)  # lows stop at the median, highs start there
     with pytest.raises(UsageError, match="fewer than 2 verdict probabilities"):
         band_edges([0.7])
+
+
+def test_the_first_judge_probe_routes_calls_without_probabilities_as_a_cascade_does() -> None:
+    """Calls that ask no probability (a claims list) go to the stronger judge, as `Cascade`
+    sends them, so the verdict prompts the fit records are the ones the cascades will send."""
+    from pydantic import BaseModel
+
+    from assay.alignment.cascade_fit import _Alone
+    from assay.models import Profile, ScriptedProvider
+
+    class Claims(BaseModel):
+        claims: list[str]
+
+    small_provider = ScriptedProvider([], profile=Profile(logprobs=True))
+    strong_provider = ScriptedProvider(['{"claims": ["a"]}'], model="strong")
+    probe = _Alone(LLM(small_provider), LLM(strong_provider), as_first=True, labels=("yes", "no"))
+    answer = probe.generate("Split it into claims.", schema=Claims)
+    assert answer.parsed == Claims(claims=["a"])
+    assert small_provider.requests == [] and len(strong_provider.requests) == 1

@@ -22,6 +22,7 @@ from assay.errors import UsageError
 from assay.metrics.rag.faithfulness import Faithfulness
 from assay.models import LLM, Cascade, ScriptedProvider, llm_factory
 from assay.models.cascade import verdicts_asked
+from assay.models.usage import UsageMeter, metering
 from assay.schema.outcome import Ok
 from tests.models.fake_openai import (
     Behaviour,
@@ -188,6 +189,26 @@ def test_a_call_asking_no_probabilities_goes_straight_to_the_stronger_judge(
     assert first.chat_requests == []
     summary = cascade.summary()
     assert (summary.calls, summary.direct_calls, summary.escalated_calls) == (1, 1, 0)
+
+
+def test_a_cell_whose_only_call_to_the_stronger_judge_was_direct_is_not_escalated(
+    servers: tuple[FakeOpenAI, FakeOpenAI],
+) -> None:
+    first, then = servers
+
+    class Claims(BaseModel):
+        claims: list[str]
+
+    then.default = ok('{"claims": ["The tower is tall."]}')
+    first.default = Verdicts(lambda _: 0.97)  # sure: the verdict stays with the first judge
+    cascade = Cascade(*_judges(servers), band=(0.2, 0.8))
+
+    with metering(UsageMeter()):  # one cell, as the engine meters it
+        cascade.generate("Split it into claims.", schema=Claims)
+        _ask(cascade, "The tower is tall.")
+
+    summary = cascade.summary()
+    assert (summary.cells, summary.escalated_cells, summary.direct_calls) == (1, 0, 1)
 
 
 def test_an_answer_with_no_verdict_to_read_is_escalated(

@@ -147,25 +147,26 @@ def pick(candidates: Sequence[CascadeCandidate], budget: float) -> CascadeCandid
 
 
 class _Alone(Cascade):
-    """One judge alone, noting P(yes) of each verdict call by its prompt. As a first judge it is
-    stopped after the asked verdicts, as a cascade stops its first judge (so the cascades routed
-    later find its answers cached); as the stronger judge it is asked as a cascade asks it."""
+    """One judge alone on the verdict calls, noting P(yes) of each by its prompt. As the first
+    judge it is stopped after the asked verdicts and its calls that ask no probability go to
+    `then`, exactly as a cascade routes them (so the cascades routed later find every answer
+    cached); as the stronger judge (`then` is itself) it is asked as a cascade asks it. Only
+    answers with every asked verdict are noted (a shorter list cannot be paired by position)."""
 
-    def __init__(self, judge: LLM, *, as_first: bool, labels: tuple[str, str]) -> None:
-        super().__init__(first=judge, then=judge, labels=labels)
+    def __init__(self, judge: LLM, then: LLM, *, as_first: bool, labels: tuple[str, str]) -> None:
+        super().__init__(first=judge, then=then, labels=labels)
         self.as_first = as_first
         self.seen: dict[str, list[float]] = {}
 
     async def agenerate(self, messages: Any, schema: Any = None, n: int = 1, **params: Any) -> Any:
-        verdict_call = (
-            schema is None and not params.get("response_model") and params.get("logprobs")
-        )
+        if schema is not None or params.get("response_model") or not params.get("logprobs"):
+            return await self.then.agenerate(messages, schema, n, **params)
         asked = asked_now()
-        if verdict_call and self.as_first:
+        if self.as_first:
             params = stopped_after(params, asked)
         answer = await self.first.agenerate(messages, schema, n, **params)
-        if verdict_call:
-            found = verdict_probabilities(answer.generations[0].logprobs, *self.labels)
+        found = verdict_probabilities(answer.generations[0].logprobs, *self.labels)
+        if found and (not asked or len(found) >= asked):
             self.seen[str(messages)] = found[:asked] if asked else found
         return answer
 
@@ -174,14 +175,33 @@ class _Alone(Cascade):
 def _cached(judges: Sequence[LLM]) -> Iterator[None]:
     """Each judge with a cache for the fit: its own if it has one, else a temporary one."""
     with tempfile.TemporaryDirectory(prefix="assay-cascade-fit-") as folder:
-        lent = [j for j in judges if j.cache is None]
-        for index, judge in enumerate(lent):
-            judge.cache = ResponseCache(Path(folder) / f"judge{index}.sqlite")
+        lent = list({id(j): j for j in judges if j.cache is None}.values())
+        caches = [ResponseCache(Path(folder) / f"judge{i}.sqlite") for i in range(len(lent))]
+        for judge, cache in zip(lent, caches, strict=True):
+            judge.cache = cache
         try:
             yield
         finally:
-            for judge in lent:
+            for judge, cache in zip(lent, caches, strict=True):
                 judge.cache = None
+                cache.close()
+
+
+def _checked(budget: Any, tolerances: Sequence[float], threshold: Any) -> tuple[float, ...]:
+    """The fit's settings, refused before any judge is asked."""
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not 0 < budget <= 1:
+        raise UsageError(f"fit_cascade: budget= must be a share in (0, 1], got {budget!r}")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+        raise UsageError(f"fit_cascade: threshold= must be a number, got {threshold!r}")
+    found = tuple(tolerances)
+    bad = [
+        t for t in found if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0 <= t < 1
+    ]
+    if not found or bad:
+        raise UsageError(
+            f"fit_cascade: tolerances= must be one or more shares in [0, 1), got {list(found)!r}"
+        )
+    return found
 
 
 async def afit_cascade(
@@ -206,8 +226,7 @@ async def afit_cascade(
             "fit_cascade: give the metric without a judge of its own (metric.llm is set); the "
             "fit judges it with first=, then= and each candidate cascade in turn"
         )
-    if not 0 < budget <= 1:
-        raise UsageError(f"fit_cascade: budget= must be in (0, 1], got {budget!r}")
+    tolerances = _checked(budget, tolerances, threshold)
     probe = Cascade(first=first, then=then, labels=labels)  # checks both judges as a cascade does
     small, strong = probe.first, probe.then
 
@@ -223,10 +242,10 @@ async def afit_cascade(
         return found
 
     with _cached([small, strong]):
-        first_alone = _Alone(small, as_first=True, labels=labels)
+        first_alone = _Alone(small, strong, as_first=True, labels=labels)
         # a stronger judge without log-probabilities is asked as it is: no verdict AUC then
         reads = getattr(strong.provider.profile, "logprobs", False)
-        then_alone = _Alone(strong, as_first=False, labels=labels) if reads else None
+        then_alone = _Alone(strong, strong, as_first=False, labels=labels) if reads else None
         await values(first_alone)
         reference = await values(then_alone or strong)
         lows, highs = band_edges([p for ps in first_alone.seen.values() for p in ps])
@@ -270,13 +289,18 @@ def _candidate(
     threshold: float,
     cells: int,
 ) -> CascadeCandidate:
-    rows = sorted(set(reference) & set(routed))
-    kept = sum((reference[r] >= threshold) == (routed[r] >= threshold) for r in rows)
+    # a row the stronger judge scored and this routing did not (an error) counts as a full miss
+    rows = sorted(reference)
+    missed = {r: 1.0 for r in rows if r not in routed}
+    kept = sum(
+        r not in missed and (reference[r] >= threshold) == (routed[r] >= threshold) for r in rows
+    )
+    difference = sum(missed.get(r) or abs(reference[r] - routed[r]) for r in rows)
     return CascadeCandidate(
         band=cascade.band,
         tolerance=cascade.tolerance,
         escalated_share=cascade.summary().escalated_share or 0.0,
-        mean_abs_difference=sum(abs(reference[r] - routed[r]) for r in rows) / max(1, len(rows)),
+        mean_abs_difference=difference / max(1, len(rows)),
         decisions_kept=kept / max(1, len(rows)),
         cells=cells,
     )

@@ -80,7 +80,8 @@ class CascadeSummary:
 
     `direct_calls` asked no probability (no verdict to read) and went to `then` without asking
     `first`; `escalated_calls` were asked of both. A cell counts as escalated when any of its
-    calls reached `then`."""
+    verdict calls was asked again of `then` (a call sent to `then` directly had no first answer
+    to overrule, so it does not make its cell escalated)."""
 
     calls: int = 0
     escalated_calls: int = 0
@@ -252,9 +253,10 @@ class Cascade(LLM):
             escalated_before = self._cells.get(meter)
             if escalated_before is None:
                 self._cell_count += 1
-            if decided == "then" and not escalated_before:
+            escalated = decided == "then" and not direct  # asked again, not asked of then only
+            if escalated and not escalated_before:
                 self._escalated_cells += 1
-            self._cells[meter] = bool(escalated_before) or decided == "then"
+            self._cells[meter] = bool(escalated_before) or escalated
 
 
 def stopped_after(options: dict[str, Any], asked: int | None) -> dict[str, Any]:
