@@ -2,12 +2,14 @@
 (storage/review_judging.py), against the live server (SQLite and PostgreSQL) and a loopback
 judge that can be switched down (500 on every request) and up again.
 
-With the judge down, the items left get `EndpointDown` error scores from the queue. Once it is
-back, the queue's next run (a new item here) or, separately, the idle worker's wake asks the
-judge again for exactly those, and their latest score is the real one; an item with a real
-score or with another error (the judge's own 400, or the first calls' 500s that tripped the
-gate) is not asked again: the requests the judge receives are counted. Session-scope queues do
-the same. The worker's call policy is short (`short_calls`: 2 attempts).
+With the judge down, the items left get `EndpointDown` error scores from the queue, the calls
+whose 500s tripped the gate too. A run that a new item starts before `ASSAY_JUDGE_RETRY_AFTER`
+has passed leaves them waiting (no request, no new row); once it has passed, the queue's next
+run (a new item here) or, separately, the idle worker's wake asks the judge again for exactly
+those, and their latest score is the real one; an item with a real score or with another error
+(the judge's own 400) is not asked again: the requests the judge receives are counted.
+Session-scope queues do the same. The worker's call policy is short (`short_calls`: 2
+attempts).
 """
 
 # ruff: noqa: F811  (the fixtures imported below are named again as the tests' arguments)
@@ -119,16 +121,16 @@ def _judge_down(live: Any, api: Any, judge: Judge, queue_id: int, sent: list[str
     )
     scores = _scores(live, queue_id)
     kinds = {i: [_kind(s) for s in scores[i]] for i in ids}
-    assert all(len(k) == 1 and k[0] in ("EndpointDown", "ProviderError") for k in kinds.values())
-    down = {i for i, k in kinds.items() if k == ["EndpointDown"]}
-    assert down, kinds  # the gate tripped after 2 failed attempts: the rest were not asked
+    # the gate tripped after 2 failed attempts: those and the items never asked all wait
+    assert all(k == ["EndpointDown"] for k in kinds.values()), kinds
+    down = set(ids)
     job = _jobs(live, queue_id)[-1]
     assert "EndpointDown errors" in job.error and "ASSAY_JUDGE_RETRY_AFTER" in job.error
     return down
 
 
 def test_the_next_run_asks_again_only_what_the_judge_could_not_answer(
-    live, api, other, short_calls
+    live, api, other, short_calls, monkeypatch
 ):
     judge = Judge()
     other.default = judge.behaviour()
@@ -147,11 +149,22 @@ def test_the_next_run_asks_again_only_what_the_judge_could_not_answer(
     undecided = {t["id"] for t in items if t["queue_item"]["inclusion_probability"] is None}
     assert undecided == down
 
-    judge.down = False  # back: a new item's arrival is the queue's next run
+    judge.down = False  # back; a new item starts a run before the retry is due: not asked again
+    other.reset_records()
+    early = trace("Paris.")
+    assert api.post("/traces", json={"traces": [early]}).status_code == 202
+    _until(
+        lambda: early["id"] in _scores(live, queue_id) and _settled(live, queue_id, "done"),
+        lambda: _jobs(live, queue_id),
+    )
+    assert len(other.chat_requests) == 1  # the new item only
+    assert all(len(_scores(live, queue_id)[i]) == 1 for i in down)  # no row added meanwhile
+
+    monkeypatch.setenv("ASSAY_JUDGE_RETRY_AFTER", "0")  # the retry is due now
     other.reset_records()
     late = trace("Paris.")
     assert api.post("/traces", json={"traces": [late]}).status_code == 202
-    ids = [right["id"], broken["id"], late["id"], *(t["id"] for t in sent)]
+    ids = [right["id"], broken["id"], early["id"], late["id"], *(t["id"] for t in sent)]
     _until(
         lambda: late["id"] in _scores(live, queue_id) and _settled(live, queue_id, "done"),
         lambda: _jobs(live, queue_id),
@@ -163,12 +176,10 @@ def test_the_next_run_asks_again_only_what_the_judge_could_not_answer(
         if trace_id in down:  # asked again: the real score appended, the latest
             assert kinds == ["EndpointDown", "ok"], kinds
             assert after[trace_id][-1].value == 1.0
-        elif trace_id == broken["id"]:
+        elif trace_id == broken["id"]:  # the judge's own 400: final, not asked again
             assert kinds == ["ProviderError"]
-        elif trace_id in (right["id"], late["id"]):
-            assert kinds == ["ok"]
-        else:  # the first calls' own 500s: another error, not asked again
-            assert kinds == ["ProviderError"], kinds
+        else:
+            assert kinds == ["ok"], kinds
     # the trace's scores read the latest, and the item is decided now
     items = api.get("/review-queues/Judged/traces").json()["items"]
     assert {item["id"] for item in items} == set(ids)
@@ -190,6 +201,7 @@ def test_an_idle_worker_asks_a_judge_that_is_back(live, api, other, short_calls,
 
     # still down when woken: asked again (2 attempts), fresh EndpointDown scores, not due again
     other.reset_records()
+    monkeypatch.setenv("ASSAY_JUDGE_RETRY_AFTER", "0")  # the run asks what the wake found due
     assert wake_judge_down(transaction, timedelta(0)) >= 1
     _until(
         lambda: len(_jobs(live, queue_id)) == 2 and _settled(live, queue_id, "failed"),
@@ -198,7 +210,7 @@ def test_an_idle_worker_asks_a_judge_that_is_back(live, api, other, short_calls,
     assert other.chat_requests  # asked again, until the gate tripped
     scores = _scores(live, queue_id)
     again = {i for i in down if _kind(scores[i][-1]) == "EndpointDown"}
-    assert all(len(scores[i]) == 2 for i in down) and again
+    assert all(len(scores[i]) == 2 for i in down) and again == down
     assert wake_judge_down(transaction, timedelta(hours=1)) == 0
 
     judge.down = False  # back; no new item: the idle worker's own look
@@ -206,7 +218,6 @@ def test_an_idle_worker_asks_a_judge_that_is_back(live, api, other, short_calls,
     from assay.platform.server.jobs import worker
 
     monkeypatch.setattr(worker, "DOWN_CHECK_INTERVAL", 0.2)  # the live worker is in-process
-    monkeypatch.setenv("ASSAY_JUDGE_RETRY_AFTER", "0")
     _until(
         lambda: (
             all(_kind(_scores(live, queue_id)[i][-1]) == "ok" for i in again)
@@ -220,7 +231,7 @@ def test_an_idle_worker_asks_a_judge_that_is_back(live, api, other, short_calls,
 
 
 def test_a_session_queue_asks_again_the_sessions_its_judge_could_not_judge(
-    live, api, other, short_calls
+    live, api, other, short_calls, monkeypatch
 ):
     judge = Judge()
     other.default = judge.behaviour()
@@ -235,8 +246,9 @@ def test_a_session_queue_asks_again_the_sessions_its_judge_could_not_judge(
     )
     first = _scores(live, queue_id)
     down = {sid for sid in ids if _kind(first[sid][0]) == "EndpointDown"}
-    assert down and all(len(first[sid]) == 1 for sid in ids)
+    assert down == set(ids) and all(len(first[sid]) == 1 for sid in ids)
 
+    monkeypatch.setenv("ASSAY_JUDGE_RETRY_AFTER", "0")  # the retry is due at once
     judge.down = False  # back: a new session's arrival is the queue's next run
     other.reset_records()
     later = f"chat-{uuid.uuid4().hex[:8]}"
@@ -249,4 +261,36 @@ def test_a_session_queue_asks_again_the_sessions_its_judge_could_not_judge(
     after = _scores(live, queue_id)
     for sid in ids:
         kinds = [_kind(s) for s in after[sid]]
-        assert kinds == (["EndpointDown", "ok"] if sid in down else ["ProviderError"]), kinds
+        assert kinds == ["EndpointDown", "ok"], kinds
+
+
+def test_once_the_judge_is_down_the_calls_that_found_it_down_wait_too() -> None:
+    """The 5xx or timeout of a call that tripped the gate is stored as `EndpointDown` (asked
+    again later), not as the item's final error; the judge's own refusal (a 400) stays final,
+    and nothing is rewritten while the judge is up."""
+    from types import SimpleNamespace
+
+    from assay.platform.server.jobs.review_judge import QueueJudgeRun
+
+    def outcomes() -> list[dict[str, Any]]:
+        return [
+            {"status": "error", "error_type": "ProviderError", "error_message": "HTTP 500"},
+            {"status": "error", "error_type": "ModelTimeout", "error_message": "60 s"},
+            {"status": "error", "error_type": "BadRequest", "error_message": "HTTP 400"},
+            {"status": "error", "error_type": "EndpointDown", "error_message": "not asked"},
+            {"status": "ok", "value": 1.0},
+        ]
+
+    for down in (True, False):
+        run = SimpleNamespace(
+            models=SimpleNamespace(is_down=lambda _m, d=down: d, gate=SimpleNamespace(skipped=0))
+        )
+        stored = QueueJudgeRun.waiting(run, "judge", outcomes())  # type: ignore[arg-type]
+        kinds = [o.get("error_type", "ok") for o in stored]
+        if down:
+            assert kinds == ["EndpointDown", "EndpointDown", "BadRequest", "EndpointDown", "ok"]
+            assert stored[0]["error_message"] == "ProviderError: HTTP 500"  # the cause kept
+            assert run.models.gate.skipped == 3
+        else:
+            assert kinds == [o.get("error_type", "ok") for o in outcomes()]
+            assert run.models.gate.skipped == 1

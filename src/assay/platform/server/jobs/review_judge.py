@@ -23,16 +23,17 @@ sessions.
 from __future__ import annotations
 
 import logging
+from datetime import datetime, timezone
 from typing import Any
 
 from assay.platform import criteria_rules
-from assay.platform.server.jobs.calls import GatedRun
+from assay.platform.server.jobs.calls import GatedRun, not_answered
 from assay.platform.server.jobs.claims import LostClaim, claimed_by
 from assay.platform.server.jobs.judging import judge_traces
 from assay.platform.server.storage import models
 from assay.platform.server.storage.repos import CriteriaRepo
 from assay.platform.server.storage.review import QueueRepo
-from assay.platform.server.storage.review_judging import is_down
+from assay.platform.server.storage.review_judging import is_down, retry_after
 from assay.platform.server.storage.review_sampling import most_unsure
 from assay.platform.server.storage.traces import TraceRepo
 
@@ -69,7 +70,7 @@ class QueueJudgeRun(GatedRun):
             from assay.platform.server.jobs.review_sessions import judge_session_items
 
             return await judge_session_items(self, names, saved, model)
-        after = 0
+        after, due = 0, self.due_before()
         while True:
             if self.should_stop():
                 return False
@@ -78,7 +79,7 @@ class QueueJudgeRun(GatedRun):
                 chunk, after = queues.judging_chunk(self.claim.queue_id, after, CHUNK)
                 if not chunk:
                     return True
-                scored = queues.judged(self.claim.queue_id, [t.id for t in chunk])
+                scored = queues.judged(self.claim.queue_id, [t.id for t in chunk], due)
             for name in names:
                 todo = [t for t in chunk if (t.id, name) not in scored]
                 if todo:
@@ -121,7 +122,21 @@ class QueueJudgeRun(GatedRun):
         outcomes = await judge_traces(
             criterion, name, todo, self.models.judge(model), f"queue {self.claim.queue_id}"
         )
-        self.models.gate.skipped += sum(o.get("error_type") == "EndpointDown" for o in outcomes)
+        return self.waiting(model, outcomes)
+
+    def due_before(self) -> datetime:
+        """`EndpointDown` scores older than this are asked again by this run; newer ones wait
+        for the idle worker's retry, so a judge that stays down is not asked (and a row stored)
+        per item on every run that new items start."""
+        return datetime.now(timezone.utc) - retry_after()
+
+    def waiting(self, model: str, outcomes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Once the judge is down for this run, every outcome saying it did not answer (the
+        calls that tripped the gate too: a 5xx, a timeout) is stored as `EndpointDown`, so it is
+        asked again rather than kept as the item's final score; they count as left."""
+        if self.models.is_down(model):
+            outcomes = [_as_down(o) if not_answered(o) and not is_down(o) else o for o in outcomes]
+        self.models.gate.skipped += sum(is_down(o) for o in outcomes)
         return outcomes
 
     def _store(
@@ -148,6 +163,11 @@ class QueueJudgeRun(GatedRun):
         with self.state.transaction() as session:
             self._check_claim(session)
             TraceRepo(session, self.claim.project_id).add_scores(rows)
+
+
+def _as_down(outcome: dict[str, Any]) -> dict[str, Any]:
+    why = f"{outcome.get('error_type')}: {outcome.get('error_message')}"
+    return {**outcome, "error_type": "EndpointDown", "error_message": why[:2000]}
 
 
 __all__ = ["QueueJudgeRun"]

@@ -57,7 +57,7 @@ async def judge_session_items(
     `run` is the `QueueJudgeRun` (claim, state, judge, claim check)."""
     project, queue_id = run.claim.project_id, run.claim.queue_id
     what = f"queue {queue_id}"
-    after = 0
+    after, due = 0, run.due_before()
     while True:
         if run.should_stop():
             return False
@@ -68,7 +68,7 @@ async def judge_session_items(
                 return True
             after = items[-1].id
             ids = [item.session_id for item in items]
-            scored = repo.judged(queue_id, ids)
+            scored = repo.judged(queue_id, ids, due)
             subjects: dict[str, Subject] = {}
             for sid in ids:
                 if all((sid, name) in scored for name in names):
@@ -82,8 +82,9 @@ async def judge_session_items(
             todo = [s for sid, s in subjects.items() if (sid, name) not in scored]
             if not todo:
                 continue
-            outcomes = await _judge(run, name, saved.get(name), todo, model, what)
-            run.models.gate.skipped += sum(o.get("error_type") == "EndpointDown" for o in outcomes)
+            outcomes = run.waiting(
+                model, await _judge(run, name, saved.get(name), todo, model, what)
+            )
             for subject, outcome in zip(todo, outcomes, strict=True):
                 rows.append(_row(subject, name, outcome, saved.get(name), model, queue_id))
         with run.state.transaction() as session:

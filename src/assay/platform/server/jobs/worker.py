@@ -196,11 +196,10 @@ class Worker:
         `EndpointDown` scores, over `ASSAY_JUDGE_RETRY_AFTER` seconds ago (300 by default) get a
         job (of the kinds this worker runs), so a judge that is back is asked again on its own,
         and one still down at most once every that many seconds."""
-        from datetime import timedelta
 
         from assay.platform.server.storage import evaluator_rules, review_judging
 
-        after = timedelta(seconds=_env_float("ASSAY_JUDGE_RETRY_AFTER", 300.0))
+        after = review_judging.retry_after()
         for kind, wake, what in (
             ("online_eval", evaluator_rules.wake_judge_down, "evaluators"),
             ("review_judge", review_judging.wake_judge_down, "review queues"),

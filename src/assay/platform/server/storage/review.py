@@ -322,15 +322,22 @@ class QueueRepo(ProjectScoped):
         self.session.flush()
         return left_out
 
-    def judged(self, queue_id: int, trace_ids: builtins.list[str]) -> set[tuple[str, str]]:
+    def judged(
+        self,
+        queue_id: int,
+        trace_ids: builtins.list[str],
+        due_before: datetime | None = None,
+    ) -> set[tuple[str, str]]:
         """(trace id, criterion) of `trace_ids` that this queue's judge has judged: its latest
-        score of them from this queue is not an `EndpointDown` error (the judge was down: asked
-        again, storage/review_judging.py). Latest as `TraceRepo.latest_scores` orders them."""
+        score of them from this queue stands (`review_judging.standing`: an `EndpointDown` error
+        is asked again once it is older than `due_before`). Latest as
+        `TraceRepo.latest_scores` orders them."""
         S = models.TraceScore
-        query = self._columns(S, S.trace_id, S.criterion, S.outcome).where(
+        query = self._columns(S, S.trace_id, S.criterion, S.outcome, S.created_at).where(
             S.queue_id == queue_id, S.trace_id.in_(trace_ids)
         )
-        return standing(self.session.execute(query.order_by(S.created_at, S.id)).all())
+        rows = self.session.execute(query.order_by(S.created_at, S.id)).all()
+        return standing(rows, due_before)
 
     def export(
         self, queue: models.ReviewQueue, *, limit: int, cursor: str | None

@@ -4,11 +4,13 @@ could not ask while its judge was down.
 A queue with a judge model and criteria gets a `review_judge` job whenever items enter it or its
 judge or criteria change (`request_judging`; one queued job is enough, it scores every item still
 unscored). When the judge is down for a run (jobs/calls.py), the items left get an error score
-from the queue with `error_type` `EndpointDown`. Such a score stands only until the judge
-answers: `standing` leaves a (trace or session, criterion) out of what the queue has judged while
-the queue's latest score of it is one, so the queue's next judge run asks again and appends the
-new score (the latest score wins wherever scores are read). Any other error, or a real score,
-stands: it is never asked again.
+from the queue with `error_type` `EndpointDown` (the calls that found it down too: jobs/
+review_judge.py). Such a score stands only until its retry is due: `standing` leaves a (trace or
+session, criterion) out of what the queue has judged once the queue's latest score of it is an
+`EndpointDown` older than `retry_after()` (`ASSAY_JUDGE_RETRY_AFTER`, 300 s), so the queue's next
+judge run after that asks again and appends the new score (the latest score wins wherever scores
+are read). A newer one waits: runs that new items start while the judge is still down do not
+ask it again for the whole backlog. Any other error, or a real score, stands for good.
 
 `wake_judge_down` is the idle scoring worker's look (jobs/worker.py, every
 `DOWN_CHECK_INTERVAL`): a queue whose items have waited so for `after` or longer, with no judge
@@ -18,6 +20,7 @@ it is asked at most once every `after`.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta, timezone
@@ -30,6 +33,7 @@ from assay.platform.server.storage import models
 
 JUDGE_JOB = "review_judge"
 DOWN = "EndpointDown"  # the error type of a score stored without asking a judge that was down
+RETRY_AFTER_ENV, DEFAULT_RETRY_AFTER = "ASSAY_JUDGE_RETRY_AFTER", 300.0
 Q, Job = models.ReviewQueue, models.Job
 
 
@@ -70,14 +74,31 @@ def is_down(outcome: dict[str, Any] | None) -> bool:
     return outcome.get("status") == "error" and outcome.get("error_type") == DOWN
 
 
-def standing(rows: Iterable[Any]) -> set[tuple[str, str]]:
-    """Of one queue's scores as (subject id, criterion, outcome) rows, oldest first: the
-    (subject, criterion) pairs whose latest score stands, i.e. is not an `EndpointDown`
-    error."""
-    latest: dict[tuple[str, str], Any] = {}
-    for subject, criterion, outcome in rows:
-        latest[(subject, criterion)] = outcome
-    return {pair for pair, outcome in latest.items() if not is_down(outcome)}
+def retry_after() -> timedelta:
+    """How long an `EndpointDown` score waits before its judge is asked again
+    (`ASSAY_JUDGE_RETRY_AFTER` seconds, 300 by default; the idle wake reads the same)."""
+    raw = os.environ.get(RETRY_AFTER_ENV, "")
+    try:
+        seconds = float(raw) if raw.strip() else DEFAULT_RETRY_AFTER
+    except ValueError:
+        seconds = DEFAULT_RETRY_AFTER
+    return timedelta(seconds=max(0.0, seconds))
+
+
+def standing(rows: Iterable[Any], due_before: datetime | None = None) -> set[tuple[str, str]]:
+    """Of one queue's scores as (subject id, criterion, outcome, created_at) rows, oldest
+    first: the (subject, criterion) pairs whose latest score stands. A real score or any other
+    error stands; an `EndpointDown` error stands only while it is newer than `due_before` (it
+    waits for its retry: a run that new items start while the judge is still down does not ask
+    it again and store another), and not at all without `due_before`."""
+    latest: dict[tuple[str, str], tuple[Any, datetime]] = {}
+    for subject, criterion, outcome, at in rows:
+        latest[(subject, criterion)] = (outcome, at)
+    return {
+        pair
+        for pair, (outcome, at) in latest.items()
+        if not is_down(outcome) or (due_before is not None and _utc(at) > due_before)
+    }
 
 
 def _utc(moment: datetime) -> datetime:
@@ -136,4 +157,12 @@ def wake_judge_down(
     return woken
 
 
-__all__ = ["DOWN", "JUDGE_JOB", "is_down", "request_judging", "standing", "wake_judge_down"]
+__all__ = [
+    "DOWN",
+    "JUDGE_JOB",
+    "is_down",
+    "request_judging",
+    "retry_after",
+    "standing",
+    "wake_judge_down",
+]

@@ -189,14 +189,21 @@ class SessionQueue(ProjectScoped):
         query = self._select(SItem).where(SItem.queue_id == queue_id, SItem.id > after)
         return builtins.list(self.session.scalars(query.order_by(SItem.id).limit(limit)))
 
-    def judged(self, queue_id: int, session_ids: builtins.list[str]) -> set[tuple[str, str]]:
+    def judged(
+        self,
+        queue_id: int,
+        session_ids: builtins.list[str],
+        due_before: datetime | None = None,
+    ) -> set[tuple[str, str]]:
         """(session id, criterion) of `session_ids` that this queue's judge has judged: its
-        latest score from this queue (by id, as `latest_judged`) is not an `EndpointDown` error
-        (the judge was down: asked again, storage/review_judging.py)."""
-        query = self._columns(Score, Score.session_id, Score.criterion, Score.outcome).where(
-            Score.queue_id == queue_id, Score.session_id.in_(session_ids)
-        )
-        return standing(self.session.execute(query.order_by(Score.id)).all())
+        latest score from this queue (by id, as `latest_judged`) stands
+        (`review_judging.standing`: an `EndpointDown` error is asked again once it is older
+        than `due_before`)."""
+        query = self._columns(
+            Score, Score.session_id, Score.criterion, Score.outcome, Score.created_at
+        ).where(Score.queue_id == queue_id, Score.session_id.in_(session_ids))
+        rows = self.session.execute(query.order_by(Score.id)).all()
+        return standing(rows, due_before)
 
     def latest_judged(
         self, queue_id: int, session_ids: builtins.list[str]
