@@ -44,44 +44,18 @@ import pstats
 import shlex
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 from platform_scale import sustained  # benchmarks/platform_scale.py
-from platform_traces import free_port, ingest, start_postgres
+from platform_traces import database, ingest, start_server
 from platform_workload import exports, sdk_batches
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-
-
-def database(backend: str, work: Path) -> tuple[str, Any]:
-    if backend == "postgresql":
-        return start_postgres(work)
-    return f"sqlite:///{work / 'bench.sqlite'}", None
-
-
-def start_server(url: str, env: dict[str, str]) -> tuple[str, subprocess.Popen[bytes]]:
-    base = f"http://127.0.0.1:{free_port()}"
-    command = [sys.executable, "-m", "assay", "serve", "--port", base.rsplit(":", 1)[1]]
-    server = subprocess.Popen(
-        [*command, "--db", url], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"{base}/api/v1/health").status_code == 200:
-                return base, server
-        except httpx.TransportError:
-            pass
-        if server.poll() is not None or time.monotonic() > deadline:
-            raise SystemExit(server.stderr.read().decode())  # type: ignore[union-attr]
-        time.sleep(0.2)
 
 
 def run_sustained(args: argparse.Namespace, url: str, key: str, env: dict[str, str]) -> Any:

@@ -43,7 +43,6 @@ import platform
 import shlex
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -52,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from platform_traces import disk_bytes, free_port, ingest, sign_in, start_postgres, timed
+from platform_traces import database, disk_bytes, ingest, sign_in, start_server, timed
 from platform_workload import exports, sdk_batches
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -248,11 +247,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         work = Path(tempfile.mkdtemp(prefix="assay-scale-"))
     filled_file = work / "filled.json"  # a kept database's key and fill figures
     filled = json.loads(filled_file.read_text()) if filled_file.exists() else None
-    stop_pg = None
-    if args.backend == "postgresql":
-        url, stop_pg = start_postgres(work)
-    else:
-        url = f"sqlite:///{work / 'bench.sqlite'}"
+    url, stop_pg = database(args.backend, work)
     env = {**os.environ, "ASSAY_HOME": str(work / "home")}
     os.environ["ASSAY_HOME"] = env["ASSAY_HOME"]
     from assay.platform.server.auth.admin import create_key
@@ -264,30 +259,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         empty = disk_bytes(url)
     else:
         key = filled["key"]
-    base = f"http://127.0.0.1:{free_port()}"
-    command = [
-        sys.executable,
-        "-m",
-        "assay",
-        "serve",
-        "--port",
-        base.rsplit(":", 1)[1],
-        "--db",
-        url,
-    ]
-    server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    base, server = start_server(url, env)
     result: dict[str, Any] = {}
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/api/v1/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(server.stderr.read().decode())  # type: ignore[union-attr]
-            time.sleep(0.2)
         if filled is None:
             result["sent"] = ingest(base, key, args.sent)
             print("sent", result["sent"], flush=True)

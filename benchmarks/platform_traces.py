@@ -142,6 +142,33 @@ def start_postgres(base: Path) -> tuple[str, Any]:
     return f"postgresql+psycopg://postgres@127.0.0.1:{port}/bench", stop
 
 
+def database(backend: str, work: Path) -> tuple[str, Any]:
+    """The benchmark's database URL in `work`, and what stops it (PostgreSQL) or None."""
+    if backend == "postgresql":
+        return start_postgres(work)
+    return f"sqlite:///{work / 'bench.sqlite'}", None
+
+
+def start_server(url: str, env: dict[str, str]) -> tuple[str, subprocess.Popen[bytes]]:
+    """`assay serve` on a free loopback port over `url`, once it answers its health check."""
+    base = f"http://127.0.0.1:{free_port()}"
+    command = [sys.executable, "-m", "assay", "serve", "--port", base.rsplit(":", 1)[1]]
+    server = subprocess.Popen(
+        [*command, "--db", url], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(f"{base}/api/v1/health").status_code == 200:
+                return base, server
+        except httpx.TransportError:
+            pass
+        if server.poll() is not None or time.monotonic() > deadline:
+            server.kill()
+            raise SystemExit(server.stderr.read().decode())  # type: ignore[union-attr]
+        time.sleep(0.2)
+
+
 def disk_bytes(url: str) -> int:
     if url.startswith("sqlite"):
         path = url.split(":///", 1)[1]
@@ -264,11 +291,7 @@ def sign_in(base: str, username: str, password: str) -> httpx.Client:
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="assay-bench-"))
-    stop_pg = None
-    if args.backend == "postgresql":
-        url, stop_pg = start_postgres(work)
-    else:
-        url = f"sqlite:///{work / 'bench.sqlite'}"
+    url, stop_pg = database(args.backend, work)
     env = {**os.environ, "ASSAY_HOME": str(work / "home")}
     os.environ["ASSAY_HOME"] = env["ASSAY_HOME"]
     from assay.platform.server.auth.admin import create_key
@@ -277,25 +300,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     key = create_key(url, project="bench")
     add_user(url, "bench", "bench-password-46", projects=["bench"])
     empty = disk_bytes(url)
-    port = free_port()
-    server = subprocess.Popen(
-        [sys.executable, "-m", "assay", "serve", "--port", str(port), "--db", url],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    base = f"http://127.0.0.1:{port}"
+    base, server = start_server(url, env)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(f"{base}/api/v1/health").status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(server.stderr.read().decode())  # type: ignore[union-attr]
-            time.sleep(0.2)
         result: dict[str, Any] = {"ingest": ingest(base, key, args.traces)}
         print("ingest", result["ingest"], flush=True)
         if args.grow_to:
