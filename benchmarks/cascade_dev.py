@@ -11,7 +11,6 @@ the 0.5B judge's P(yes) predicts the 1.5B judge's verdicts there.
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from assay.alignment import fit_cascade
@@ -35,12 +34,6 @@ def choose_on_dev(
     )
     return {
         "method": "closest to the 1.5B judge on dev within the escalation budget (fit_cascade)",
-        "budget": budget,
         "rows": rows,
-        "band": list(fit.band),
-        "tolerance": fit.tolerance,
-        "chosen": asdict(fit.chosen),
-        "verdict_auc": fit.verdict_auc.to_dict(),
-        "verdicts": fit.verdicts,
-        "candidates": [asdict(c) for c in fit.candidates],
+        **fit.to_dict(),
     }

@@ -9,8 +9,12 @@ caches), and report how well the first judge's P(yes) predicts the stronger one'
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -176,3 +180,30 @@ def test_the_first_judge_probe_routes_calls_without_probabilities_as_a_cascade_d
     answer = probe.generate("Split it into claims.", schema=Claims)
     assert answer.parsed == Claims(claims=["a"])
     assert small_provider.requests == [] and len(strong_provider.requests) == 1
+
+
+def test_assay_cascade_fit_prints_the_fit_and_writes_it(
+    judges: tuple[FakeOpenAI, FakeOpenAI], tmp_path: Path
+) -> None:
+    small_server, strong_server = judges
+    rows = tmp_path / "dev.jsonl"
+    rows.write_text("".join(json.dumps(row) + "\n" for row in _rows()))
+    out = tmp_path / "cascade.json"
+    command = [sys.executable, "-m", "assay", "cascade", "fit", str(rows)]
+    judges_given = [
+        "--first",
+        small_server.model_string("small"),
+        "--then",
+        strong_server.model_string("strong"),
+    ]
+    done = subprocess.run(
+        [*command, *judges_given, "--budget", "0.5", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "kept: band" in done.stdout and "ROC-AUC 0.92" in done.stdout
+    written = json.loads(out.read_text())
+    assert written["chosen"]["escalated_share"] == pytest.approx(0.4)
+    assert 0.05 < written["band"][0] <= 0.6 and 0.7 <= written["band"][1] < 0.95

@@ -25,7 +25,7 @@ import statistics
 import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +103,22 @@ class CascadeFit:
             if not found or candidate.mean_abs_difference < found[-1].mean_abs_difference:
                 found.append(candidate)
         return found
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fit as JSON-ready data: the band and tolerance kept, the budget, the verdict AUC,
+        the frontier and every candidate."""
+        return {
+            "first": self.first.model,
+            "then": self.then.model,
+            "band": list(self.band),
+            "tolerance": self.tolerance,
+            "budget": self.budget,
+            "chosen": asdict(self.chosen),
+            "verdict_auc": self.verdict_auc.to_dict(),
+            "verdicts": self.verdicts,
+            "frontier": [asdict(c) for c in self.frontier()],
+            "candidates": [asdict(c) for c in self.candidates],
+        }
 
     def __str__(self) -> str:
         auc = self.verdict_auc

@@ -45,6 +45,7 @@ def _register() -> None:
         benchmark,
         cache,
         cards,
+        cascade,
         evaluate,
         experiments,
         metrics,
@@ -63,6 +64,7 @@ def _register() -> None:
     app.add_typer(prompts.prompts_app, name="prompts")
     app.command("benchmark")(benchmark.benchmark_command)
     app.add_typer(cards.cards_app, name="cards")
+    app.add_typer(cascade.cascade_app, name="cascade")
     app.command("align")(align.align_command)
     app.command("report")(report.report_command)
     app.command("quickstart")(quickstart.quickstart_command)
