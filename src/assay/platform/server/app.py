@@ -13,9 +13,7 @@ exporters send 512 spans a request whatever their size. The SDK's trace ingest
 
 from __future__ import annotations
 
-import json
 import logging
-from collections.abc import Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -46,7 +44,7 @@ from assay.platform.server.config import (
     rate_limit_setting,
     resolve_db_url,
 )
-from assay.platform.server.errors import ApiError
+from assay.platform.server.errors import ApiError, send_error
 from assay.platform.server.jobs.retention import Retention
 from assay.platform.server.jobs.retention import retention_days as retention_days_setting
 from assay.platform.server.jobs.workers import Workers
@@ -63,28 +61,6 @@ API = "/api/v1"
 PUBLIC_PATHS = frozenset({f"{API}/health"})
 GZIP_PATHS = frozenset({f"{API}/traces"})  # the SDK's trace ingest takes gzip bodies (Unpack)
 DEFAULT_MAX_BODY = 1_000_000
-
-
-def error_body(status: int, code: str, message: str, **extra: Any) -> bytes:
-    return json.dumps({"error": {"code": code, "message": message, **extra}}).encode()
-
-
-async def send_error(
-    send: Any, status: int, code: str, message: str, headers: Sequence[tuple[bytes, bytes]] = ()
-) -> None:
-    body = error_body(status, code, message)
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                *headers,
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
 
 
 class AuthMiddleware:

@@ -1,7 +1,12 @@
 """The errors a route raises on purpose; the app turns each into `{"error": {code, message, field?,
-existing_id?}}` with its status."""
+existing_id?}}` with its status. `send_error` writes that shape from the ASGI middlewares, which
+answer before any route runs (a missing key, a body over the cap)."""
 
 from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
 
 
 class ApiError(Exception):
@@ -39,4 +44,27 @@ def conflict(message: str, existing_id: int | None = None) -> ApiError:
     return ApiError(409, "conflict", message, existing_id=existing_id)
 
 
-__all__ = ["ApiError", "conflict", "invalid", "not_found"]
+def error_body(status: int, code: str, message: str, **extra: Any) -> bytes:
+    """The JSON body of an error answer (`status` is the caller's to send)."""
+    return json.dumps({"error": {"code": code, "message": message, **extra}}).encode()
+
+
+async def send_error(
+    send: Any, status: int, code: str, message: str, headers: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
+    body = error_body(status, code, message)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                *headers,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+__all__ = ["ApiError", "conflict", "error_body", "invalid", "not_found", "send_error"]
