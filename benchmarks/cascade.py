@@ -216,6 +216,7 @@ def main() -> None:
         "split": args.split,
         "suites": {},
         "runs": {},  # each run's headline figure and cost as soon as it ends
+        "work": str(work),  # the caches the replays read (kept even if a later suite is cut off)
     }
     output = Path(args.output)
     for suite in args.suites.split(","):
@@ -250,7 +251,6 @@ def main() -> None:
         found["records"]["first_alone"] = first
         found["headline"]["first_alone"] = _figure(first, HEADLINE[suite])
         _note(report, output, suite, "first_alone", first)
-    report["work"] = str(work)  # the caches `--replay-tolerance` reads
     _write(report, output)
 
 
