@@ -36,6 +36,7 @@ from assay.models.cache import ResponseCache
 from assay.models.cascade import Cascade, asked_now, stopped_after, verdict_probabilities
 from assay.models.llm import LLM
 from assay.schema.outcome import Ok
+from assay.schema.result import EvaluationResult
 from assay.stats.bootstrap import bootstrap
 from assay.stats.classification import roc_auc
 from assay.stats.estimate import Estimate
@@ -250,8 +251,9 @@ async def afit_cascade(
         result = await aevaluate(
             dataset, [metric], llm=judge, show_progress=False, max_concurrency=max_concurrency
         )
+        assert isinstance(result, EvaluationResult)  # not asked for an Executor
         found = {}
-        for row, outcomes in enumerate(result.outcomes):  # type: ignore[union-attr]
+        for row, outcomes in enumerate(result.outcomes):
             cell = outcomes[metric.name]
             if isinstance(cell, Ok) and isinstance(cell.value, (int, float)):
                 found[row] = float(cell.value)
