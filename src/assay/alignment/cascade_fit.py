@@ -33,7 +33,13 @@ from assay._util.sync import run_sync
 from assay.errors import UsageError
 from assay.metrics.base import Metric
 from assay.models.cache import ResponseCache
-from assay.models.cascade import Cascade, asked_now, stopped_after, verdict_probabilities
+from assay.models.cascade import (
+    Cascade,
+    asked_now,
+    reads_verdicts,
+    stopped_after,
+    verdict_probabilities,
+)
 from assay.models.llm import LLM
 from assay.schema.outcome import Ok
 from assay.schema.result import EvaluationResult
@@ -176,7 +182,7 @@ class _Alone(Cascade):
         self.seen: dict[str, list[float]] = {}
 
     async def agenerate(self, messages: Any, schema: Any = None, n: int = 1, **params: Any) -> Any:
-        if schema is not None or params.get("response_model") or not params.get("logprobs"):
+        if not reads_verdicts(schema, params.get("response_model"), params):
             return await self.then.agenerate(messages, schema, n, **params)
         asked = asked_now()
         if self.as_first:

@@ -201,7 +201,7 @@ class Cascade(LLM):
             "response_model": response_model,
             **params,
         }
-        if schema is not None or response_model is not None or not params.get("logprobs"):
+        if not reads_verdicts(schema, response_model, params):
             self._count("then", direct=True)
             return self._charged(await self.then.agenerate(messages, schema, n, **options))
         asked = _asked.get()
@@ -257,6 +257,12 @@ class Cascade(LLM):
             if escalated and not escalated_before:
                 self._escalated_cells += 1
             self._cells[meter] = bool(escalated_before) or escalated
+
+
+def reads_verdicts(schema: Any, response_model: Any, params: dict[str, Any]) -> bool:
+    """Whether a call has verdict probabilities to read: it asks for log-probabilities and no
+    structured answer. Any other call goes to the stronger judge directly."""
+    return schema is None and response_model is None and bool(params.get("logprobs"))
 
 
 def stopped_after(options: dict[str, Any], asked: int | None) -> dict[str, Any]:

@@ -49,16 +49,20 @@ def error_body(status: int, code: str, message: str, **extra: Any) -> bytes:
     return json.dumps({"error": {"code": code, "message": message, **extra}}).encode()
 
 
-async def send_error(
-    send: Any, status: int, code: str, message: str, headers: Sequence[tuple[bytes, bytes]] = ()
+async def send_response(
+    send: Any,
+    status: int,
+    content_type: bytes,
+    body: bytes,
+    headers: Sequence[tuple[bytes, bytes]] = (),
 ) -> None:
-    body = error_body(status, code, message)
+    """A whole answer from an ASGI middleware (no route ran): status, type, length, body."""
     await send(
         {
             "type": "http.response.start",
             "status": status,
             "headers": [
-                (b"content-type", b"application/json"),
+                (b"content-type", content_type),
                 (b"content-length", str(len(body)).encode()),
                 *headers,
             ],
@@ -67,4 +71,20 @@ async def send_error(
     await send({"type": "http.response.body", "body": body})
 
 
-__all__ = ["ApiError", "conflict", "error_body", "invalid", "not_found", "send_error"]
+async def send_error(
+    send: Any, status: int, code: str, message: str, headers: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
+    await send_response(
+        send, status, b"application/json", error_body(status, code, message), headers
+    )
+
+
+__all__ = [
+    "ApiError",
+    "conflict",
+    "error_body",
+    "invalid",
+    "not_found",
+    "send_error",
+    "send_response",
+]

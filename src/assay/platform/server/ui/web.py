@@ -30,6 +30,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from starlette.datastructures import Headers, MutableHeaders
 
 from assay.platform.server.auth import users
+from assay.platform.server.errors import send_response
 from assay.platform.server.storage.repos import iso
 
 log = logging.getLogger("assay.platform.server.ui")
@@ -131,19 +132,7 @@ async def _send_html(send: Any, status: int, text: str) -> None:
     body = templates.get_template("error.html").render(
         request=None, viewer=None, csrf="", project=None, title="Refused", message=text
     )
-    data = body.encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"text/html; charset=utf-8"),
-                (b"content-length", str(len(data)).encode()),
-                *SECURITY_HEADERS,
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": data})
+    await send_response(send, status, b"text/html; charset=utf-8", body.encode(), SECURITY_HEADERS)
 
 
 class UiGuard:
