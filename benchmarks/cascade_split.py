@@ -70,9 +70,11 @@ def _rows_only(data: SuiteData, rows: Any) -> SuiteData:
     )
 
 
-def _scored(data: SuiteData, judge: Any) -> dict[str, Any]:
+def scored(data: SuiteData, judge: Any, metric: Faithfulness | None = None) -> dict[str, Any]:
+    """Faithfulness (default settings unless `metric`) on `data`'s rows with `judge`, one row at a
+    time, and the suite's headline figure with the per-row values."""
     result = evaluate(
-        data.rows, [Faithfulness()], llm=judge, show_progress=False, max_concurrency=1
+        data.rows, [metric or Faithfulness()], llm=judge, show_progress=False, max_concurrency=1
     )
     values = [
         float(row["faithfulness"].value) if isinstance(row["faithfulness"], Ok) else None
@@ -111,9 +113,9 @@ def main() -> None:
         fit = fit_cascade(fit_half.rows, Faithfulness(), first=small, then=strong, budget=BUDGET)
         cascade = fit.cascade()
         found = {
-            "then_alone": _scored(test_half, strong),
-            "first_alone": _scored(test_half, _FirstOnly(small)),
-            "cascade": _scored(test_half, cascade),
+            "then_alone": scored(test_half, strong),
+            "first_alone": scored(test_half, _FirstOnly(small)),
+            "cascade": scored(test_half, cascade),
         }
     finally:
         shutil.rmtree(merged.parent, ignore_errors=True)

@@ -195,6 +195,7 @@ def test_an_idle_worker_asks_a_judge_that_is_back(live, api, other, short_calls,
     queue_id = _queue(api, other)
     sent = [trace("Paris.") for _ in range(DOWN)]
     down = _judge_down(live, api, judge, queue_id, sent)
+    first = {i: rows[0].created_at for i, rows in _scores(live, queue_id).items()}
     transaction = live.app.state.assay.transaction
     assert wake_judge_down(transaction, timedelta(hours=1)) == 0  # stored a moment ago
     assert len(_jobs(live, queue_id)) == 1
@@ -210,7 +211,9 @@ def test_an_idle_worker_asks_a_judge_that_is_back(live, api, other, short_calls,
     assert other.chat_requests  # asked again, until the gate tripped
     scores = _scores(live, queue_id)
     again = {i for i in down if _kind(scores[i][-1]) == "EndpointDown"}
-    assert all(len(scores[i]) == 2 for i in down) and again == down
+    # still one waiting row per item (updated in place, not one more per attempt), dated now
+    assert all(len(scores[i]) == 1 for i in down) and again == down
+    assert all(scores[i][0].created_at > first[i] for i in down), (first, scores)
     assert wake_judge_down(transaction, timedelta(hours=1)) == 0
 
     judge.down = False  # back; no new item: the idle worker's own look
@@ -249,6 +252,22 @@ def test_a_session_queue_asks_again_the_sessions_its_judge_could_not_judge(
     assert down == set(ids) and all(len(first[sid]) == 1 for sid in ids)
 
     monkeypatch.setenv("ASSAY_JUDGE_RETRY_AFTER", "0")  # the retry is due at once
+    # still down: a new session's run asks again, and each waits in the one row it had
+    still = f"chat-{uuid.uuid4().hex[:8]}"
+    assert api.post("/traces", json={"traces": [turn(still, "And Spain?", "Paris.")]}).is_success
+    _until(
+        lambda: (
+            still in _scores(live, queue_id)
+            and len(_jobs(live, queue_id)) == 2
+            and _settled(live, queue_id, "failed")
+        ),
+        lambda: _jobs(live, queue_id),
+    )
+    again = _scores(live, queue_id)
+    assert all(len(again[sid]) == 1 for sid in [*ids, still]), again
+    assert all(again[sid][0].created_at > first[sid][0].created_at for sid in ids)
+    down.add(still)
+
     judge.down = False  # back: a new session's arrival is the queue's next run
     other.reset_records()
     later = f"chat-{uuid.uuid4().hex[:8]}"
@@ -259,7 +278,7 @@ def test_a_session_queue_asks_again_the_sessions_its_judge_could_not_judge(
     )
     assert len(other.chat_requests) == len(down) + 1
     after = _scores(live, queue_id)
-    for sid in ids:
+    for sid in down:
         kinds = [_kind(s) for s in after[sid]]
         assert kinds == ["EndpointDown", "ok"], kinds
 

@@ -33,7 +33,7 @@ from assay.platform.server.jobs.judging import judge_traces
 from assay.platform.server.storage import models
 from assay.platform.server.storage.repos import CriteriaRepo
 from assay.platform.server.storage.review import QueueRepo
-from assay.platform.server.storage.review_judging import is_down, retry_after
+from assay.platform.server.storage.review_judging import fold_down_again, is_down, retry_after
 from assay.platform.server.storage.review_sampling import most_unsure
 from assay.platform.server.storage.traces import TraceRepo
 
@@ -162,6 +162,9 @@ class QueueJudgeRun(GatedRun):
         ]
         with self.state.transaction() as session:
             self._check_claim(session)
+            queue = QueueRepo(session, self.claim.project_id).find_by_id(self.claim.queue_id)
+            if queue is not None:  # a judge still down: its waiting rows are updated, not added
+                rows = fold_down_again(session, queue, rows)
             TraceRepo(session, self.claim.project_id).add_scores(rows)
 
 

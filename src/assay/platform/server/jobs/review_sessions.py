@@ -30,7 +30,7 @@ from assay.platform.server.jobs.trajectory import (
     session_trajectory,
 )
 from assay.platform.server.storage.review import QueueRepo
-from assay.platform.server.storage.review_judging import is_down
+from assay.platform.server.storage.review_judging import fold_down_again, is_down
 from assay.platform.server.storage.review_sampling import most_unsure
 from assay.platform.server.storage.review_sessions import SessionQueue
 from assay.platform.server.storage.session_evaluations import SessionRuns, content_key
@@ -89,6 +89,9 @@ async def judge_session_items(
                 rows.append(_row(subject, name, outcome, saved.get(name), model, queue_id))
         with run.state.transaction() as session:
             run._check_claim(session)
+            queue = QueueRepo(session, project).find_by_id(queue_id)
+            if queue is not None:  # a judge still down: its waiting rows are updated, not added
+                rows = fold_down_again(session, queue, rows)
             SessionRuns(session, project).add_scores(rows)
             _decide(session, project, queue_id, names, ids)
 

@@ -12,6 +12,10 @@ judge run after that asks again and appends the new score (the latest score wins
 are read). A newer one waits: runs that new items start while the judge is still down do not
 ask it again for the whole backlog. Any other error, or a real score, stands for good.
 
+A judge that stays down for several runs leaves one `EndpointDown` row per (item, criterion), not
+one per run: `fold_down_again` updates the waiting row in place (the latest cause, and the time
+the retry waits from) instead of appending another.
+
 `wake_judge_down` is the idle scoring worker's look (jobs/worker.py, every
 `DOWN_CHECK_INTERVAL`): a queue whose items have waited so for `after` or longer, with no judge
 job queued or running, gets its job. A judge still down leaves fresh `EndpointDown` scores, so
@@ -101,6 +105,39 @@ def standing(rows: Iterable[Any], due_before: datetime | None = None) -> set[tup
     }
 
 
+def fold_down_again(
+    session: Session, queue: models.ReviewQueue, rows: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Of the score rows a judge run of `queue` is about to append: each `EndpointDown` whose
+    (subject, criterion)'s latest score from the queue is an `EndpointDown` already updates that
+    row instead (its outcome and `created_at` now, so the next retry waits from this attempt).
+    Returns the rows still to append, in order."""
+    S: Any = models.SessionScore if queue.scope == "session" else models.TraceScore
+    key = "session_id" if queue.scope == "session" else "trace_id"
+    subjects = {row[key] for row in rows if is_down(row["outcome"])}
+    if not subjects:
+        return rows
+    query = (
+        select(S)
+        .where(
+            S.project_id == queue.project_id,
+            S.queue_id == queue.id,
+            getattr(S, key).in_(subjects),
+        )
+        .order_by(S.created_at, S.id)
+    )
+    latest = {(getattr(score, key), score.criterion): score for score in session.scalars(query)}
+    now, kept = datetime.now(timezone.utc), []
+    for row in rows:
+        waiting = latest.get((row[key], row["criterion"]))
+        if is_down(row["outcome"]) and waiting is not None and is_down(waiting.outcome):
+            waiting.outcome, waiting.value, waiting.created_at = row["outcome"], None, now
+        else:
+            kept.append(row)
+    session.flush()
+    return kept
+
+
 def _utc(moment: datetime) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
 
@@ -160,6 +197,7 @@ def wake_judge_down(
 __all__ = [
     "DOWN",
     "JUDGE_JOB",
+    "fold_down_again",
     "is_down",
     "request_judging",
     "retry_after",

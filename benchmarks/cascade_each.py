@@ -1,0 +1,244 @@
+"""A cascade whose judges are asked one statement per call, fitted on half a suite and timed on the other.
+
+In faithfulness' default verdict lists of three, the 0.5B judge's P(yes) predicts the 1.5B judge's
+verdicts on WikiEval worse than chance (ROC-AUC 0.42, benchmarks/results/cascade_wikieval_split.md)
+and depends on the statement's place in the list, so no band over it can route. Here both judges
+are asked one statement per call (`Faithfulness(verdicts="each")`), each call read on its own.
+
+The suite's units in order (WikiEval's pairs) are split in two halves, as `cascade_split.py` does.
+On the first half both judges answer every call (timed, into caches) and `fit_cascade` chooses the
+band from those answers against the 1.5B judge's (labels are never read; budget: half the cells).
+On the second half, with caches that start empty, the 1.5B judge alone and the fitted cascade are
+timed alike, then the 0.5B judge alone is scored from the answers the cascade asked of it. So the
+band is fixed before any row it is tested on is scored, and the cascade's time includes every call
+it made to either judge. Both judges live in this process (one llama.cpp process on the machine,
+under the judge lock), one thread each, rows one at a time.
+
+    flock /tmp/assay-judge.lock nice -n -10 .venv/bin/python benchmarks/cascade_each.py \
+        --data-dir /work/shared/data/metaeval --suite wikieval \
+        --output benchmarks/results/cascade_each_wikieval
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from cascade import _FirstOnly
+from cascade_split import halves, scored
+
+from assay import __version__
+from assay.alignment import fit_cascade
+from assay.benchmark.runner import load_suite
+from assay.benchmark.suites import SuiteData
+from assay.metrics.rag.faithfulness import Faithfulness
+from assay.models import llm_factory
+from assay.models.cache import ResponseCache
+from assay.models.llm import LLM
+from assay.models.local_weights import default_judge_path, small_judge_path
+
+BUDGET = 0.5  # the issue's bound on escalated cells, fixed before any figure was seen
+
+
+def each() -> Faithfulness:
+    """The metric measured: faithfulness with one statement per verdict call."""
+    return Faithfulness(verdicts="each")
+
+
+def timed(data: SuiteData, judge: Any) -> dict[str, Any]:
+    """`scored` with the wall time per item and the load average around it."""
+    before, start = os.getloadavg(), time.perf_counter()
+    found = scored(data, judge, each())
+    seconds = time.perf_counter() - start
+    return {
+        **found,
+        "seconds_per_item": seconds / len(data.rows),
+        "load_average": {"before": before, "after": os.getloadavg()},
+    }
+
+
+def _judge(path: Path, threads: int, cache: Path) -> LLM:
+    judge = llm_factory("local", model_path=path, n_threads=threads, cache=ResponseCache(cache))
+    judge.provider.start()  # type: ignore[attr-defined]  # LocalProvider: load the weights now
+    return judge
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data-dir", default=os.environ.get("ASSAY_METAEVAL_DIR"))
+    parser.add_argument("--suite", default="wikieval")
+    parser.add_argument("--limit", type=int, default=None, help="units (pairs or rows) to use")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--budget", type=float, default=BUDGET)
+    parser.add_argument("--output", required=True)
+    args = parser.parse_args()
+    _, data = load_suite(
+        args.suite,
+        "faithfulness",
+        data_dir=args.data_dir,
+        aspect=None,
+        split="test",
+        limit=args.limit,
+        seed=0,  # the runner's default: the same rows and order as cascade.py's runs
+    )
+    fit_half, test_half = halves(data)
+    work = Path(tempfile.mkdtemp(prefix="assay-cascade-each-"))
+    report: dict[str, Any] = {
+        "command": "flock /tmp/assay-judge.lock nice -n -10 .venv/bin/python "
+        + shlex.join(["benchmarks/cascade_each.py", *sys.argv[1:]]),
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "assay_version": __version__,
+        "cpus": os.cpu_count(),
+        "suite": args.suite,
+        "metric": "faithfulness, verdicts='each'",
+        "units": {"fit": fit_half.n_units, "test": test_half.n_units},
+        "threads": args.threads,
+        "work": str(work),
+        "fit_runs": {},
+        "test": {},
+    }
+    output = Path(args.output)
+    small = _judge(small_judge_path(), args.threads, work / "fit_first.sqlite")
+    strong = _judge(default_judge_path(), args.threads, work / "fit_then.sqlite")
+
+    print(f"fit half ({fit_half.n_units} units): the 0.5B judge", flush=True)
+    report["fit_runs"]["first_alone"] = timed(fit_half, _FirstOnly(small))
+    _write(report, output)
+    print(f"fit half: 0.5B judge {report['fit_runs']['first_alone']['value']}", flush=True)
+    print("fit half: the 1.5B judge", flush=True)
+    report["fit_runs"]["then_alone"] = timed(fit_half, strong)
+    fit = fit_cascade(fit_half.rows, each(), first=small, then=strong, budget=args.budget)
+    report["fit"] = {k: v for k, v in fit.to_dict().items() if k != "candidates"}
+    _write(report, output)
+    print(f"fitted: band {fit.band}, verdict AUC {fit.verdict_auc}", flush=True)
+
+    print(f"test half ({test_half.n_units} units): the 1.5B judge alone", flush=True)
+    strong.cache = ResponseCache(work / "test_then_alone.sqlite")
+    report["test"]["then_alone"] = timed(test_half, strong)
+    _write(report, output)
+    print("test half: the cascade", flush=True)
+    small.cache = ResponseCache(work / "test_first.sqlite")
+    strong.cache = ResponseCache(work / "test_then_cascade.sqlite")
+    cascade = fit.cascade()
+    report["test"]["cascade"] = timed(test_half, cascade)
+    summary = cascade.summary()
+    report["test"]["escalated"] = {
+        "cells": summary.escalated_share,
+        "calls": summary.escalated_calls / summary.calls if summary.calls else None,
+        "text": str(summary),
+    }
+    # the cascade's own first answers, read back: what the 0.5B judge alone would have scored
+    report["test"]["first_alone"] = scored(test_half, _FirstOnly(small), each())
+    report["test"]["compared"] = compared(report["test"])
+    _write(report, output)
+    print(markdown(report), flush=True)
+
+
+def compared(test: dict[str, Any]) -> dict[str, Any]:
+    """The cascade against the 1.5B judge alone: interval, decisions kept, time saved."""
+    then, cascade = test["then_alone"], test["cascade"]
+    pairs = [
+        (a, b)
+        for a, b in zip(then["values"], cascade["values"], strict=True)
+        if a is not None and b is not None
+    ]
+    kept = sum((a >= 0.5) == (b >= 0.5) for a, b in pairs)
+    return {
+        "within_then_interval": then["low"] is not None
+        and then["low"] <= cascade["value"] <= then["high"],
+        "decisions_kept": {"value": kept / len(pairs) if pairs else None, "n": len(pairs)},
+        "mean_abs_difference": sum(abs(a - b) for a, b in pairs) / len(pairs) if pairs else None,
+        "time_saved": 1 - cascade["seconds_per_item"] / then["seconds_per_item"],
+    }
+
+
+def _write(report: dict[str, Any], output: Path) -> None:
+    output.with_suffix(".json").write_text(json.dumps(report, indent=1) + "\n")
+    if "compared" in report["test"]:
+        output.with_suffix(".md").write_text(markdown(report))
+
+
+def _fmt(f: dict[str, Any]) -> str:
+    interval = f" [{f['low']:.3f}, {f['high']:.3f}]" if f.get("low") is not None else ""
+    return f"{f['value']:.3f}{interval} (n={f['n']})"
+
+
+def markdown(report: dict[str, Any]) -> str:
+    """The results page."""
+    fit, test = report["fit"], report["test"]
+    auc = fit["verdict_auc"]
+    auc_text = (
+        f"{auc['value']:.2f} [{auc['low']:.2f}, {auc['high']:.2f}]"
+        if auc.get("low") is not None
+        else "n/a"
+    )
+    cmp = test["compared"]
+    runs = [("fit half", name, r) for name, r in report["fit_runs"].items()] + [
+        ("test half", name, test[name]) for name in ("then_alone", "cascade")
+    ]
+    return "\n".join(
+        [
+            f"# A cascade asked one statement per call: fitted on half of {report['suite']}, "
+            "timed on the other half",
+            "",
+            f"Command: `{report['command']}`",
+            "",
+            f"Date {report['date']}, assay {report['assay_version']}, {report['cpus']} cores "
+            "(shared machine: load averages below), both judges in one process with "
+            f"{report['threads']} llama.cpp thread(s) each, rows one at a time, metric "
+            f"{report['metric']}. The first {report['units']['fit']} units in the suite's order "
+            f"were fitted on (`fit_cascade`, budget {fit['budget']:.0%} of cells, against the "
+            f"1.5B judge's answers; labels not read), the other {report['units']['test']} tested "
+            "with caches that started empty.",
+            "",
+            f"Fitted: band ({fit['band'][0]:.3f}, {fit['band'][1]:.3f}), "
+            f"{fit['chosen']['escalated_share']:.0%} of the fitted cells escalated; the 0.5B "
+            f"judge's P(yes) predicts the 1.5B judge's verdicts there with ROC-AUC {auc_text} "
+            f"over {fit['verdicts']} verdicts.",
+            "",
+            f"## Tested ({test['then_alone']['figure']})",
+            "",
+            "| | value |",
+            "| --- | --- |",
+            f"| 1.5B judge alone | {_fmt(test['then_alone'])} |",
+            f"| cascade, fitted | {_fmt(test['cascade'])} |",
+            "| 0.5B judge alone (the cascade's first answers, read back) | "
+            f"{_fmt(test['first_alone'])} |",
+            f"| cascade within the 1.5B judge's interval | {cmp['within_then_interval']} |",
+            f"| cells escalated | {test['escalated']['cells']:.0%} |",
+            f"| calls escalated | {test['escalated']['calls']:.0%} |",
+            f"| decisions (score >= 0.5) kept from the 1.5B judge | "
+            f"{cmp['decisions_kept']['value']:.3f} (n={cmp['decisions_kept']['n']}) |",
+            f"| mean absolute score difference from the 1.5B judge | "
+            f"{cmp['mean_abs_difference']:.3f} |",
+            f"| seconds per item, 1.5B alone | {test['then_alone']['seconds_per_item']:.2f} |",
+            f"| seconds per item, cascade | {test['cascade']['seconds_per_item']:.2f} |",
+            f"| time saved against the 1.5B judge alone | {cmp['time_saved']:.0%} |",
+            "",
+            f"Cascade: {test['escalated']['text']}.",
+            "",
+            "## Every timed run",
+            "",
+            "| half | run | figure | seconds per item | load average before / after |",
+            "| --- | --- | --- | --- | --- |",
+            *(
+                f"| {half} | {name} | {_fmt(r)} | {r['seconds_per_item']:.2f} | "
+                f"{tuple(round(x, 2) for x in r['load_average']['before'])} / "
+                f"{tuple(round(x, 2) for x in r['load_average']['after'])} |"
+                for half, name, r in runs
+            ),
+            "",
+        ]
+    )
+
+
+if __name__ == "__main__":
+    main()
