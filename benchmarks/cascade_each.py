@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import sys
 import tempfile
 import time
@@ -32,7 +33,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from cascade import _FirstOnly
+from cascade import _cached_judge, _FirstOnly, _merged_caches
 from cascade_split import halves, scored
 
 from assay import __version__
@@ -79,7 +80,18 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--budget", type=float, default=BUDGET)
     parser.add_argument("--output", required=True)
+    parser.add_argument(
+        "--replay-budget",
+        type=float,
+        default=None,
+        metavar="B",
+        help="fit again with budget B from the answers the run in --output kept (no model, no "
+        "time measured), route its test half through that band, and add the figures to --output",
+    )
     args = parser.parse_args()
+    if args.replay_budget is not None:
+        replay_budget(args.replay_budget, Path(args.output), args.data_dir)
+        return
     _, data = load_suite(
         args.suite,
         "faithfulness",
@@ -100,6 +112,7 @@ def main() -> None:
         "suite": args.suite,
         "metric": "faithfulness, verdicts='each'",
         "units": {"fit": fit_half.n_units, "test": test_half.n_units},
+        "limit": args.limit,
         "threads": args.threads,
         "work": str(work),
         "fit_runs": {},
@@ -138,6 +151,52 @@ def main() -> None:
     # the cascade's own first answers, read back: what the 0.5B judge alone would have scored
     report["test"]["first_alone"] = scored(test_half, _FirstOnly(small), each())
     report["test"]["compared"] = compared(report["test"])
+    _write(report, output)
+    print(markdown(report), flush=True)
+
+
+def replay_budget(budget: float, output: Path, data_dir: str | None) -> None:
+    """The run in `output` fitted again with another budget, from its kept answers: the fit on
+    its fit half, the band routed over its test half (no model is loaded; no time measured)."""
+    report = json.loads(output.with_suffix(".json").read_text())
+    work = Path(report["work"])
+    _, data = load_suite(
+        report["suite"],
+        "faithfulness",
+        data_dir=data_dir,
+        aspect=None,
+        split="test",
+        limit=report.get("limit"),
+        seed=0,
+    )
+    fit_half, test_half = halves(data)
+    small_cache = _merged_caches(work / "fit_first.sqlite", work / "test_first.sqlite")
+    strong_cache = _merged_caches(
+        work / "fit_then.sqlite", work / "test_then_cascade.sqlite", work / "test_then_alone.sqlite"
+    )
+    small = _cached_judge(small_judge_path(), report, small_cache)
+    strong = _cached_judge(default_judge_path(), report, strong_cache)
+    try:
+        fit = fit_cascade(fit_half.rows, each(), first=small, then=strong, budget=budget)
+        cascade = fit.cascade()
+        routed = scored(test_half, cascade, each())
+    finally:
+        for cache in (small_cache, strong_cache):
+            shutil.rmtree(cache.parent, ignore_errors=True)
+    summary = cascade.summary()
+    then = report["test"]["then_alone"]
+    replay = {
+        "budget": budget,
+        "fit": {k: v for k, v in fit.to_dict().items() if k not in ("candidates", "frontier")},
+        "cascade": routed,
+        "within_then_interval": then["low"] <= routed["value"] <= then["high"],
+        "escalated": {
+            "cells": summary.escalated_share,
+            "calls": summary.escalated_calls / summary.calls if summary.calls else None,
+            "text": str(summary),
+        },
+    }
+    report.setdefault("replays", {})[f"budget {budget:g}"] = replay
     _write(report, output)
     print(markdown(report), flush=True)
 
@@ -236,8 +295,28 @@ def markdown(report: dict[str, Any]) -> str:
                 for half, name, r in runs
             ),
             "",
+            *_replays(report),
         ]
     )
+
+
+def _replays(report: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    for name, replay in report.get("replays", {}).items():
+        fit = replay["fit"]
+        lines += [
+            f"## Replayed: fitted with {name} (no model, no time measured)",
+            "",
+            f"The run's kept answers, fitted again on the fit half with budget "
+            f"{replay['budget']:.0%} of cells: band ({fit['band'][0]:.3f}, {fit['band'][1]:.3f}), "
+            f"{fit['chosen']['escalated_share']:.0%} of the fitted cells escalated. On the test "
+            f"half: {_fmt(replay['cascade'])}, within the 1.5B judge's interval: "
+            f"{replay['within_then_interval']}; cells escalated "
+            f"{replay['escalated']['cells']:.0%}, calls escalated "
+            f"{replay['escalated']['calls']:.0%} ({replay['escalated']['text']}).",
+            "",
+        ]
+    return lines
 
 
 if __name__ == "__main__":

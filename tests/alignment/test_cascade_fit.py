@@ -153,6 +153,30 @@ def test_pick_keeps_the_closest_within_the_budget_and_ties_go_to_fewer_escalatio
         pick([], budget=0.5)
 
 
+def test_a_fit_that_cannot_meet_its_budget_says_so() -> None:
+    from types import SimpleNamespace
+
+    from assay.alignment.cascade_fit import CascadeFit
+    from assay.stats.estimate import Estimate
+
+    candidates = [_candidate((0.6, 0.7), 0.46, 0.17), _candidate((0.6, 0.8), 0.64, 0.16)]
+    auc = Estimate(0.7, 0.65, 0.75, 411, "stratified bootstrap")
+    for budget, within in ((0.5, True), (0.4, False)):
+        fit = CascadeFit(
+            first=SimpleNamespace(model="small"),  # type: ignore[arg-type]  # its name only
+            then=SimpleNamespace(model="strong"),  # type: ignore[arg-type]  # its name only
+            chosen=pick(candidates, budget),
+            candidates=tuple(candidates),
+            budget=budget,
+            verdict_auc=auc,
+            verdicts=411,
+        )
+        assert fit.chosen.escalated_share == 0.46
+        assert fit.within_budget is within
+        assert fit.to_dict()["within_budget"] is within
+        assert ("OVER the budget" in str(fit)) is not within
+
+
 def test_band_edges_are_quantiles_of_the_first_judges_p_yes_with_both_ends() -> None:
     lows, highs = band_edges([i / 100 for i in range(101)])  # P(yes) 0.00 .. 1.00, evenly
     assert lows[0] == 0.0 and highs[-1] == 1.0

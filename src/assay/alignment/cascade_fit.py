@@ -96,6 +96,13 @@ class CascadeFit:
     def tolerance(self) -> float:
         return self.chosen.tolerance
 
+    @property
+    def within_budget(self) -> bool:
+        """Whether the band kept escalates at most `budget` of the fitted cells. False when no
+        candidate does (then the one escalating least is kept): with one statement per call, a
+        cell of many statements is escalated when any one of them is unsure."""
+        return self.chosen.escalated_share <= self.budget
+
     def cascade(self) -> Cascade:
         """The cascade with the band and tolerance kept."""
         return Cascade(first=self.first, then=self.then, band=self.band, tolerance=self.tolerance)
@@ -120,6 +127,7 @@ class CascadeFit:
             "band": list(self.band),
             "tolerance": self.tolerance,
             "budget": self.budget,
+            "within_budget": self.within_budget,
             "chosen": asdict(self.chosen),
             "verdict_auc": self.verdict_auc.to_dict(),
             "verdicts": self.verdicts,
@@ -130,8 +138,14 @@ class CascadeFit:
     def __str__(self) -> str:
         auc = self.verdict_auc
         interval = f" [{auc.low:.2f}, {auc.high:.2f}]" if auc.low is not None else ""
+        over = (
+            ""
+            if self.within_budget
+            else f"; OVER the budget: no candidate escalates at most {self.budget:.0%} of the "
+            "cells, so the one escalating least was kept"
+        )
         lines = [
-            f"kept: {self.chosen} (budget {self.budget:.0%} of {self.chosen.cells} cells)",
+            f"kept: {self.chosen} (budget {self.budget:.0%} of {self.chosen.cells} cells{over})",
             "the first judge's P(yes) predicts the stronger judge's verdict with ROC-AUC "
             + (f"{auc.value:.2f}{interval}" if auc.value is not None else "n/a")
             + f" over {self.verdicts} verdicts (0.5: it says nothing of where they disagree)",
