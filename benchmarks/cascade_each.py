@@ -186,6 +186,8 @@ def replay_budget(budget: float, output: Path, data_dir: str | None) -> None:
     summary = cascade.summary()
     then = report["test"]["then_alone"]
     replay = {
+        "command": ".venv/bin/python benchmarks/cascade_each.py --data-dir "
+        f"{data_dir} --output {output} --replay-budget {budget:g}",
         "budget": budget,
         "fit": {k: v for k, v in fit.to_dict().items() if k not in ("candidates", "frontier")},
         "cascade": routed,
@@ -300,6 +302,13 @@ def markdown(report: dict[str, Any]) -> str:
     )
 
 
+def over(fit: dict[str, Any]) -> str:
+    """A note when the band kept escalates more than the fit's budget (no candidate met it)."""
+    if fit["chosen"]["escalated_share"] <= fit["budget"]:
+        return ""
+    return " (over the budget: no candidate band met it, so the one escalating least was kept)"
+
+
 def _replays(report: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     for name, replay in report.get("replays", {}).items():
@@ -307,9 +316,12 @@ def _replays(report: dict[str, Any]) -> list[str]:
         lines += [
             f"## Replayed: fitted with {name} (no model, no time measured)",
             "",
+            f"Command: `{replay.get('command', '')}`",
+            "",
             f"The run's kept answers, fitted again on the fit half with budget "
             f"{replay['budget']:.0%} of cells: band ({fit['band'][0]:.3f}, {fit['band'][1]:.3f}), "
-            f"{fit['chosen']['escalated_share']:.0%} of the fitted cells escalated. On the test "
+            f"{fit['chosen']['escalated_share']:.0%} of the fitted cells escalated"
+            f"{over(fit)}. On the test "
             f"half: {_fmt(replay['cascade'])}, within the 1.5B judge's interval: "
             f"{replay['within_then_interval']}; cells escalated "
             f"{replay['escalated']['cells']:.0%}, calls escalated "
