@@ -162,9 +162,10 @@ class QueueJudgeRun(GatedRun):
         ]
         with self.state.transaction() as session:
             self._check_claim(session)
-            queue = QueueRepo(session, self.claim.project_id).find_by_id(self.claim.queue_id)
-            if queue is not None:  # a judge still down: its waiting rows are updated, not added
-                rows = fold_down_again(session, queue, rows)
+            # a judge still down: its waiting rows are updated, not added again
+            rows = fold_down_again(
+                session, self.claim.project_id, self.claim.queue_id, "trace", rows
+            )
             TraceRepo(session, self.claim.project_id).add_scores(rows)
 
 

@@ -89,9 +89,8 @@ async def judge_session_items(
                 rows.append(_row(subject, name, outcome, saved.get(name), model, queue_id))
         with run.state.transaction() as session:
             run._check_claim(session)
-            queue = QueueRepo(session, project).find_by_id(queue_id)
-            if queue is not None:  # a judge still down: its waiting rows are updated, not added
-                rows = fold_down_again(session, queue, rows)
+            # a judge still down: its waiting rows are updated, not added again
+            rows = fold_down_again(session, project, queue_id, "session", rows)
             SessionRuns(session, project).add_scores(rows)
             _decide(session, project, queue_id, names, ids)
 

@@ -106,24 +106,20 @@ def standing(rows: Iterable[Any], due_before: datetime | None = None) -> set[tup
 
 
 def fold_down_again(
-    session: Session, queue: models.ReviewQueue, rows: list[dict[str, Any]]
+    session: Session, project_id: int, queue_id: int, scope: str, rows: list[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """Of the score rows a judge run of `queue` is about to append: each `EndpointDown` whose
-    (subject, criterion)'s latest score from the queue is an `EndpointDown` already updates that
-    row instead (its outcome and `created_at` now, so the next retry waits from this attempt).
-    Returns the rows still to append, in order."""
-    S: Any = models.SessionScore if queue.scope == "session" else models.TraceScore
-    key = "session_id" if queue.scope == "session" else "trace_id"
+    """Of the score rows a judge run of queue `queue_id` (`scope` "trace" or "session") is about
+    to append: each `EndpointDown` whose (subject, criterion)'s latest score from the queue is an
+    `EndpointDown` already updates that row instead (its outcome and `created_at` now, so the
+    next retry waits from this attempt). Returns the rows still to append, in order."""
+    S: Any = models.SessionScore if scope == "session" else models.TraceScore
+    key = "session_id" if scope == "session" else "trace_id"
     subjects = {row[key] for row in rows if is_down(row["outcome"])}
     if not subjects:
         return rows
     query = (
         select(S)
-        .where(
-            S.project_id == queue.project_id,
-            S.queue_id == queue.id,
-            getattr(S, key).in_(subjects),
-        )
+        .where(S.project_id == project_id, S.queue_id == queue_id, getattr(S, key).in_(subjects))
         .order_by(S.created_at, S.id)
     )
     latest = {(getattr(score, key), score.criterion): score for score in session.scalars(query)}
