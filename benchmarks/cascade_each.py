@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import shlex
-import shutil
 import sys
 import tempfile
 import time
@@ -33,7 +32,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from cascade import _cached_judge, _FirstOnly, _merged_caches
+from cascade import _FirstOnly
 from cascade_split import halves, scored
 
 from assay import __version__
@@ -88,9 +87,27 @@ def main() -> None:
         help="fit again with budget B from the answers the run in --output kept (no model, no "
         "time measured), route its test half through that band, and add the figures to --output",
     )
+    parser.add_argument(
+        "--timed",
+        action="store_true",
+        help="with --replay-budget: also time the band kept on the test half, both judges loaded "
+        "and caches that start empty (the 1.5B judge alone is not timed again)",
+    )
+    parser.add_argument(
+        "--sweep",
+        action="store_true",
+        help="route every band of fit_cascade's grid over the test half from the run's kept "
+        "answers (no model) and add the best figure reached under --budget of the cells",
+    )
     args = parser.parse_args()
+    if args.sweep or args.replay_budget is not None:
+        from cascade_each_replay import replay_budget, sweep  # it imports this module
+
+    if args.sweep:
+        sweep(Path(args.output), args.data_dir, args.budget)
+        return
     if args.replay_budget is not None:
-        replay_budget(args.replay_budget, Path(args.output), args.data_dir)
+        replay_budget(args.replay_budget, Path(args.output), args.data_dir, timed_again=args.timed)
         return
     _, data = load_suite(
         args.suite,
@@ -151,54 +168,6 @@ def main() -> None:
     # the cascade's own first answers, read back: what the 0.5B judge alone would have scored
     report["test"]["first_alone"] = scored(test_half, _FirstOnly(small), each())
     report["test"]["compared"] = compared(report["test"])
-    _write(report, output)
-    print(markdown(report), flush=True)
-
-
-def replay_budget(budget: float, output: Path, data_dir: str | None) -> None:
-    """The run in `output` fitted again with another budget, from its kept answers: the fit on
-    its fit half, the band routed over its test half (no model is loaded; no time measured)."""
-    report = json.loads(output.with_suffix(".json").read_text())
-    work = Path(report["work"])
-    _, data = load_suite(
-        report["suite"],
-        "faithfulness",
-        data_dir=data_dir,
-        aspect=None,
-        split="test",
-        limit=report.get("limit"),
-        seed=0,
-    )
-    fit_half, test_half = halves(data)
-    small_cache = _merged_caches(work / "fit_first.sqlite", work / "test_first.sqlite")
-    strong_cache = _merged_caches(
-        work / "fit_then.sqlite", work / "test_then_cascade.sqlite", work / "test_then_alone.sqlite"
-    )
-    small = _cached_judge(small_judge_path(), report, small_cache)
-    strong = _cached_judge(default_judge_path(), report, strong_cache)
-    try:
-        fit = fit_cascade(fit_half.rows, each(), first=small, then=strong, budget=budget)
-        cascade = fit.cascade()
-        routed = scored(test_half, cascade, each())
-    finally:
-        for cache in (small_cache, strong_cache):
-            shutil.rmtree(cache.parent, ignore_errors=True)
-    summary = cascade.summary()
-    then = report["test"]["then_alone"]
-    replay = {
-        "command": ".venv/bin/python benchmarks/cascade_each.py --data-dir "
-        f"{data_dir} --output {output} --replay-budget {budget:g}",
-        "budget": budget,
-        "fit": {k: v for k, v in fit.to_dict().items() if k not in ("candidates", "frontier")},
-        "cascade": routed,
-        "within_then_interval": then["low"] <= routed["value"] <= then["high"],
-        "escalated": {
-            "cells": summary.escalated_share,
-            "calls": summary.escalated_calls / summary.calls if summary.calls else None,
-            "text": str(summary),
-        },
-    }
-    report.setdefault("replays", {})[f"budget {budget:g}"] = replay
     _write(report, output)
     print(markdown(report), flush=True)
 
@@ -298,6 +267,7 @@ def markdown(report: dict[str, Any]) -> str:
             ),
             "",
             *_replays(report),
+            *_sweep_lines(report.get("sweep")),
         ]
     )
 
@@ -327,8 +297,49 @@ def _replays(report: dict[str, Any]) -> list[str]:
             f"{replay['escalated']['cells']:.0%}, calls escalated "
             f"{replay['escalated']['calls']:.0%} ({replay['escalated']['text']}).",
             "",
+            *_timed_lines(replay.get("timed"), report),
         ]
     return lines
+
+
+def _sweep_lines(found: dict[str, Any] | None) -> list[str]:
+    if not found:
+        return []
+
+    def band(b: dict[str, Any]) -> str:
+        return f"band ({b['band'][0]:.3f}, {b['band'][1]:.3f}): {b['value']:.3f}, {b['cells']:.0%} of cells"
+
+    best, fewest = found["best_under_budget"], found["fewest_cells_inside_then_interval"]
+    low, high = found["then_interval"]
+    return [
+        "## Every band of the fit's grid on the test half (an oracle; no model, no time)",
+        "",
+        f"Command: `{found['command']}`",
+        "",
+        f"All {found['bands']} bands of `fit_cascade`'s grid (edges at the 0.5B judge's P(yes) "
+        "quantiles on the test half itself, steps of 1/40) routed over the test half's kept "
+        "answers. Judged on the rows they are scored on, these bound what any fitted band "
+        f"could reach there. Best under {found['budget']:.0%} of the cells escalated: "
+        + (band(best) if best else "none")
+        + f". Fewest cells escalated by a band whose figure lies inside the 1.5B judge's "
+        f"interval [{low:.3f}, {high:.3f}]: " + (band(fewest) if fewest else "none") + ".",
+        "",
+    ]
+
+
+def _timed_lines(timed: dict[str, Any] | None, report: dict[str, Any]) -> list[str]:
+    if not timed:
+        return []
+    then = report["test"]["then_alone"]
+    return [
+        f"Timed on the test half ({timed['date']}, both judges loaded, caches that started "
+        f"empty): {_fmt(timed)}, {timed['seconds_per_item']:.2f} s per item against "
+        f"{then['seconds_per_item']:.2f} for the 1.5B judge alone (timed in the run above): "
+        f"{timed['time_saved']:.0%} of the time saved; {timed['escalated']['text']}. Load "
+        f"average before / after: {tuple(round(x, 2) for x in timed['load_average']['before'])}"
+        f" / {tuple(round(x, 2) for x in timed['load_average']['after'])}.",
+        "",
+    ]
 
 
 if __name__ == "__main__":

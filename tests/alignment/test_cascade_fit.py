@@ -178,11 +178,13 @@ def test_a_fit_that_cannot_meet_its_budget_says_so() -> None:
 
 
 def test_band_edges_are_quantiles_of_the_first_judges_p_yes_with_both_ends() -> None:
-    lows, highs = band_edges([i / 100 for i in range(101)])  # P(yes) 0.00 .. 1.00, evenly
-    assert lows[0] == 0.0 and highs[-1] == 1.0
-    assert lows == sorted(lows) and highs == sorted(highs)
-    assert 0.03 <= lows[1] <= 0.06 and 0.93 <= highs[-2] <= 0.96
-    assert max(lows) <= min(highs)  # lows stop at the median, highs start there
+    edges = band_edges([i / 1000 for i in range(1001)])  # P(yes) 0.000 .. 1.000, evenly
+    assert edges[0] == 0.0 and edges[-1] == 1.0 and edges == sorted(edges)
+    assert 0.02 <= edges[1] <= 0.03 and 0.97 <= edges[-2] <= 0.98  # steps of 1/40
+    assert len(edges) == 41
+    # a first judge whose P(yes) sits in a narrow range: the edges follow it, repeats dropped
+    leaning = band_edges([0.6 + i / 10_000 for i in range(1000)])
+    assert all(0.6 <= e <= 0.7 for e in leaning[1:-1]) and len(set(leaning)) == len(leaning)
     with pytest.raises(UsageError, match="fewer than 2 verdict probabilities"):
         band_edges([0.7])
 
@@ -231,3 +233,63 @@ def test_assay_cascade_fit_prints_the_fit_and_writes_it(
     written = json.loads(out.read_text())
     assert written["chosen"]["escalated_share"] == pytest.approx(0.4)
     assert 0.05 < written["band"][0] <= 0.6 and 0.7 <= written["band"][1] < 0.95
+
+
+def _routed_for_real(
+    small: LLM, strong: LLM, band: tuple[float, float], tolerance: float
+) -> tuple[list[float], float]:
+    """One candidate through a whole evaluation, as a user's cascade would run: values, share."""
+    from assay.models import Cascade
+
+    cascade = Cascade(first=small, then=strong, band=band, tolerance=tolerance)
+    result = evaluate(_rows(), [Faithfulness()], llm=cascade, show_progress=False)
+    values = [float(row["faithfulness"].value) for row in result.outcomes]
+    return values, cascade.summary().escalated_share or 0.0
+
+
+def test_every_candidate_scores_as_a_whole_evaluation_with_its_cascade_would(
+    judges: tuple[FakeOpenAI, FakeOpenAI], tmp_path: Path
+) -> None:
+    """The fit scores each row once per distinct set of escalated calls and lets every other
+    candidate read it; a spread of candidates routed for real must agree figure for figure."""
+    from assay.models.cache import ResponseCache
+
+    small, strong = _llms(judges)
+    small.cache = ResponseCache(tmp_path / "small.sqlite")
+    strong.cache = ResponseCache(tmp_path / "strong.sqlite")
+    fit = fit_cascade(_rows(), Faithfulness(), first=small, then=strong, budget=0.5)
+    reference, _ = _routed_for_real(small, strong, (0.0, 1.0), 0.0)  # every call escalated
+    assert len({c.escalated_share for c in fit.candidates}) > 3  # the grid routes differently
+    for candidate in fit.candidates[:: max(1, len(fit.candidates) // 12)]:
+        values, share = _routed_for_real(small, strong, candidate.band, candidate.tolerance)
+        assert candidate.escalated_share == pytest.approx(share)
+        difference = sum(abs(a - b) for a, b in zip(reference, values, strict=True))
+        assert candidate.mean_abs_difference == pytest.approx(difference / len(values))
+
+
+def test_a_row_routed_otherwise_than_its_recorded_answers_predict_is_routed_for_real(
+    judges: tuple[FakeOpenAI, FakeOpenAI],
+) -> None:
+    """With no P(yes) recorded, every band is predicted to escalate every call, so both bands
+    below would share one score per row; the first real routing contradicts the prediction and
+    from then on each candidate is routed for real."""
+    from assay._util.sync import run_sync
+    from assay.alignment.cascade_routing import Candidates
+    from assay.engine.plan import coerce_dataset
+
+    small, strong = _llms(judges)
+    candidates = Candidates(
+        samples=coerce_dataset(_rows()).samples,
+        metric=Faithfulness(),
+        first=small,
+        then=strong,
+        probabilities={},  # nothing recorded: the prediction is wrong for the sure statements
+        labels=("yes", "no"),
+    )
+    settings = [((0.0, 1.0), 0.0), ((0.99, 1.0), 0.0)]
+    (everything, all_escalated), (nothing, none_escalated) = run_sync(candidates.route(settings))
+    assert all_escalated == 1.0 and none_escalated == 0.0
+    for (band, tolerance), found in zip(settings, (everything, nothing), strict=True):
+        values, _ = _routed_for_real(small, strong, band, tolerance)
+        assert [found[i] for i in range(len(ROWS))] == pytest.approx(values)
+    assert nothing[0] == pytest.approx(0.95) and everything[0] == pytest.approx(0.98)

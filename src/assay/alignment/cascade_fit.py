@@ -7,11 +7,14 @@
 
 A band is only as good as the first judge's confidence, and a small judge can be sure where it is
 wrong (benchmarks/results/cascade_*.md measure one that is). So instead of guessing a band, both
-judges answer the same rows once, each through a cache; every candidate (band edges at quantiles
-of the first judge's P(yes) on those rows, plus 0 and 1, with a few tolerances) is then routed
-over the cached answers by `Cascade` itself, so no model is asked twice. Kept: the candidate whose
-cell scores lie closest to the stronger judge's alone (mean absolute difference) among those
-escalating at most `budget` of the cells; fewer escalations break ties.
+judges answer the same rows once, each through a cache; every candidate (any two band edges
+from the quantiles of the first judge's P(yes) on those rows in steps of 1/40, plus 0 and 1,
+with a few tolerances) is then routed over the cached answers by `Cascade` itself, so no model
+is asked twice. A row is scored once per distinct set of calls the candidates escalate
+(`cascade_routing.py`), which keeps a few thousand candidates to minutes at most beyond the two
+judges' own pass. Kept: the candidate whose cell scores lie closest to the stronger judge's
+alone (mean absolute difference) among those escalating at most `budget` of the cells; fewer
+escalations break ties.
 
 The fit also says how well the first judge's P(yes) predicts the stronger judge's verdict on the
 same statements (`verdict_auc`, a ROC-AUC with its interval). Near 0.5 the first judge's
@@ -30,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from assay._util.sync import run_sync
+from assay.alignment.cascade_routing import Candidates, readable
 from assay.errors import UsageError
 from assay.metrics.base import Metric
 from assay.models.cache import ResponseCache
@@ -47,8 +51,13 @@ from assay.stats.bootstrap import bootstrap
 from assay.stats.classification import roc_auc
 from assay.stats.estimate import Estimate
 
-LOW_QUANTILES = (0.05, 0.1, 0.2, 0.3, 0.4, 0.5)  # of the first judge's P(yes): candidate lows
-HIGH_QUANTILES = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)  # and highs (0 and 1 are always candidates)
+# Band edges: quantiles of the first judge's P(yes) in steps of 1/40, plus 0 and 1; every pair of
+# edges is a candidate band. Fine steps matter when each call holds one statement: a cell of seven
+# such calls stays with the first judge only if none of the seven falls in the band, so a band
+# holding a tenth of the statements already escalates about half the cells. And a band need not
+# straddle the median: a first judge that leans one way (a small one saying "yes" to nearly
+# everything) is unsure in its tail, where its P(yes) is lowest.
+EDGE_QUANTILES = tuple(i / 40 for i in range(1, 40))  # 0.025 .. 0.975
 TOLERANCES = (0.0, 0.25, 0.34, 0.5)
 BUDGET = 0.5  # share of cells a cascade may send to the stronger judge
 
@@ -155,21 +164,15 @@ class CascadeFit:
         return "\n".join(lines)
 
 
-def band_edges(probabilities: Sequence[float]) -> tuple[list[float], list[float]]:
-    """Candidate lows and highs: quantiles of the first judge's P(yes), plus the ends 0 and 1."""
+def band_edges(probabilities: Sequence[float]) -> list[float]:
+    """Candidate band edges: quantiles of the first judge's P(yes), plus the ends 0 and 1."""
     if len(probabilities) < 2:
         raise UsageError(
             "fit_cascade: the first judge gave fewer than 2 verdict probabilities on these rows; "
             "fit on rows its metric judges with yes/no verdicts"
         )
-    cuts = statistics.quantiles(probabilities, n=100, method="inclusive")
-
-    def at(q: float) -> float:
-        return round(cuts[round(q * 100) - 1], 4)
-
-    return sorted({0.0, *(at(q) for q in LOW_QUANTILES)}), sorted(
-        {*(at(q) for q in HIGH_QUANTILES), 1.0}
-    )
+    cuts = statistics.quantiles(probabilities, n=1000, method="inclusive")
+    return sorted({0.0, *(round(cuts[round(q * 1000) - 1], 4) for q in EDGE_QUANTILES), 1.0})
 
 
 def pick(candidates: Sequence[CascadeCandidate], budget: float) -> CascadeCandidate:
@@ -202,9 +205,9 @@ class _Alone(Cascade):
         if self.as_first:
             params = stopped_after(params, asked)
         answer = await self.first.agenerate(messages, schema, n, **params)
-        found = verdict_probabilities(answer.generations[0].logprobs, *self.labels)
-        if found and (not asked or len(found) >= asked):
-            self.seen[str(messages)] = found[:asked] if asked else found
+        found = readable(verdict_probabilities(answer.generations[0].logprobs, *self.labels), asked)
+        if found is not None:
+            self.seen[str(messages)] = found
         return answer
 
 
@@ -254,6 +257,7 @@ async def afit_cascade(
     max_concurrency: int | None = None,
 ) -> CascadeFit:
     """Choose a `Cascade`'s band and tolerance for `metric` on `dataset` (see the module)."""
+    from assay.engine.plan import coerce_dataset
     from assay.engine.run import aevaluate
 
     if not isinstance(metric, Metric) or not metric.needs_llm:
@@ -267,9 +271,11 @@ async def afit_cascade(
     probe = Cascade(first=first, then=then, labels=labels)  # checks both judges as a cascade does
     small, strong = probe.first, probe.then
 
+    rows = coerce_dataset(dataset)
+
     async def values(judge: Any) -> dict[int, float]:
         result = await aevaluate(
-            dataset, [metric], llm=judge, show_progress=False, max_concurrency=max_concurrency
+            rows, [metric], llm=judge, show_progress=False, max_concurrency=max_concurrency
         )
         assert isinstance(result, EvaluationResult)  # not asked for an Executor
         found = {}
@@ -286,22 +292,27 @@ async def afit_cascade(
         then_alone = _Alone(strong, strong, as_first=False, labels=labels) if reads else None
         await values(first_alone)
         reference = await values(then_alone or strong)
-        lows, highs = band_edges([p for ps in first_alone.seen.values() for p in ps])
-        candidates = []
-        for low in lows:
-            for high in (h for h in highs if h > low):
-                for tolerance in tolerances:
-                    cascade = Cascade(
-                        first=small,
-                        then=strong,
-                        band=(low, high),
-                        tolerance=tolerance,
-                        labels=labels,
-                    )
-                    routed = await values(cascade)
-                    candidates.append(
-                        _candidate(cascade, reference, routed, threshold, len(reference))
-                    )
+        edges = band_edges([p for ps in first_alone.seen.values() for p in ps])
+        settings = [
+            ((low, high), tolerance)
+            for i, low in enumerate(edges)
+            for high in edges[i + 1 :]
+            for tolerance in tolerances
+        ]
+        routing = Candidates(
+            samples=rows.samples,
+            metric=_with_embeddings(metric),
+            first=small,
+            then=strong,
+            probabilities=first_alone.seen,
+            labels=probe.labels,
+        )
+        candidates = [
+            _candidate(band, tolerance, reference, routed, escalated, threshold)
+            for ((band, tolerance), (routed, escalated)) in zip(
+                settings, await routing.route(settings), strict=True
+            )
+        ]
     truth, scores = _paired_verdicts(first_alone.seen, then_alone.seen if then_alone else {})
     auc = bootstrap(roc_auc, [truth, scores], strata=truth)
     return CascadeFit(
@@ -321,11 +332,12 @@ def fit_cascade(dataset: Any, metric: Metric, **options: Any) -> CascadeFit:
 
 
 def _candidate(
-    cascade: Cascade,
+    band: tuple[float, float],
+    tolerance: float,
     reference: dict[int, float],
     routed: dict[int, float],
+    escalated_share: float,
     threshold: float,
-    cells: int,
 ) -> CascadeCandidate:
     # a row the stronger judge scored and this routing did not (an error) counts as a full miss
     rows = sorted(reference)
@@ -335,13 +347,22 @@ def _candidate(
     )
     difference = sum(missed.get(r) or abs(reference[r] - routed[r]) for r in rows)
     return CascadeCandidate(
-        band=cascade.band,
-        tolerance=cascade.tolerance,
-        escalated_share=cascade.summary().escalated_share or 0.0,
+        band=band,
+        tolerance=tolerance,
+        escalated_share=escalated_share,
         mean_abs_difference=difference / max(1, len(rows)),
         decisions_kept=kept / max(1, len(rows)),
-        cells=cells,
+        cells=len(reference),
     )
+
+
+def _with_embeddings(metric: Metric) -> Metric:
+    """The metric with the embeddings an evaluation would give it (routing scores cells itself)."""
+    if not metric.needs_embeddings or getattr(metric, "embeddings", None) is not None:
+        return metric
+    from assay.models.defaults import default_embeddings
+
+    return metric.with_models(embeddings=default_embeddings())
 
 
 def _paired_verdicts(

@@ -216,19 +216,15 @@ class Cascade(LLM):
         """Do more than `tolerance` of a generation's verdicts lie inside the band (at tolerance
         0: any), or has it fewer than `asked` (at least one) to read? With `asked`, verdicts
         after the asked ones are not read."""
-        low, high = self.band
-        for generation in response.generations:
-            found = verdict_probabilities(generation.logprobs, *self.labels)
-            if asked:
-                if len(found) < asked:
-                    return True
-                found = found[:asked]
-            if not found:
-                return True
-            inside = sum(low <= p <= high for p in found)
-            if inside / len(found) > self.tolerance:
-                return True
-        return False
+        return any(
+            unsure_verdicts(
+                verdict_probabilities(generation.logprobs, *self.labels),
+                asked,
+                self.band,
+                self.tolerance,
+            )
+            for generation in response.generations
+        )
 
     def summary(self) -> CascadeSummary:
         with self._lock:
@@ -273,6 +269,23 @@ def stopped_after(options: dict[str, Any], asked: int | None) -> dict[str, Any]:
     stops = options.get("stop") or []
     stops = [stops] if isinstance(stops, str) else list(stops)
     return {**options, "stop": [*stops, f"\n{asked + 1}."]}
+
+
+def unsure_verdicts(
+    found: Sequence[float], asked: int | None, band: tuple[float, float], tolerance: float
+) -> bool:
+    """The cascade's rule on one answer's P(positive) list: escalate when it holds fewer than
+    `asked` verdicts (or none), or when more than `tolerance` of the asked ones lie in `band`.
+    Kept apart from `Cascade` so a fit can route many bands over the same answers."""
+    if asked:
+        if len(found) < asked:
+            return True
+        found = found[:asked]
+    if not found:
+        return True
+    low, high = band
+    inside = sum(low <= p <= high for p in found)
+    return inside / len(found) > tolerance
 
 
 def asked_now() -> int | None:
