@@ -273,8 +273,10 @@ def markdown(report: dict[str, Any]) -> str:
 
 
 def over(fit: dict[str, Any]) -> str:
-    """A note when the band kept escalates more than the fit's budget (no candidate met it)."""
-    if fit["chosen"]["escalated_share"] <= fit["budget"]:
+    """A note when the band kept escalates more than the fit's budget (no candidate met it), as
+    the fit said (`within_budget`; reckoned from the shares for results written before it)."""
+    within = fit.get("within_budget", fit["chosen"]["escalated_share"] <= fit["budget"])
+    if within:
         return ""
     return " (over the budget: no candidate band met it, so the one escalating least was kept)"
 

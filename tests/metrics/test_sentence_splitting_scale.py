@@ -296,9 +296,16 @@ def test_a_cell_judging_a_huge_context_times_out_on_time():
 
 
 def test_remembered_splits_are_the_same_and_callers_cannot_change_them():
-    from assay.metrics.text import MEMO_CHARS, _split, _split_remembered
+    from assay.metrics.text import (
+        LONG_MEMO_CHARS,
+        MEMO_CHARS,
+        _split,
+        _split_long_remembered,
+        _split_remembered,
+    )
 
     _split_remembered.cache_clear()
+    _split_long_remembered.cache_clear()
     text = "Dr. Smith paid $3.50 for it. Then he left!\nA new line starts here."
     first = split_sentences(text)
     first.append("mutated by the caller")
@@ -314,9 +321,16 @@ def test_remembered_splits_are_the_same_and_callers_cannot_change_them():
         ]
     )
     assert _split_remembered.cache_info().hits == 1
-    long_text = "One sentence here. " * (MEMO_CHARS // 10)
-    assert split_sentences(long_text) == _split(long_text.strip(), None)
-    assert _split_remembered.cache_info().currsize == 1  # long texts are not remembered
+    # a document: remembered apart (a few places), each caller getting its own list
+    document = "One sentence here. " * (MEMO_CHARS // 10)
+    once = split_sentences(document)
+    once.clear()
+    assert split_sentences(document) == _split(document.strip(), None)
+    assert _split_remembered.cache_info().currsize == 1
+    assert _split_long_remembered.cache_info().hits == 1
+    huge = "One sentence here. " * (LONG_MEMO_CHARS // 10)
+    assert split_sentences(huge) == _split(huge.strip(), None)
+    assert _split_long_remembered.cache_info().currsize == 1  # beyond the bound: not kept
 
 
 def test_threads_splitting_at_once_each_get_their_own_texts_sentences():

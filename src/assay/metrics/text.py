@@ -74,6 +74,12 @@ def _segmenter(language: str) -> Any:  # a pysbd.Segmenter (pysbd ships no types
 # 1.5 ms per short answer. Bounded in entries and in length, so the memory stays small.
 MEMO_CHARS = 4_000
 MEMO_ENTRIES = 4_096
+# Longer texts (retrieved documents) get a few places of their own: a document shared by the rows
+# of a pair, or a row scored again and again (`fit_cascade` routes each row under many bands),
+# would otherwise be split anew each time (pysbd takes tens of milliseconds per document). At most
+# LONG_MEMO_ENTRIES * LONG_MEMO_CHARS characters, with their sentences, are kept.
+LONG_MEMO_CHARS = 100_000
+LONG_MEMO_ENTRIES = 32
 
 
 def split_sentences(text: str, language: str | None = None) -> list[str]:
@@ -85,11 +91,18 @@ def split_sentences(text: str, language: str | None = None) -> list[str]:
         return []
     if len(text) <= MEMO_CHARS:
         return list(_split_remembered(text, language))
+    if len(text) <= LONG_MEMO_CHARS:
+        return list(_split_long_remembered(text, language))
     return _split(text, language)
 
 
 @functools.lru_cache(maxsize=MEMO_ENTRIES)
 def _split_remembered(text: str, language: str | None) -> tuple[str, ...]:
+    return tuple(_split(text, language))
+
+
+@functools.lru_cache(maxsize=LONG_MEMO_ENTRIES)
+def _split_long_remembered(text: str, language: str | None) -> tuple[str, ...]:
     return tuple(_split(text, language))
 
 
