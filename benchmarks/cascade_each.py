@@ -286,11 +286,12 @@ def _replays(report: dict[str, Any]) -> list[str]:
     for name, replay in report.get("replays", {}).items():
         fit = replay["fit"]
         lines += [
-            f"## Replayed: fitted with {name} (no model, no time measured)",
+            f"## Replayed: fitted with {name} (no model"
+            + ("; the band kept then timed)" if replay.get("timed") else ", no time measured)"),
             "",
             f"Command: `{replay.get('command', '')}`",
             "",
-            f"The run's kept answers, fitted again on the fit half with budget "
+            f"The run's kept answers, fitted again on the fit half{_grid(replay)} with budget "
             f"{replay['budget']:.0%} of cells: band ({fit['band'][0]:.3f}, {fit['band'][1]:.3f}), "
             f"{fit['chosen']['escalated_share']:.0%} of the fitted cells escalated"
             f"{over(fit)}. On the test "
@@ -302,6 +303,14 @@ def _replays(report: dict[str, Any]) -> list[str]:
             *_timed_lines(replay.get("timed"), report),
         ]
     return lines
+
+
+def _grid(replay: dict[str, Any]) -> str:
+    """Which `fit_cascade` a replay used: its date and how many candidates it routed (replays
+    made before 2026-12-07 used a coarser grid and did not record it)."""
+    if "candidates" not in replay:
+        return " (by the coarser grid of an earlier `fit_cascade`)"
+    return f" ({replay['date'][:10]}, {replay['candidates']} candidates)"
 
 
 def _sweep_lines(found: dict[str, Any] | None) -> list[str]:

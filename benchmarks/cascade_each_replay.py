@@ -75,6 +75,8 @@ def replay_budget(
         "command": ".venv/bin/python benchmarks/cascade_each.py --data-dir "
         f"{data_dir} --output {output} --replay-budget {budget:g}",
         "budget": budget,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "candidates": len(fit.candidates),
         "fit": {k: v for k, v in fit.to_dict().items() if k not in ("candidates", "frontier")},
         "cascade": routed,
         "within_then_interval": then["low"] <= routed["value"] <= then["high"],
