@@ -310,7 +310,8 @@ def _grid(replay: dict[str, Any]) -> str:
     made before 2026-12-07 used a coarser grid and did not record it)."""
     if "candidates" not in replay:
         return " (by the coarser grid of an earlier `fit_cascade`)"
-    return f" ({replay['date'][:10]}, {replay['candidates']} candidates)"
+    took = f", fitted in {replay['fit_seconds']:.0f} s" if "fit_seconds" in replay else ""
+    return f" ({replay['date'][:10]}, {replay['candidates']} candidates{took})"
 
 
 def _sweep_lines(found: dict[str, Any] | None) -> list[str]:

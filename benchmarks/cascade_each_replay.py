@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,9 @@ def replay_budget(
     small = _cached_judge(small_judge_path(), report, small_cache)
     strong = _cached_judge(default_judge_path(), report, strong_cache)
     try:
+        start = time.perf_counter()
         fit = fit_cascade(fit_half.rows, each(), first=small, then=strong, budget=budget)
+        fit_seconds = time.perf_counter() - start  # every answer cached: the fit's own work
         cascade = fit.cascade()
         routed = scored(test_half, cascade, each())
     finally:
@@ -77,6 +80,7 @@ def replay_budget(
         "budget": budget,
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "candidates": len(fit.candidates),
+        "fit_seconds": round(fit_seconds, 1),
         "fit": {k: v for k, v in fit.to_dict().items() if k not in ("candidates", "frontier")},
         "cascade": routed,
         "within_then_interval": then["low"] <= routed["value"] <= then["high"],
