@@ -94,6 +94,11 @@ def main() -> None:
         "and caches that start empty (the 1.5B judge alone is not timed again)",
     )
     parser.add_argument(
+        "--swapped",
+        action="store_true",
+        help="with --replay-budget: fit on the second half and test on the first",
+    )
+    parser.add_argument(
         "--sweep",
         action="store_true",
         help="route every band of fit_cascade's grid over the test half from the run's kept "
@@ -107,7 +112,13 @@ def main() -> None:
         sweep(Path(args.output), args.data_dir, args.budget)
         return
     if args.replay_budget is not None:
-        replay_budget(args.replay_budget, Path(args.output), args.data_dir, timed_again=args.timed)
+        replay_budget(
+            args.replay_budget,
+            Path(args.output),
+            args.data_dir,
+            timed_again=args.timed,
+            swapped=args.swapped,
+        )
         return
     _, data = load_suite(
         args.suite,
@@ -291,11 +302,13 @@ def _replays(report: dict[str, Any]) -> list[str]:
             "",
             f"Command: `{replay.get('command', '')}`",
             "",
-            f"The run's kept answers, fitted again on the fit half{_grid(replay)} with budget "
+            f"The run's kept answers, fitted again on {replay.get('fitted_on', 'the fit half')}"
+            f"{_grid(replay)} with budget "
             f"{replay['budget']:.0%} of cells: band ({fit['band'][0]:.3f}, {fit['band'][1]:.3f}), "
             f"{fit['chosen']['escalated_share']:.0%} of the fitted cells escalated"
-            f"{over(fit)}. On the test "
-            f"half: {_fmt(replay['cascade'])}, within the 1.5B judge's interval: "
+            f"{over(fit)}. On {replay.get('tested_on', 'the test half')}: "
+            f"{_fmt(replay['cascade'])}, within the 1.5B judge's interval"
+            f"{_interval(replay)}: "
             f"{replay['within_then_interval']}; cells escalated "
             f"{replay['escalated']['cells']:.0%}, calls escalated "
             f"{replay['escalated']['calls']:.0%} ({replay['escalated']['text']}).",
@@ -303,6 +316,13 @@ def _replays(report: dict[str, Any]) -> list[str]:
             *_timed_lines(replay.get("timed"), report),
         ]
     return lines
+
+
+def _interval(replay: dict[str, Any]) -> str:
+    if "then_interval" not in replay:
+        return ""
+    low, high = replay["then_interval"]
+    return f" on those rows [{low:.3f}, {high:.3f}]"
 
 
 def _grid(replay: dict[str, Any]) -> str:

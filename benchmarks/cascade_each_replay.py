@@ -48,15 +48,27 @@ def _halves(report: dict[str, Any], data_dir: str | None) -> tuple[SuiteData, Su
 
 
 def replay_budget(
-    budget: float, output: Path, data_dir: str | None, *, timed_again: bool = False
+    budget: float,
+    output: Path,
+    data_dir: str | None,
+    *,
+    timed_again: bool = False,
+    swapped: bool = False,
 ) -> None:
     """The run in `output` fitted again with another budget, from its kept answers: the fit on
     its fit half, the band routed over its test half (no model is loaded; no time measured).
     With `timed_again`, the band kept is then timed on the test half as the run timed its
-    cascade: both judges loaded, caches that start empty."""
+    cascade: both judges loaded, caches that start empty. With `swapped`, the halves trade
+    places: fitted on the second, tested on the first (the run answered both with both judges)."""
     report = json.loads(output.with_suffix(".json").read_text())
     work = Path(report["work"])
     fit_half, test_half = _halves(report, data_dir)
+    then = report["test"]["then_alone"]
+    if swapped:
+        if timed_again:
+            raise SystemExit("--swapped replays are not timed (the run timed the second half)")
+        fit_half, test_half = test_half, fit_half
+        then = report["fit_runs"]["then_alone"]
     small_cache = _merged_caches(work / "fit_first.sqlite", work / "test_first.sqlite")
     strong_cache = _merged_caches(
         work / "fit_then.sqlite", work / "test_then_cascade.sqlite", work / "test_then_alone.sqlite"
@@ -73,11 +85,17 @@ def replay_budget(
         for cache in (small_cache, strong_cache):
             shutil.rmtree(cache.parent, ignore_errors=True)
     summary = cascade.summary()
-    then = report["test"]["then_alone"]
+    halves_named = (
+        ("the second half", "the first half") if swapped else ("the fit half", "the test half")
+    )
     replay = {
         "command": ".venv/bin/python benchmarks/cascade_each.py --data-dir "
-        f"{data_dir} --output {output} --replay-budget {budget:g}",
+        f"{data_dir} --output {output} --replay-budget {budget:g}"
+        + (" --swapped" if swapped else ""),
         "budget": budget,
+        "fitted_on": halves_named[0],
+        "tested_on": halves_named[1],
+        "then_interval": [then["low"], then["high"]],
         "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "candidates": len(fit.candidates),
         "fit_seconds": round(fit_seconds, 1),
@@ -93,7 +111,8 @@ def replay_budget(
     if timed_again:
         replay["command"] += " --timed"
         replay["timed"] = _timed_band(fit.band, fit.tolerance, report, test_half)
-    report.setdefault("replays", {})[f"budget {budget:g}"] = replay
+    name = f"budget {budget:g}" + (", halves swapped" if swapped else "")
+    report.setdefault("replays", {})[name] = replay
     _write(report, output)
     print(markdown(report), flush=True)
 
