@@ -341,7 +341,7 @@ class _Collector:
         if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
             self.outcomes[report.nodeid] = report.outcome
         if report.when == "teardown":
-            record = json.loads(next(p[1] for p in properties if p[0] == RECORD))
+            record = json.loads(str(next(p[1] for p in properties if p[0] == RECORD)))
             record["outcome"] = self.outcomes.get(report.nodeid, report.outcome)
             self.records[report.nodeid] = record
 
