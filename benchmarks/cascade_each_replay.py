@@ -23,7 +23,7 @@ from cascade_split import halves, scored
 
 from assay._util.sync import run_sync
 from assay.alignment import fit_cascade
-from assay.alignment.cascade_fit import _Alone, band_edges
+from assay.alignment.cascade_fit import _Alone, band_edges, bands
 from assay.alignment.cascade_routing import Candidates
 from assay.benchmark.runner import load_suite
 from assay.benchmark.scoring import score_suite
@@ -138,7 +138,7 @@ def sweep(output: Path, data_dir: str | None, budget: float) -> None:
         scored(test_half, probe, each())
         edges = band_edges([p for ps in probe.seen.values() for p in ps])
         # one verdict per call: a tolerance below 1 changes nothing, so 0 alone is routed
-        settings = [((low, high), 0.0) for i, low in enumerate(edges) for high in edges[i + 1 :]]
+        settings = [(band, 0.0) for band in bands(edges)]
         routing = Candidates(
             samples=coerce_dataset(test_half.rows).samples,
             metric=each(),
@@ -152,19 +152,19 @@ def sweep(output: Path, data_dir: str | None, budget: float) -> None:
         for cache in (small_cache, strong_cache):
             shutil.rmtree(cache.parent, ignore_errors=True)
     then = report["test"]["then_alone"]
-    bands = []
+    routed_bands = []
     for ((low, high), _), (values, share) in zip(settings, routed, strict=True):
         per_row = [values.get(i) for i in range(len(test_half.rows))]
         figure = next(f for f in score_suite(test_half, per_row).figures if f.headline)
-        bands.append({"band": [low, high], "cells": share, "value": figure.estimate.value})
-    under = [b for b in bands if b["cells"] < budget]
-    inside = [b for b in bands if b["value"] is not None and b["value"] >= then["low"]]
+        routed_bands.append({"band": [low, high], "cells": share, "value": figure.estimate.value})
+    under = [b for b in routed_bands if b["cells"] < budget]
+    inside = [b for b in routed_bands if b["value"] is not None and b["value"] >= then["low"]]
     report["sweep"] = {
         "command": ".venv/bin/python benchmarks/cascade_each.py --data-dir "
         f"{data_dir} --output {output} --sweep"
         + (f" --budget {budget:g}" if budget != BUDGET else ""),
         "budget": budget,
-        "bands": len(bands),
+        "bands": len(routed_bands),
         "best_under_budget": max(under, key=lambda b: (b["value"], -b["cells"])) if under else None,
         "fewest_cells_inside_then_interval": min(inside, key=lambda b: b["cells"])
         if inside

@@ -33,13 +33,14 @@ from pathlib import Path
 from typing import Any
 
 from assay._util.sync import run_sync
-from assay.alignment.cascade_routing import Candidates, readable
+from assay.alignment.cascade_routing import Candidates
 from assay.errors import UsageError
-from assay.metrics.base import Metric
+from assay.metrics.base import Metric, default_model
 from assay.models.cache import ResponseCache
 from assay.models.cascade import (
     Cascade,
     asked_now,
+    readable,
     reads_verdicts,
     stopped_after,
     verdict_probabilities,
@@ -175,6 +176,11 @@ def band_edges(probabilities: Sequence[float]) -> list[float]:
     return sorted({0.0, *(round(cuts[round(q * 1000) - 1], 4) for q in EDGE_QUANTILES), 1.0})
 
 
+def bands(edges: Sequence[float]) -> list[tuple[float, float]]:
+    """Every candidate band over sorted `edges`: each pair of them, lower edge first."""
+    return [(low, high) for i, low in enumerate(edges) for high in edges[i + 1 :]]
+
+
 def pick(candidates: Sequence[CascadeCandidate], budget: float) -> CascadeCandidate:
     """The candidate closest to the stronger judge among those escalating at most `budget` of
     the cells (fewer escalations break ties); with none inside it, the one escalating least."""
@@ -293,12 +299,7 @@ async def afit_cascade(
         await values(first_alone)
         reference = await values(then_alone or strong)
         edges = band_edges([p for ps in first_alone.seen.values() for p in ps])
-        settings = [
-            ((low, high), tolerance)
-            for i, low in enumerate(edges)
-            for high in edges[i + 1 :]
-            for tolerance in tolerances
-        ]
+        settings = [(band, tolerance) for band in bands(edges) for tolerance in tolerances]
         routing = Candidates(
             samples=rows.samples,
             metric=_with_embeddings(metric),
@@ -357,12 +358,13 @@ def _candidate(
 
 
 def _with_embeddings(metric: Metric) -> Metric:
-    """The metric with the embeddings an evaluation would give it (routing scores cells itself)."""
+    """The metric with the embeddings an evaluation would give it (routing scores cells itself):
+    the process's default, built once and shared, if it has none of its own."""
     if not metric.needs_embeddings or getattr(metric, "embeddings", None) is not None:
         return metric
-    from assay.models.defaults import default_embeddings
-
-    return metric.with_models(embeddings=default_embeddings())
+    return metric.with_models(
+        embeddings=default_model("embeddings", getattr(metric, "language", None))
+    )
 
 
 def _paired_verdicts(
@@ -384,6 +386,7 @@ __all__ = [
     "CascadeFit",
     "afit_cascade",
     "band_edges",
+    "bands",
     "fit_cascade",
     "pick",
 ]

@@ -26,7 +26,7 @@ from typing import Any
 
 from assay.engine.cell import score_cell
 from assay.metrics.base import Metric
-from assay.models.cascade import Cascade, unsure_verdicts, verdict_probabilities
+from assay.models.cascade import Cascade, readable, unsure_verdicts, verdict_probabilities
 from assay.models.llm import LLM
 from assay.models.types import ModelResponse
 from assay.schema.outcome import Ok
@@ -35,14 +35,6 @@ from assay.schema.samples import Sample
 _prompt: contextvars.ContextVar[str | None] = contextvars.ContextVar(
     "assay_fit_prompt", default=None
 )
-
-
-def readable(found: Sequence[float], asked: int | None) -> list[float] | None:
-    """The P(yes) list a cascade decides on, from what one answer holds: the asked verdicts, or
-    None when it holds none or fewer than asked (every band escalates such an answer)."""
-    if not found or (asked and len(found) < asked):
-        return None
-    return list(found[:asked] if asked else found)
 
 
 class _Traced(Cascade):
@@ -120,14 +112,21 @@ class Candidates:
             found.append((values, escalated / cells if cells else 0.0))
         return found
 
-    def _escalates(self, prompt: str, band: tuple[float, float], tolerance: float) -> bool:
-        return unsure_verdicts(self.probabilities.get(prompt, ()), None, band, tolerance)
+    def _sent_on(
+        self, calls: frozenset[str], band: tuple[float, float], tolerance: float
+    ) -> frozenset[str]:
+        """The calls the band escalates, as the recorded P(yes) lists predict."""
+        return frozenset(
+            p
+            for p in calls
+            if unsure_verdicts(self.probabilities.get(p, ()), None, band, tolerance)
+        )
 
     async def _routed(self, row: _Row, band: tuple[float, float], tolerance: float) -> Routed:
         if row.predictable and row.calls is not None:
-            sent_on = frozenset(p for p in row.calls if self._escalates(p, band, tolerance))
-            if sent_on in row.scored:
-                return row.scored[sent_on]
+            known = row.scored.get(self._sent_on(row.calls, band, tolerance))
+            if known is not None:
+                return known
         cascade = _Traced(
             first=self.first, then=self.then, band=band, tolerance=tolerance, labels=self.labels
         )
@@ -152,8 +151,8 @@ class Candidates:
             escalated=summary.escalated_cells > 0,
         )
         if row.predictable:
-            row.scored[frozenset(p for p in made if self._escalates(p, band, tolerance))] = routed
+            row.scored[self._sent_on(made, band, tolerance)] = routed
         return routed
 
 
-__all__ = ["Candidates", "Routed", "readable"]
+__all__ = ["Candidates", "Routed"]

@@ -96,14 +96,12 @@ def split_sentences(text: str, language: str | None = None) -> list[str]:
     return _split(text, language)
 
 
-@functools.lru_cache(maxsize=MEMO_ENTRIES)
-def _split_remembered(text: str, language: str | None) -> tuple[str, ...]:
-    return tuple(_split(text, language))
+def _split_kept(text: str, language: str | None) -> tuple[str, ...]:
+    return tuple(_split(text, language))  # a tuple: a remembered split cannot be changed
 
 
-@functools.lru_cache(maxsize=LONG_MEMO_ENTRIES)
-def _split_long_remembered(text: str, language: str | None) -> tuple[str, ...]:
-    return tuple(_split(text, language))
+_split_remembered = functools.lru_cache(maxsize=MEMO_ENTRIES)(_split_kept)
+_split_long_remembered = functools.lru_cache(maxsize=LONG_MEMO_ENTRIES)(_split_kept)
 
 
 def _split(text: str, language: str | None) -> list[str]:

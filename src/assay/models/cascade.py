@@ -271,21 +271,26 @@ def stopped_after(options: dict[str, Any], asked: int | None) -> dict[str, Any]:
     return {**options, "stop": [*stops, f"\n{asked + 1}."]}
 
 
+def readable(found: Sequence[float], asked: int | None) -> list[float] | None:
+    """The P(positive) list a cascade decides on, from what one answer holds: the asked verdicts,
+    or None when it holds none or fewer than asked (every band escalates such an answer)."""
+    if not found or (asked and len(found) < asked):
+        return None
+    return list(found[:asked] if asked else found)
+
+
 def unsure_verdicts(
     found: Sequence[float], asked: int | None, band: tuple[float, float], tolerance: float
 ) -> bool:
     """The cascade's rule on one answer's P(positive) list: escalate when it holds fewer than
     `asked` verdicts (or none), or when more than `tolerance` of the asked ones lie in `band`.
     Kept apart from `Cascade` so a fit can route many bands over the same answers."""
-    if asked:
-        if len(found) < asked:
-            return True
-        found = found[:asked]
-    if not found:
+    kept = readable(found, asked)
+    if kept is None:
         return True
     low, high = band
-    inside = sum(low <= p <= high for p in found)
-    return inside / len(found) > tolerance
+    inside = sum(low <= p <= high for p in kept)
+    return inside / len(kept) > tolerance
 
 
 def asked_now() -> int | None:
