@@ -105,6 +105,10 @@ def main() -> None:
         "answers (no model) and add the best figure reached under --budget of the cells",
     )
     args = parser.parse_args()
+    if (args.timed or args.swapped) and args.replay_budget is None:
+        parser.error("--timed and --swapped go with --replay-budget B")
+    if args.timed and args.swapped:
+        parser.error("--swapped replays are not timed (the run timed the second half only)")
     if args.sweep or args.replay_budget is not None:
         from cascade_each_replay import replay_budget, sweep  # it imports this module
 
